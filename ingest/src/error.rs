@@ -1,0 +1,113 @@
+//! The ingest crate's error type: every variant names the file and, where there is one, the line
+//! and column of the problem.
+
+use std::path::PathBuf;
+
+/// An ingest or generator failure.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The trace directory does not exist or is not a directory.
+    #[error("trace directory {path} does not exist or is not a directory")]
+    MissingDir {
+        /// The directory given.
+        path: PathBuf,
+    },
+    /// A table was asked for but has no `part-*.csv[.gz]` files.
+    #[error("table {table} has no .csv or .csv.gz files in {path}")]
+    MissingTable {
+        /// Table name.
+        table: String,
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// None of the six tables is present.
+    #[error(
+        "{path} holds none of the GCD tables (machine_events, machine_attributes, job_events, task_events, task_constraints, task_usage)"
+    )]
+    NoTables {
+        /// The directory given.
+        path: PathBuf,
+    },
+    /// A row has the wrong number of fields.
+    #[error("{path}:{line}: expected {expected} columns, found {found}")]
+    ColumnCount {
+        /// Input file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// Columns the table has.
+        expected: usize,
+        /// Columns the row has.
+        found: usize,
+    },
+    /// A field cannot be parsed as its column's type, is out of range, or is empty but mandatory.
+    #[error("{path}:{line}: column {column} ({name}): {problem}")]
+    BadField {
+        /// Input file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// 1-based column number.
+        column: usize,
+        /// Column name.
+        name: &'static str,
+        /// What is wrong, with the offending value.
+        problem: String,
+    },
+    /// The compressed stream is corrupt or ends early.
+    #[error("{path}: corrupt or truncated input after line {line}: {source}")]
+    Corrupt {
+        /// Input file.
+        path: PathBuf,
+        /// Last line read completely.
+        line: u64,
+        /// The decoder's error.
+        source: std::io::Error,
+    },
+    /// A filesystem operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// File or directory involved.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Writing or reading Parquet failed.
+    #[error("{path}: parquet: {source}")]
+    Parquet {
+        /// File involved.
+        path: PathBuf,
+        /// The parquet error.
+        source: parquet::errors::ParquetError,
+    },
+    /// An Arrow kernel failed (sorting or merging a chunk).
+    #[error("{path}: arrow: {source}")]
+    Arrow {
+        /// File involved.
+        path: PathBuf,
+        /// The arrow error.
+        source: arrow_schema::ArrowError,
+    },
+    /// Invalid generator or ingest settings.
+    #[error("invalid settings: {0}")]
+    Config(String),
+}
+
+impl IngestError {
+    /// Wraps an IO error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IngestError {
+        let path = path.into();
+        move |source| IngestError::Io { path, source }
+    }
+
+    /// True for errors about one row that `--skip-bad-rows` may skip.
+    pub fn is_row_error(&self) -> bool {
+        matches!(
+            self,
+            IngestError::ColumnCount { .. } | IngestError::BadField { .. }
+        )
+    }
+}
+
+/// Result with [`IngestError`].
+pub type Result<T, E = IngestError> = std::result::Result<T, E>;

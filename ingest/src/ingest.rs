@@ -1,0 +1,416 @@
+//! `cellsim ingest`: a trace directory of CSV(.gz) part files to one Parquet dataset per table.
+//!
+//! Output layout: `OUT/<table>/part-NNNNN-of-MMMMM.parquet`, one file per input part, each sorted
+//! by time (ties in file order) in row groups of [`IngestOptions::rows_per_group`] rows, plus
+//! `OUT/ingest-summary.json`. Completeness: tables are written under `OUT/<table>.partial/` and
+//! renamed into place only when every part of every table succeeded, and the summary is written
+//! last (temp file + rename) and removed first; so a directory with a summary is complete, and a
+//! failed ingest leaves no `OUT/<table>` it did not finish. Memory: per worker thread, one chunk of
+//! `rows_per_group` rows (two when a part needs its row groups merged).
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use csv::ByteRecord;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::chunk::Chunk;
+use crate::error::{IngestError, Result};
+use crate::sort::{merge_row_groups, sort_chunk};
+use crate::source::PartReader;
+use crate::tables::Table;
+
+/// Name of the summary written last into the output directory.
+pub const SUMMARY_FILE: &str = "ingest-summary.json";
+
+/// How many row errors are kept verbatim in the summary when skipping bad rows.
+const BAD_ROW_EXAMPLES: usize = 20;
+
+/// Settings of one ingest.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Tables to ingest; empty = every table present in the trace directory.
+    pub tables: Vec<Table>,
+    /// Count and skip malformed rows instead of failing.
+    pub skip_bad_rows: bool,
+    /// Rows per Parquet row group (and per sort chunk).
+    pub rows_per_group: usize,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions {
+            tables: Vec::new(),
+            skip_bad_rows: false,
+            rows_per_group: 128 * 1024,
+        }
+    }
+}
+
+/// Shared counters a caller can poll to show progress while [`ingest`] runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Compressed bytes of all input files (known after discovery).
+    pub total_bytes: AtomicU64,
+    /// Compressed bytes read so far.
+    pub bytes_read: AtomicU64,
+    /// Rows parsed so far.
+    pub rows: AtomicU64,
+}
+
+/// What happened to one input part file.
+#[derive(Debug, Clone, Serialize)]
+pub struct PartSummary {
+    /// Input file name.
+    pub input: String,
+    /// Output file name (within the table's directory).
+    pub output: String,
+    /// Rows written.
+    pub rows: u64,
+    /// Rows skipped as malformed.
+    pub bad_rows: u64,
+    /// Smallest time key, if any rows.
+    pub min_time_us: Option<i64>,
+    /// Largest time key, if any rows.
+    pub max_time_us: Option<i64>,
+    /// True when the rows had to be reordered by an external merge.
+    pub merged: bool,
+    /// Input bytes (compressed).
+    pub bytes_in: u64,
+    /// Output bytes.
+    pub bytes_out: u64,
+}
+
+/// Totals of one table.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableSummary {
+    /// Input part files.
+    pub files: usize,
+    /// Rows written.
+    pub rows: u64,
+    /// Rows skipped as malformed.
+    pub bad_rows: u64,
+    /// Input bytes (compressed).
+    pub bytes_in: u64,
+    /// Output bytes.
+    pub bytes_out: u64,
+    /// Smallest time key.
+    pub min_time_us: Option<i64>,
+    /// Largest time key.
+    pub max_time_us: Option<i64>,
+    /// True when each part starts no earlier than the previous one ends, so reading the parts
+    /// in name order yields the whole table in time order.
+    pub parts_in_time_order: bool,
+    /// Per input file.
+    pub parts: Vec<PartSummary>,
+}
+
+/// The content of `ingest-summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestSummary {
+    /// cellsim version that wrote it.
+    pub version: String,
+    /// Trace directory read.
+    pub input: String,
+    /// Whether malformed rows were skipped.
+    pub skip_bad_rows: bool,
+    /// Rows per row group.
+    pub rows_per_group: usize,
+    /// Wall time of the ingest in seconds.
+    pub seconds: f64,
+    /// Per table, by name.
+    pub tables: BTreeMap<String, TableSummary>,
+    /// The first few skipped-row errors verbatim.
+    pub bad_row_examples: Vec<String>,
+}
+
+/// One part file to convert.
+struct Job {
+    table: Table,
+    input: PathBuf,
+    output: PathBuf,
+}
+
+/// Lists `.csv` / `.csv.gz` files of `dir`, sorted by name.
+pub fn part_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(IngestError::io(dir))? {
+        let path = entry.map_err(IngestError::io(dir))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_file() && (name.ends_with(".csv") || name.ends_with(".csv.gz")) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Tables present in `trace_dir` with their part files; checks the requested ones exist.
+fn discover(trace_dir: &Path, wanted: &[Table]) -> Result<Vec<(Table, Vec<PathBuf>)>> {
+    if !trace_dir.is_dir() {
+        return Err(IngestError::MissingDir {
+            path: trace_dir.to_path_buf(),
+        });
+    }
+    let mut found = Vec::new();
+    for table in Table::ALL {
+        let dir = trace_dir.join(table.name());
+        let files = if dir.is_dir() {
+            part_files(&dir)?
+        } else {
+            Vec::new()
+        };
+        let asked = wanted.contains(&table);
+        if files.is_empty() {
+            if asked {
+                return Err(IngestError::MissingTable {
+                    table: table.name().to_string(),
+                    path: dir,
+                });
+            }
+        } else if wanted.is_empty() || asked {
+            found.push((table, files));
+        }
+    }
+    if found.is_empty() {
+        return Err(IngestError::NoTables {
+            path: trace_dir.to_path_buf(),
+        });
+    }
+    Ok(found)
+}
+
+fn output_name(input: &Path) -> String {
+    let name = input.file_name().and_then(|n| n.to_str()).unwrap_or("part");
+    let stem = name
+        .strip_suffix(".csv.gz")
+        .or_else(|| name.strip_suffix(".csv"))
+        .unwrap_or(name);
+    format!("{stem}.parquet")
+}
+
+fn partial_dir(out_dir: &Path, table: Table) -> PathBuf {
+    out_dir.join(format!("{}.partial", table.name()))
+}
+
+fn writer_properties(rows_per_group: usize) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .set_created_by(format!("cellsim {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+/// Converts `trace_dir` to Parquet under `out_dir`; see the module doc for layout and guarantees.
+pub fn ingest(
+    trace_dir: &Path,
+    out_dir: &Path,
+    options: &IngestOptions,
+    progress: &Progress,
+) -> Result<IngestSummary> {
+    let started = Instant::now();
+    let tables = discover(trace_dir, &options.tables)?;
+    if options.rows_per_group == 0 {
+        return Err(IngestError::Config("rows per group must be positive".into()));
+    }
+    fs::create_dir_all(out_dir).map_err(IngestError::io(out_dir))?;
+    let summary_path = out_dir.join(SUMMARY_FILE);
+    if summary_path.exists() {
+        fs::remove_file(&summary_path).map_err(IngestError::io(&summary_path))?;
+    }
+    let mut jobs = Vec::new();
+    let mut total_bytes = 0;
+    for (table, files) in &tables {
+        let partial = partial_dir(out_dir, *table);
+        if partial.exists() {
+            fs::remove_dir_all(&partial).map_err(IngestError::io(&partial))?;
+        }
+        fs::create_dir_all(&partial).map_err(IngestError::io(&partial))?;
+        for input in files {
+            total_bytes += fs::metadata(input).map_err(IngestError::io(input))?.len();
+            jobs.push(Job {
+                table: *table,
+                output: partial.join(output_name(input)),
+                input: input.clone(),
+            });
+        }
+    }
+    progress.total_bytes.store(total_bytes, Ordering::Relaxed);
+    let examples = Mutex::new(Vec::new());
+    // Biggest files first so the pool is not left waiting on one large part at the end.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(fs::metadata(&jobs[i].input).map_or(0, |m| m.len())));
+    let results: Vec<(usize, Result<PartSummary>)> = order
+        .par_iter()
+        .map(|&i| (i, convert_part(&jobs[i], options, progress, &examples)))
+        .collect();
+    let mut parts: Vec<Option<PartSummary>> = vec![None; jobs.len()];
+    let mut first_error = None;
+    for (i, result) in results {
+        match result {
+            Ok(p) => parts[i] = Some(p),
+            Err(e) if first_error.is_none() => first_error = Some((i, e)),
+            Err(_) => {}
+        }
+    }
+    if let Some((_, e)) = first_error {
+        for (table, _) in &tables {
+            let _ = fs::remove_dir_all(partial_dir(out_dir, *table));
+        }
+        return Err(e);
+    }
+    let mut summary_tables = BTreeMap::new();
+    let mut parts = parts.into_iter().map(|p| p.expect("every job succeeded"));
+    for (table, files) in &tables {
+        let table_parts: Vec<PartSummary> = parts.by_ref().take(files.len()).collect();
+        summary_tables.insert(table.name().to_string(), table_summary(table_parts));
+    }
+    for (table, _) in &tables {
+        let final_dir = out_dir.join(table.name());
+        if final_dir.exists() {
+            fs::remove_dir_all(&final_dir).map_err(IngestError::io(&final_dir))?;
+        }
+        fs::rename(partial_dir(out_dir, *table), &final_dir).map_err(IngestError::io(&final_dir))?;
+    }
+    let summary = IngestSummary {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        input: trace_dir.display().to_string(),
+        skip_bad_rows: options.skip_bad_rows,
+        rows_per_group: options.rows_per_group,
+        seconds: started.elapsed().as_secs_f64(),
+        tables: summary_tables,
+        bad_row_examples: examples.into_inner().unwrap_or_default(),
+    };
+    write_json_atomically(&summary_path, &summary)?;
+    Ok(summary)
+}
+
+fn table_summary(parts: Vec<PartSummary>) -> TableSummary {
+    let mut in_order = true;
+    let mut last_max: Option<i64> = None;
+    for p in &parts {
+        if let (Some(prev), Some(min)) = (last_max, p.min_time_us)
+            && min < prev
+        {
+            in_order = false;
+        }
+        last_max = p.max_time_us.or(last_max);
+    }
+    TableSummary {
+        files: parts.len(),
+        rows: parts.iter().map(|p| p.rows).sum(),
+        bad_rows: parts.iter().map(|p| p.bad_rows).sum(),
+        bytes_in: parts.iter().map(|p| p.bytes_in).sum(),
+        bytes_out: parts.iter().map(|p| p.bytes_out).sum(),
+        min_time_us: parts.iter().filter_map(|p| p.min_time_us).min(),
+        max_time_us: parts.iter().filter_map(|p| p.max_time_us).max(),
+        parts_in_time_order: in_order,
+        parts,
+    }
+}
+
+/// Writes `value` as pretty JSON to `path` through a temporary file and a rename.
+pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(value).expect("summaries serialize");
+    fs::write(&tmp, text + "\n").map_err(IngestError::io(&tmp))?;
+    fs::rename(&tmp, path).map_err(IngestError::io(path))
+}
+
+/// Converts one part file; writes `<output>.tmp` then renames it to `<output>`.
+fn convert_part(
+    job: &Job,
+    options: &IngestOptions,
+    progress: &Progress,
+    examples: &Mutex<Vec<String>>,
+) -> Result<PartSummary> {
+    let path = job.input.as_path();
+    let bytes_in = fs::metadata(path).map_err(IngestError::io(path))?.len();
+    let tmp = job.output.with_extension("parquet.tmp");
+    let parquet_err = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| IngestError::Parquet { path: p, source }
+    };
+    let file = File::create(&tmp).map_err(IngestError::io(&tmp))?;
+    let props = writer_properties(options.rows_per_group);
+    let mut writer = ArrowWriter::try_new(file, job.table.arrow_schema(), Some(props.clone()))
+        .map_err(parquet_err(&tmp))?;
+    let mut reader = PartReader::open(path, &progress.bytes_read)?;
+    let mut record = ByteRecord::new();
+    let mut chunk = Chunk::new(job.table, options.rows_per_group);
+    let (mut rows, mut bad_rows) = (0u64, 0u64);
+    let (mut min_time, mut max_time) = (None::<i64>, None::<i64>);
+    let mut in_order = true;
+    let mut write_chunk = |chunk: &mut Chunk, writer: &mut ArrowWriter<File>| -> Result<()> {
+        let times = chunk.times().to_vec();
+        let (lo, hi) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
+        if max_time.is_some_and(|m| lo < m) {
+            in_order = false;
+        }
+        min_time = Some(min_time.map_or(lo, |m| m.min(lo)));
+        max_time = Some(max_time.map_or(hi, |m| m.max(hi)));
+        let batch = sort_chunk(chunk.finish(), &times, path)?;
+        progress.rows.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+        writer.write(&batch).map_err(parquet_err(&tmp))?;
+        writer.flush().map_err(parquet_err(&tmp))
+    };
+    while let Some(line) = reader.next(&mut record)? {
+        match chunk.push(&record, path, line) {
+            Ok(()) => rows += 1,
+            Err(e) if options.skip_bad_rows && e.is_row_error() => {
+                bad_rows += 1;
+                let mut kept = examples.lock().expect("no panics while holding the lock");
+                if kept.len() < BAD_ROW_EXAMPLES {
+                    kept.push(e.to_string());
+                }
+            }
+            Err(e) => {
+                drop(writer);
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        }
+        if chunk.len() == options.rows_per_group {
+            write_chunk(&mut chunk, &mut writer)?;
+        }
+    }
+    if !chunk.is_empty() {
+        write_chunk(&mut chunk, &mut writer)?;
+    }
+    writer.close().map_err(parquet_err(&tmp))?;
+    let merged = !in_order;
+    if merged {
+        let merged_tmp = job.output.with_extension("parquet.merge");
+        let file = File::create(&merged_tmp).map_err(IngestError::io(&merged_tmp))?;
+        let mut out = ArrowWriter::try_new(file, job.table.arrow_schema(), Some(props))
+            .map_err(parquet_err(&merged_tmp))?;
+        merge_row_groups(&tmp, &mut out, options.rows_per_group, 8192)?;
+        out.close().map_err(parquet_err(&merged_tmp))?;
+        fs::remove_file(&tmp).map_err(IngestError::io(&tmp))?;
+        fs::rename(&merged_tmp, &job.output).map_err(IngestError::io(&job.output))?;
+    } else {
+        fs::rename(&tmp, &job.output).map_err(IngestError::io(&job.output))?;
+    }
+    let bytes_out = fs::metadata(&job.output)
+        .map_err(IngestError::io(&job.output))?
+        .len();
+    Ok(PartSummary {
+        input: path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        output: output_name(path),
+        rows,
+        bad_rows,
+        min_time_us: min_time,
+        max_time_us: max_time,
+        merged,
+        bytes_in,
+        bytes_out,
+    })
+}

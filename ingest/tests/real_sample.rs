@@ -1,0 +1,209 @@
+//! Ingest of the real GCD 2011 sample in `../shared/gcd-sample`, checked against counts taken
+//! independently from the raw CSV files (issue 2) and against individual raw rows.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Int64Type, UInt8Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use ingest::{Dataset, IngestOptions, Progress, Table};
+
+fn sample_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gcd-sample")
+}
+
+/// Ingests the sample once for all tests of this file.
+fn ingested() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = tempfile::tempdir().unwrap();
+        ingest::ingest(
+            &sample_dir(),
+            out.path(),
+            &IngestOptions::default(),
+            &Progress::default(),
+        )
+        .expect("the real sample ingests");
+        out
+    })
+    .path()
+}
+
+fn read_all(table: Table, columns: &[&str]) -> RecordBatch {
+    let ds = Dataset::open(ingested(), table).unwrap().unwrap();
+    let batches: Vec<RecordBatch> = ds.batches(columns).unwrap().map(Result::unwrap).collect();
+    arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+#[test]
+fn task_events_counts_match_the_raw_file() {
+    let b = read_all(
+        Table::TaskEvents,
+        &["time", "job_id", "task_index", "machine_id", "event_type", "cpu_request"],
+    );
+    assert_eq!(b.num_rows(), 320_000);
+    let time = b.column(0).as_primitive::<Int64Type>();
+    let job = b.column(1).as_primitive::<UInt64Type>();
+    let index = b.column(2).as_primitive::<UInt32Type>();
+    let machine = b.column(3).as_primitive::<UInt64Type>();
+    let event = b.column(4).as_primitive::<UInt8Type>();
+    let cpu = b.column(5).as_primitive::<Float32Type>();
+    let mut per_type: HashMap<u8, usize> = HashMap::new();
+    for e in event.values() {
+        *per_type.entry(*e).or_default() += 1;
+    }
+    let expected = [(0, 160_442), (1, 149_112), (2, 315), (3, 194), (4, 8_242), (5, 1_695)];
+    assert_eq!(per_type, expected.into_iter().collect::<HashMap<u8, usize>>());
+    let jobs: HashSet<u64> = job.values().iter().copied().collect();
+    assert_eq!(jobs.len(), 4_235);
+    let tasks: HashSet<(u64, u32)> = job.values().iter().copied().zip(index.values().iter().copied()).collect();
+    assert_eq!(tasks.len(), 158_771);
+    let machines: HashSet<u64> = machine.iter().flatten().collect();
+    assert_eq!(machines.len(), 12_489);
+    assert_eq!(time.values().iter().filter(|t| **t == 0).count(), 277_321);
+    assert_eq!(cpu.null_count(), 291, "empty CPU requests are nulls");
+    assert!(cpu.iter().flatten().all(|c| c > 0.0 || c == 0.0));
+    assert!(time.values().is_sorted(), "sorted by time");
+}
+
+#[test]
+fn machine_events_counts_match_the_raw_file() {
+    let b = read_all(Table::MachineEvents, &["machine_id", "event_type", "cpus"]);
+    assert_eq!(b.num_rows(), 37_780);
+    let ids: HashSet<u64> = b.column(0).as_primitive::<UInt64Type>().values().iter().copied().collect();
+    assert_eq!(ids.len(), 12_583);
+    let mut per_type = [0usize; 3];
+    for e in b.column(1).as_primitive::<UInt8Type>().values() {
+        per_type[*e as usize] += 1;
+    }
+    assert_eq!(per_type, [21_443, 8_957, 7_380]);
+    assert_eq!(b.column(2).null_count(), 32);
+}
+
+#[test]
+fn job_events_parts_keep_their_row_counts() {
+    let ds = Dataset::open(ingested(), Table::JobEvents).unwrap().unwrap();
+    let rows: Vec<usize> = ds
+        .files()
+        .iter()
+        .map(|f| {
+            let file = std::fs::File::open(f).unwrap();
+            parquet::file::reader::FileReader::metadata(
+                &parquet::file::serialized_reader::SerializedFileReader::new(file).unwrap(),
+            )
+            .file_metadata()
+            .num_rows() as usize
+        })
+        .collect();
+    assert_eq!(rows, vec![10_704, 3_099]);
+}
+
+/// Finds the row of a batch where `pred` holds; panics when none does.
+fn row_where(b: &RecordBatch, pred: impl Fn(usize) -> bool) -> usize {
+    (0..b.num_rows()).find(|&i| pred(i)).expect("row present")
+}
+
+fn dict_str(b: &RecordBatch, col: usize, row: usize) -> Option<String> {
+    let d = b.column(col).as_dictionary::<arrow_array::types::Int32Type>();
+    if d.is_null(row) {
+        return None;
+    }
+    let values = d.values().as_string::<i32>();
+    Some(values.value(d.keys().value(row) as usize).to_string())
+}
+
+#[test]
+fn spot_checked_task_rows_match_field_by_field() {
+    let all: Vec<&str> = Table::TaskEvents.columns().iter().map(|c| c.name).collect();
+    let b = read_all(Table::TaskEvents, &all);
+    let u64s = |c: usize| b.column(c).as_primitive::<UInt64Type>().clone();
+    let (job, machine) = (u64s(2), u64s(4));
+    let index = b.column(3).as_primitive::<UInt32Type>().clone();
+    let time = b.column(0).as_primitive::<Int64Type>().clone();
+    let f32s = |c: usize| b.column(c).as_primitive::<Float32Type>().clone();
+    let u8s = |c: usize| b.column(c).as_primitive::<UInt8Type>().clone();
+
+    // 0,2,3418309,0,4155527081,0,70s3v5qR...,3,9,,,,
+    let r = row_where(&b, |i| job.value(i) == 3_418_309 && index.value(i) == 0);
+    assert_eq!(time.value(r), 0);
+    assert_eq!(u8s(1).value(r), 2);
+    assert_eq!(machine.value(r), 4_155_527_081);
+    assert_eq!(u8s(5).value(r), 0);
+    assert_eq!(dict_str(&b, 6, r).unwrap(), "70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=");
+    assert_eq!((u8s(7).value(r), u8s(8).value(r)), (3, 9));
+    for c in 9..=12 {
+        assert!(b.column(c).is_null(r), "column {c} is empty in the raw row");
+    }
+
+    // 0,,6221861800,19402,,0,huEqgBuT...,0,0,0.0125,0.0159,0.0004044,0
+    let r = row_where(&b, |i| job.value(i) == 6_221_861_800 && index.value(i) == 19_402);
+    assert!(b.column(1).is_null(r) && machine.is_null(r));
+    assert_eq!((u8s(5).value(r), u8s(7).value(r), u8s(8).value(r)), (0, 0, 0));
+    assert_eq!(
+        (f32s(9).value(r), f32s(10).value(r), f32s(11).value(r)),
+        (0.0125, 0.0159, 0.0004044)
+    );
+    assert!(!b.column(12).as_boolean().value(r));
+
+    // Last row: 1734478037,,6251717526,148,3349183774,4,fJYecl...,0,2,0.02499,0.03339,0.0003862,1
+    let r = b.num_rows() - 1;
+    assert_eq!((time.value(r), job.value(r), index.value(r)), (1_734_478_037, 6_251_717_526, 148));
+    assert_eq!((machine.value(r), u8s(5).value(r), u8s(8).value(r)), (3_349_183_774, 4, 2));
+    assert_eq!(f32s(10).value(r), 0.03339);
+    assert!(b.column(12).as_boolean().value(r));
+    assert_eq!(dict_str(&b, 6, r).unwrap(), "fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=");
+}
+
+#[test]
+fn spot_checked_machine_and_job_rows() {
+    let all: Vec<&str> = Table::MachineEvents.columns().iter().map(|c| c.name).collect();
+    let m = read_all(Table::MachineEvents, &all);
+    let id = m.column(1).as_primitive::<UInt64Type>().clone();
+    // 0,5,0,HofLGzk1...,0.5,0.2493 (the first row)
+    assert_eq!(m.column(0).as_primitive::<Int64Type>().value(0), 0);
+    assert_eq!(id.value(0), 5);
+    assert_eq!(dict_str(&m, 3, 0).unwrap(), "HofLGzk1Or/8Ildj2+Lqv0UGGvY82NLoni8+J/Yy0RU=");
+    assert_eq!(m.column(5).as_primitive::<Float32Type>().value(0), 0.2493);
+    // 113019603442,6264344062,0,JQ1tVQBM...,, (empty capacities)
+    let r = row_where(&m, |i| id.value(i) == 6_264_344_062 && m.column(4).is_null(i));
+    assert_eq!(m.column(0).as_primitive::<Int64Type>().value(r), 113_019_603_442);
+    assert!(m.column(5).is_null(r));
+    // Last row: 2506135493517,4246147567,1,HofLGzk1...,0.5,0.749
+    let last = m.num_rows() - 1;
+    assert_eq!(id.value(last), 4_246_147_567);
+    assert_eq!(m.column(2).as_primitive::<UInt8Type>().value(last), 1);
+    assert_eq!(m.column(4).as_primitive::<Float32Type>().value(last), 0.5);
+
+    let all: Vec<&str> = Table::JobEvents.columns().iter().map(|c| c.name).collect();
+    let j = read_all(Table::JobEvents, &all);
+    let job = j.column(2).as_primitive::<UInt64Type>().clone();
+    // Part 1, first row: 5620274759,,6252007148,4,AL1ptJgz...,0,v9ts2JYv...,8eJUX2sm...
+    let r = row_where(&j, |i| job.value(i) == 6_252_007_148 && j.column(3).as_primitive::<UInt8Type>().value(i) == 4);
+    assert_eq!(j.column(0).as_primitive::<Int64Type>().value(r), 5_620_274_759);
+    assert!(j.column(1).is_null(r));
+    assert_eq!(dict_str(&j, 4, r).unwrap(), "AL1ptJgzhEaoLf97k5xU6Uc2VO0yUaPQd/feJ5LMWhA=");
+    assert_eq!(j.column(5).as_primitive::<UInt8Type>().value(r), 0);
+    assert_eq!(dict_str(&j, 7, r).unwrap(), "8eJUX2smexw6vuP11WVFleSoOZQT7UEsTxYigrSyMjw=");
+}
+
+#[test]
+fn unknown_machines_in_task_events_are_kept() {
+    let machines: HashSet<u64> = {
+        let b = read_all(Table::MachineEvents, &["machine_id"]);
+        b.column(0).as_primitive::<UInt64Type>().values().iter().copied().collect()
+    };
+    let b = read_all(Table::TaskEvents, &["machine_id"]);
+    let mut unknown: Vec<u64> = b
+        .column(0)
+        .as_primitive::<UInt64Type>()
+        .iter()
+        .flatten()
+        .filter(|m| !machines.contains(m))
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    unknown.sort();
+    assert_eq!(unknown, vec![294_935_191, 1_436_491_597, 4_284_920_557]);
+}

@@ -1,0 +1,78 @@
+//! The command line: subcommands and their flags, with help text. Parsing only; validation into
+//! library settings happens in `commands.rs`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Replays the Google Cluster Data 2011 trace (or a synthetic one in its format) through a
+/// simulated computing cell.
+#[derive(Debug, Parser)]
+#[command(name = "cellsim", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert a GCD 2011 trace directory (CSV or CSV.gz parts) to time-sorted Parquet datasets.
+    Ingest(IngestArgs),
+    /// Write a synthetic trace in the exact GCD 2011 CSV.gz layout (all six tables).
+    Gen(GenArgs),
+    /// Print the shape of an ingested trace: machine mix, running tasks, usage, durations,
+    /// priorities, constraints and events per type.
+    Stats(StatsArgs),
+}
+
+/// `cellsim ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Trace directory holding machine_events/, task_events/, ... with part-*.csv[.gz] files.
+    pub trace_dir: PathBuf,
+    /// Output directory: one Parquet dataset per table plus ingest-summary.json.
+    pub out_dir: PathBuf,
+    /// Only these tables (comma-separated names); a listed table that is missing is an error.
+    #[arg(long, value_delimiter = ',')]
+    pub tables: Vec<String>,
+    /// Count and skip malformed rows (reported in ingest-summary.json) instead of failing.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
+    /// Rows per Parquet row group: the unit the engine streams by time window.
+    #[arg(long, default_value_t = 131_072)]
+    pub rows_per_group: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// `cellsim gen`.
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// Output directory for the trace (machine_events/, task_events/, ...).
+    pub out_dir: PathBuf,
+    /// Machines in the cell (12,583 in the real 2011 cell).
+    #[arg(long, default_value_t = 1000)]
+    pub machines: u32,
+    /// Simulated hours after the t = 0 snapshot.
+    #[arg(long, default_value_t = 24.0)]
+    pub hours: f64,
+    /// Random seed; the same seed gives byte-identical files.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Simulated hours per part file of the time-sharded tables.
+    #[arg(long, default_value_t = 1.0)]
+    pub part_hours: f64,
+}
+
+/// `cellsim stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Directory written by `cellsim ingest`.
+    pub parquet_dir: PathBuf,
+    /// Also write the figures as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}

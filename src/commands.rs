@@ -1,0 +1,105 @@
+//! Runs each subcommand: turns parsed flags into library settings, starts progress display,
+//! calls the library and prints results.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use ingest::{IngestOptions, Progress, Table};
+
+use crate::cli::{Cli, Command, GenArgs, IngestArgs, StatsArgs};
+use crate::progress::{Reporter, Sample, rate};
+
+/// Dispatches a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Ingest(args) => run_ingest(args),
+        Command::Gen(args) => run_gen(args),
+        Command::Stats(args) => run_stats(args),
+    }
+}
+
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            bail!("--threads must be at least 1");
+        }
+        builder = builder.num_threads(n);
+    }
+    builder.build().context("starting the worker threads")
+}
+
+fn run_ingest(args: IngestArgs) -> Result<()> {
+    let mut tables = Vec::new();
+    for name in &args.tables {
+        match Table::from_name(name) {
+            Some(t) => tables.push(t),
+            None => bail!(
+                "unknown table {name:?}; the tables are {}",
+                Table::ALL.map(Table::name).join(", ")
+            ),
+        }
+    }
+    let options = IngestOptions {
+        tables,
+        skip_bad_rows: args.skip_bad_rows,
+        rows_per_group: args.rows_per_group,
+    };
+    let pool = thread_pool(args.threads)?;
+    let progress = Arc::new(Progress::default());
+    let shown = progress.clone();
+    let reporter = Reporter::start("ingest", "bytes", move |elapsed| {
+        let read = shown.bytes_read.load(std::sync::atomic::Ordering::Relaxed);
+        let rows = shown.rows.load(std::sync::atomic::Ordering::Relaxed);
+        Sample {
+            done: read,
+            total: shown.total_bytes.load(std::sync::atomic::Ordering::Relaxed),
+            message: format!(
+                "{rows} rows, {} rows/s, {}B/s in",
+                rate(rows, elapsed),
+                rate(read, elapsed)
+            ),
+        }
+    });
+    let result = pool.install(|| ingest::ingest(&args.trace_dir, &args.out_dir, &options, &progress));
+    reporter.finish();
+    let summary = result.with_context(|| {
+        format!(
+            "ingesting {} into {}",
+            args.trace_dir.display(),
+            args.out_dir.display()
+        )
+    })?;
+    println!("{:<20} {:>5} {:>12} {:>9} {:>10} {:>10}", "table", "files", "rows", "bad rows", "MB in", "MB out");
+    for (name, t) in &summary.tables {
+        println!(
+            "{:<20} {:>5} {:>12} {:>9} {:>10.1} {:>10.1}",
+            name,
+            t.files,
+            t.rows,
+            t.bad_rows,
+            t.bytes_in as f64 / 1e6,
+            t.bytes_out as f64 / 1e6
+        );
+        if !t.parts_in_time_order {
+            eprintln!("warning: the parts of {name} overlap in time; read them merged by time");
+        }
+    }
+    for example in &summary.bad_row_examples {
+        eprintln!("skipped: {example}");
+    }
+    println!(
+        "{:.1} s; summary in {}",
+        summary.seconds,
+        args.out_dir.join(ingest::ingest::SUMMARY_FILE).display()
+    );
+    Ok(())
+}
+
+fn run_gen(_args: GenArgs) -> Result<()> {
+    bail!("gen is being written")
+}
+
+fn run_stats(_args: StatsArgs) -> Result<()> {
+    bail!("stats is being written")
+}

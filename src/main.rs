@@ -1,0 +1,22 @@
+//! `cellsim`: replay Google Cluster Data 2011 traces through a simulated cell.
+//!
+//! This file only parses arguments and dispatches to the library crates; see `cli.rs` for the
+//! commands and `commands.rs` for how each is run. Exit codes: 0 success, 1 error (printed with
+//! its full cause chain), 2 bad command-line usage (from clap).
+
+use mimalloc::MiMalloc;
+
+#[global_allocator]
+static GLOBAL: MiMalloc = MiMalloc;
+
+mod cli;
+mod commands;
+mod progress;
+
+fn main() {
+    let args = <cli::Cli as clap::Parser>::parse();
+    if let Err(e) = commands::run(args) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
