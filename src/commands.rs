@@ -4,6 +4,9 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use std::sync::atomic::Ordering;
+
+use ingest::synth::{self, GenConfig, GenProgress};
 use ingest::{IngestOptions, Progress, Table};
 
 use crate::cli::{Cli, Command, GenArgs, IngestArgs, StatsArgs};
@@ -49,11 +52,11 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
     let progress = Arc::new(Progress::default());
     let shown = progress.clone();
     let reporter = Reporter::start("ingest", "bytes", move |elapsed| {
-        let read = shown.bytes_read.load(std::sync::atomic::Ordering::Relaxed);
-        let rows = shown.rows.load(std::sync::atomic::Ordering::Relaxed);
+        let read = shown.bytes_read.load(Ordering::Relaxed);
+        let rows = shown.rows.load(Ordering::Relaxed);
         Sample {
             done: read,
-            total: shown.total_bytes.load(std::sync::atomic::Ordering::Relaxed),
+            total: shown.total_bytes.load(Ordering::Relaxed),
             message: format!(
                 "{rows} rows, {} rows/s, {}B/s in",
                 rate(rows, elapsed),
@@ -61,7 +64,8 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
             ),
         }
     });
-    let result = pool.install(|| ingest::ingest(&args.trace_dir, &args.out_dir, &options, &progress));
+    let result =
+        pool.install(|| ingest::ingest(&args.trace_dir, &args.out_dir, &options, &progress));
     reporter.finish();
     let summary = result.with_context(|| {
         format!(
@@ -70,7 +74,10 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
             args.out_dir.display()
         )
     })?;
-    println!("{:<20} {:>5} {:>12} {:>9} {:>10} {:>10}", "table", "files", "rows", "bad rows", "MB in", "MB out");
+    println!(
+        "{:<20} {:>5} {:>12} {:>9} {:>10} {:>10}",
+        "table", "files", "rows", "bad rows", "MB in", "MB out"
+    );
     for (name, t) in &summary.tables {
         println!(
             "{:<20} {:>5} {:>12} {:>9} {:>10.1} {:>10.1}",
@@ -96,8 +103,40 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_gen(_args: GenArgs) -> Result<()> {
-    bail!("gen is being written")
+fn run_gen(args: GenArgs) -> Result<()> {
+    let config = GenConfig {
+        machines: args.machines,
+        hours: args.hours,
+        seed: args.seed,
+        part_hours: args.part_hours,
+    };
+    let total_us = (args.hours * 3600e6) as u64;
+    let progress = Arc::new(GenProgress::default());
+    let shown = progress.clone();
+    let reporter = Reporter::start("gen", "simulated seconds", move |elapsed| {
+        let done_s = shown.simulated_us.load(Ordering::Relaxed) / 1_000_000;
+        Sample {
+            done: done_s,
+            total: total_us / 1_000_000,
+            message: format!("{}x real time", rate(done_s, elapsed)),
+        }
+    });
+    let result = synth::generate(&args.out_dir, &config, &progress);
+    reporter.finish();
+    let summary =
+        result.with_context(|| format!("generating a trace in {}", args.out_dir.display()))?;
+    for (table, rows) in &summary.rows {
+        println!("{table:<20} {rows:>12} rows");
+    }
+    println!(
+        "{} machines, {} h, seed {}: {:.1} s; written to {}",
+        config.machines,
+        config.hours,
+        config.seed,
+        summary.seconds,
+        args.out_dir.display()
+    );
+    Ok(())
 }
 
 fn run_stats(_args: StatsArgs) -> Result<()> {

@@ -49,8 +49,9 @@ impl Reporter {
                 } else {
                     "{pos}/{len}"
                 };
-                let template =
-                    format!("{{prefix}} [{{elapsed_precise}}] {{wide_bar}} {counts} ETA {{eta}} {{msg}}");
+                let template = format!(
+                    "{{prefix}} [{{elapsed_precise}}] {{wide_bar}} {counts} ETA {{eta}} {{msg}}"
+                );
                 bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
                 bar.set_prefix(what.clone());
                 bar

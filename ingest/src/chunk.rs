@@ -274,10 +274,18 @@ mod tests {
         let mut chunk = Chunk::new(Table::MachineEvents, 4);
         let p = Path::new("m.csv");
         chunk
-            .push(&ByteRecord::from(vec!["0", "5", "0", "h", "0.5", "0.25"]), p, 1)
+            .push(
+                &ByteRecord::from(vec!["0", "5", "0", "h", "0.5", "0.25"]),
+                p,
+                1,
+            )
             .unwrap();
         let err = chunk
-            .push(&ByteRecord::from(vec!["7", "6", "3", "h", "0.5", "0.25"]), p, 2)
+            .push(
+                &ByteRecord::from(vec!["7", "6", "3", "h", "0.5", "0.25"]),
+                p,
+                2,
+            )
             .unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -26,7 +26,12 @@ impl CodeTable {
 
     /// The valid range with names, for error messages: `0..=2 (ADD, REMOVE, UPDATE)`.
     pub fn describe(&self) -> String {
-        format!("{} 0..={} ({})", self.what, self.max(), self.labels.join(", "))
+        format!(
+            "{} 0..={} ({})",
+            self.what,
+            self.max(),
+            self.labels.join(", ")
+        )
     }
 }
 
@@ -146,10 +151,16 @@ mod tests {
     fn code_tables_have_the_documented_ranges() {
         assert_eq!(MACHINE_EVENT.max(), 2);
         assert_eq!(TASK_EVENT.max(), 8);
-        assert_eq!(TASK_EVENT.label(task_event::UPDATE_RUNNING), "UPDATE_RUNNING");
+        assert_eq!(
+            TASK_EVENT.label(task_event::UPDATE_RUNNING),
+            "UPDATE_RUNNING"
+        );
         assert_eq!(PRIORITY.max(), 11);
         assert_eq!(COMPARISON.label(comparison::NOT_EQUAL), "NOT_EQUAL");
-        assert_eq!(MACHINE_EVENT.describe(), "machine event type 0..=2 (ADD, REMOVE, UPDATE)");
+        assert_eq!(
+            MACHINE_EVENT.describe(),
+            "machine event type 0..=2 (ADD, REMOVE, UPDATE)"
+        );
         assert!(task_event::is_terminal(task_event::LOST));
         assert!(!task_event::is_terminal(task_event::SCHEDULE));
         assert!(!task_event::is_terminal(task_event::UPDATE_PENDING));

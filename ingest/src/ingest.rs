@@ -219,7 +219,9 @@ pub fn ingest(
     let started = Instant::now();
     let tables = discover(trace_dir, &options.tables)?;
     if options.rows_per_group == 0 {
-        return Err(IngestError::Config("rows per group must be positive".into()));
+        return Err(IngestError::Config(
+            "rows per group must be positive".into(),
+        ));
     }
     fs::create_dir_all(out_dir).map_err(IngestError::io(out_dir))?;
     let summary_path = out_dir.join(SUMMARY_FILE);
@@ -278,7 +280,8 @@ pub fn ingest(
         if final_dir.exists() {
             fs::remove_dir_all(&final_dir).map_err(IngestError::io(&final_dir))?;
         }
-        fs::rename(partial_dir(out_dir, *table), &final_dir).map_err(IngestError::io(&final_dir))?;
+        fs::rename(partial_dir(out_dir, *table), &final_dir)
+            .map_err(IngestError::io(&final_dir))?;
     }
     let summary = IngestSummary {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -358,7 +361,9 @@ fn convert_part(
         min_time = Some(min_time.map_or(lo, |m| m.min(lo)));
         max_time = Some(max_time.map_or(hi, |m| m.max(hi)));
         let batch = sort_chunk(chunk.finish(), &times, path)?;
-        progress.rows.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+        progress
+            .rows
+            .fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
         writer.write(&batch).map_err(parquet_err(&tmp))?;
         writer.flush().map_err(parquet_err(&tmp))
     };
@@ -403,7 +408,11 @@ fn convert_part(
         .map_err(IngestError::io(&job.output))?
         .len();
     Ok(PartSummary {
-        input: path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        input: path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
         output: output_name(path),
         rows,
         bad_rows,

@@ -2,21 +2,21 @@
 //!
 //! - [`tables`] and [`codes`]: the trace's tables, columns and code values, in one place.
 //! - [`ingest()`]: CSV(.gz) part files to time-sorted Parquet datasets (`cellsim ingest`).
-//! - [`gen`]: a seeded synthetic cell written in the same CSV.gz layout (`cellsim gen`).
+//! - [`synth`]: a seeded synthetic cell written in the same CSV.gz layout (`cellsim gen`).
 #![deny(missing_docs)]
 
 pub mod chunk;
 pub mod codes;
 pub mod dataset;
 pub mod error;
-// pub mod gen;
 pub mod ingest;
 pub mod rng;
 pub mod sort;
 pub mod source;
+pub mod synth;
 pub mod tables;
 
+pub use dataset::Dataset;
 pub use error::{IngestError, Result};
 pub use ingest::{IngestOptions, IngestSummary, Progress, ingest};
-pub use dataset::Dataset;
 pub use tables::Table;

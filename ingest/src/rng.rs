@@ -14,7 +14,9 @@ pub fn mix64(mut z: u64) -> u64 {
 /// Hashes a seed with a list of keys into one 64-bit value.
 pub fn hash_keys(seed: u64, keys: &[u64]) -> u64 {
     keys.iter()
-        .fold(mix64(seed ^ 0x5851_f42d_4c95_7f2d), |h, &k| mix64(h ^ mix64(k)))
+        .fold(mix64(seed ^ 0x5851_f42d_4c95_7f2d), |h, &k| {
+            mix64(h ^ mix64(k))
+        })
 }
 
 /// A SplitMix64 random stream.
@@ -101,9 +103,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 2); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 2);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -102,10 +102,11 @@ pub fn merge_row_groups(
             return Ok(());
         }
         let refs: Vec<&RecordBatch> = batches.iter().collect();
-        let merged = interleave_record_batch(&refs, picks).map_err(|source| IngestError::Arrow {
-            path: input.to_path_buf(),
-            source,
-        })?;
+        let merged =
+            interleave_record_batch(&refs, picks).map_err(|source| IngestError::Arrow {
+                path: input.to_path_buf(),
+                source,
+            })?;
         writer.write(&merged).map_err(parquet_err)?;
         writer.flush().map_err(parquet_err)?;
         picks.clear();
@@ -163,7 +164,11 @@ mod tests {
         ])
         .unwrap();
         let sorted = sort_chunk(batch, &times, Path::new("x")).unwrap();
-        let ids = sorted.column(1).as_any().downcast_ref::<UInt64Array>().unwrap();
+        let ids = sorted
+            .column(1)
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .unwrap();
         assert_eq!(ids.values().to_vec(), vec![3, 1, 4, 0, 2]);
     }
 }

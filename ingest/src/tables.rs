@@ -235,7 +235,13 @@ mod tests {
                 .collect();
             assert_eq!(rows.len(), table.columns().len(), "{}", table.name());
             for (row, spec) in rows.iter().zip(table.columns()) {
-                assert_eq!(row[4] == "NO", spec.nullable, "{} {}", table.name(), spec.name);
+                assert_eq!(
+                    row[4] == "NO",
+                    spec.nullable,
+                    "{} {}",
+                    table.name(),
+                    spec.name
+                );
             }
         }
     }

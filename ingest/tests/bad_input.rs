@@ -22,7 +22,11 @@ fn gzip(text: &str) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
-fn run(trace: &Path, out: &Path, options: &IngestOptions) -> Result<ingest::IngestSummary, IngestError> {
+fn run(
+    trace: &Path,
+    out: &Path,
+    options: &IngestOptions,
+) -> Result<ingest::IngestSummary, IngestError> {
     ingest::ingest(trace, out, options, &Progress::default())
 }
 
@@ -30,17 +34,26 @@ fn run(trace: &Path, out: &Path, options: &IngestOptions) -> Result<ingest::Inge
 fn expect_failure(trace: &Path, expected: &str) {
     let out = tempfile::tempdir().unwrap();
     let err = run(trace, out.path(), &IngestOptions::default()).unwrap_err();
-    let message = err.to_string().replace(&trace.display().to_string(), "TRACE");
+    let message = err
+        .to_string()
+        .replace(&trace.display().to_string(), "TRACE");
     assert_eq!(message, expected);
     assert!(!out.path().join("ingest-summary.json").exists());
-    let leftovers: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
 }
 
 #[test]
 fn wrong_column_count_names_file_and_line() {
     let t = tempfile::tempdir().unwrap();
-    write(t.path(), "machine_events/part-00000-of-00001.csv", b"0,1,0,p,0.5,0.5\n0,2,0,p,1\n");
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv",
+        b"0,1,0,p,0.5,0.5\n0,2,0,p,1\n",
+    );
     expect_failure(
         t.path(),
         "TRACE/machine_events/part-00000-of-00001.csv:2: expected 6 columns, found 5",
@@ -50,7 +63,11 @@ fn wrong_column_count_names_file_and_line() {
 #[test]
 fn unparsable_number_names_line_and_column() {
     let t = tempfile::tempdir().unwrap();
-    write(t.path(), "machine_events/part-00000-of-00001.csv.gz", &gzip("0,1,0,p,0.5,0.5\n5,2,0,p,half,1\n"));
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv.gz",
+        &gzip("0,1,0,p,0.5,0.5\n5,2,0,p,half,1\n"),
+    );
     expect_failure(
         t.path(),
         "TRACE/machine_events/part-00000-of-00001.csv.gz:2: column 5 (cpus): cannot parse \"half\" as a number",
@@ -74,7 +91,11 @@ fn unknown_event_code_is_rejected() {
 #[test]
 fn empty_mandatory_field_is_rejected() {
     let t = tempfile::tempdir().unwrap();
-    write(t.path(), "machine_events/part-00000-of-00001.csv", b",1,0,p,0.5,0.5\n");
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv",
+        b",1,0,p,0.5,0.5\n",
+    );
     expect_failure(
         t.path(),
         "TRACE/machine_events/part-00000-of-00001.csv:1: column 1 (time): empty, but this column is mandatory",
@@ -84,14 +105,23 @@ fn empty_mandatory_field_is_rejected() {
 #[test]
 fn truncated_gzip_is_a_clear_error() {
     let t = tempfile::tempdir().unwrap();
-    let text: String = (0..20_000).map(|i| format!("{i},{i},0,p,0.5,0.5\n")).collect();
+    let text: String = (0..20_000)
+        .map(|i| format!("{i},{i},0,p,0.5,0.5\n"))
+        .collect();
     let full = gzip(&text);
-    write(t.path(), "machine_events/part-00000-of-00001.csv.gz", &full[..full.len() / 2]);
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv.gz",
+        &full[..full.len() / 2],
+    );
     let out = tempfile::tempdir().unwrap();
     let err = run(t.path(), out.path(), &IngestOptions::default()).unwrap_err();
     assert!(matches!(err, IngestError::Corrupt { .. }), "{err}");
     let message = err.to_string();
-    assert!(message.contains("part-00000-of-00001.csv.gz: corrupt or truncated input after line"), "{message}");
+    assert!(
+        message.contains("part-00000-of-00001.csv.gz: corrupt or truncated input after line"),
+        "{message}"
+    );
     assert!(!out.path().join("ingest-summary.json").exists());
     assert!(!out.path().join("machine_events").exists());
 }
@@ -101,12 +131,22 @@ fn missing_directory_and_missing_tables() {
     let t = tempfile::tempdir().unwrap();
     let missing = t.path().join("nope");
     let err = run(&missing, &t.path().join("out"), &IngestOptions::default()).unwrap_err();
-    assert_eq!(err.to_string(), format!("trace directory {} does not exist or is not a directory", missing.display()));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "trace directory {} does not exist or is not a directory",
+            missing.display()
+        )
+    );
 
     let err = run(t.path(), &t.path().join("out"), &IngestOptions::default()).unwrap_err();
     assert!(matches!(err, IngestError::NoTables { .. }), "{err}");
 
-    write(t.path(), "machine_events/part-00000-of-00001.csv", MACHINE_ROWS.as_bytes());
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv",
+        MACHINE_ROWS.as_bytes(),
+    );
     let options = IngestOptions {
         tables: vec![Table::MachineEvents, Table::TaskUsage],
         ..IngestOptions::default()
@@ -114,20 +154,38 @@ fn missing_directory_and_missing_tables() {
     let err = run(t.path(), &t.path().join("out"), &options).unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("table task_usage has no .csv or .csv.gz files in {}", t.path().join("task_usage").display())
+        format!(
+            "table task_usage has no .csv or .csv.gz files in {}",
+            t.path().join("task_usage").display()
+        )
     );
 }
 
 #[test]
 fn one_bad_part_fails_the_whole_ingest_and_keeps_the_old_output_incomplete_looking() {
     let t = tempfile::tempdir().unwrap();
-    write(t.path(), "machine_events/part-00000-of-00001.csv", MACHINE_ROWS.as_bytes());
-    write(t.path(), "job_events/part-00000-of-00002.csv", b"0,,1,0,u,0,n,l\n");
-    write(t.path(), "job_events/part-00001-of-00002.csv", b"5,,1,1,u,0,n\n");
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv",
+        MACHINE_ROWS.as_bytes(),
+    );
+    write(
+        t.path(),
+        "job_events/part-00000-of-00002.csv",
+        b"0,,1,0,u,0,n,l\n",
+    );
+    write(
+        t.path(),
+        "job_events/part-00001-of-00002.csv",
+        b"5,,1,1,u,0,n\n",
+    );
     let out = tempfile::tempdir().unwrap();
     run(t.path(), out.path(), &IngestOptions::default()).unwrap_err();
     assert!(!out.path().join("ingest-summary.json").exists());
-    assert!(!out.path().join("machine_events").exists(), "good tables are not published either");
+    assert!(
+        !out.path().join("machine_events").exists(),
+        "good tables are not published either"
+    );
     assert!(!out.path().join("job_events.partial").exists());
 }
 
@@ -149,8 +207,10 @@ fn skip_bad_rows_counts_and_reports() {
     assert_eq!((m.rows, m.bad_rows), (2, 3));
     assert_eq!(summary.bad_row_examples.len(), 3);
     assert!(summary.bad_row_examples[1].ends_with(":3: expected 6 columns, found 4"));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("ingest-summary.json")).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("ingest-summary.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(json["tables"]["machine_events"]["bad_rows"], 3);
 }
 
@@ -164,7 +224,11 @@ fn unsorted_rows_are_sorted_with_ties_in_file_order_across_row_groups() {
         .enumerate()
         .map(|(i, t)| format!("{t},{i},0,p,0.5,0.5\n"))
         .collect();
-    write(t.path(), "machine_events/part-00000-of-00001.csv", text.as_bytes());
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv",
+        text.as_bytes(),
+    );
     let out = tempfile::tempdir().unwrap();
     let options = IngestOptions {
         rows_per_group: 3,
@@ -172,14 +236,32 @@ fn unsorted_rows_are_sorted_with_ties_in_file_order_across_row_groups() {
     };
     let summary = run(t.path(), out.path(), &options).unwrap();
     assert!(summary.tables["machine_events"].parts[0].merged);
-    let ds = Dataset::open(out.path(), Table::MachineEvents).unwrap().unwrap();
+    let ds = Dataset::open(out.path(), Table::MachineEvents)
+        .unwrap()
+        .unwrap();
     let (mut got_t, mut got_i) = (Vec::new(), Vec::new());
     for b in ds.batches(&["time", "machine_id"]).unwrap() {
         let b = b.unwrap();
-        got_t.extend(b.column(0).as_primitive::<Int64Type>().values().iter().copied());
-        got_i.extend(b.column(1).as_primitive::<UInt64Type>().values().iter().copied());
+        got_t.extend(
+            b.column(0)
+                .as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .copied(),
+        );
+        got_i.extend(
+            b.column(1)
+                .as_primitive::<UInt64Type>()
+                .values()
+                .iter()
+                .copied(),
+        );
     }
-    let mut expected: Vec<(i64, u64)> = times.iter().enumerate().map(|(i, t)| (*t, i as u64)).collect();
+    let mut expected: Vec<(i64, u64)> = times
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (*t, i as u64))
+        .collect();
     expected.sort_by_key(|(t, _)| *t); // stable: ties keep file order
     assert_eq!(got_t, expected.iter().map(|e| e.0).collect::<Vec<_>>());
     assert_eq!(got_i, expected.iter().map(|e| e.1).collect::<Vec<_>>());
@@ -189,11 +271,26 @@ fn unsorted_rows_are_sorted_with_ties_in_file_order_across_row_groups() {
 #[test]
 fn attribute_values_keep_text_and_integer() {
     let t = tempfile::tempdir().unwrap();
-    write(t.path(), "machine_attributes/part-00000-of-00001.csv", b"0,1,a,17,0\n0,1,b,xyz=,0\n5,1,a,,1\n");
+    write(
+        t.path(),
+        "machine_attributes/part-00000-of-00001.csv",
+        b"0,1,a,17,0\n0,1,b,xyz=,0\n5,1,a,,1\n",
+    );
     let out = tempfile::tempdir().unwrap();
     run(t.path(), out.path(), &IngestOptions::default()).unwrap();
-    let ds = Dataset::open(out.path(), Table::MachineAttributes).unwrap().unwrap();
-    let b = ds.batches(&["attribute_value", "attribute_value_int", "attribute_deleted"]).unwrap().next().unwrap().unwrap();
+    let ds = Dataset::open(out.path(), Table::MachineAttributes)
+        .unwrap()
+        .unwrap();
+    let b = ds
+        .batches(&[
+            "attribute_value",
+            "attribute_value_int",
+            "attribute_deleted",
+        ])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
     let ints = b.column(1).as_primitive::<Int64Type>();
     assert_eq!(ints.iter().collect::<Vec<_>>(), vec![Some(17), None, None]);
     assert_eq!(b.column(0).null_count(), 1);

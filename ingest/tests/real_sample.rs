@@ -41,7 +41,14 @@ fn read_all(table: Table, columns: &[&str]) -> RecordBatch {
 fn task_events_counts_match_the_raw_file() {
     let b = read_all(
         Table::TaskEvents,
-        &["time", "job_id", "task_index", "machine_id", "event_type", "cpu_request"],
+        &[
+            "time",
+            "job_id",
+            "task_index",
+            "machine_id",
+            "event_type",
+            "cpu_request",
+        ],
     );
     assert_eq!(b.num_rows(), 320_000);
     let time = b.column(0).as_primitive::<Int64Type>();
@@ -54,11 +61,26 @@ fn task_events_counts_match_the_raw_file() {
     for e in event.values() {
         *per_type.entry(*e).or_default() += 1;
     }
-    let expected = [(0, 160_442), (1, 149_112), (2, 315), (3, 194), (4, 8_242), (5, 1_695)];
-    assert_eq!(per_type, expected.into_iter().collect::<HashMap<u8, usize>>());
+    let expected = [
+        (0, 160_442),
+        (1, 149_112),
+        (2, 315),
+        (3, 194),
+        (4, 8_242),
+        (5, 1_695),
+    ];
+    assert_eq!(
+        per_type,
+        expected.into_iter().collect::<HashMap<u8, usize>>()
+    );
     let jobs: HashSet<u64> = job.values().iter().copied().collect();
     assert_eq!(jobs.len(), 4_235);
-    let tasks: HashSet<(u64, u32)> = job.values().iter().copied().zip(index.values().iter().copied()).collect();
+    let tasks: HashSet<(u64, u32)> = job
+        .values()
+        .iter()
+        .copied()
+        .zip(index.values().iter().copied())
+        .collect();
     assert_eq!(tasks.len(), 158_771);
     let machines: HashSet<u64> = machine.iter().flatten().collect();
     assert_eq!(machines.len(), 12_489);
@@ -72,7 +94,13 @@ fn task_events_counts_match_the_raw_file() {
 fn machine_events_counts_match_the_raw_file() {
     let b = read_all(Table::MachineEvents, &["machine_id", "event_type", "cpus"]);
     assert_eq!(b.num_rows(), 37_780);
-    let ids: HashSet<u64> = b.column(0).as_primitive::<UInt64Type>().values().iter().copied().collect();
+    let ids: HashSet<u64> = b
+        .column(0)
+        .as_primitive::<UInt64Type>()
+        .values()
+        .iter()
+        .copied()
+        .collect();
     assert_eq!(ids.len(), 12_583);
     let mut per_type = [0usize; 3];
     for e in b.column(1).as_primitive::<UInt8Type>().values() {
@@ -84,7 +112,9 @@ fn machine_events_counts_match_the_raw_file() {
 
 #[test]
 fn job_events_parts_keep_their_row_counts() {
-    let ds = Dataset::open(ingested(), Table::JobEvents).unwrap().unwrap();
+    let ds = Dataset::open(ingested(), Table::JobEvents)
+        .unwrap()
+        .unwrap();
     let rows: Vec<usize> = ds
         .files()
         .iter()
@@ -106,7 +136,9 @@ fn row_where(b: &RecordBatch, pred: impl Fn(usize) -> bool) -> usize {
 }
 
 fn dict_str(b: &RecordBatch, col: usize, row: usize) -> Option<String> {
-    let d = b.column(col).as_dictionary::<arrow_array::types::Int32Type>();
+    let d = b
+        .column(col)
+        .as_dictionary::<arrow_array::types::Int32Type>();
     if d.is_null(row) {
         return None;
     }
@@ -131,16 +163,24 @@ fn spot_checked_task_rows_match_field_by_field() {
     assert_eq!(u8s(1).value(r), 2);
     assert_eq!(machine.value(r), 4_155_527_081);
     assert_eq!(u8s(5).value(r), 0);
-    assert_eq!(dict_str(&b, 6, r).unwrap(), "70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo=");
+    assert_eq!(
+        dict_str(&b, 6, r).unwrap(),
+        "70s3v5qRyCO/1PCdI6fVXnrW8FU/w+5CKRSa72xgcIo="
+    );
     assert_eq!((u8s(7).value(r), u8s(8).value(r)), (3, 9));
     for c in 9..=12 {
         assert!(b.column(c).is_null(r), "column {c} is empty in the raw row");
     }
 
     // 0,,6221861800,19402,,0,huEqgBuT...,0,0,0.0125,0.0159,0.0004044,0
-    let r = row_where(&b, |i| job.value(i) == 6_221_861_800 && index.value(i) == 19_402);
+    let r = row_where(&b, |i| {
+        job.value(i) == 6_221_861_800 && index.value(i) == 19_402
+    });
     assert!(b.column(1).is_null(r) && machine.is_null(r));
-    assert_eq!((u8s(5).value(r), u8s(7).value(r), u8s(8).value(r)), (0, 0, 0));
+    assert_eq!(
+        (u8s(5).value(r), u8s(7).value(r), u8s(8).value(r)),
+        (0, 0, 0)
+    );
     assert_eq!(
         (f32s(9).value(r), f32s(10).value(r), f32s(11).value(r)),
         (0.0125, 0.0159, 0.0004044)
@@ -149,26 +189,47 @@ fn spot_checked_task_rows_match_field_by_field() {
 
     // Last row: 1734478037,,6251717526,148,3349183774,4,fJYecl...,0,2,0.02499,0.03339,0.0003862,1
     let r = b.num_rows() - 1;
-    assert_eq!((time.value(r), job.value(r), index.value(r)), (1_734_478_037, 6_251_717_526, 148));
-    assert_eq!((machine.value(r), u8s(5).value(r), u8s(8).value(r)), (3_349_183_774, 4, 2));
+    assert_eq!(
+        (time.value(r), job.value(r), index.value(r)),
+        (1_734_478_037, 6_251_717_526, 148)
+    );
+    assert_eq!(
+        (machine.value(r), u8s(5).value(r), u8s(8).value(r)),
+        (3_349_183_774, 4, 2)
+    );
     assert_eq!(f32s(10).value(r), 0.03339);
     assert!(b.column(12).as_boolean().value(r));
-    assert_eq!(dict_str(&b, 6, r).unwrap(), "fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM=");
+    assert_eq!(
+        dict_str(&b, 6, r).unwrap(),
+        "fJYeclskJqPWsAT6TX/r9X5OiIZpSEb2PBGliYAOMxM="
+    );
 }
 
 #[test]
 fn spot_checked_machine_and_job_rows() {
-    let all: Vec<&str> = Table::MachineEvents.columns().iter().map(|c| c.name).collect();
+    let all: Vec<&str> = Table::MachineEvents
+        .columns()
+        .iter()
+        .map(|c| c.name)
+        .collect();
     let m = read_all(Table::MachineEvents, &all);
     let id = m.column(1).as_primitive::<UInt64Type>().clone();
     // 0,5,0,HofLGzk1...,0.5,0.2493 (the first row)
     assert_eq!(m.column(0).as_primitive::<Int64Type>().value(0), 0);
     assert_eq!(id.value(0), 5);
-    assert_eq!(dict_str(&m, 3, 0).unwrap(), "HofLGzk1Or/8Ildj2+Lqv0UGGvY82NLoni8+J/Yy0RU=");
+    assert_eq!(
+        dict_str(&m, 3, 0).unwrap(),
+        "HofLGzk1Or/8Ildj2+Lqv0UGGvY82NLoni8+J/Yy0RU="
+    );
     assert_eq!(m.column(5).as_primitive::<Float32Type>().value(0), 0.2493);
     // 113019603442,6264344062,0,JQ1tVQBM...,, (empty capacities)
-    let r = row_where(&m, |i| id.value(i) == 6_264_344_062 && m.column(4).is_null(i));
-    assert_eq!(m.column(0).as_primitive::<Int64Type>().value(r), 113_019_603_442);
+    let r = row_where(&m, |i| {
+        id.value(i) == 6_264_344_062 && m.column(4).is_null(i)
+    });
+    assert_eq!(
+        m.column(0).as_primitive::<Int64Type>().value(r),
+        113_019_603_442
+    );
     assert!(m.column(5).is_null(r));
     // Last row: 2506135493517,4246147567,1,HofLGzk1...,0.5,0.749
     let last = m.num_rows() - 1;
@@ -180,19 +241,35 @@ fn spot_checked_machine_and_job_rows() {
     let j = read_all(Table::JobEvents, &all);
     let job = j.column(2).as_primitive::<UInt64Type>().clone();
     // Part 1, first row: 5620274759,,6252007148,4,AL1ptJgz...,0,v9ts2JYv...,8eJUX2sm...
-    let r = row_where(&j, |i| job.value(i) == 6_252_007_148 && j.column(3).as_primitive::<UInt8Type>().value(i) == 4);
-    assert_eq!(j.column(0).as_primitive::<Int64Type>().value(r), 5_620_274_759);
+    let r = row_where(&j, |i| {
+        job.value(i) == 6_252_007_148 && j.column(3).as_primitive::<UInt8Type>().value(i) == 4
+    });
+    assert_eq!(
+        j.column(0).as_primitive::<Int64Type>().value(r),
+        5_620_274_759
+    );
     assert!(j.column(1).is_null(r));
-    assert_eq!(dict_str(&j, 4, r).unwrap(), "AL1ptJgzhEaoLf97k5xU6Uc2VO0yUaPQd/feJ5LMWhA=");
+    assert_eq!(
+        dict_str(&j, 4, r).unwrap(),
+        "AL1ptJgzhEaoLf97k5xU6Uc2VO0yUaPQd/feJ5LMWhA="
+    );
     assert_eq!(j.column(5).as_primitive::<UInt8Type>().value(r), 0);
-    assert_eq!(dict_str(&j, 7, r).unwrap(), "8eJUX2smexw6vuP11WVFleSoOZQT7UEsTxYigrSyMjw=");
+    assert_eq!(
+        dict_str(&j, 7, r).unwrap(),
+        "8eJUX2smexw6vuP11WVFleSoOZQT7UEsTxYigrSyMjw="
+    );
 }
 
 #[test]
 fn unknown_machines_in_task_events_are_kept() {
     let machines: HashSet<u64> = {
         let b = read_all(Table::MachineEvents, &["machine_id"]);
-        b.column(0).as_primitive::<UInt64Type>().values().iter().copied().collect()
+        b.column(0)
+            .as_primitive::<UInt64Type>()
+            .values()
+            .iter()
+            .copied()
+            .collect()
     };
     let b = read_all(Table::TaskEvents, &["machine_id"]);
     let mut unknown: Vec<u64> = b

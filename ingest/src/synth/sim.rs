@@ -1,0 +1,711 @@
+//! The generator's discrete-event simulation: job arrivals, best-fit placement, run ends,
+//! resubmissions, pending retries, machine churn and 5-minute usage windows, emitting trace rows
+//! in time order.
+//!
+//! Invariants: events are processed in (time, sequence) order and every row is written at the
+//! current simulated time, so each table comes out time-sorted; a task slot's `generation`
+//! changes whenever it leaves a machine, which invalidates events queued for its old run; the
+//! best-fit index holds exactly the online machines keyed by their free (unrequested) memory.
+//! Memory: proportional to the running and pending tasks, not to the trace length.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+
+use super::cell::{ATTRIBUTES, AttrValue, Cell, Constraint};
+use super::model::*;
+use super::writers::{UsageRow, Writers};
+
+use crate::codes::{TRACE_START_US, task_event};
+use crate::error::Result;
+use crate::rng::Rng;
+
+/// Marks a pending task's machine.
+pub const NO_MACHINE: u32 = u32::MAX;
+const US: i64 = 1_000_000;
+
+/// A task slot: one (job, index) while it is pending or running.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// Job slot.
+    pub job: u32,
+    /// Task index in the job.
+    pub index: u32,
+    /// Machine number, or none while pending.
+    pub machine: u32,
+    /// Requests.
+    pub cpu_req: f64,
+    /// Memory request.
+    pub mem_req: f64,
+    /// Disk request.
+    pub disk_req: f64,
+    /// Mean usage while running.
+    pub cpu_use: f64,
+    /// Mean memory usage while running.
+    pub mem_use: f64,
+    /// Start of the current run, or of the pending wait.
+    pub since_us: i64,
+    /// Planned end of the run.
+    pub end_us: i64,
+    /// Terminal event planned for the run.
+    pub end_kind: u8,
+    /// Bumped whenever the task leaves a machine or is resubmitted.
+    pub generation: u32,
+    /// Already sent an UPDATE_PENDING.
+    pub updated: bool,
+}
+
+/// A job slot.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Trace job ID.
+    pub id: u64,
+    /// User pool index.
+    pub user: u32,
+    /// Priority 0..11.
+    pub priority: u8,
+    /// Scheduling class 0..3.
+    pub class: u8,
+    /// Long-running job.
+    pub long: bool,
+    /// Constraints of every task.
+    pub constraints: Vec<Constraint>,
+    /// Tasks not yet ended for good.
+    pub remaining: u32,
+    /// Worst end so far (FINISH < FAIL < KILL decides the job's end).
+    pub end_kind: u8,
+    /// A task has been scheduled.
+    pub scheduled: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    RunEnd { slot: u32, generation: u32 },
+    Schedule { slot: u32, generation: u32 },
+    Resubmit { slot: u32, generation: u32 },
+    UpdateRunning { slot: u32, generation: u32 },
+    MachineRemove(u32),
+    MachineAdd(u32),
+    MachineUpdate(u32),
+}
+
+/// The simulation state.
+pub struct Sim<'a> {
+    pub(super) cell: &'a Cell,
+    pub(super) rng: Rng,
+    pub(super) now_us: i64,
+    end_us: i64,
+    seq: u64,
+    heap: BinaryHeap<Reverse<(i64, u64, Event)>>,
+    /// Live machine columns.
+    pub(super) cpu_cap: Vec<f64>,
+    pub(super) mem_cap: Vec<f64>,
+    online: Vec<bool>,
+    /// Live attribute values (attributes change during the trace).
+    pub(super) attrs: Vec<[AttrValue; ATTRIBUTES]>,
+    cpu_req: Vec<f64>,
+    mem_req: Vec<f64>,
+    prod_cpu: Vec<f64>,
+    prod_mem: Vec<f64>,
+    free_index: BTreeSet<(u64, u32)>,
+    pub(super) tasks: Vec<Task>,
+    free_tasks: Vec<u32>,
+    pub(super) jobs: Vec<Job>,
+    free_jobs: Vec<u32>,
+    pending: VecDeque<(u32, u32)>,
+    next_job_id: u64,
+    job_arrival_mean_s: f64,
+    pub(super) emit: bool,
+    /// Usage rows of runs that ended in the current window.
+    window_rows: Vec<UsageRow>,
+    pub(super) window_start_us: i64,
+    pub(super) out: Writers,
+}
+
+fn mem_key(free: f64) -> u64 {
+    (free.max(0.0) * 1e7) as u64
+}
+
+impl<'a> Sim<'a> {
+    /// A cell with every machine online and no tasks; arrivals sized for the cell.
+    pub fn new(cell: &'a Cell, seed: u64, end_us: i64, out: Writers) -> Sim<'a> {
+        let n = cell.len();
+        let (mean_run_s, mean_tasks) = means();
+        let arrivals_per_s = RUNNING_PER_MACHINE * n as f64 / mean_run_s;
+        let mut sim = Sim {
+            cell,
+            rng: Rng::new(seed, 0x51b),
+            now_us: TRACE_START_US - WARMUP_S * US,
+            end_us,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            cpu_cap: cell.cpu.clone(),
+            mem_cap: cell.mem.clone(),
+            online: vec![true; n],
+            attrs: cell.attrs.clone(),
+            cpu_req: vec![0.0; n],
+            mem_req: vec![0.0; n],
+            prod_cpu: vec![0.0; n],
+            prod_mem: vec![0.0; n],
+            free_index: (0..n as u32)
+                .map(|m| (mem_key(cell.mem[m as usize]), m))
+                .collect(),
+            tasks: Vec::new(),
+            free_tasks: Vec::new(),
+            jobs: Vec::new(),
+            free_jobs: Vec::new(),
+            pending: VecDeque::new(),
+            next_job_id: 6_000_000_000 + Rng::new(seed, 0x10b).below(100_000_000),
+            job_arrival_mean_s: mean_tasks / arrivals_per_s,
+            emit: false,
+            window_rows: Vec::new(),
+            window_start_us: TRACE_START_US,
+            out,
+        };
+        sim.seq = 0;
+        sim
+    }
+
+    fn push(&mut self, at_us: i64, event: Event) {
+        self.seq += 1;
+        self.heap.push(Reverse((at_us, self.seq, event)));
+    }
+
+    /// Ends the simulation, handing back the writers to be finished.
+    pub fn into_writers(self) -> Writers {
+        self.out
+    }
+
+    /// Runs the warm-up, writes the t = 0 snapshot, then simulates the trace window.
+    pub fn run(&mut self, progress: &dyn Fn(i64)) -> Result<()> {
+        self.simulate_until(TRACE_START_US, &|_| {})?;
+        self.emit = true;
+        self.write_snapshot()?;
+        for m in 0..self.cell.len() as u32 {
+            self.schedule_churn(m, TRACE_START_US);
+        }
+        let end = self.end_us;
+        self.simulate_until(end, progress)?;
+        self.close_window(end)?;
+        Ok(())
+    }
+
+    fn simulate_until(&mut self, until_us: i64, progress: &dyn Fn(i64)) -> Result<()> {
+        let mut next_arrival = self.now_us + self.exp_us(self.job_arrival_mean_s);
+        let retry_us = RETRY_INTERVAL_S * US;
+        let mut next_retry = self.now_us + retry_us;
+        let window_us = USAGE_WINDOW_S * US;
+        let mut last_report = self.now_us;
+        loop {
+            let heap_t = self.heap.peek().map_or(i64::MAX, |Reverse((t, _, _))| *t);
+            let window_t = if self.emit {
+                self.window_start_us + window_us
+            } else {
+                i64::MAX
+            };
+            let t = heap_t.min(next_arrival).min(next_retry).min(window_t);
+            if t > until_us {
+                self.now_us = until_us;
+                return Ok(());
+            }
+            self.now_us = t;
+            if t - last_report > 600 * US {
+                progress(t);
+                last_report = t;
+            }
+            if heap_t == t {
+                let Reverse((_, _, event)) = self.heap.pop().expect("peeked");
+                self.handle(event)?;
+            } else if window_t == t {
+                self.close_window(t)?;
+            } else if next_retry == t {
+                self.retry_pending()?;
+                next_retry += retry_us;
+            } else {
+                self.arrive()?;
+                next_arrival = t + self.exp_us(self.job_arrival_mean_s);
+            }
+        }
+    }
+
+    fn exp_us(&mut self, mean_s: f64) -> i64 {
+        ((self.rng.exp(mean_s) * US as f64) as i64).max(1)
+    }
+
+    fn schedule_churn(&mut self, m: u32, from_us: i64) {
+        let day_s = 86_400.0;
+        let remove_at = from_us + self.exp_us(day_s / REMOVE_PER_DAY);
+        if remove_at < self.end_us {
+            self.push(remove_at, Event::MachineRemove(m));
+        }
+        let update_at = from_us + self.exp_us(day_s / UPDATE_PER_DAY);
+        if update_at < self.end_us {
+            self.push(update_at, Event::MachineUpdate(m));
+        }
+    }
+
+    fn handle(&mut self, event: Event) -> Result<()> {
+        match event {
+            Event::RunEnd { slot, generation } if self.live(slot, generation) => self.end_run(slot),
+            Event::Schedule { slot, generation } if self.live(slot, generation) => {
+                if !self.try_place(slot)? {
+                    let generation = self.tasks[slot as usize].generation;
+                    self.pending.push_back((slot, generation));
+                }
+                Ok(())
+            }
+            Event::Resubmit { slot, generation } if self.live(slot, generation) => {
+                self.submit(slot, false)
+            }
+            Event::UpdateRunning { slot, generation } if self.live(slot, generation) => {
+                self.update_running(slot)
+            }
+            Event::MachineRemove(m) => self.remove_machine(m),
+            Event::MachineAdd(m) => self.add_machine(m),
+            Event::MachineUpdate(m) => self.update_machine(m),
+            _ => Ok(()), // a stale event of an earlier run
+        }
+    }
+
+    fn live(&self, slot: u32, generation: u32) -> bool {
+        self.tasks[slot as usize].generation == generation
+    }
+
+    fn arrive(&mut self) -> Result<()> {
+        let rng = &mut self.rng;
+        let restrictive = rng.chance(RESTRICTIVE_JOB_SHARE);
+        let long = rng.chance(LONG_SHARE);
+        let count = if restrictive {
+            1 + rng.below(2) as u32
+        } else {
+            job_tasks(rng)
+        };
+        let (priority, class) = priority_and_class(rng, long);
+        let constraints = if restrictive || rng.chance(CONSTRAINED_JOB_SHARE) {
+            self.cell.draw_constraints(rng, restrictive)
+        } else {
+            Vec::new()
+        };
+        let factor = if long { LONG_SIZE_FACTOR } else { 1.0 };
+        let cpu = rng
+            .lognormal(SHORT_CPU_MEDIAN * factor, SIZE_SIGMA)
+            .clamp(0.001, 0.45);
+        let mem = rng
+            .lognormal(SHORT_MEM_MEDIAN * factor, SIZE_SIGMA)
+            .clamp(0.0005, 0.45);
+        let disk = rng.lognormal(0.0004, 1.0).min(0.05);
+        let users = (self.cell.len() as u64 / 25).max(20);
+        let user = (rng.f64().powi(2) * users as f64) as u32;
+        self.next_job_id += 1 + rng.below(40);
+        let job = Job {
+            id: self.next_job_id,
+            user,
+            priority,
+            class,
+            long,
+            constraints,
+            remaining: count,
+            end_kind: task_event::FINISH,
+            scheduled: false,
+        };
+        let j = match self.free_jobs.pop() {
+            Some(j) => {
+                self.jobs[j as usize] = job;
+                j
+            }
+            None => {
+                self.jobs.push(job);
+                self.jobs.len() as u32 - 1
+            }
+        };
+        if self.emit {
+            self.emit_job(j, task_event::SUBMIT, self.now_us)?;
+        }
+        for index in 0..count {
+            let cpu_use = cpu
+                * self
+                    .rng
+                    .lognormal(CPU_USE_MEDIAN[usize::from(!long)], 0.5)
+                    .clamp(0.01, 1.5);
+            let (lo, hi) = MEM_USE_RANGE;
+            let mem_use = mem * (lo + (hi - lo) * self.rng.f64());
+            let task = Task {
+                job: j,
+                index,
+                machine: NO_MACHINE,
+                cpu_req: cpu,
+                mem_req: mem,
+                disk_req: disk,
+                cpu_use,
+                mem_use,
+                since_us: self.now_us,
+                end_us: 0,
+                end_kind: 0,
+                generation: 0,
+                updated: false,
+            };
+            let slot = match self.free_tasks.pop() {
+                Some(s) => {
+                    let generation = self.tasks[s as usize].generation + 1;
+                    self.tasks[s as usize] = Task { generation, ..task };
+                    s
+                }
+                None => {
+                    self.tasks.push(task);
+                    self.tasks.len() as u32 - 1
+                }
+            };
+            self.submit(slot, true)?;
+        }
+        Ok(())
+    }
+
+    /// SUBMIT (first time with its constraints) and queue the placement attempt.
+    fn submit(&mut self, slot: u32, first: bool) -> Result<()> {
+        self.tasks[slot as usize].since_us = self.now_us;
+        if self.emit {
+            self.emit_task(slot, task_event::SUBMIT, None, false, self.now_us)?;
+            if first {
+                self.emit_constraints(slot, self.now_us)?;
+            }
+        }
+        let at = self.now_us + self.exp_us(SCHEDULE_DELAY_S);
+        let generation = self.tasks[slot as usize].generation;
+        self.push(at, Event::Schedule { slot, generation });
+        Ok(())
+    }
+
+    fn fits(&self, t: &Task, production: bool, m: usize) -> bool {
+        self.online[m]
+            && self.mem_req[m] + t.mem_req <= self.mem_cap[m]
+            && self.cpu_req[m] + t.cpu_req <= self.cpu_cap[m] * CPU_OVERCOMMIT
+            && (!production
+                || (self.prod_cpu[m] + t.cpu_req <= self.cpu_cap[m]
+                    && self.prod_mem[m] + t.mem_req <= self.mem_cap[m]))
+            && self.jobs[t.job as usize]
+                .constraints
+                .iter()
+                .all(|c| c.matches(&self.attrs[m]))
+    }
+
+    /// Best fit: the machine with the least free memory that takes the task (scanning at most
+    /// 512 candidates, then every machine for constrained tasks). Starts the run on success.
+    fn try_place(&mut self, slot: u32) -> Result<bool> {
+        let t = &self.tasks[slot as usize];
+        let production = self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
+        let mut chosen = None;
+        for &(_, m) in self.free_index.range((mem_key(t.mem_req), 0)..).take(512) {
+            if self.fits(t, production, m as usize) {
+                chosen = Some(m);
+                break;
+            }
+        }
+        if chosen.is_none() && !self.jobs[t.job as usize].constraints.is_empty() {
+            chosen = self
+                .free_index
+                .range((mem_key(t.mem_req), 0)..)
+                .map(|e| e.1)
+                .find(|&m| self.fits(t, production, m as usize));
+        }
+        let Some(m) = chosen else { return Ok(false) };
+        self.start_run(slot, m)?;
+        Ok(true)
+    }
+
+    fn charge(&mut self, slot: u32, sign: f64) {
+        let t = &self.tasks[slot as usize];
+        let m = t.machine as usize;
+        let production = self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
+        let (cpu, mem) = (t.cpu_req * sign, t.mem_req * sign);
+        self.free_index
+            .remove(&(mem_key(self.mem_cap[m] - self.mem_req[m]), m as u32));
+        self.cpu_req[m] += cpu;
+        self.mem_req[m] += mem;
+        if production {
+            self.prod_cpu[m] += cpu;
+            self.prod_mem[m] += mem;
+        }
+        if self.online[m] {
+            self.free_index
+                .insert((mem_key(self.mem_cap[m] - self.mem_req[m]), m as u32));
+        }
+    }
+
+    fn start_run(&mut self, slot: u32, m: u32) -> Result<()> {
+        let long = self.jobs[self.tasks[slot as usize].job as usize].long;
+        let run_us = (run_time_s(&mut self.rng, long) * US as f64) as i64;
+        let end_kind = [
+            task_event::FINISH,
+            task_event::KILL,
+            task_event::EVICT,
+            task_event::FAIL,
+            task_event::LOST,
+        ][self.rng.weighted(&END_WEIGHTS)];
+        let update = long && self.rng.chance(UPDATE_RUNNING_SHARE);
+        let update_at = self.now_us + (run_us as f64 * self.rng.f64()) as i64;
+        let t = &mut self.tasks[slot as usize];
+        t.machine = m;
+        t.since_us = self.now_us;
+        t.end_us = self.now_us + run_us;
+        t.end_kind = end_kind;
+        let (end_us, generation, job) = (t.end_us, t.generation, t.job);
+        self.charge(slot, 1.0);
+        self.push(end_us, Event::RunEnd { slot, generation });
+        if update {
+            self.push(update_at, Event::UpdateRunning { slot, generation });
+        }
+        let first = !self.jobs[job as usize].scheduled;
+        self.jobs[job as usize].scheduled = true;
+        if self.emit {
+            if first {
+                self.emit_job(job, task_event::SCHEDULE, self.now_us)?;
+            }
+            self.emit_task(slot, task_event::SCHEDULE, Some(m), false, self.now_us)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the current run with `kind` (machine-carrying terminal events).
+    fn stop_run(&mut self, slot: u32, kind: u8) -> Result<()> {
+        let now = self.now_us;
+        if self.emit {
+            let t = &self.tasks[slot as usize];
+            let machine = t.machine;
+            let row = self.usage_row(slot, now);
+            self.window_rows.push(row);
+            self.emit_task(slot, kind, Some(machine), false, now)?;
+        }
+        self.charge(slot, -1.0);
+        let t = &mut self.tasks[slot as usize];
+        t.machine = NO_MACHINE;
+        t.generation += 1;
+        Ok(())
+    }
+
+    fn end_run(&mut self, slot: u32) -> Result<()> {
+        let kind = self.tasks[slot as usize].end_kind;
+        self.stop_run(slot, kind)?;
+        self.after_end(slot, kind)
+    }
+
+    /// Resubmits after EVICT/FAIL (most of the time) or retires the task.
+    fn after_end(&mut self, slot: u32, kind: u8) -> Result<()> {
+        if matches!(kind, task_event::EVICT | task_event::FAIL) && self.rng.chance(RESUBMIT_SHARE) {
+            let at = self.now_us + self.exp_us(RESUBMIT_DELAY_S);
+            let generation = self.tasks[slot as usize].generation;
+            self.push(at, Event::Resubmit { slot, generation });
+            return Ok(());
+        }
+        self.retire(slot, kind)
+    }
+
+    fn retire(&mut self, slot: u32, kind: u8) -> Result<()> {
+        let t = &mut self.tasks[slot as usize];
+        t.generation += 1;
+        let j = t.job;
+        self.free_tasks.push(slot);
+        let job = &mut self.jobs[j as usize];
+        job.remaining -= 1;
+        let rank = |k: u8| match k {
+            task_event::FINISH => 0,
+            task_event::FAIL => 1,
+            _ => 2,
+        };
+        if rank(kind) > rank(job.end_kind) {
+            job.end_kind = if kind == task_event::FAIL {
+                task_event::FAIL
+            } else {
+                task_event::KILL
+            };
+        }
+        if job.remaining == 0 {
+            let end = job.end_kind;
+            if self.emit {
+                self.emit_job(j, end, self.now_us)?;
+            }
+            self.free_jobs.push(j);
+        }
+        Ok(())
+    }
+
+    fn retry_pending(&mut self) -> Result<()> {
+        for _ in 0..self.pending.len() {
+            let (slot, generation) = self.pending.pop_front().expect("counted");
+            if !self.live(slot, generation) {
+                continue;
+            }
+            let waited = self.now_us - self.tasks[slot as usize].since_us;
+            if waited > PENDING_KILL_S * US {
+                if self.emit {
+                    self.emit_task(slot, task_event::KILL, None, false, self.now_us)?;
+                }
+                self.retire(slot, task_event::KILL)?;
+                continue;
+            }
+            if waited > 600 * US && !self.tasks[slot as usize].updated && self.rng.chance(0.5) {
+                let t = &mut self.tasks[slot as usize];
+                t.updated = true;
+                t.cpu_req *= 0.8;
+                t.mem_req *= 0.8;
+                t.cpu_use *= 0.8;
+                t.mem_use *= 0.8;
+                if self.emit {
+                    self.emit_task(slot, task_event::UPDATE_PENDING, None, false, self.now_us)?;
+                }
+            }
+            if !self.try_place(slot)? {
+                self.pending.push_back((slot, generation));
+            }
+        }
+        Ok(())
+    }
+
+    fn update_running(&mut self, slot: u32) -> Result<()> {
+        self.charge(slot, -1.0);
+        let t = &mut self.tasks[slot as usize];
+        t.cpu_req *= 1.25;
+        t.mem_req *= 1.1;
+        let m = t.machine;
+        self.charge(slot, 1.0);
+        if self.emit {
+            self.emit_task(
+                slot,
+                task_event::UPDATE_RUNNING,
+                Some(m),
+                false,
+                self.now_us,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn remove_machine(&mut self, m: u32) -> Result<()> {
+        if !self.online[m as usize] {
+            return Ok(());
+        }
+        for slot in 0..self.tasks.len() as u32 {
+            if self.tasks[slot as usize].machine == m {
+                self.stop_run(slot, task_event::EVICT)?;
+                self.after_end(slot, task_event::EVICT)?;
+            }
+        }
+        let key = mem_key(self.mem_cap[m as usize] - self.mem_req[m as usize]);
+        self.free_index.remove(&(key, m));
+        self.online[m as usize] = false;
+        if self.emit {
+            self.emit_machine(m, crate::codes::machine_event::REMOVE, self.now_us)?;
+        }
+        let back = self.now_us
+            + (self.rng.lognormal(DOWNTIME_MEDIAN_S, DOWNTIME_SIGMA) * US as f64) as i64;
+        if back < self.end_us {
+            self.push(back, Event::MachineAdd(m));
+        }
+        Ok(())
+    }
+
+    fn add_machine(&mut self, m: u32) -> Result<()> {
+        let i = m as usize;
+        self.online[i] = true;
+        self.free_index
+            .insert((mem_key(self.mem_cap[i] - self.mem_req[i]), m));
+        if self.emit {
+            self.emit_machine(m, crate::codes::machine_event::ADD, self.now_us)?;
+        }
+        let now = self.now_us;
+        self.schedule_churn(m, now);
+        Ok(())
+    }
+
+    fn update_machine(&mut self, m: u32) -> Result<()> {
+        let i = m as usize;
+        if !self.online[i] {
+            return Ok(());
+        }
+        self.free_index
+            .remove(&(mem_key(self.mem_cap[i] - self.mem_req[i]), m));
+        let base = self.cell.mem[i];
+        self.mem_cap[i] = if (self.mem_cap[i] - base).abs() > 1e-9 {
+            base
+        } else {
+            (base * 0.5).max(0.03)
+        };
+        self.free_index
+            .insert((mem_key(self.mem_cap[i] - self.mem_req[i]), m));
+        if self.emit {
+            self.emit_machine(m, crate::codes::machine_event::UPDATE, self.now_us)?;
+            if self.rng.chance(0.3) {
+                self.emit_attribute_change(m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The usage of running task `slot` from the later of its start and the window start to `end_us`.
+    fn usage_row(&self, slot: u32, end_us: i64) -> UsageRow {
+        let t = &self.tasks[slot as usize];
+        UsageRow {
+            start_us: t.since_us.max(self.window_start_us),
+            end_us,
+            job_id: self.jobs[t.job as usize].id,
+            index: t.index,
+            machine_id: self.cell.ids[t.machine as usize],
+            cpu_use: t.cpu_use,
+            mem_use: t.mem_use,
+            mem_req: t.mem_req,
+            disk_req: t.disk_req,
+        }
+    }
+
+    /// Writes the usage rows of the window ending at `end_us` (sorted by start) and opens the next.
+    fn close_window(&mut self, end_us: i64) -> Result<()> {
+        let start = self.window_start_us;
+        let mut rows = std::mem::take(&mut self.window_rows);
+        for slot in 0..self.tasks.len() as u32 {
+            if self.tasks[slot as usize].machine != NO_MACHINE && end_us > start {
+                rows.push(self.usage_row(slot, end_us));
+            }
+        }
+        rows.sort_by_key(|r| r.start_us);
+        self.emit_usage(&rows)?;
+        rows.clear();
+        self.window_rows = rows;
+        self.window_start_us = end_us;
+        Ok(())
+    }
+
+    /// The t = 0 rows: machines, attributes, and every job and task alive after the warm-up.
+    fn write_snapshot(&mut self) -> Result<()> {
+        for m in 0..self.cell.len() as u32 {
+            self.emit_machine(m, crate::codes::machine_event::ADD, 0)?;
+            self.emit_attributes(m, 0)?;
+        }
+        let mut active_jobs = vec![false; self.jobs.len()];
+        let mut live: Vec<u32> = Vec::new();
+        let free: std::collections::HashSet<u32> = self.free_tasks.iter().copied().collect();
+        for slot in 0..self.tasks.len() as u32 {
+            if !free.contains(&slot) {
+                live.push(slot);
+                active_jobs[self.tasks[slot as usize].job as usize] = true;
+            }
+        }
+        for (j, active) in active_jobs.iter().enumerate() {
+            if *active {
+                self.emit_job(j as u32, task_event::SUBMIT, 0)?;
+                if self.jobs[j].scheduled {
+                    self.emit_job(j as u32, task_event::SCHEDULE, 0)?;
+                }
+            }
+        }
+        for slot in live {
+            let t = &self.tasks[slot as usize];
+            let machine = (t.machine != NO_MACHINE).then_some(t.machine);
+            // A few snapshot rows lack their creation record (missing info 2), as in the real trace.
+            let missing = machine.is_some() && self.rng.chance(0.00065);
+            self.emit_task(slot, task_event::SUBMIT, machine, missing, 0)?;
+            self.emit_constraints(slot, 0)?;
+            if let Some(m) = machine {
+                self.emit_task(slot, task_event::SCHEDULE, Some(m), false, 0)?;
+            }
+        }
+        Ok(())
+    }
+}
