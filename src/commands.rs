@@ -139,6 +139,13 @@ fn run_gen(args: GenArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_stats(_args: StatsArgs) -> Result<()> {
-    bail!("stats is being written")
+fn run_stats(args: StatsArgs) -> Result<()> {
+    let stats = analysis::stats::trace_stats(&args.parquet_dir)
+        .with_context(|| format!("reading the trace in {}", args.parquet_dir.display()))?;
+    print!("{}", analysis::stats::render(&stats));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&stats).context("encoding the statistics")?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }

@@ -86,7 +86,10 @@ fn task_events_counts_match_the_raw_file() {
     assert_eq!(machines.len(), 12_489);
     assert_eq!(time.values().iter().filter(|t| **t == 0).count(), 277_321);
     assert_eq!(cpu.null_count(), 291, "empty CPU requests are nulls");
-    assert!(cpu.iter().flatten().all(|c| c > 0.0 || c == 0.0));
+    assert!(
+        cpu.iter().flatten().all(|c| (0.0..=1.0).contains(&c)),
+        "requests are normalised"
+    );
     assert!(time.values().is_sorted(), "sorted by time");
 }
 

@@ -180,6 +180,23 @@ pub fn decimal(buf: &mut Vec<u8>, v: f64, decimals: u32) {
     buf.push(b',');
 }
 
+/// Decimals that keep 4 significant digits of `v` (at most 9).
+fn sig4_decimals(v: f64) -> u32 {
+    let magnitude = if v > 0.0 { v.log10().floor() as i32 } else { 0 };
+    (3 - magnitude).clamp(0, 9) as u32
+}
+
+/// Appends `v` with 4 significant digits, as the trace writes normalised amounts (`0.0004044`).
+pub fn sig4(buf: &mut Vec<u8>, v: f64) {
+    decimal(buf, v, sig4_decimals(v));
+}
+
+/// `v` rounded to the value [`sig4`] writes, so the generator places exactly what it records.
+pub fn round_sig4(v: f64) -> f64 {
+    let scale = 10f64.powi(sig4_decimals(v) as i32);
+    (v * scale).round() / scale
+}
+
 /// Appends a string and a comma.
 pub fn text(buf: &mut Vec<u8>, s: &str) {
     buf.extend_from_slice(s.as_bytes());
@@ -192,7 +209,7 @@ pub fn empty(buf: &mut Vec<u8>) {
 }
 
 /// Replaces the trailing comma of the row with a newline.
-pub fn end_row(buf: &mut Vec<u8>) {
+pub fn end_row(buf: &mut [u8]) {
     if let Some(last) = buf.last_mut() {
         *last = b'\n';
     }
@@ -211,10 +228,14 @@ mod tests {
         decimal(&mut b, 1.0, 4);
         decimal(&mut b, 0.0, 4);
         int(&mut b, 42u64);
+        sig4(&mut b, 0.000_404_437);
+        sig4(&mut b, 0.012_549);
+        sig4(&mut b, 1.645_1);
+        sig4(&mut b, 0.0);
         end_row(&mut b);
         assert_eq!(
             String::from_utf8(b).unwrap(),
-            "0.5,0.0125,0.0004044,1,0,42\n"
+            "0.5,0.0125,0.0004044,1,0,42,0.0004044,0.01255,1.645,0\n"
         );
     }
 }

@@ -55,7 +55,7 @@ impl GenConfig {
                 self.hours
             )));
         }
-        if !(self.part_hours > 0.0) {
+        if self.part_hours.is_nan() || self.part_hours <= 0.0 {
             return Err(IngestError::Config(format!(
                 "part hours must be positive, got {}",
                 self.part_hours

@@ -12,6 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use super::cell::{ATTRIBUTES, AttrValue, Cell, Constraint};
+use super::csvgz::round_sig4;
 use super::model::*;
 use super::writers::{UsageRow, Writers};
 
@@ -130,7 +131,7 @@ impl<'a> Sim<'a> {
     pub fn new(cell: &'a Cell, seed: u64, end_us: i64, out: Writers) -> Sim<'a> {
         let n = cell.len();
         let (mean_run_s, mean_tasks) = means();
-        let arrivals_per_s = RUNNING_PER_MACHINE * n as f64 / mean_run_s;
+        let arrivals_per_s = RUNNING_PER_MACHINE * n as f64 / (mean_run_s * runs_per_task());
         let mut sim = Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
@@ -544,8 +545,8 @@ impl<'a> Sim<'a> {
             if waited > 600 * US && !self.tasks[slot as usize].updated && self.rng.chance(0.5) {
                 let t = &mut self.tasks[slot as usize];
                 t.updated = true;
-                t.cpu_req *= 0.8;
-                t.mem_req *= 0.8;
+                t.cpu_req = round_sig4(t.cpu_req * 0.8);
+                t.mem_req = round_sig4(t.mem_req * 0.8);
                 t.cpu_use *= 0.8;
                 t.mem_use *= 0.8;
                 if self.emit {
@@ -562,8 +563,8 @@ impl<'a> Sim<'a> {
     fn update_running(&mut self, slot: u32) -> Result<()> {
         self.charge(slot, -1.0);
         let t = &mut self.tasks[slot as usize];
-        t.cpu_req *= 1.25;
-        t.mem_req *= 1.1;
+        t.cpu_req = round_sig4(t.cpu_req * 1.25);
+        t.mem_req = round_sig4(t.mem_req * 1.1);
         let m = t.machine;
         self.charge(slot, 1.0);
         if self.emit {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::cell::{ATTRIBUTES, AttrValue, hash_string};
-use super::csvgz::{TableWriter, decimal, empty, end_row, int, text};
+use super::csvgz::{TableWriter, empty, end_row, int, sig4, text};
 use super::sim::Sim;
 use crate::error::Result;
 use crate::rng::Rng;
@@ -131,9 +131,9 @@ impl Sim<'_> {
         if missing {
             b.extend_from_slice(b",,,,");
         } else {
-            decimal(b, t.cpu_req, 5);
-            decimal(b, t.mem_req, 5);
-            decimal(b, t.disk_req, 7);
+            sig4(b, t.cpu_req);
+            sig4(b, t.mem_req);
+            sig4(b, t.disk_req);
             int(b, 0u8);
         }
         end_row(b);
@@ -192,8 +192,8 @@ impl Sim<'_> {
             b,
             &self.cell.platform_hashes[self.cell.platform[i] as usize],
         );
-        decimal(b, self.cpu_cap[i], 4);
-        decimal(b, self.mem_cap[i], 4);
+        sig4(b, self.cpu_cap[i]);
+        sig4(b, self.mem_cap[i]);
         end_row(b);
         Ok(())
     }
@@ -264,21 +264,21 @@ impl Sim<'_> {
             int(b, t.job_id);
             int(b, t.index);
             int(b, t.machine_id);
-            decimal(b, cpu, 6);
-            decimal(b, mem, 6);
-            decimal(b, t.mem_req * 0.98, 6);
-            decimal(b, mem * 0.05, 6);
-            decimal(b, mem * 0.15, 6);
-            decimal(b, max_mem, 6);
-            decimal(b, disk_io, 7);
-            decimal(b, t.disk_req * 0.5, 7);
-            decimal(b, max_cpu, 6);
-            decimal(b, disk_io * 3.0, 7);
-            decimal(b, cpi, 4);
-            decimal(b, mai, 6);
+            sig4(b, cpu);
+            sig4(b, mem);
+            sig4(b, t.mem_req * 0.98);
+            sig4(b, mem * 0.05);
+            sig4(b, mem * 0.15);
+            sig4(b, max_mem);
+            sig4(b, disk_io);
+            sig4(b, t.disk_req * 0.5);
+            sig4(b, max_cpu);
+            sig4(b, disk_io * 3.0);
+            sig4(b, cpi);
+            sig4(b, mai);
             int(b, 1u8);
             int(b, 0u8);
-            decimal(b, sampled, 6);
+            sig4(b, sampled);
             end_row(b);
         }
         Ok(())

@@ -1,0 +1,138 @@
+//! Constraint statistics: how many tasks carry constraints, per operator, and how many have a
+//! constraint set so restrictive that only a handful of machines satisfy it.
+//!
+//! Matching follows the trace's operators (`ingest::codes::COMPARISON`): LESS_THAN and
+//! GREATER_THAN compare integer values (false when either side is not an integer or the
+//! attribute is absent); EQUAL and NOT_EQUAL compare text, an absent attribute reading as empty.
+
+use std::collections::HashMap;
+
+use ingest::codes::comparison;
+use ingest::{Dataset, Table};
+use serde::Serialize;
+
+use super::columns::{i64_at, strings, u8s, u32s, u64s};
+use super::machines::AttrValue;
+use crate::error::Result;
+
+/// At most this many qualifying machines makes a constraint set "very restrictive".
+pub const HANDFUL: usize = 5;
+
+/// One constraint as written in the trace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Constraint {
+    /// Comparison operator code.
+    pub op: u8,
+    /// Attribute name hash.
+    pub name: String,
+    /// Value text (empty when absent).
+    pub value: String,
+    /// Integer reading of the value.
+    pub value_int: Option<i64>,
+}
+
+impl Constraint {
+    /// Whether a machine with `attrs` satisfies the constraint.
+    pub fn matches(&self, attrs: Option<&HashMap<String, AttrValue>>) -> bool {
+        let have = attrs.and_then(|a| a.get(&self.name));
+        match self.op {
+            comparison::LESS_THAN => {
+                matches!((have.and_then(|h| h.1), self.value_int), (Some(a), Some(v)) if a < v)
+            }
+            comparison::GREATER_THAN => {
+                matches!((have.and_then(|h| h.1), self.value_int), (Some(a), Some(v)) if a > v)
+            }
+            comparison::EQUAL => have.map_or("", |h| h.0.as_str()) == self.value,
+            _ => have.map_or("", |h| h.0.as_str()) != self.value,
+        }
+    }
+}
+
+/// What task_constraints says.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConstraintStats {
+    /// Whether the trace has a task_constraints table at all.
+    pub present: bool,
+    /// Constraint rows.
+    pub rows: u64,
+    /// Rows per operator (LESS_THAN, GREATER_THAN, EQUAL, NOT_EQUAL).
+    pub per_operator: [u64; 4],
+    /// Distinct tasks with at least one constraint.
+    pub constrained_tasks: u64,
+    /// Distinct constraint sets.
+    pub distinct_sets: u64,
+    /// Tasks whose set is satisfied by at most [`HANDFUL`] machines.
+    pub restrictive_tasks: u64,
+}
+
+/// Reads task_constraints and matches each distinct set against every known machine.
+pub fn constraint_stats(
+    dir: &std::path::Path,
+    machines: &HashMap<u64, HashMap<String, AttrValue>>,
+    machine_ids: &[u64],
+) -> Result<ConstraintStats> {
+    let mut stats = ConstraintStats::default();
+    let Some(ds) = Dataset::open(dir, Table::TaskConstraints)? else {
+        return Ok(stats);
+    };
+    stats.present = true;
+    // The latest constraint set of each task: rows of one task at one time form its set.
+    let mut sets: HashMap<(u64, u32), (i64, Vec<Constraint>)> = HashMap::new();
+    let columns = [
+        "time",
+        "job_id",
+        "task_index",
+        "comparison_operator",
+        "attribute_name",
+        "attribute_value",
+        "attribute_value_int",
+    ];
+    for batch in ds.batches(&columns)? {
+        let b = batch?;
+        let (time, job, index, op) = (
+            super::columns::i64s(&b, 0),
+            u64s(&b, 1),
+            u32s(&b, 2),
+            u8s(&b, 3),
+        );
+        let (names, values) = (strings(&b, 4), strings(&b, 5));
+        for row in 0..b.num_rows() {
+            stats.rows += 1;
+            stats.per_operator[op[row] as usize] += 1;
+            let c = Constraint {
+                op: op[row],
+                name: names[row].unwrap_or_default().to_string(),
+                value: values[row].unwrap_or_default().to_string(),
+                value_int: i64_at(&b, 6, row),
+            };
+            let entry = sets
+                .entry((job[row], index[row]))
+                .or_insert((time[row], Vec::new()));
+            if entry.0 != time[row] {
+                *entry = (time[row], Vec::new());
+            }
+            entry.1.push(c);
+        }
+    }
+    stats.constrained_tasks = sets.len() as u64;
+    let mut qualifying: HashMap<Vec<Constraint>, usize> = HashMap::new();
+    for (_, set) in sets.values_mut() {
+        set.sort_by(|a, b| (a.op, &a.name, &a.value).cmp(&(b.op, &b.name, &b.value)));
+        let n = match qualifying.get(set) {
+            Some(n) => *n,
+            None => {
+                let n = machine_ids
+                    .iter()
+                    .filter(|m| set.iter().all(|c| c.matches(machines.get(m))))
+                    .count();
+                qualifying.insert(set.clone(), n);
+                n
+            }
+        };
+        if n <= HANDFUL {
+            stats.restrictive_tasks += 1;
+        }
+    }
+    stats.distinct_sets = qualifying.len() as u64;
+    Ok(stats)
+}

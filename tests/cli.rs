@@ -1,0 +1,71 @@
+//! The `cellsim` binary end to end: the gen -> ingest -> stats pipeline, exit codes, error
+//! messages on stderr, and plain progress lines when stderr is not a terminal.
+
+use std::process::{Command, Output};
+
+fn cellsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cellsim")).args(args).output().expect("cellsim runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let out = cellsim(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for command in ["ingest", "gen", "stats"] {
+        assert!(help.contains(command), "{help}");
+    }
+}
+
+#[test]
+fn gen_ingest_stats_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let out = cellsim(&["gen", &p("trace"), "--machines", "60", "--hours", "2", "--seed", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("60 machines, 2 h, seed 3"));
+    assert!(text(&out.stderr).contains("gen: "), "plain progress lines off a TTY");
+
+    let out = cellsim(&["ingest", &p("trace"), &p("parquet"), "--threads", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("task_usage"));
+    assert!(text(&out.stderr).contains("ingest: "));
+
+    let out = cellsim(&["stats", &p("parquet"), "--json", &p("stats.json")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("== SPEC 3.1 targets =="));
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p("stats.json")).unwrap()).unwrap();
+    assert_eq!(json["machines"], 60);
+}
+
+#[test]
+fn errors_exit_1_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    std::fs::create_dir_all(trace.join("machine_events")).unwrap();
+    std::fs::write(trace.join("machine_events/part-00000-of-00001.csv"), "0,1,0,p,0.5,0.5\n0,x,0,p,0.5,0.5\n").unwrap();
+    let out_dir = dir.path().join("out");
+    let out = cellsim(&["ingest", &trace.display().to_string(), &out_dir.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("part-00000-of-00001.csv:2: column 2 (machine_id): cannot parse \"x\" as an unsigned 64-bit integer"),
+        "{stderr}"
+    );
+    assert!(!out_dir.join("ingest-summary.json").exists());
+
+    let out = cellsim(&["ingest", &trace.display().to_string(), &out_dir.display().to_string(), "--tables", "task_evnts"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("unknown table \"task_evnts\""));
+
+    let out = cellsim(&["stats", &dir.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is this a directory written completely by `cellsim ingest`?"));
+
+    let out = cellsim(&["gen", "x", "--machines", "lots"]);
+    assert_eq!(out.status.code(), Some(2), "usage errors come from clap");
+}
