@@ -22,6 +22,11 @@ pub enum Command {
     Ingest(IngestArgs),
     /// Write a synthetic trace in the exact GCD 2011 CSV.gz layout (all six tables).
     Gen(GenArgs),
+    /// Replay a trace through the simulated cell under a policy. With no arguments: generate a
+    /// small synthetic cell, ingest it, replay it with borg-replay and print the summary table.
+    Run(RunArgs),
+    /// Print seed 000's Table 4 layout (average nodes per allocation class) for runs side by side.
+    Report(ReportArgs),
     /// Print the shape of an ingested trace: machine mix, running tasks, usage, durations,
     /// priorities, constraints and events per type.
     Stats(StatsArgs),
@@ -75,4 +80,53 @@ pub struct StatsArgs {
     /// Also write the figures as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+}
+
+/// `cellsim run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Experiment config (TOML); flags override its values. `--print-config` shows every key.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Ingested trace directory (from `cellsim ingest`).
+    #[arg(long, conflicts_with = "synthetic")]
+    pub trace: Option<PathBuf>,
+    /// Generate, ingest and replay a synthetic cell of this many machines instead of --trace.
+    #[arg(long)]
+    pub synthetic: Option<u32>,
+    /// Scheduling policy.
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// Simulated hours from the start of the trace window (default: the whole trace; 6 with
+    /// --synthetic or no trace).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// Random seed (policy agents; also the synthetic trace's seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads (default: one per core); outputs are identical for any count.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run directory for ticks.parquet, nodes.parquet and summary.json
+    /// (default: cellsim-runs/<policy>-<seconds since 1970>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the effective config as TOML and exit.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+/// Policies selectable on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PolicyArg {
+    /// Follow the trace's recorded placements.
+    BorgReplay,
+}
+
+/// `cellsim report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directories (each with summary.json).
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
 }

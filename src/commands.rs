@@ -18,6 +18,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Ingest(args) => run_ingest(args),
         Command::Gen(args) => run_gen(args),
         Command::Stats(args) => run_stats(args),
+        Command::Run(args) => crate::run_cmd::run(args),
+        Command::Report(args) => crate::run_cmd::report(args),
     }
 }
 

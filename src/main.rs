@@ -12,6 +12,7 @@ static GLOBAL: MiMalloc = MiMalloc;
 mod cli;
 mod commands;
 mod progress;
+mod run_cmd;
 
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();

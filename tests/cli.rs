@@ -4,7 +4,10 @@
 use std::process::{Command, Output};
 
 fn cellsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cellsim")).args(args).output().expect("cellsim runs")
+    Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .args(args)
+        .output()
+        .expect("cellsim runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -25,10 +28,22 @@ fn help_lists_the_commands() {
 fn gen_ingest_stats_pipeline() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();
-    let out = cellsim(&["gen", &p("trace"), "--machines", "60", "--hours", "2", "--seed", "3"]);
+    let out = cellsim(&[
+        "gen",
+        &p("trace"),
+        "--machines",
+        "60",
+        "--hours",
+        "2",
+        "--seed",
+        "3",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("60 machines, 2 h, seed 3"));
-    assert!(text(&out.stderr).contains("gen: "), "plain progress lines off a TTY");
+    assert!(
+        text(&out.stderr).contains("gen: "),
+        "plain progress lines off a TTY"
+    );
 
     let out = cellsim(&["ingest", &p("trace"), &p("parquet"), "--threads", "1"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -38,7 +53,8 @@ fn gen_ingest_stats_pipeline() {
     let out = cellsim(&["stats", &p("parquet"), "--json", &p("stats.json")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("== SPEC 3.1 targets =="));
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p("stats.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("stats.json")).unwrap()).unwrap();
     assert_eq!(json["machines"], 60);
 }
 
@@ -47,9 +63,17 @@ fn errors_exit_1_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace");
     std::fs::create_dir_all(trace.join("machine_events")).unwrap();
-    std::fs::write(trace.join("machine_events/part-00000-of-00001.csv"), "0,1,0,p,0.5,0.5\n0,x,0,p,0.5,0.5\n").unwrap();
+    std::fs::write(
+        trace.join("machine_events/part-00000-of-00001.csv"),
+        "0,1,0,p,0.5,0.5\n0,x,0,p,0.5,0.5\n",
+    )
+    .unwrap();
     let out_dir = dir.path().join("out");
-    let out = cellsim(&["ingest", &trace.display().to_string(), &out_dir.display().to_string()]);
+    let out = cellsim(&[
+        "ingest",
+        &trace.display().to_string(),
+        &out_dir.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
@@ -58,14 +82,91 @@ fn errors_exit_1_with_file_and_line() {
     );
     assert!(!out_dir.join("ingest-summary.json").exists());
 
-    let out = cellsim(&["ingest", &trace.display().to_string(), &out_dir.display().to_string(), "--tables", "task_evnts"]);
+    let out = cellsim(&[
+        "ingest",
+        &trace.display().to_string(),
+        &out_dir.display().to_string(),
+        "--tables",
+        "task_evnts",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unknown table \"task_evnts\""));
 
     let out = cellsim(&["stats", &dir.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("is this a directory written completely by `cellsim ingest`?"));
+    assert!(
+        text(&out.stderr).contains("is this a directory written completely by `cellsim ingest`?")
+    );
 
     let out = cellsim(&["gen", "x", "--machines", "lots"]);
     assert_eq!(out.status.code(), Some(2), "usage errors come from clap");
+}
+
+#[test]
+fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .arg("run")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for label in [
+        "nodes online",
+        "STA",
+        "PA",
+        "overloaded",
+        "tasks running",
+        "CPU used",
+    ] {
+        assert!(stdout.contains(label), "{label} missing from\n{stdout}");
+    }
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("cellsim-runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1);
+    for f in ["ticks.parquet", "nodes.parquet", "summary.json"] {
+        assert!(runs[0].join(f).exists(), "{f}");
+    }
+    let run = runs[0].display().to_string();
+    let out = cellsim(&["report", &run, &run]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .matches(&run)
+            .count(),
+        2,
+        "two runs side by side"
+    );
+
+    let out = cellsim(&["report", &dir.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is this a finished `cellsim run` directory?"));
+}
+
+#[test]
+fn run_config_errors_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("exp.toml");
+    std::fs::write(&config, "seed = 3\nrounds_per_tik = 2\n").unwrap();
+    let out = cellsim(&["run", "--config", &config.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("exp.toml")
+            && stderr.contains("line 2")
+            && stderr.contains("rounds_per_tik"),
+        "{stderr}"
+    );
+    let out = cellsim(&["run", "--print-config", "--hours", "2"]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stdout).contains("hours = 2.0")
+            && text(&out.stdout).contains("rounds_per_tick = 6")
+    );
 }

@@ -1,25 +1,21 @@
 //! The analysis crate's error type.
 
-use std::path::PathBuf;
-
 /// A failure reading an ingested trace or a run directory.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
-    /// The directory lacks the summary that marks a complete ingest.
-    #[error(
-        "{path} cannot be read ({source}); is this a directory written completely by `cellsim ingest`?"
-    )]
-    NotIngested {
+    /// A directory without the summary of a finished run.
+    #[error("{path} cannot be read ({source}); is this a finished `cellsim run` directory?")]
+    NotARun {
         /// The summary path looked for.
-        path: PathBuf,
+        path: std::path::PathBuf,
         /// The OS error.
         source: std::io::Error,
     },
-    /// The summary exists but is not what ingest writes.
-    #[error("{path}: not an ingest summary: {problem}")]
-    BadSummary {
+    /// A run summary that does not parse.
+    #[error("{path}: not a run summary: {problem}")]
+    BadRunSummary {
         /// The summary path.
-        path: PathBuf,
+        path: std::path::PathBuf,
         /// What is wrong.
         problem: String,
     },

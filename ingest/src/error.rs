@@ -88,6 +88,24 @@ pub enum IngestError {
         /// The arrow error.
         source: arrow_schema::ArrowError,
     },
+    /// A directory lacks the summary that marks a complete ingest.
+    #[error(
+        "{path} cannot be read ({source}); is this a directory written completely by `cellsim ingest`?"
+    )]
+    NotIngested {
+        /// The summary path looked for.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The summary exists but is not what ingest writes.
+    #[error("{path}: not an ingest summary: {problem}")]
+    BadSummary {
+        /// The summary path.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
     /// Invalid generator or ingest settings.
     #[error("invalid settings: {0}")]
     Config(String),

@@ -20,7 +20,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chunk::Chunk;
 use crate::error::{IngestError, Result};
@@ -67,7 +67,7 @@ pub struct Progress {
 }
 
 /// What happened to one input part file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PartSummary {
     /// Input file name.
     pub input: String,
@@ -90,7 +90,7 @@ pub struct PartSummary {
 }
 
 /// Totals of one table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TableSummary {
     /// Input part files.
     pub files: usize,
@@ -114,7 +114,7 @@ pub struct TableSummary {
 }
 
 /// The content of `ingest-summary.json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IngestSummary {
     /// cellsim version that wrote it.
     pub version: String,
@@ -130,6 +130,32 @@ pub struct IngestSummary {
     pub tables: BTreeMap<String, TableSummary>,
     /// The first few skipped-row errors verbatim.
     pub bad_row_examples: Vec<String>,
+}
+
+impl IngestSummary {
+    /// Reads `dir/ingest-summary.json`, the marker of a complete ingest.
+    pub fn load(dir: &Path) -> Result<IngestSummary> {
+        let path = dir.join(SUMMARY_FILE);
+        let text = fs::read_to_string(&path).map_err(|source| IngestError::NotIngested {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| IngestError::BadSummary {
+            path,
+            problem: e.to_string(),
+        })
+    }
+
+    /// The end of the replayable span: the last finite time of task_events, or of any table when
+    /// there is none (2^63-1, "after the trace", is not a time in the span).
+    pub fn last_event_us(&self) -> i64 {
+        let finite_max = |t: &TableSummary| t.max_time_us.filter(|t| *t < i64::MAX);
+        match self.tables.get(Table::TaskEvents.name()) {
+            Some(task_events) => finite_max(task_events),
+            None => self.tables.values().filter_map(finite_max).max(),
+        }
+        .unwrap_or(0)
+    }
 }
 
 /// One part file to convert.
@@ -247,11 +273,14 @@ pub fn ingest(
     }
     progress.total_bytes.store(total_bytes, Ordering::Relaxed);
     let examples = Mutex::new(Vec::new());
-    // Biggest files first so the pool is not left waiting on one large part at the end.
+    // Biggest files first so the pool is not left waiting on one large part at the end, and one
+    // part per work item: rayon's default splitting would hand a thread a run of big parts to do
+    // sequentially while the other, done with the small ones, has nothing left to steal.
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(fs::metadata(&jobs[i].input).map_or(0, |m| m.len())));
     let results: Vec<(usize, Result<PartSummary>)> = order
         .par_iter()
+        .with_max_len(1)
         .map(|&i| (i, convert_part(&jobs[i], options, progress, &examples)))
         .collect();
     let mut parts: Vec<Option<PartSummary>> = vec![None; jobs.len()];

@@ -22,7 +22,7 @@ pub use machines::{Capacity, MixRow};
 pub use render::render;
 pub use tasks::{DURATION_BUCKETS, TaskSample};
 
-use crate::error::{AnalysisError, Result};
+use crate::error::Result;
 
 /// Hourly sampling interval.
 pub const SAMPLE_US: i64 = 3_600 * 1_000_000;
@@ -97,36 +97,9 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
 
-/// The end of the sampled span: the last finite time of task_events, or of any table when there
-/// is none, from `ingest-summary.json` (which must exist: it marks a complete ingest).
-fn last_time_us(dir: &Path) -> Result<i64> {
-    let path = dir.join(ingest::ingest::SUMMARY_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|source| AnalysisError::NotIngested {
-        path: path.clone(),
-        source,
-    })?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| AnalysisError::BadSummary {
-            path: path.clone(),
-            problem: e.to_string(),
-        })?;
-    let tables = json["tables"]
-        .as_object()
-        .ok_or_else(|| AnalysisError::BadSummary {
-            path: path.clone(),
-            problem: "no \"tables\" object".into(),
-        })?;
-    let finite_max = |t: &serde_json::Value| t["max_time_us"].as_i64().filter(|t| *t < i64::MAX);
-    Ok(match tables.get(ingest::Table::TaskEvents.name()) {
-        Some(task_events) => finite_max(task_events),
-        None => tables.values().filter_map(finite_max).max(),
-    }
-    .unwrap_or(0))
-}
-
 /// Computes the statistics of the ingested trace in `dir`.
 pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
-    let last = last_time_us(dir)?;
+    let last = ingest::IngestSummary::load(dir)?.last_event_us();
     let hours = ((last - TRACE_START_US).max(0) / SAMPLE_US) as usize;
     let instants: Vec<i64> = (0..=hours)
         .map(|k| TRACE_START_US + k as i64 * SAMPLE_US)

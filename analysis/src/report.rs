@@ -1,0 +1,107 @@
+//! `cellsim report`: the layout of seed 000's Table 4 (average nodes per allocation class per
+//! tick, with percentages of online nodes) for one or several runs side by side, plus global
+//! usage, requests and migration figures.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use engine::RunSummary;
+use engine::run::SUMMARY_FILE;
+
+use crate::error::{AnalysisError, Result};
+
+/// Reads `RUN_DIR/summary.json`.
+pub fn load_run(dir: &Path) -> Result<RunSummary> {
+    let path = dir.join(SUMMARY_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|source| AnalysisError::NotARun {
+        path: path.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| AnalysisError::BadRunSummary {
+        path,
+        problem: e.to_string(),
+    })
+}
+
+/// The table for runs labelled by `names`.
+pub fn render(names: &[String], runs: &[RunSummary]) -> String {
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
+    let mut o = String::new();
+    let _ = write!(o, "{:<24}", "average per tick");
+    for n in names {
+        let _ = write!(o, " {n:>width$}");
+    }
+    o.push('\n');
+    let mut row = |label: &str, cell: &dyn Fn(&RunSummary) -> String| {
+        let _ = write!(o, "{label:<24}");
+        for r in runs {
+            let _ = write!(o, " {:>width$}", cell(r));
+        }
+        o.push('\n');
+    };
+    row("policy", &|r| r.policy.clone());
+    row("simulated hours", &|r| {
+        format!("{:.1}", r.simulated_s / 3600.0)
+    });
+    row("nodes online", &|r| {
+        format!("{:.1}", r.averages.nodes_online)
+    });
+    for (key, label) in [
+        ("idle", "idle"),
+        ("sta", "STA"),
+        ("ta", "TA"),
+        ("pa", "PA"),
+        ("da", "DA"),
+        ("overloaded", "overloaded"),
+    ] {
+        row(label, &|r| {
+            let v = r.averages.classes.get(key).copied().unwrap_or(0.0);
+            let pct = if r.averages.nodes_online > 0.0 {
+                100.0 * v / r.averages.nodes_online
+            } else {
+                0.0
+            };
+            format!("{v:.1} ({pct:.2}%)")
+        });
+    }
+    row("tasks running", &|r| {
+        format!("{:.0}", r.averages.tasks_running)
+    });
+    row("tasks pending", &|r| {
+        format!("{:.0}", r.averages.tasks_pending)
+    });
+    let pct = |v: f64| format!("{:.1}%", 100.0 * v);
+    row("CPU used", &|r| pct(r.averages.cpu_used_ratio));
+    row("memory used", &|r| pct(r.averages.mem_used_ratio));
+    row("CPU requested", &|r| pct(r.averages.cpu_requested_ratio));
+    row("memory requested", &|r| pct(r.averages.mem_requested_ratio));
+    row("production CPU", &|r| {
+        pct(r.averages.prod_cpu_reserved_ratio)
+    });
+    row("production memory", &|r| {
+        pct(r.averages.prod_mem_reserved_ratio)
+    });
+    row("RUS breaches", &|r| {
+        format!("{:.1}", r.averages.rus_breaches)
+    });
+    row("migrations / minute", &|r| {
+        format!(
+            "{:.2}",
+            r.totals.migrations_started as f64 * 60.0 / r.simulated_s.max(1.0)
+        )
+    });
+    row("placements skipped", &|r| {
+        r.totals.placements_skipped.to_string()
+    });
+    row("usage from", &|r| {
+        if r.replay.usage_from_trace {
+            "task_usage".into()
+        } else {
+            "requests".into()
+        }
+    });
+    row("speed (x real time)", &|r| {
+        format!("{:.0}", r.speed_x_real_time)
+    });
+    o
+}

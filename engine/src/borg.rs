@@ -1,0 +1,69 @@
+//! Policy `borg-replay`: tasks go where the trace's SCHEDULE events put them, the benchmark the
+//! MASB paper compares against (seed 000 section 7.7, Table 4 Borg column). It has no agents and
+//! sends no messages. A recorded placement on a machine the trace never adds, or on a machine that
+//! is offline, is skipped and counted (`placements_skipped`), not fatal.
+
+use crate::cell::{Cell, TaskState};
+use crate::ids::AgentIdx;
+use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::replay::TickEvents;
+
+/// The Borg replay policy.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BorgReplay;
+
+impl Policy for BorgReplay {
+    type Msg = ();
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        "borg-replay"
+    }
+
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn message_kind(&self, _: &()) -> usize {
+        0
+    }
+
+    fn begin_tick(
+        &mut self,
+        cell: &mut Cell,
+        now_us: i64,
+        events: &TickEvents,
+        _agents: &mut Vec<()>,
+        _inject: &mut Vec<Envelope<()>>,
+        counters: &mut PolicyCounters,
+    ) {
+        for p in &events.placements {
+            let i = p.task.index();
+            // The task may have ended (and its slot been reused) later in the same tick.
+            if cell.tasks.generation[i] != p.generation || cell.tasks.state[i] != TaskState::Pending
+            {
+                continue;
+            }
+            if !p.node.is_some() || !cell.nodes.online[p.node.index()] {
+                counters.placements_skipped += 1;
+                continue;
+            }
+            cell.place(p.task, p.node, now_us);
+        }
+    }
+
+    fn step(
+        &self,
+        _: &StepCtx<'_>,
+        _: AgentIdx,
+        _: &mut (),
+        _: &[Envelope<()>],
+        _: &mut Outbox<'_, (), ()>,
+    ) {
+    }
+
+    fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
+
+    fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
+}

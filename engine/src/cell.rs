@@ -1,0 +1,353 @@
+//! The cell's state as columns: [`Nodes`] and [`Tasks`], indexed by [`NodeIdx`] / [`TaskIdx`].
+//!
+//! Invariants (checked by [`Cell::check`] in tests):
+//! - every column of a table has the table's length;
+//! - a node's `*_used`, `*_req`, `prod_*_req` and `task_count` are the exact sums over the tasks
+//!   whose `node` is that node (all amounts are integer units, `units.rs`);
+//! - a task slot is `Free` (on the free list, every other column stale), `Pending` (`node` is
+//!   NONE) or `Running` (on exactly one online-or-just-removed node). A `TaskIdx` stops being valid
+//!   when the task ends: its slot is reused by the next new task.
+//!
+//! All mutation goes through the methods here, which keep the sums right.
+
+use crate::ids::{NodeIdx, TaskIdx};
+
+/// Lifecycle of a task slot.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskState {
+    /// Unused slot, on the free list.
+    #[default]
+    Free = 0,
+    /// Submitted, not on a node.
+    Pending = 1,
+    /// Placed on a node.
+    Running = 2,
+}
+
+/// Node columns. Capacities and sums in units.
+#[derive(Debug, Default, Clone)]
+pub struct Nodes {
+    /// Trace machine ID.
+    pub machine_id: Vec<u64>,
+    /// Part of the cell (ADDed and not REMOVEd).
+    pub online: Vec<bool>,
+    /// CPU capacity.
+    pub cpu_cap: Vec<u32>,
+    /// Memory capacity.
+    pub mem_cap: Vec<u32>,
+    /// CPU used by the node's tasks.
+    pub cpu_used: Vec<u32>,
+    /// Memory used by the node's tasks.
+    pub mem_used: Vec<u32>,
+    /// CPU requested by the node's tasks.
+    pub cpu_req: Vec<u32>,
+    /// Memory requested by the node's tasks.
+    pub mem_req: Vec<u32>,
+    /// CPU requested by the node's production tasks.
+    pub prod_cpu_req: Vec<u32>,
+    /// Memory requested by the node's production tasks.
+    pub prod_mem_req: Vec<u32>,
+    /// Tasks on the node.
+    pub task_count: Vec<u32>,
+    /// Allocation class, computed at the end of each tick (`metrics.rs`).
+    pub class: Vec<crate::classify::NodeClass>,
+}
+
+impl Nodes {
+    /// Nodes in the table (online or not).
+    pub fn len(&self) -> usize {
+        self.machine_id.len()
+    }
+
+    /// True when there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.machine_id.is_empty()
+    }
+
+    /// Appends an offline node with no capacity.
+    pub fn push(&mut self, machine_id: u64) -> NodeIdx {
+        let idx = NodeIdx(self.len() as u32);
+        self.machine_id.push(machine_id);
+        self.online.push(false);
+        self.class.push(crate::classify::NodeClass::Offline);
+        for col in [
+            &mut self.cpu_cap,
+            &mut self.mem_cap,
+            &mut self.cpu_used,
+            &mut self.mem_used,
+            &mut self.cpu_req,
+            &mut self.mem_req,
+            &mut self.prod_cpu_req,
+            &mut self.prod_mem_req,
+            &mut self.task_count,
+        ] {
+            col.push(0);
+        }
+        idx
+    }
+}
+
+/// Task columns. Requests and usage in units.
+#[derive(Debug, Default, Clone)]
+pub struct Tasks {
+    /// Trace job ID.
+    pub job_id: Vec<u64>,
+    /// Task index within the job.
+    pub task_index: Vec<u32>,
+    /// Priority 0..11.
+    pub priority: Vec<u8>,
+    /// Priority >= 9.
+    pub production: Vec<bool>,
+    /// Slot state.
+    pub state: Vec<TaskState>,
+    /// Node while running, NONE otherwise.
+    pub node: Vec<NodeIdx>,
+    /// CPU request.
+    pub cpu_req: Vec<u32>,
+    /// Memory request.
+    pub mem_req: Vec<u32>,
+    /// Current CPU usage.
+    pub cpu_use: Vec<u32>,
+    /// Current memory usage.
+    pub mem_use: Vec<u32>,
+    /// Usage is the request (no task_usage sample applies yet).
+    pub use_is_request: Vec<bool>,
+    /// End of the usage sample in force (the usage-series cursor), microseconds.
+    pub use_until_us: Vec<i64>,
+    /// Time of the latest SUBMIT.
+    pub submit_us: Vec<i64>,
+    /// Time the current run started (when running).
+    pub start_us: Vec<i64>,
+    /// Incremented each time the slot is given to a new task, so stale references can be told apart.
+    pub generation: Vec<u32>,
+    /// First entry of the task's constraints in [`Cell::constraints`].
+    pub constraint_start: Vec<u32>,
+    /// Number of constraints.
+    pub constraint_len: Vec<u16>,
+    free: Vec<TaskIdx>,
+}
+
+impl Tasks {
+    /// Slots in the table (any state).
+    pub fn len(&self) -> usize {
+        self.job_id.len()
+    }
+
+    /// True when there are no slots.
+    pub fn is_empty(&self) -> bool {
+        self.job_id.is_empty()
+    }
+
+    /// A pending task in a recycled or new slot.
+    pub fn alloc(&mut self, job_id: u64, task_index: u32, priority: u8, submit_us: i64) -> TaskIdx {
+        let t = match self.free.pop() {
+            Some(t) => t,
+            None => {
+                let t = TaskIdx(self.len() as u32);
+                self.job_id.push(0);
+                self.task_index.push(0);
+                self.priority.push(0);
+                self.production.push(false);
+                self.state.push(TaskState::Free);
+                self.node.push(NodeIdx::NONE);
+                self.cpu_req.push(0);
+                self.mem_req.push(0);
+                self.cpu_use.push(0);
+                self.mem_use.push(0);
+                self.use_is_request.push(true);
+                self.use_until_us.push(0);
+                self.submit_us.push(0);
+                self.start_us.push(0);
+                self.generation.push(0);
+                self.constraint_start.push(0);
+                self.constraint_len.push(0);
+                t
+            }
+        };
+        let i = t.index();
+        self.job_id[i] = job_id;
+        self.task_index[i] = task_index;
+        self.priority[i] = priority;
+        self.production[i] = priority >= ingest::codes::PRODUCTION_PRIORITY;
+        self.state[i] = TaskState::Pending;
+        self.node[i] = NodeIdx::NONE;
+        self.cpu_req[i] = 0;
+        self.mem_req[i] = 0;
+        self.cpu_use[i] = 0;
+        self.mem_use[i] = 0;
+        self.use_is_request[i] = true;
+        self.use_until_us[i] = 0;
+        self.submit_us[i] = submit_us;
+        self.start_us[i] = 0;
+        self.generation[i] = self.generation[i].wrapping_add(1);
+        self.constraint_start[i] = 0;
+        self.constraint_len[i] = 0;
+        t
+    }
+
+    /// Slots currently in use.
+    pub fn live(&self) -> usize {
+        self.len() - self.free.len()
+    }
+}
+
+/// One placement constraint: `attribute op value` on interned strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Constraint {
+    /// Interned attribute name.
+    pub name: u32,
+    /// Comparison operator code.
+    pub op: u8,
+    /// Interned value text (0 = empty).
+    pub value: u32,
+    /// Integer reading of the value.
+    pub value_int: Option<i64>,
+}
+
+/// Nodes, tasks and task constraints.
+#[derive(Debug, Default, Clone)]
+pub struct Cell {
+    /// Node columns.
+    pub nodes: Nodes,
+    /// Task columns.
+    pub tasks: Tasks,
+    /// Constraints of all tasks, referenced by ranges in the task columns.
+    pub constraints: Vec<Constraint>,
+}
+
+impl Cell {
+    fn add_to_node(&mut self, t: TaskIdx, sign: i64) {
+        let (n, i) = (self.tasks.node[t.index()].index(), t.index());
+        let add = |v: &mut u32, d: u32| *v = (*v as i64 + sign * d as i64) as u32;
+        let tasks = &self.tasks;
+        let nodes = &mut self.nodes;
+        add(&mut nodes.cpu_used[n], tasks.cpu_use[i]);
+        add(&mut nodes.mem_used[n], tasks.mem_use[i]);
+        add(&mut nodes.cpu_req[n], tasks.cpu_req[i]);
+        add(&mut nodes.mem_req[n], tasks.mem_req[i]);
+        if tasks.production[i] {
+            add(&mut nodes.prod_cpu_req[n], tasks.cpu_req[i]);
+            add(&mut nodes.prod_mem_req[n], tasks.mem_req[i]);
+        }
+        add(&mut nodes.task_count[n], 1);
+    }
+
+    /// Starts pending task `t` on node `n` at `now_us`.
+    pub fn place(&mut self, t: TaskIdx, n: NodeIdx, now_us: i64) {
+        debug_assert_eq!(self.tasks.state[t.index()], TaskState::Pending);
+        self.tasks.node[t.index()] = n;
+        self.tasks.state[t.index()] = TaskState::Running;
+        self.tasks.start_us[t.index()] = now_us;
+        self.add_to_node(t, 1);
+    }
+
+    /// Takes running task `t` off its node; it becomes pending.
+    pub fn unplace(&mut self, t: TaskIdx) {
+        if self.tasks.state[t.index()] != TaskState::Running {
+            return;
+        }
+        self.add_to_node(t, -1);
+        self.tasks.node[t.index()] = NodeIdx::NONE;
+        self.tasks.state[t.index()] = TaskState::Pending;
+    }
+
+    /// Ends task `t` for good: off its node and its slot freed.
+    pub fn end(&mut self, t: TaskIdx) {
+        self.unplace(t);
+        self.tasks.state[t.index()] = TaskState::Free;
+        self.tasks.free.push(t);
+    }
+
+    /// Changes task `t`'s columns through `change`, keeping its node's sums right when running.
+    pub fn modify(&mut self, t: TaskIdx, change: impl FnOnce(&mut Tasks, usize)) {
+        let running = self.tasks.state[t.index()] == TaskState::Running;
+        if running {
+            self.add_to_node(t, -1);
+        }
+        change(&mut self.tasks, t.index());
+        if running {
+            self.add_to_node(t, 1);
+        }
+    }
+
+    /// Changes the task's requests (and its usage too while usage falls back to requests).
+    pub fn set_request(&mut self, t: TaskIdx, cpu: u32, mem: u32) {
+        self.modify(t, |tasks, i| {
+            tasks.cpu_req[i] = cpu;
+            tasks.mem_req[i] = mem;
+            if tasks.use_is_request[i] {
+                tasks.cpu_use[i] = cpu;
+                tasks.mem_use[i] = mem;
+            }
+        });
+    }
+
+    /// Sets the task's measured usage until `until_us`.
+    pub fn set_usage(&mut self, t: TaskIdx, cpu: u32, mem: u32, until_us: i64) {
+        self.modify(t, |tasks, i| {
+            tasks.cpu_use[i] = cpu;
+            tasks.mem_use[i] = mem;
+            tasks.use_is_request[i] = false;
+            tasks.use_until_us[i] = until_us;
+        });
+    }
+
+    /// Changes the task's priority (and so whether it counts as production).
+    pub fn set_priority(&mut self, t: TaskIdx, priority: u8) {
+        self.modify(t, |tasks, i| {
+            tasks.priority[i] = priority;
+            tasks.production[i] = priority >= ingest::codes::PRODUCTION_PRIORITY;
+        });
+    }
+
+    /// Verifies the invariants in the module doc; returns the first violation.
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.nodes.len();
+        let mut sums = vec![[0u64; 7]; n];
+        for i in 0..self.tasks.len() {
+            if self.tasks.state[i] != TaskState::Running {
+                continue;
+            }
+            let node = self.tasks.node[i];
+            if !node.is_some() || node.index() >= n {
+                return Err(format!("running task slot {i} has no valid node"));
+            }
+            let s = &mut sums[node.index()];
+            let prod = self.tasks.production[i] as u64;
+            for (k, v) in [
+                self.tasks.cpu_use[i] as u64,
+                self.tasks.mem_use[i] as u64,
+                self.tasks.cpu_req[i] as u64,
+                self.tasks.mem_req[i] as u64,
+                prod * self.tasks.cpu_req[i] as u64,
+                prod * self.tasks.mem_req[i] as u64,
+                1,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                s[k] += v;
+            }
+        }
+        for (m, s) in sums.iter().enumerate() {
+            let nd = &self.nodes;
+            let have = [
+                nd.cpu_used[m],
+                nd.mem_used[m],
+                nd.cpu_req[m],
+                nd.mem_req[m],
+                nd.prod_cpu_req[m],
+                nd.prod_mem_req[m],
+                nd.task_count[m],
+            ]
+            .map(u64::from);
+            if have != *s {
+                return Err(format!(
+                    "node {m} sums {have:?} but its tasks add up to {s:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! Run configuration: every parameter with its default, read from TOML (`cellsim run --config`)
+//! and overridden by command-line flags. Unknown keys are errors, so a typo never silently falls
+//! back to a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::Thresholds;
+use crate::error::{EngineError, Result};
+
+/// The scheduling policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyName {
+    /// Place tasks where the trace's SCHEDULE events put them (seed 000 section 7.7).
+    #[default]
+    BorgReplay,
+}
+
+impl PolicyName {
+    /// The name used in configs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyName::BorgReplay => "borg-replay",
+        }
+    }
+}
+
+/// Everything that determines a run's outputs (plus `threads`, which must not change them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Ingested trace directory (`cellsim ingest` output).
+    pub trace: Option<PathBuf>,
+    /// Scheduling policy.
+    pub policy: PolicyName,
+    /// Random seed of the policy's agents.
+    pub seed: u64,
+    /// Simulated hours from the start of the trace window; none = to the trace's last event.
+    pub hours: Option<f64>,
+    /// Worker threads; 0 = one per core. Outputs are identical for any value.
+    pub threads: usize,
+    /// Simulated seconds per tick (SPEC 5.1: one minute).
+    pub tick_s: u32,
+    /// Negotiation rounds per tick (SPEC 5.1: 6, so a round is 10 s).
+    pub rounds_per_tick: u32,
+    /// Write a `nodes.parquet` snapshot every this many ticks (SPEC 9: 100 simulated minutes).
+    pub nodes_every_ticks: u32,
+    /// Node classification thresholds (SPEC 5.4).
+    pub classify: Thresholds,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            trace: None,
+            policy: PolicyName::default(),
+            seed: 1,
+            hours: None,
+            threads: 0,
+            tick_s: 60,
+            rounds_per_tick: 6,
+            nodes_every_ticks: 100,
+            classify: Thresholds::default(),
+        }
+    }
+}
+
+impl RunConfig {
+    /// Parses TOML text; `path` names the source in errors.
+    pub fn from_toml(text: &str, path: &Path) -> Result<RunConfig> {
+        let config: RunConfig = toml::from_str(text).map_err(|e| EngineError::Config {
+            path: path.to_path_buf(),
+            problem: e.to_string(),
+        })?;
+        config.validate().map_err(|problem| EngineError::Config {
+            path: path.to_path_buf(),
+            problem,
+        })?;
+        Ok(config)
+    }
+
+    /// Reads a TOML file.
+    pub fn from_file(path: &Path) -> Result<RunConfig> {
+        let text = std::fs::read_to_string(path).map_err(EngineError::io(path))?;
+        RunConfig::from_toml(&text, path)
+    }
+
+    /// Checks value ranges; returns what is wrong.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.tick_s == 0 {
+            return Err("tick_s must be at least 1".into());
+        }
+        if self.nodes_every_ticks == 0 {
+            return Err("nodes_every_ticks must be at least 1".into());
+        }
+        if let Some(h) = self.hours
+            && (h.is_nan() || h <= 0.0)
+        {
+            return Err(format!("hours must be positive, got {h}"));
+        }
+        let t = &self.classify;
+        if t.ta_ppm == 0 || t.ta_ppm > t.sta_ppm || t.sta_ppm > 1_000_000 {
+            return Err(format!(
+                "classify thresholds must satisfy 0 < ta_ppm <= sta_ppm <= 1000000, got ta_ppm {} sta_ppm {}",
+                t.ta_ppm, t.sta_ppm
+            ));
+        }
+        Ok(())
+    }
+
+    /// The defaults as commented TOML, a starting point for experiment files.
+    pub fn default_toml() -> String {
+        toml::to_string(&RunConfig::default()).expect("the default config serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_partial_files_fill_in() {
+        let text = RunConfig::default_toml();
+        assert_eq!(
+            RunConfig::from_toml(&text, Path::new("d.toml")).unwrap(),
+            RunConfig::default()
+        );
+        let c = RunConfig::from_toml(
+            "hours = 2.5\n[classify]\nsta_ppm = 950000\n",
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.hours, Some(2.5));
+        assert_eq!(c.classify.sta_ppm, 950_000);
+        assert_eq!(c.classify.ta_ppm, 700_000);
+        assert_eq!(c.rounds_per_tick, 6);
+    }
+
+    #[test]
+    fn bad_configs_name_the_file_and_place() {
+        let err = RunConfig::from_toml("seed = 1\nrounds_per_tik = 3\n", Path::new("exp.toml"))
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("exp.toml: "), "{msg}");
+        assert!(
+            msg.contains("line 2") && msg.contains("rounds_per_tik"),
+            "{msg}"
+        );
+        let err = RunConfig::from_toml("policy = \"masbx\"\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().contains("line 1"), "{err}");
+        let err = RunConfig::from_toml("tick_s = 0\n", Path::new("t.toml")).unwrap_err();
+        assert_eq!(err.to_string(), "t.toml: tick_s must be at least 1");
+    }
+}

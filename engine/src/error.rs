@@ -1,0 +1,60 @@
+//! The engine's error type: every variant names the file involved.
+
+use std::path::PathBuf;
+
+/// An engine failure (simulated failures, like an unplaceable task, are data, not errors).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Reading the ingested trace failed.
+    #[error(transparent)]
+    Trace(#[from] ingest::IngestError),
+    /// A bad configuration value or file.
+    #[error("{path}: {problem}")]
+    Config {
+        /// The config source.
+        path: PathBuf,
+        /// What is wrong, with line and column when known.
+        problem: String,
+    },
+    /// The output directory already holds a finished run.
+    #[error("{path} already holds a finished run (summary.json); give a new output directory")]
+    RunExists {
+        /// The output directory.
+        path: PathBuf,
+    },
+    /// A filesystem operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// File or directory involved.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Writing Parquet failed.
+    #[error("{path}: parquet: {source}")]
+    Parquet {
+        /// File involved.
+        path: PathBuf,
+        /// The parquet error.
+        source: parquet::errors::ParquetError,
+    },
+}
+
+impl EngineError {
+    /// Wraps an IO error with its path.
+    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> EngineError {
+        let path = path.into();
+        move |source| EngineError::Io { path, source }
+    }
+
+    /// Wraps a Parquet error with its path.
+    pub fn parquet(
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(parquet::errors::ParquetError) -> EngineError {
+        let path = path.into();
+        move |source| EngineError::Parquet { path, source }
+    }
+}
+
+/// Result with [`EngineError`].
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -1,0 +1,45 @@
+//! Newtype indices into the cell's columns. An index is only meaningful for the table that
+//! issued it; `NONE` marks an absent value inside a column (e.g. a pending task's node).
+
+use bytemuck::{Pod, Zeroable};
+
+macro_rules! index_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[repr(transparent)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Pod, Zeroable, Default)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The "no such entry" marker.
+            pub const NONE: $name = $name(u32::MAX);
+
+            /// The position in the column.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            /// True unless this is [`Self::NONE`].
+            pub fn is_some(self) -> bool {
+                self != Self::NONE
+            }
+        }
+    };
+}
+
+index_type!(
+    /// A node (machine) of the cell: a row of [`crate::cell::Nodes`].
+    NodeIdx
+);
+index_type!(
+    /// A task slot: a row of [`crate::cell::Tasks`]; slots are recycled after a task ends.
+    TaskIdx
+);
+index_type!(
+    /// An agent of the running policy (its own numbering, e.g. node agents then brokers).
+    AgentIdx
+);
+index_type!(
+    /// A simulated tick (one minute by default) counted from the start of the trace window.
+    Tick
+);

@@ -1,0 +1,30 @@
+//! The data-oriented simulation core of cellsim.
+//!
+//! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts.
+//! - [`trace`] and [`replay`]: streaming the ingested trace into the cell tick by tick.
+//! - [`policy`] and [`executor`]: the policy interface and the parallel round executor.
+//! - [`borg`]: the `borg-replay` policy.
+//! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
+//! - [`run()`]: the loop tying them together; [`config`]: its settings.
+#![deny(missing_docs)]
+
+pub mod borg;
+pub mod cell;
+pub mod classify;
+pub mod config;
+pub mod error;
+pub mod executor;
+pub mod ids;
+pub mod metrics;
+pub mod output;
+pub mod policy;
+pub mod replay;
+pub mod run;
+pub mod summary;
+pub mod trace;
+pub mod units;
+
+pub use config::{PolicyName, RunConfig};
+pub use error::{EngineError, Result};
+pub use run::{RunProgress, run};
+pub use summary::RunSummary;

@@ -1,0 +1,159 @@
+//! The scheduling-policy interface. The core knows nothing of any particular policy.
+//!
+//! A tick runs: trace events applied by the replay; [`Policy::begin_tick`] (sequential: sees the
+//! tick's [`TickEvents`], may place tasks, resize its agent table, inject messages); R rounds,
+//! each a parallel sweep calling [`Policy::step`] for every agent with the messages sent to it in
+//! the previous round, then [`Policy::apply`] with the round's actions in agent order
+//! (sequential: the only place besides the tick hooks where the cell changes); and
+//! [`Policy::end_tick`].
+//!
+//! How the planned policies fit: MASB has one agent per node plus brokers, messages for the SAN
+//! protocol and actions for placements and migration starts/ends. Sparrow runs with ticks of a
+//! second or less: scheduler agents send probes, worker agents keep queues in their agent state
+//! and answer with late binding. The federated ACO/PSO schedulers (seed 003) put partition heads
+//! and hosts in one agent table; a probe latency of k rounds is a message that the receiver
+//! holds in its state for k rounds. The Nash-bargaining controller (seed 004) re-solves job shares
+//! in `begin_tick` when `TickEvents` reports arrivals, departures or capacity changes, and lets a
+//! placer act on the result.
+//!
+//! Determinism: agents are stepped in fixed chunks whose outputs are concatenated in agent order,
+//! so message and action order never depends on thread count; randomness comes from
+//! [`StepCtx::rng`], a counter-based stream per (agent, tick, round).
+
+use ingest::rng::{Rng, hash_keys};
+
+use crate::cell::Cell;
+use crate::ids::{AgentIdx, Tick};
+use crate::replay::TickEvents;
+
+/// A message in flight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Envelope<M> {
+    /// Sender.
+    pub from: AgentIdx,
+    /// Receiver.
+    pub to: AgentIdx,
+    /// Payload (plain data).
+    pub msg: M,
+}
+
+/// Where a step writes its messages and actions.
+pub struct Outbox<'a, M, A> {
+    pub(crate) from: AgentIdx,
+    pub(crate) messages: &'a mut Vec<Envelope<M>>,
+    pub(crate) actions: &'a mut Vec<(AgentIdx, A)>,
+}
+
+impl<M, A> Outbox<'_, M, A> {
+    /// Sends `msg` to `to`, delivered next round.
+    pub fn send(&mut self, to: AgentIdx, msg: M) {
+        self.messages.push(Envelope {
+            from: self.from,
+            to,
+            msg,
+        });
+    }
+
+    /// Requests a change to the cell, applied after this round by [`Policy::apply`].
+    pub fn act(&mut self, action: A) {
+        self.actions.push((self.from, action));
+    }
+}
+
+/// What a step may read.
+pub struct StepCtx<'a> {
+    /// The cell as of the start of the round.
+    pub cell: &'a Cell,
+    /// Current tick.
+    pub tick: Tick,
+    /// Round within the tick.
+    pub round: u32,
+    /// Simulated time at the end of the tick, microseconds.
+    pub now_us: i64,
+    /// Run seed.
+    pub seed: u64,
+}
+
+impl StepCtx<'_> {
+    /// The random stream of `agent` for this tick and round (independent of thread count).
+    pub fn rng(&self, agent: AgentIdx) -> Rng {
+        Rng::new(
+            hash_keys(
+                self.seed,
+                &[agent.0 as u64, self.tick.0 as u64, self.round as u64],
+            ),
+            0,
+        )
+    }
+}
+
+/// Counters a policy reports per tick (zero for policies that do not migrate).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PolicyCounters {
+    /// Migrations started.
+    pub migrations_started: u64,
+    /// Migrations completed.
+    pub migrations_completed: u64,
+    /// Migrations failed.
+    pub migrations_failed: u64,
+    /// Migration cost of the started migrations, MB.
+    pub migration_cost_mb: f64,
+    /// Forced migrations started.
+    pub forced_migrations: u64,
+    /// Colliding migration requests on one target.
+    pub collisions: u64,
+    /// Recorded placements that could not be followed (borg-replay).
+    pub placements_skipped: u64,
+}
+
+/// A scheduling policy. See the module doc for the tick structure.
+pub trait Policy: Sync {
+    /// A message between agents (plain data, no heap).
+    type Msg: Copy + Send + Sync;
+    /// Per-agent state, stepped in parallel.
+    type Agent: Send + Sync + Clone + Default;
+    /// A requested change to the cell.
+    type Action: Copy + Send + Sync;
+
+    /// The policy's name in configs and outputs.
+    fn name(&self) -> &'static str;
+
+    /// Names of the message types, counted per tick as `msg_<name>` columns.
+    fn message_kinds(&self) -> &'static [&'static str];
+
+    /// Index into [`Policy::message_kinds`] of a message.
+    fn message_kind(&self, msg: &Self::Msg) -> usize;
+
+    /// Start of a tick, after the trace events are applied.
+    fn begin_tick(
+        &mut self,
+        cell: &mut Cell,
+        now_us: i64,
+        events: &TickEvents,
+        agents: &mut Vec<Self::Agent>,
+        inject: &mut Vec<Envelope<Self::Msg>>,
+        counters: &mut PolicyCounters,
+    );
+
+    /// One agent's turn in a round.
+    fn step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        agent: &mut Self::Agent,
+        inbox: &[Envelope<Self::Msg>],
+        out: &mut Outbox<'_, Self::Msg, Self::Action>,
+    );
+
+    /// Applies a round's actions, in agent order.
+    fn apply(
+        &mut self,
+        cell: &mut Cell,
+        now_us: i64,
+        actions: &[(AgentIdx, Self::Action)],
+        counters: &mut PolicyCounters,
+    );
+
+    /// End of a tick, before metrics are taken.
+    fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters);
+}

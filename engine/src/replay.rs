@@ -1,0 +1,396 @@
+//! Applying the trace to the cell, tick by tick: machine ADD/REMOVE/UPDATE, machine attributes,
+//! task SUBMIT / SCHEDULE / EVICT / FAIL / FINISH / KILL / LOST / UPDATE_*, task constraints and
+//! task usage. Within a tick, tables are applied in that order (machines first, so a task
+//! scheduled on a machine added in the same minute finds it).
+//!
+//! The replay owns the workload; placement is the policy's job: a SCHEDULE becomes a
+//! [`Placement`] hint in [`TickEvents`] that borg-replay follows and other policies ignore.
+//! Hash maps from trace IDs to indices live here, at trace-apply time, never in the round path.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Int32Type, Int64Type, UInt8Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, RecordBatch, StringArray};
+use ingest::Table;
+use ingest::codes::{machine_event, task_event};
+use serde::{Deserialize, Serialize};
+
+use crate::cell::{Cell, Constraint, TaskState};
+use crate::error::Result;
+use crate::ids::{NodeIdx, TaskIdx};
+use crate::trace::Cursor;
+use crate::units::to_units;
+
+/// A SCHEDULE event seen this tick: where the trace put the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// The task.
+    pub task: TaskIdx,
+    /// Its slot generation when the event was read (the slot may be reused by tick end).
+    pub generation: u32,
+    /// The recorded machine, NONE when the trace names a machine it never ADDs.
+    pub node: NodeIdx,
+}
+
+/// What changed in the cell this tick, for the policy.
+#[derive(Debug, Default, Clone)]
+pub struct TickEvents {
+    /// Tasks that became pending (new or resubmitted).
+    pub submitted: Vec<TaskIdx>,
+    /// Recorded placements, in trace order.
+    pub placements: Vec<Placement>,
+    /// Tasks ended this tick.
+    pub ended: u64,
+    /// Machines added, removed or resized this tick.
+    pub machine_changes: u64,
+    /// Running tasks taken off machines that were removed.
+    pub displaced: u64,
+}
+
+/// Counts of trace oddities over the whole run, reported in the summary.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayStats {
+    /// Rows applied per table.
+    pub rows: BTreeMap<String, u64>,
+    /// Distinct machine IDs that SCHEDULE events name before machine_events has added them (at
+    /// that time: the replay cannot know whether an ADD comes later).
+    pub unknown_machines: u64,
+    /// SCHEDULE events naming such machines (the task stays pending).
+    pub unknown_machine_placements: u64,
+    /// Terminal or update events for tasks never submitted.
+    pub events_for_unknown_tasks: u64,
+    /// Usage rows for tasks not known at that time.
+    pub usage_rows_unmatched: u64,
+    /// Whether the trace has task_usage; without it usage falls back to requests.
+    pub usage_from_trace: bool,
+}
+
+/// The replay state: cursors and the ID maps.
+pub struct Replay {
+    machines: Cursor,
+    attributes: Cursor,
+    task_events: Cursor,
+    constraints: Cursor,
+    usage: Cursor,
+    node_of: HashMap<u64, NodeIdx>,
+    task_of: HashMap<(u64, u32), TaskIdx>,
+    strings: HashMap<String, u32>,
+    /// Machine attributes: (node, interned name) -> (interned value, integer value).
+    pub attributes_of: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
+    unknown: HashSet<u64>,
+    /// Oddities counted so far.
+    pub stats: ReplayStats,
+}
+
+fn dict_str(b: &RecordBatch, col: usize, row: usize) -> &str {
+    let d = b.column(col).as_dictionary::<Int32Type>();
+    if d.is_null(row) {
+        return "";
+    }
+    let values = d
+        .values()
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .expect("dictionary of strings");
+    values.value(d.keys().value(row) as usize)
+}
+
+fn opt_u64(b: &RecordBatch, col: usize, row: usize) -> Option<u64> {
+    let a = b.column(col).as_primitive::<UInt64Type>();
+    a.is_valid(row).then(|| a.value(row))
+}
+
+fn opt_f32(b: &RecordBatch, col: usize, row: usize) -> Option<f32> {
+    let a = b.column(col).as_primitive::<Float32Type>();
+    a.is_valid(row).then(|| a.value(row))
+}
+
+fn opt_i64(b: &RecordBatch, col: usize, row: usize) -> Option<i64> {
+    let a = b.column(col).as_primitive::<Int64Type>();
+    a.is_valid(row).then(|| a.value(row))
+}
+
+fn u8_at(b: &RecordBatch, col: usize, row: usize) -> u8 {
+    b.column(col).as_primitive::<UInt8Type>().value(row)
+}
+
+fn u64_at(b: &RecordBatch, col: usize, row: usize) -> u64 {
+    b.column(col).as_primitive::<UInt64Type>().value(row)
+}
+
+fn u32_at(b: &RecordBatch, col: usize, row: usize) -> u32 {
+    b.column(col).as_primitive::<UInt32Type>().value(row)
+}
+
+fn i64_at(b: &RecordBatch, col: usize, row: usize) -> i64 {
+    b.column(col).as_primitive::<Int64Type>().value(row)
+}
+
+impl Replay {
+    /// Opens the ingested trace in `dir`.
+    pub fn open(dir: &Path) -> Result<Replay> {
+        let usage = Cursor::open(
+            dir,
+            Table::TaskUsage,
+            &[
+                "start_time",
+                "end_time",
+                "job_id",
+                "task_index",
+                "cpu_rate",
+                "canonical_memory_usage",
+            ],
+        )?;
+        let stats = ReplayStats {
+            usage_from_trace: usage.present(),
+            ..ReplayStats::default()
+        };
+        let mut strings = HashMap::new();
+        strings.insert(String::new(), 0);
+        Ok(Replay {
+            machines: Cursor::open(
+                dir,
+                Table::MachineEvents,
+                &["time", "machine_id", "event_type", "cpus", "memory"],
+            )?,
+            attributes: Cursor::open(
+                dir,
+                Table::MachineAttributes,
+                &[
+                    "time",
+                    "machine_id",
+                    "attribute_name",
+                    "attribute_value",
+                    "attribute_value_int",
+                    "attribute_deleted",
+                ],
+            )?,
+            task_events: Cursor::open(
+                dir,
+                Table::TaskEvents,
+                &[
+                    "time",
+                    "job_id",
+                    "task_index",
+                    "machine_id",
+                    "event_type",
+                    "priority",
+                    "cpu_request",
+                    "memory_request",
+                ],
+            )?,
+            constraints: Cursor::open(
+                dir,
+                Table::TaskConstraints,
+                &[
+                    "time",
+                    "job_id",
+                    "task_index",
+                    "comparison_operator",
+                    "attribute_name",
+                    "attribute_value",
+                    "attribute_value_int",
+                ],
+            )?,
+            usage,
+            node_of: HashMap::new(),
+            task_of: HashMap::new(),
+            strings,
+            attributes_of: BTreeMap::new(),
+            unknown: HashSet::new(),
+            stats,
+        })
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(id) = self.strings.get(s) {
+            return *id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.insert(s.to_string(), id);
+        id
+    }
+
+    fn count(&mut self, table: Table) {
+        *self.stats.rows.entry(table.name().to_string()).or_default() += 1;
+    }
+
+    /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
+    pub fn advance(&mut self, cell: &mut Cell, end_us: i64) -> Result<TickEvents> {
+        let mut ev = TickEvents::default();
+        let mut machines = std::mem::replace(&mut self.machines, Cursor::none());
+        machines.each_before(end_us, |b, r| {
+            self.count(Table::MachineEvents);
+            self.machine_event(cell, b, r, &mut ev);
+            Ok(())
+        })?;
+        self.machines = machines;
+        let mut attributes = std::mem::replace(&mut self.attributes, Cursor::none());
+        attributes.each_before(end_us, |b, r| {
+            self.count(Table::MachineAttributes);
+            let node = self.node(u64_at(b, 1, r), cell);
+            let name = self.intern(dict_str(b, 2, r));
+            if b.column(5).as_boolean().value(r) {
+                self.attributes_of.remove(&(node, name));
+            } else {
+                let value = self.intern(dict_str(b, 3, r));
+                self.attributes_of
+                    .insert((node, name), (value, opt_i64(b, 4, r)));
+            }
+            Ok(())
+        })?;
+        self.attributes = attributes;
+        let mut tasks = std::mem::replace(&mut self.task_events, Cursor::none());
+        tasks.each_before(end_us, |b, r| {
+            self.count(Table::TaskEvents);
+            self.task_event(cell, b, r, &mut ev);
+            Ok(())
+        })?;
+        self.task_events = tasks;
+        let mut constraints = std::mem::replace(&mut self.constraints, Cursor::none());
+        let mut last_key = None;
+        constraints.each_before(end_us, |b, r| {
+            self.count(Table::TaskConstraints);
+            let key = (u64_at(b, 1, r), u32_at(b, 2, r));
+            let Some(&t) = self.task_of.get(&key) else {
+                self.stats.events_for_unknown_tasks += 1;
+                return Ok(());
+            };
+            let c = Constraint {
+                op: u8_at(b, 3, r),
+                name: self.intern(dict_str(b, 4, r)),
+                value: self.intern(dict_str(b, 5, r)),
+                value_int: opt_i64(b, 6, r),
+            };
+            // Consecutive rows of one task at one time form its (new) constraint set.
+            let stamp = (key, i64_at(b, 0, r));
+            if last_key != Some(stamp) {
+                cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
+                cell.tasks.constraint_len[t.index()] = 0;
+                last_key = Some(stamp);
+            }
+            cell.constraints.push(c);
+            cell.tasks.constraint_len[t.index()] += 1;
+            Ok(())
+        })?;
+        self.constraints = constraints;
+        let mut usage = std::mem::replace(&mut self.usage, Cursor::none());
+        usage.each_before(end_us, |b, r| {
+            self.count(Table::TaskUsage);
+            match self.task_of.get(&(u64_at(b, 2, r), u32_at(b, 3, r))) {
+                Some(&t) => {
+                    let cpu = to_units(opt_f32(b, 4, r).unwrap_or(0.0));
+                    let mem = to_units(opt_f32(b, 5, r).unwrap_or(0.0));
+                    cell.set_usage(t, cpu, mem, i64_at(b, 1, r));
+                }
+                None => self.stats.usage_rows_unmatched += 1,
+            }
+            Ok(())
+        })?;
+        self.usage = usage;
+        Ok(ev)
+    }
+
+    fn node(&mut self, machine_id: u64, cell: &mut Cell) -> NodeIdx {
+        *self
+            .node_of
+            .entry(machine_id)
+            .or_insert_with(|| cell.nodes.push(machine_id))
+    }
+
+    fn machine_event(&mut self, cell: &mut Cell, b: &RecordBatch, r: usize, ev: &mut TickEvents) {
+        let n = self.node(u64_at(b, 1, r), cell);
+        let i = n.index();
+        ev.machine_changes += 1;
+        match u8_at(b, 2, r) {
+            machine_event::REMOVE => {
+                cell.nodes.online[i] = false;
+                for t in 0..cell.tasks.len() {
+                    if cell.tasks.node[t] == n && cell.tasks.state[t] == TaskState::Running {
+                        cell.unplace(TaskIdx(t as u32));
+                        ev.displaced += 1;
+                    }
+                }
+            }
+            _ => {
+                // ADD and UPDATE carry capacities; an empty field keeps the previous value.
+                if let Some(c) = opt_f32(b, 3, r) {
+                    cell.nodes.cpu_cap[i] = to_units(c);
+                }
+                if let Some(m) = opt_f32(b, 4, r) {
+                    cell.nodes.mem_cap[i] = to_units(m);
+                }
+                cell.nodes.online[i] = true;
+            }
+        }
+    }
+
+    fn task_event(&mut self, cell: &mut Cell, b: &RecordBatch, r: usize, ev: &mut TickEvents) {
+        let now = i64_at(b, 0, r);
+        let key = (u64_at(b, 1, r), u32_at(b, 2, r));
+        let kind = u8_at(b, 4, r);
+        let priority = u8_at(b, 5, r);
+        let existing = self.task_of.get(&key).copied();
+        let t = match (existing, kind) {
+            (Some(t), _) => t,
+            (None, task_event::SUBMIT | task_event::SCHEDULE) => {
+                let t = cell.tasks.alloc(key.0, key.1, priority, now);
+                self.task_of.insert(key, t);
+                ev.submitted.push(t);
+                t
+            }
+            (None, _) => {
+                self.stats.events_for_unknown_tasks += 1;
+                return;
+            }
+        };
+        if task_event::is_terminal(kind) {
+            cell.end(t);
+            self.task_of.remove(&key);
+            ev.ended += 1;
+            return;
+        }
+        if cell.tasks.priority[t.index()] != priority {
+            cell.set_priority(t, priority);
+        }
+        let (cpu, mem) = (opt_f32(b, 6, r), opt_f32(b, 7, r));
+        if cpu.is_some() || mem.is_some() {
+            let i = t.index();
+            let cpu = cpu.map_or(cell.tasks.cpu_req[i], to_units);
+            let mem = mem.map_or(cell.tasks.mem_req[i], to_units);
+            cell.set_request(t, cpu, mem);
+        }
+        match kind {
+            task_event::SUBMIT
+                if existing.is_some() && cell.tasks.state[t.index()] == TaskState::Pending =>
+            {
+                cell.tasks.submit_us[t.index()] = now;
+                ev.submitted.push(t);
+            }
+            task_event::SCHEDULE if cell.tasks.state[t.index()] == TaskState::Pending => {
+                let machine = opt_u64(b, 3, r);
+                let node = match machine.and_then(|m| self.node_of.get(&m)) {
+                    Some(n) => *n,
+                    None => {
+                        self.stats.unknown_machine_placements += 1;
+                        if let Some(m) = machine
+                            && self.unknown.insert(m)
+                        {
+                            self.stats.unknown_machines += 1;
+                        }
+                        NodeIdx::NONE
+                    }
+                };
+                let generation = cell.tasks.generation[t.index()];
+                ev.placements.push(Placement {
+                    task: t,
+                    generation,
+                    node,
+                });
+            }
+            _ => {}
+        }
+    }
+}

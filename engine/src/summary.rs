@@ -1,0 +1,172 @@
+//! `summary.json`: what a run was (config, seed, version, trace) and what it measured: per-tick
+//! averages (the rows of seed 000's Tables 4-8), totals, replay oddities, wall time and peak RSS.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::NodeClass;
+use crate::config::RunConfig;
+use crate::metrics::{TickRow, sum};
+use crate::replay::ReplayStats;
+
+/// Averages per tick over the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Averages {
+    /// Nodes online.
+    pub nodes_online: f64,
+    /// Nodes per class ("idle", "overloaded", "sta", "ta", "pa", "da").
+    pub classes: BTreeMap<String, f64>,
+    /// Tasks running.
+    pub tasks_running: f64,
+    /// Tasks pending.
+    pub tasks_pending: f64,
+    /// CPU used / capacity.
+    pub cpu_used_ratio: f64,
+    /// Memory used / capacity.
+    pub mem_used_ratio: f64,
+    /// CPU requested / capacity.
+    pub cpu_requested_ratio: f64,
+    /// Memory requested / capacity.
+    pub mem_requested_ratio: f64,
+    /// Production CPU requested / capacity.
+    pub prod_cpu_reserved_ratio: f64,
+    /// Production memory requested / capacity.
+    pub prod_mem_reserved_ratio: f64,
+    /// Nodes breaking the RUS rule.
+    pub rus_breaches: f64,
+}
+
+/// Totals over the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Migrations started.
+    pub migrations_started: u64,
+    /// Migrations completed.
+    pub migrations_completed: u64,
+    /// Migrations failed.
+    pub migrations_failed: u64,
+    /// Migration cost, MB.
+    pub migration_cost_mb: f64,
+    /// Forced migrations.
+    pub forced_migrations: u64,
+    /// Collisions.
+    pub collisions: u64,
+    /// Recorded placements not followed.
+    pub placements_skipped: u64,
+    /// Messages per kind.
+    pub messages: BTreeMap<String, u64>,
+}
+
+/// The content of `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// cellsim version.
+    pub version: String,
+    /// Policy name.
+    pub policy: String,
+    /// The configuration (with defaults filled in).
+    pub config: RunConfig,
+    /// Ingested trace directory.
+    pub trace: String,
+    /// Ticks simulated.
+    pub ticks: u64,
+    /// Simulated seconds.
+    pub simulated_s: f64,
+    /// Per-tick averages.
+    pub averages: Averages,
+    /// Totals.
+    pub totals: Totals,
+    /// Trace oddities and whether usage came from task_usage.
+    pub replay: ReplayStats,
+    /// Wall-clock seconds (not deterministic).
+    pub wall_s: f64,
+    /// Simulated time / wall time (not deterministic).
+    pub speed_x_real_time: f64,
+    /// Peak resident memory in MB, when the OS reports it (not deterministic).
+    pub peak_rss_mb: Option<f64>,
+}
+
+/// Running sums over tick rows, in tick order (so float sums are reproducible).
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    ticks: u64,
+    sums: [f64; 11],
+    classes: [f64; 7],
+    totals: Totals,
+}
+
+impl Accumulator {
+    /// Adds one tick.
+    pub fn add(&mut self, row: &TickRow, message_kinds: &[&str]) {
+        self.ticks += 1;
+        let values = [
+            row.nodes_online as f64,
+            row.tasks_running as f64,
+            row.tasks_pending as f64,
+            row.ratio(sum::CPU_USED, sum::CPU_CAP),
+            row.ratio(sum::MEM_USED, sum::MEM_CAP),
+            row.ratio(sum::CPU_REQ, sum::CPU_CAP),
+            row.ratio(sum::MEM_REQ, sum::MEM_CAP),
+            row.ratio(sum::PROD_CPU_REQ, sum::CPU_CAP),
+            row.ratio(sum::PROD_MEM_REQ, sum::MEM_CAP),
+            row.rus_breaches as f64,
+            0.0,
+        ];
+        for (s, v) in self.sums.iter_mut().zip(values) {
+            *s += v;
+        }
+        for (s, v) in self.classes.iter_mut().zip(row.classes) {
+            *s += v as f64;
+        }
+        let c = &row.counters;
+        let t = &mut self.totals;
+        t.migrations_started += c.migrations_started;
+        t.migrations_completed += c.migrations_completed;
+        t.migrations_failed += c.migrations_failed;
+        t.migration_cost_mb += c.migration_cost_mb;
+        t.forced_migrations += c.forced_migrations;
+        t.collisions += c.collisions;
+        t.placements_skipped += c.placements_skipped;
+        for (kind, n) in message_kinds.iter().zip(&row.messages) {
+            *t.messages.entry(kind.to_string()).or_default() += n;
+        }
+    }
+
+    /// Ticks added.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// The averages and totals.
+    pub fn finish(self) -> (Averages, Totals) {
+        let n = self.ticks.max(1) as f64;
+        let s = self.sums.map(|v| v / n);
+        let classes = NodeClass::ALL[1..]
+            .iter()
+            .map(|c| (c.name().to_string(), self.classes[*c as usize] / n))
+            .collect();
+        let averages = Averages {
+            nodes_online: s[0],
+            classes,
+            tasks_running: s[1],
+            tasks_pending: s[2],
+            cpu_used_ratio: s[3],
+            mem_used_ratio: s[4],
+            cpu_requested_ratio: s[5],
+            mem_requested_ratio: s[6],
+            prod_cpu_reserved_ratio: s[7],
+            prod_mem_reserved_ratio: s[8],
+            rus_breaches: s[9],
+        };
+        (averages, self.totals)
+    }
+}
+
+/// Peak resident set size of this process in MB (Linux `VmHWM`), if available.
+pub fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

@@ -1,0 +1,156 @@
+//! A hand-written miniature trace (3 machines, 6 tasks, every machine and task event type)
+//! replayed by borg-replay with one-minute ticks, checked tick by tick against state worked out
+//! by hand from the rows below.
+
+mod common;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
+use common::*;
+use engine::RunConfig;
+
+const MACHINES: &str = "\
+0,1,0,p,0.5,0.5
+0,2,0,p,1,1
+700000000,3,0,p,0.25,0.25
+750000000,2,2,p,1,0.5
+800000000,1,1,p,0.5,0.5
+";
+
+// time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
+const TASKS: &str = "\
+0,,10,0,1,0,u,2,9,0.2,0.1,0,0
+0,,10,0,1,1,u,2,9,0.2,0.1,0,0
+0,,10,1,,0,u,0,2,0.1,0.3,0,0
+0,,10,1,2,1,u,0,2,0.1,0.3,0,0
+0,,11,0,,0,u,0,0,0.05,0.05,0,0
+0,,12,0,,0,u,2,10,0.3,0.2,0,0
+650000000,,11,0,2,1,u,0,0,0.05,0.05,0,0
+710000000,,12,0,3,1,u,2,10,0.3,0.2,0,0
+730000000,,10,1,2,8,u,0,2,0.15,0.3,0,0
+740000000,,11,0,2,2,u,0,0,,,,
+745000000,,11,0,,0,u,0,0,0.05,0.05,0,0
+746000000,,11,0,,7,u,0,0,0.04,0.05,0,0
+790000000,,11,0,1,1,u,0,0,0.04,0.05,0,0
+810000000,,10,0,1,2,u,2,9,,,,
+850000000,,10,1,2,4,u,0,2,,,,
+860000000,,12,0,3,3,u,2,10,,,,
+870000000,,11,0,,5,u,0,0,,,,
+880000000,,13,0,,0,u,0,0,0.01,0.01,0,0
+885000000,,13,0,4,1,u,0,0,0.01,0.01,0,0
+950000000,,13,0,,6,u,0,0,,,,
+";
+
+const USAGE: &str = "600000000,900000000,10,1,2,0.05,0.2,0.3,0,0,0.2,0,0,0.1,0,1,0.01,1,0,0.05\n";
+const ATTRIBUTES: &str = "0,1,a,5,0\n0,2,a,7,0\n700000000,2,a,,1\n";
+const CONSTRAINTS: &str = "0,12,0,2,a,7\n";
+
+/// Expected state at the end of each tick, worked out by hand:
+/// (online, running, pending, idle, overloaded, pa, rus breaches, skipped placements,
+///  cpu used / capacity, memory requested / capacity).
+type Expected = (u32, u64, u64, u32, u32, u32, u32, u64, f64, f64);
+
+const EXPECTED: [Expected; 6] = [
+    // t0 (..660 s): m1 {10/0 .2/.1}, m2 {10/1 use .05/.2 req .1/.3, 11/0 .05/.05}; 12/0 pending.
+    // cpu used (.2+.05+.05)/1.5 = .2; mem requested (.1+.3+.05)/1.5 = .3.
+    (2, 3, 1, 0, 0, 2, 0, 0, 0.2, 0.3),
+    // t1: m3 (.25/.25) added; 12/0 (production .3/.2) on m3: usage and RUS over capacity.
+    // cpu used (.2+.1+.3)/1.75; mem requested (.1+.35+.2)/1.75.
+    (3, 4, 0, 0, 1, 2, 1, 0, 0.6 / 1.75, 0.65 / 1.75),
+    // t2: m2 memory 1 -> .5; 10/1 cpu request .15 (usage stays from task_usage); 11/0 evicted,
+    // resubmitted and updated while pending (.04/.05). cpu used (.2+.05+.3)/1.75, mem req (.1+.3+.2)/1.25.
+    (3, 3, 1, 0, 1, 2, 1, 0, 0.55 / 1.75, 0.6 / 1.25),
+    // t3: m1 removed (10/0 displaced, then evicted); 11/0's SCHEDULE on m1 is skipped (m1 offline).
+    // cpu used (.05+.3)/1.25, mem req (.3+.2)/.75.
+    (2, 2, 1, 0, 1, 1, 1, 1, 0.35 / 1.25, 0.5 / 0.75),
+    // t4: 10/1 FINISH, 12/0 FAIL, 11/0 KILL; 13/0 submitted and scheduled on unknown machine 4.
+    (2, 0, 1, 2, 0, 0, 0, 1, 0.0, 0.0),
+    // t5: 13/0 LOST.
+    (2, 0, 0, 2, 0, 0, 0, 0, 0.0, 0.0),
+];
+
+#[test]
+fn miniature_trace_tick_by_tick() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    write_table(&trace, "machine_events", MACHINES);
+    write_table(&trace, "task_events", TASKS);
+    write_table(&trace, "task_usage", USAGE);
+    write_table(&trace, "machine_attributes", ATTRIBUTES);
+    write_table(&trace, "task_constraints", CONSTRAINTS);
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let run = root.path().join("run");
+    let config = RunConfig {
+        nodes_every_ticks: 2,
+        ..RunConfig::default()
+    };
+    let summary = run_borg(&config, &parquet, &run);
+
+    assert_eq!(
+        summary.ticks, 6,
+        "last event at 950 s: ticks end at 660, 720, ..., 960 s"
+    );
+    let ticks = read_parquet(&run.join("ticks.parquet"));
+    assert_eq!(ticks.num_rows(), 6);
+    let col = |name: &str| ticks.column(ticks.schema().index_of(name).unwrap()).clone();
+    let u32s = |name: &str| col(name).as_primitive::<UInt32Type>().values().to_vec();
+    let u64s = |name: &str| col(name).as_primitive::<UInt64Type>().values().to_vec();
+    let f64s = |name: &str| col(name).as_primitive::<Float64Type>().values().to_vec();
+    let (online, running, pending) = (
+        u32s("nodes_online"),
+        u64s("tasks_running"),
+        u64s("tasks_pending"),
+    );
+    let (idle, overloaded, pa) = (u32s("idle"), u32s("overloaded"), u32s("pa"));
+    let (rus, skipped) = (u32s("rus_breaches"), u64s("placements_skipped"));
+    let (cpu_used, mem_req) = (f64s("cpu_used_ratio"), f64s("mem_requested_ratio"));
+    for (t, e) in EXPECTED.iter().enumerate() {
+        let got = (
+            online[t],
+            running[t],
+            pending[t],
+            idle[t],
+            overloaded[t],
+            pa[t],
+            rus[t],
+            skipped[t],
+        );
+        assert_eq!(got, (e.0, e.1, e.2, e.3, e.4, e.5, e.6, e.7), "tick {t}");
+        assert!(
+            (cpu_used[t] - e.8).abs() < 1e-9,
+            "tick {t}: cpu used {} vs {}",
+            cpu_used[t],
+            e.8
+        );
+        assert!(
+            (mem_req[t] - e.9).abs() < 1e-9,
+            "tick {t}: mem requested {} vs {}",
+            mem_req[t],
+            e.9
+        );
+    }
+    assert!(
+        u32s("sta")
+            .iter()
+            .chain(&u32s("ta"))
+            .chain(&u32s("da"))
+            .all(|n| *n == 0)
+    );
+    assert_eq!(
+        col("time_us")
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .value(0),
+        660_000_000
+    );
+
+    // nodes.parquet every 2 ticks: ticks 0, 2, 4 with 2, 3, 2 online nodes.
+    let nodes = read_parquet(&run.join("nodes.parquet"));
+    assert_eq!(nodes.num_rows(), 7);
+    assert_eq!(summary.replay.unknown_machines, 1);
+    assert_eq!(summary.replay.unknown_machine_placements, 1);
+    assert_eq!(summary.totals.placements_skipped, 2);
+    assert!(summary.replay.usage_from_trace);
+    assert_eq!(summary.averages.classes["overloaded"], 3.0 / 6.0);
+    assert!(run.join("summary.json").exists() && !run.join("ticks.parquet.partial").exists());
+}
