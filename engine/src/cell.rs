@@ -10,6 +10,8 @@
 //!
 //! All mutation goes through the methods here, which keep the sums right.
 
+use std::collections::BTreeMap;
+
 use crate::ids::{NodeIdx, TaskIdx};
 
 /// Lifecycle of a task slot.
@@ -205,7 +207,7 @@ pub struct Constraint {
     pub value_int: Option<i64>,
 }
 
-/// Nodes, tasks and task constraints.
+/// Nodes, tasks, task constraints and node attributes.
 #[derive(Debug, Default, Clone)]
 pub struct Cell {
     /// Node columns.
@@ -214,9 +216,27 @@ pub struct Cell {
     pub tasks: Tasks,
     /// Constraints of all tasks, referenced by ranges in the task columns.
     pub constraints: Vec<Constraint>,
+    /// Node attributes: (node, interned name) -> (interned value, integer reading). Sorted, so
+    /// one node's attributes are one contiguous range.
+    pub attributes: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
 }
 
 impl Cell {
+    /// Whether node `n` satisfies every constraint of task `t` (interned value 0 = empty text,
+    /// which is how an absent attribute reads).
+    pub fn satisfies(&self, n: NodeIdx, t: TaskIdx) -> bool {
+        let start = self.tasks.constraint_start[t.index()] as usize;
+        let len = self.tasks.constraint_len[t.index()] as usize;
+        self.constraints[start..start + len].iter().all(|c| {
+            let (have, have_int) = self
+                .attributes
+                .get(&(n, c.name))
+                .copied()
+                .unwrap_or((0, None));
+            ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
+        })
+    }
+
     fn add_to_node(&mut self, t: TaskIdx, sign: i64) {
         let (n, i) = (self.tasks.node[t.index()].index(), t.index());
         let add = |v: &mut u32, d: u32| *v = (*v as i64 + sign * d as i64) as u32;
@@ -349,5 +369,103 @@ impl Cell {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sums(cell: &Cell, n: NodeIdx) -> [u32; 7] {
+        let d = &cell.nodes;
+        let i = n.index();
+        [
+            d.cpu_used[i],
+            d.mem_used[i],
+            d.cpu_req[i],
+            d.mem_req[i],
+            d.prod_cpu_req[i],
+            d.prod_mem_req[i],
+            d.task_count[i],
+        ]
+    }
+
+    #[test]
+    fn node_sums_follow_every_change_and_slots_are_recycled() {
+        let mut cell = Cell::default();
+        let n = cell.nodes.push(7);
+        cell.nodes.online[n.index()] = true;
+        let a = cell.tasks.alloc(1, 0, 9, 0); // production
+        let b = cell.tasks.alloc(1, 1, 0, 0);
+        cell.set_request(a, 100, 200);
+        cell.set_request(b, 10, 20);
+        cell.place(a, n, 5);
+        cell.place(b, n, 5);
+        // Usage falls back to requests until a sample arrives.
+        assert_eq!(sums(&cell, n), [110, 220, 110, 220, 100, 200, 2]);
+        cell.set_usage(a, 50, 150, 300);
+        assert_eq!(sums(&cell, n), [60, 170, 110, 220, 100, 200, 2]);
+        // A request change no longer moves usage once it is measured.
+        cell.set_request(a, 120, 200);
+        assert_eq!(sums(&cell, n), [60, 170, 130, 220, 120, 200, 2]);
+        cell.set_priority(a, 2); // no longer production
+        assert_eq!(sums(&cell, n), [60, 170, 130, 220, 0, 0, 2]);
+        cell.check().unwrap();
+        cell.unplace(b);
+        assert_eq!(cell.tasks.state[b.index()], TaskState::Pending);
+        assert_eq!(sums(&cell, n), [50, 150, 120, 200, 0, 0, 1]);
+        let generation = cell.tasks.generation[a.index()];
+        cell.end(a);
+        assert_eq!(sums(&cell, n), [0; 7]);
+        assert_eq!(cell.tasks.live(), 1);
+        let c = cell.tasks.alloc(2, 0, 0, 9);
+        assert_eq!(c, a, "the freed slot is reused");
+        assert_ne!(
+            cell.tasks.generation[c.index()],
+            generation,
+            "and told apart by its generation"
+        );
+        assert_eq!(
+            (
+                cell.tasks.cpu_use[c.index()],
+                cell.tasks.use_is_request[c.index()]
+            ),
+            (0, true)
+        );
+        cell.check().unwrap();
+    }
+
+    #[test]
+    fn constraints_are_matched_against_node_attributes() {
+        use ingest::codes::comparison::*;
+        let mut cell = Cell::default();
+        let (n, m) = (cell.nodes.push(1), cell.nodes.push(2));
+        // Interned: 0 = "", 1 = name "a", 2 = value "7", 3 = value "x".
+        cell.attributes.insert((n, 1), (2, Some(7)));
+        let t = cell.tasks.alloc(1, 0, 0, 0);
+        let c = |op, value, value_int| Constraint {
+            name: 1,
+            op,
+            value,
+            value_int,
+        };
+        cell.constraints
+            .extend([c(GREATER_THAN, 0, Some(5)), c(NOT_EQUAL, 3, None)]);
+        cell.tasks.constraint_len[t.index()] = 2;
+        assert!(cell.satisfies(n, t), "7 > 5 and 7 != x");
+        assert!(!cell.satisfies(m, t), "no attribute: not comparable");
+        cell.tasks.constraint_len[t.index()] = 0;
+        assert!(cell.satisfies(m, t), "no constraints");
+    }
+
+    #[test]
+    fn check_reports_a_broken_sum() {
+        let mut cell = Cell::default();
+        let n = cell.nodes.push(1);
+        let t = cell.tasks.alloc(1, 0, 0, 0);
+        cell.set_request(t, 5, 5);
+        cell.place(t, n, 0);
+        cell.nodes.cpu_req[n.index()] += 1;
+        assert!(cell.check().unwrap_err().starts_with("node 0 sums"));
     }
 }

@@ -77,11 +77,9 @@ pub struct Replay {
     node_of: HashMap<u64, NodeIdx>,
     task_of: HashMap<(u64, u32), TaskIdx>,
     strings: HashMap<String, u32>,
-    /// Machine attributes: (node, interned name) -> (interned value, integer value).
-    pub attributes_of: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
     unknown: HashSet<u64>,
-    /// Oddities counted so far.
-    pub stats: ReplayStats,
+    rows: [u64; 6],
+    stats: ReplayStats,
 }
 
 fn dict_str(b: &RecordBatch, col: usize, row: usize) -> &str {
@@ -198,8 +196,8 @@ impl Replay {
             node_of: HashMap::new(),
             task_of: HashMap::new(),
             strings,
-            attributes_of: BTreeMap::new(),
             unknown: HashSet::new(),
+            rows: [0; 6],
             stats,
         })
     }
@@ -214,7 +212,17 @@ impl Replay {
     }
 
     fn count(&mut self, table: Table) {
-        *self.stats.rows.entry(table.name().to_string()).or_default() += 1;
+        self.rows[table as usize] += 1;
+    }
+
+    /// Oddities counted so far, with rows applied per table.
+    pub fn stats(&self) -> ReplayStats {
+        let mut stats = self.stats.clone();
+        stats.rows = Table::ALL
+            .iter()
+            .map(|t| (t.name().to_string(), self.rows[*t as usize]))
+            .collect();
+        stats
     }
 
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
@@ -233,10 +241,10 @@ impl Replay {
             let node = self.node(u64_at(b, 1, r), cell);
             let name = self.intern(dict_str(b, 2, r));
             if b.column(5).as_boolean().value(r) {
-                self.attributes_of.remove(&(node, name));
+                cell.attributes.remove(&(node, name));
             } else {
                 let value = self.intern(dict_str(b, 3, r));
-                self.attributes_of
+                cell.attributes
                     .insert((node, name), (value, opt_i64(b, 4, r)));
             }
             Ok(())

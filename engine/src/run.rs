@@ -154,7 +154,7 @@ fn run_in_pool<P: Policy>(
         simulated_s,
         averages,
         totals,
-        replay: replay.stats.clone(),
+        replay: replay.stats(),
         wall_s,
         speed_x_real_time: simulated_s / wall_s.max(1e-9),
         peak_rss_mb: peak_rss_mb(),

@@ -137,6 +137,26 @@ pub mod comparison {
     pub const NOT_EQUAL: u8 = 3;
 }
 
+/// Whether an attribute value satisfies `op want` — the one place the operators get meaning.
+/// LESS_THAN and GREATER_THAN compare integer readings (false when either side has none, e.g. an
+/// absent attribute); EQUAL and NOT_EQUAL compare values, where the caller passes its "absent"
+/// value (empty text) for a machine without the attribute. Unknown operators never hold.
+pub fn constraint_holds<V: PartialEq>(
+    op: u8,
+    have: V,
+    have_int: Option<i64>,
+    want: V,
+    want_int: Option<i64>,
+) -> bool {
+    match (op, have_int, want_int) {
+        (comparison::LESS_THAN, Some(a), Some(v)) => a < v,
+        (comparison::GREATER_THAN, Some(a), Some(v)) => a > v,
+        (comparison::EQUAL, ..) => have == want,
+        (comparison::NOT_EQUAL, ..) => have != want,
+        _ => false,
+    }
+}
+
 /// The "after the trace window" timestamp, 2^63 - 1 microseconds.
 pub const TIME_AFTER_TRACE_US: i64 = i64::MAX;
 
@@ -164,5 +184,32 @@ mod tests {
         assert!(task_event::is_terminal(task_event::LOST));
         assert!(!task_event::is_terminal(task_event::SCHEDULE));
         assert!(!task_event::is_terminal(task_event::UPDATE_PENDING));
+    }
+
+    #[test]
+    fn constraint_operators() {
+        use comparison::*;
+        assert!(constraint_holds(LESS_THAN, "3", Some(3), "4", Some(4)));
+        assert!(!constraint_holds(LESS_THAN, "4", Some(4), "4", Some(4)));
+        assert!(constraint_holds(GREATER_THAN, "5", Some(5), "4", Some(4)));
+        assert!(
+            !constraint_holds(GREATER_THAN, "", None, "4", Some(4)),
+            "absent is not comparable"
+        );
+        assert!(
+            !constraint_holds(LESS_THAN, "x", None, "4", Some(4)),
+            "text is not comparable"
+        );
+        assert!(constraint_holds(EQUAL, "h", None, "h", None));
+        assert!(
+            constraint_holds(EQUAL, "", None, "", None),
+            "EQUAL empty: attribute absent"
+        );
+        assert!(
+            constraint_holds(NOT_EQUAL, "", None, "h", None),
+            "absent differs from a value"
+        );
+        assert!(!constraint_holds(NOT_EQUAL, "", None, "", None));
+        assert!(!constraint_holds(9, "h", None, "h", None));
     }
 }

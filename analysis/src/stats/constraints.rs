@@ -1,13 +1,11 @@
 //! Constraint statistics: how many tasks carry constraints, per operator, and how many have a
 //! constraint set so restrictive that only a handful of machines satisfy it.
 //!
-//! Matching follows the trace's operators (`ingest::codes::COMPARISON`): LESS_THAN and
-//! GREATER_THAN compare integer values (false when either side is not an integer or the
-//! attribute is absent); EQUAL and NOT_EQUAL compare text, an absent attribute reading as empty.
+//! Matching is `ingest::codes::constraint_holds`, an absent attribute reading as empty text.
 
 use std::collections::HashMap;
 
-use ingest::codes::comparison;
+use ingest::codes::constraint_holds;
 use ingest::{Dataset, Table};
 use serde::Serialize;
 
@@ -35,16 +33,8 @@ impl Constraint {
     /// Whether a machine with `attrs` satisfies the constraint.
     pub fn matches(&self, attrs: Option<&HashMap<String, AttrValue>>) -> bool {
         let have = attrs.and_then(|a| a.get(&self.name));
-        match self.op {
-            comparison::LESS_THAN => {
-                matches!((have.and_then(|h| h.1), self.value_int), (Some(a), Some(v)) if a < v)
-            }
-            comparison::GREATER_THAN => {
-                matches!((have.and_then(|h| h.1), self.value_int), (Some(a), Some(v)) if a > v)
-            }
-            comparison::EQUAL => have.map_or("", |h| h.0.as_str()) == self.value,
-            _ => have.map_or("", |h| h.0.as_str()) != self.value,
-        }
+        let (text, int) = have.map_or(("", None), |h| (h.0.as_str(), h.1));
+        constraint_holds(self.op, text, int, self.value.as_str(), self.value_int)
     }
 }
 

@@ -75,6 +75,16 @@ pub enum AttrValue {
     Hash(u32),
 }
 
+impl AttrValue {
+    /// The integer reading, if integer-valued.
+    pub fn int(self) -> Option<i64> {
+        match self {
+            AttrValue::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// One task constraint: `attribute op value`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Constraint {
@@ -90,13 +100,7 @@ impl Constraint {
     /// Whether a machine with these attribute values satisfies the constraint.
     pub fn matches(&self, attrs: &[AttrValue; ATTRIBUTES]) -> bool {
         let have = attrs[self.attribute as usize];
-        match (self.op, have, self.value) {
-            (comparison::LESS_THAN, AttrValue::Int(a), AttrValue::Int(v)) => a < v,
-            (comparison::GREATER_THAN, AttrValue::Int(a), AttrValue::Int(v)) => a > v,
-            (comparison::EQUAL, a, v) => a == v,
-            (comparison::NOT_EQUAL, a, v) => a != v,
-            _ => false,
-        }
+        crate::codes::constraint_holds(self.op, have, have.int(), self.value, self.value.int())
     }
 }
 
