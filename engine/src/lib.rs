@@ -15,6 +15,7 @@ pub mod config;
 pub mod error;
 pub mod executor;
 pub mod ids;
+pub mod masb;
 pub mod metrics;
 pub mod output;
 pub mod policy;

@@ -1,0 +1,148 @@
+//! MASB (seed 000): node and broker agents negotiating placements and live migrations.
+//!
+//! This module holds the policy's parameters ([`MasbConfig`], every constant with the paper's
+//! value as default) and its decision functions, each a pure function of plain data so it can be
+//! tested on hand-worked cases: [`score`] (SIAS, SRAS and their GAIN variants), [`cost`] (the
+//! live-migration cost model of `MIGRATION-COST.md`) and [`scs`] (Select Candidate Services by
+//! Tabu Search).
+
+pub mod cost;
+pub mod score;
+pub mod scs;
+
+use serde::{Deserialize, Serialize};
+
+/// How the score functions read a resource (SPEC 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreReading {
+    /// r = the resource left free after the placement (default: peaks where the paper's figures
+    /// put them).
+    #[default]
+    Free,
+    /// r = the resource used after the placement (the paper's literal wording).
+    Used,
+}
+
+/// The units the score functions work in (SPEC 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreUnits {
+    /// r as a fraction of the node's capacity, r_max = 1 (machines compete on shape).
+    #[default]
+    Fraction,
+    /// r in the trace's normalised amounts, r_max = the node's capacity.
+    Absolute,
+}
+
+/// One score function's constants: SCORE = F_STEEP^((r_cpu - F_BIAS r_cpu_max)(r_mem - F_BIAS
+/// r_mem_max)) - F_FLOOR.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreShape {
+    /// F_STEEP.
+    pub steep: f64,
+    /// F_BIAS.
+    pub bias: f64,
+    /// F_FLOOR.
+    pub floor: f64,
+}
+
+/// Every MASB constant (seed 000 sections 4-7, SPEC 6, MIGRATION-COST.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MasbConfig {
+    /// Initial allocation score (SIAS): F_STEEP 350, F_BIAS 0.3, F_FLOOR 0.8.
+    pub sias: ScoreShape,
+    /// Re-allocation score (SRAS): F_STEEP 500, F_BIAS 0.6, F_FLOOR 0.8.
+    pub sras: ScoreShape,
+    /// Any placement leaving a resource used above this fraction scores 0 (0.9).
+    pub max_use: f64,
+    /// Free or used reading of r.
+    pub score_reading: ScoreReading,
+    /// Fraction or absolute units.
+    pub score_units: ScoreUnits,
+    /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7).
+    pub sias_gain: bool,
+    /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7).
+    pub sras_gain: bool,
+    /// Broker agents per 12,500 nodes (at least one).
+    pub brokers_per_12500_nodes: u32,
+    /// Nodes a broker scores for an initial allocation (200).
+    pub initial_candidates: u32,
+    /// Nodes a broker scores for a migration (2,000).
+    pub migration_scan: u32,
+    /// Candidates returned for a migration (15).
+    pub migration_candidates: u32,
+    /// Seconds a node agent waits for migration answers (30).
+    pub answer_wait_s: u32,
+    /// Seconds before recommendations expire and SCS restarts (180).
+    pub recommendation_ttl_s: u32,
+    /// Seconds without a report before a broker drops a node from its cache (300).
+    pub cache_ttl_s: u32,
+    /// Tabu Search restarts (25).
+    pub tabu_restarts: u32,
+    /// Tabu Search steps per restart (5).
+    pub tabu_steps: u32,
+    /// Stop after this many steps without improving the best selection (6).
+    pub tabu_patience: u32,
+    /// Memory of the largest machine in MB, to turn normalised memory into MB (65,536).
+    pub machine_memory_mb: f64,
+    /// Page-dirtying rate in MB/s per normalised CPU in use (2,000).
+    pub dirty_mb_per_cpu_s: f64,
+    /// Migration bandwidth in MB/s (125 = 1 Gbit/s).
+    pub bandwidth_mb_s: f64,
+    /// Pre-copy stops when the dirty set can be sent within this downtime, seconds (0.3).
+    pub max_downtime_s: f64,
+    /// Pre-copy stops below this many MB left to copy (0.2).
+    pub min_round_mb: f64,
+    /// Pre-copy round limit (29, as Xen).
+    pub max_rounds: u32,
+    /// Pre-copy stops before the total exceeds this multiple of the memory footprint (3).
+    pub max_total_factor: f64,
+    /// Writable working set as a share of the memory footprint (0.9).
+    pub writable_share: f64,
+    /// The VM's own state sent with every migration, MB (100).
+    pub base_overhead_mb: f64,
+}
+
+impl Default for MasbConfig {
+    fn default() -> Self {
+        MasbConfig {
+            sias: ScoreShape {
+                steep: 350.0,
+                bias: 0.3,
+                floor: 0.8,
+            },
+            sras: ScoreShape {
+                steep: 500.0,
+                bias: 0.6,
+                floor: 0.8,
+            },
+            max_use: 0.9,
+            score_reading: ScoreReading::Free,
+            score_units: ScoreUnits::Fraction,
+            sias_gain: false,
+            sras_gain: false,
+            brokers_per_12500_nodes: 1,
+            initial_candidates: 200,
+            migration_scan: 2_000,
+            migration_candidates: 15,
+            answer_wait_s: 30,
+            recommendation_ttl_s: 180,
+            cache_ttl_s: 300,
+            tabu_restarts: 25,
+            tabu_steps: 5,
+            tabu_patience: 6,
+            machine_memory_mb: 65_536.0,
+            dirty_mb_per_cpu_s: 2_000.0,
+            bandwidth_mb_s: 125.0,
+            max_downtime_s: 0.3,
+            min_round_mb: 0.2,
+            max_rounds: 29,
+            max_total_factor: 3.0,
+            writable_share: 0.9,
+            base_overhead_mb: 100.0,
+        }
+    }
+}
