@@ -87,11 +87,11 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     row("migrations / minute", &|r| {
         format!(
             "{:.2}",
-            r.totals.migrations_started as f64 * 60.0 / r.simulated_s.max(1.0)
+            r.totals.counters.migrations_started as f64 * 60.0 / r.simulated_s.max(1.0)
         )
     });
     row("placements skipped", &|r| {
-        r.totals.placements_skipped.to_string()
+        r.totals.counters.placements_skipped.to_string()
     });
     row("usage from", &|r| {
         if r.replay.usage_from_trace {

@@ -87,8 +87,9 @@ impl StepCtx<'_> {
     }
 }
 
-/// Counters a policy reports per tick (zero for policies that do not migrate).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// Counters a policy reports per tick (zero for policies that do not migrate), summed over the
+/// run in the summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PolicyCounters {
     /// Migrations started.
     pub migrations_started: u64,
@@ -104,6 +105,19 @@ pub struct PolicyCounters {
     pub collisions: u64,
     /// Recorded placements that could not be followed (borg-replay).
     pub placements_skipped: u64,
+}
+
+impl PolicyCounters {
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &PolicyCounters) {
+        self.migrations_started += other.migrations_started;
+        self.migrations_completed += other.migrations_completed;
+        self.migrations_failed += other.migrations_failed;
+        self.migration_cost_mb += other.migration_cost_mb;
+        self.forced_migrations += other.forced_migrations;
+        self.collisions += other.collisions;
+        self.placements_skipped += other.placements_skipped;
+    }
 }
 
 /// A scheduling policy. See the module doc for the tick structure.

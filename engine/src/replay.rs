@@ -211,10 +211,6 @@ impl Replay {
         id
     }
 
-    fn count(&mut self, table: Table) {
-        self.rows[table as usize] += 1;
-    }
-
     /// Oddities counted so far, with rows applied per table.
     pub fn stats(&self) -> ReplayStats {
         let mut stats = self.stats.clone();
@@ -225,79 +221,97 @@ impl Replay {
         stats
     }
 
+    /// Runs `apply` on every row of one table before `end_us`, counting the rows. The cursor is
+    /// taken out of `self` while `apply` gets `self` mutably.
+    fn drain(
+        &mut self,
+        table: Table,
+        cursor: fn(&mut Replay) -> &mut Cursor,
+        end_us: i64,
+        mut apply: impl FnMut(&mut Replay, &RecordBatch, usize),
+    ) -> Result<()> {
+        let mut rows = std::mem::replace(cursor(self), Cursor::none());
+        let result = rows.each_before(end_us, |b, r| {
+            self.rows[table as usize] += 1;
+            apply(self, b, r);
+            Ok(())
+        });
+        *cursor(self) = rows;
+        result
+    }
+
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
     pub fn advance(&mut self, cell: &mut Cell, end_us: i64) -> Result<TickEvents> {
         let mut ev = TickEvents::default();
-        let mut machines = std::mem::replace(&mut self.machines, Cursor::none());
-        machines.each_before(end_us, |b, r| {
-            self.count(Table::MachineEvents);
-            self.machine_event(cell, b, r, &mut ev);
-            Ok(())
-        })?;
-        self.machines = machines;
-        let mut attributes = std::mem::replace(&mut self.attributes, Cursor::none());
-        attributes.each_before(end_us, |b, r| {
-            self.count(Table::MachineAttributes);
-            let node = self.node(u64_at(b, 1, r), cell);
-            let name = self.intern(dict_str(b, 2, r));
-            if b.column(5).as_boolean().value(r) {
-                cell.attributes.remove(&(node, name));
-            } else {
-                let value = self.intern(dict_str(b, 3, r));
-                cell.attributes
-                    .insert((node, name), (value, opt_i64(b, 4, r)));
-            }
-            Ok(())
-        })?;
-        self.attributes = attributes;
-        let mut tasks = std::mem::replace(&mut self.task_events, Cursor::none());
-        tasks.each_before(end_us, |b, r| {
-            self.count(Table::TaskEvents);
-            self.task_event(cell, b, r, &mut ev);
-            Ok(())
-        })?;
-        self.task_events = tasks;
-        let mut constraints = std::mem::replace(&mut self.constraints, Cursor::none());
+        self.drain(
+            Table::MachineEvents,
+            |s| &mut s.machines,
+            end_us,
+            |s, b, r| s.machine_event(cell, b, r, &mut ev),
+        )?;
+        self.drain(
+            Table::MachineAttributes,
+            |s| &mut s.attributes,
+            end_us,
+            |s, b, r| {
+                let node = s.node(u64_at(b, 1, r), cell);
+                let name = s.intern(dict_str(b, 2, r));
+                if b.column(5).as_boolean().value(r) {
+                    cell.attributes.remove(&(node, name));
+                } else {
+                    let value = s.intern(dict_str(b, 3, r));
+                    cell.attributes
+                        .insert((node, name), (value, opt_i64(b, 4, r)));
+                }
+            },
+        )?;
+        self.drain(
+            Table::TaskEvents,
+            |s| &mut s.task_events,
+            end_us,
+            |s, b, r| s.task_event(cell, b, r, &mut ev),
+        )?;
         let mut last_key = None;
-        constraints.each_before(end_us, |b, r| {
-            self.count(Table::TaskConstraints);
-            let key = (u64_at(b, 1, r), u32_at(b, 2, r));
-            let Some(&t) = self.task_of.get(&key) else {
-                self.stats.events_for_unknown_tasks += 1;
-                return Ok(());
-            };
-            let c = Constraint {
-                op: u8_at(b, 3, r),
-                name: self.intern(dict_str(b, 4, r)),
-                value: self.intern(dict_str(b, 5, r)),
-                value_int: opt_i64(b, 6, r),
-            };
-            // Consecutive rows of one task at one time form its (new) constraint set.
-            let stamp = (key, i64_at(b, 0, r));
-            if last_key != Some(stamp) {
-                cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
-                cell.tasks.constraint_len[t.index()] = 0;
-                last_key = Some(stamp);
-            }
-            cell.constraints.push(c);
-            cell.tasks.constraint_len[t.index()] += 1;
-            Ok(())
-        })?;
-        self.constraints = constraints;
-        let mut usage = std::mem::replace(&mut self.usage, Cursor::none());
-        usage.each_before(end_us, |b, r| {
-            self.count(Table::TaskUsage);
-            match self.task_of.get(&(u64_at(b, 2, r), u32_at(b, 3, r))) {
+        self.drain(
+            Table::TaskConstraints,
+            |s| &mut s.constraints,
+            end_us,
+            |s, b, r| {
+                let key = (u64_at(b, 1, r), u32_at(b, 2, r));
+                let Some(&t) = s.task_of.get(&key) else {
+                    s.stats.events_for_unknown_tasks += 1;
+                    return;
+                };
+                let c = Constraint {
+                    op: u8_at(b, 3, r),
+                    name: s.intern(dict_str(b, 4, r)),
+                    value: s.intern(dict_str(b, 5, r)),
+                    value_int: opt_i64(b, 6, r),
+                };
+                // Consecutive rows of one task at one time form its (new) constraint set.
+                let stamp = (key, i64_at(b, 0, r));
+                if last_key != Some(stamp) {
+                    cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
+                    cell.tasks.constraint_len[t.index()] = 0;
+                    last_key = Some(stamp);
+                }
+                cell.constraints.push(c);
+                cell.tasks.constraint_len[t.index()] += 1;
+            },
+        )?;
+        self.drain(
+            Table::TaskUsage,
+            |s| &mut s.usage,
+            end_us,
+            |s, b, r| match s.task_of.get(&(u64_at(b, 2, r), u32_at(b, 3, r))) {
                 Some(&t) => {
                     let cpu = to_units(opt_f32(b, 4, r).unwrap_or(0.0));
                     let mem = to_units(opt_f32(b, 5, r).unwrap_or(0.0));
                     cell.set_usage(t, cpu, mem, i64_at(b, 1, r));
                 }
-                None => self.stats.usage_rows_unmatched += 1,
-            }
-            Ok(())
-        })?;
-        self.usage = usage;
+                None => s.stats.usage_rows_unmatched += 1,
+            },
+        )?;
         Ok(ev)
     }
 

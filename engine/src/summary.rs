@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::NodeClass;
 use crate::config::RunConfig;
 use crate::metrics::{TickRow, sum};
+use crate::policy::PolicyCounters;
 use crate::replay::ReplayStats;
 
 /// Averages per tick over the run.
@@ -40,20 +41,9 @@ pub struct Averages {
 /// Totals over the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
-    /// Migrations started.
-    pub migrations_started: u64,
-    /// Migrations completed.
-    pub migrations_completed: u64,
-    /// Migrations failed.
-    pub migrations_failed: u64,
-    /// Migration cost, MB.
-    pub migration_cost_mb: f64,
-    /// Forced migrations.
-    pub forced_migrations: u64,
-    /// Collisions.
-    pub collisions: u64,
-    /// Recorded placements not followed.
-    pub placements_skipped: u64,
+    /// The policy counters, summed.
+    #[serde(flatten)]
+    pub counters: PolicyCounters,
     /// Messages per kind.
     pub messages: BTreeMap<String, u64>,
 }
@@ -119,17 +109,9 @@ impl Accumulator {
         for (s, v) in self.classes.iter_mut().zip(row.classes) {
             *s += v as f64;
         }
-        let c = &row.counters;
-        let t = &mut self.totals;
-        t.migrations_started += c.migrations_started;
-        t.migrations_completed += c.migrations_completed;
-        t.migrations_failed += c.migrations_failed;
-        t.migration_cost_mb += c.migration_cost_mb;
-        t.forced_migrations += c.forced_migrations;
-        t.collisions += c.collisions;
-        t.placements_skipped += c.placements_skipped;
+        self.totals.counters.add(&row.counters);
         for (kind, n) in message_kinds.iter().zip(&row.messages) {
-            *t.messages.entry(kind.to_string()).or_default() += n;
+            *self.totals.messages.entry(kind.to_string()).or_default() += n;
         }
     }
 

@@ -149,7 +149,7 @@ fn miniature_trace_tick_by_tick() {
     assert_eq!(nodes.num_rows(), 7);
     assert_eq!(summary.replay.unknown_machines, 1);
     assert_eq!(summary.replay.unknown_machine_placements, 1);
-    assert_eq!(summary.totals.placements_skipped, 2);
+    assert_eq!(summary.totals.counters.placements_skipped, 2);
     assert!(summary.replay.usage_from_trace);
     assert_eq!(summary.averages.classes["overloaded"], 3.0 / 6.0);
     assert!(run.join("summary.json").exists() && !run.join("ticks.parquet.partial").exists());
