@@ -11,6 +11,8 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
+mod machines;
+
 use super::cell::{ATTRIBUTES, AttrValue, Cell, Constraint};
 use super::csvgz::round_sig4;
 use super::model::*;
@@ -132,7 +134,7 @@ impl<'a> Sim<'a> {
         let n = cell.len();
         let (mean_run_s, mean_tasks) = means();
         let arrivals_per_s = RUNNING_PER_MACHINE * n as f64 / (mean_run_s * runs_per_task());
-        let mut sim = Sim {
+        Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
             now_us: TRACE_START_US - WARMUP_S * US,
@@ -161,9 +163,7 @@ impl<'a> Sim<'a> {
             window_rows: Vec::new(),
             window_start_us: TRACE_START_US,
             out,
-        };
-        sim.seq = 0;
-        sim
+        }
     }
 
     fn push(&mut self, at_us: i64, event: Event) {
@@ -230,18 +230,6 @@ impl<'a> Sim<'a> {
 
     fn exp_us(&mut self, mean_s: f64) -> i64 {
         ((self.rng.exp(mean_s) * US as f64) as i64).max(1)
-    }
-
-    fn schedule_churn(&mut self, m: u32, from_us: i64) {
-        let day_s = 86_400.0;
-        let remove_at = from_us + self.exp_us(day_s / REMOVE_PER_DAY);
-        if remove_at < self.end_us {
-            self.push(remove_at, Event::MachineRemove(m));
-        }
-        let update_at = from_us + self.exp_us(day_s / UPDATE_PER_DAY);
-        if update_at < self.end_us {
-            self.push(update_at, Event::MachineUpdate(m));
-        }
     }
 
     fn handle(&mut self, event: Event) -> Result<()> {
@@ -579,67 +567,6 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    fn remove_machine(&mut self, m: u32) -> Result<()> {
-        if !self.online[m as usize] {
-            return Ok(());
-        }
-        for slot in 0..self.tasks.len() as u32 {
-            if self.tasks[slot as usize].machine == m {
-                self.stop_run(slot, task_event::EVICT)?;
-                self.after_end(slot, task_event::EVICT)?;
-            }
-        }
-        let key = mem_key(self.mem_cap[m as usize] - self.mem_req[m as usize]);
-        self.free_index.remove(&(key, m));
-        self.online[m as usize] = false;
-        if self.emit {
-            self.emit_machine(m, crate::codes::machine_event::REMOVE, self.now_us)?;
-        }
-        let back = self.now_us
-            + (self.rng.lognormal(DOWNTIME_MEDIAN_S, DOWNTIME_SIGMA) * US as f64) as i64;
-        if back < self.end_us {
-            self.push(back, Event::MachineAdd(m));
-        }
-        Ok(())
-    }
-
-    fn add_machine(&mut self, m: u32) -> Result<()> {
-        let i = m as usize;
-        self.online[i] = true;
-        self.free_index
-            .insert((mem_key(self.mem_cap[i] - self.mem_req[i]), m));
-        if self.emit {
-            self.emit_machine(m, crate::codes::machine_event::ADD, self.now_us)?;
-        }
-        let now = self.now_us;
-        self.schedule_churn(m, now);
-        Ok(())
-    }
-
-    fn update_machine(&mut self, m: u32) -> Result<()> {
-        let i = m as usize;
-        if !self.online[i] {
-            return Ok(());
-        }
-        self.free_index
-            .remove(&(mem_key(self.mem_cap[i] - self.mem_req[i]), m));
-        let base = self.cell.mem[i];
-        self.mem_cap[i] = if (self.mem_cap[i] - base).abs() > 1e-9 {
-            base
-        } else {
-            (base * 0.5).max(0.03)
-        };
-        self.free_index
-            .insert((mem_key(self.mem_cap[i] - self.mem_req[i]), m));
-        if self.emit {
-            self.emit_machine(m, crate::codes::machine_event::UPDATE, self.now_us)?;
-            if self.rng.chance(0.3) {
-                self.emit_attribute_change(m)?;
-            }
-        }
-        Ok(())
-    }
-
     /// The usage of running task `slot` from the later of its start and the window start to `end_us`.
     fn usage_row(&self, slot: u32, end_us: i64) -> UsageRow {
         let t = &self.tasks[slot as usize];
@@ -670,43 +597,6 @@ impl<'a> Sim<'a> {
         rows.clear();
         self.window_rows = rows;
         self.window_start_us = end_us;
-        Ok(())
-    }
-
-    /// The t = 0 rows: machines, attributes, and every job and task alive after the warm-up.
-    fn write_snapshot(&mut self) -> Result<()> {
-        for m in 0..self.cell.len() as u32 {
-            self.emit_machine(m, crate::codes::machine_event::ADD, 0)?;
-            self.emit_attributes(m, 0)?;
-        }
-        let mut active_jobs = vec![false; self.jobs.len()];
-        let mut live: Vec<u32> = Vec::new();
-        let free: std::collections::HashSet<u32> = self.free_tasks.iter().copied().collect();
-        for slot in 0..self.tasks.len() as u32 {
-            if !free.contains(&slot) {
-                live.push(slot);
-                active_jobs[self.tasks[slot as usize].job as usize] = true;
-            }
-        }
-        for (j, active) in active_jobs.iter().enumerate() {
-            if *active {
-                self.emit_job(j as u32, task_event::SUBMIT, 0)?;
-                if self.jobs[j].scheduled {
-                    self.emit_job(j as u32, task_event::SCHEDULE, 0)?;
-                }
-            }
-        }
-        for slot in live {
-            let t = &self.tasks[slot as usize];
-            let machine = (t.machine != NO_MACHINE).then_some(t.machine);
-            // A few snapshot rows lack their creation record (missing info 2), as in the real trace.
-            let missing = machine.is_some() && self.rng.chance(0.00065);
-            self.emit_task(slot, task_event::SUBMIT, machine, missing, 0)?;
-            self.emit_constraints(slot, 0)?;
-            if let Some(m) = machine {
-                self.emit_task(slot, task_event::SCHEDULE, Some(m), false, 0)?;
-            }
-        }
         Ok(())
     }
 }
