@@ -4,11 +4,12 @@
 //! value as default) and its decision functions, each a pure function of plain data so it can be
 //! tested on hand-worked cases: [`score`] (SIAS, SRAS and their GAIN variants), [`cost`] (the
 //! live-migration cost model of `MIGRATION-COST.md`) and [`scs`] (Select Candidate Services by
-//! Tabu Search).
+//! Tabu Search), and [`select`] (the brokers' candidate choices and the node agents' checks).
 
 pub mod cost;
 pub mod score;
 pub mod scs;
+pub mod select;
 
 use serde::{Deserialize, Serialize};
 

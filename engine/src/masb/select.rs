@@ -1,0 +1,408 @@
+//! The choices a broker agent (BA) and a node agent (NA) make in MASB's protocol, as pure
+//! functions of a broker's cache and a random stream (SPEC 6, seed 000 sections 4-5):
+//!
+//! - [`initial_candidates`]: for a new task, score at most `initial_candidates` (200) matching,
+//!   fresh cache entries from a random offset with SIAS (on *requested* resources); the BA then
+//!   asks the best nodes in a score-weighted random order ([`weighted_order`]).
+//! - [`migration_candidates`]: for a task leaving an overloaded node, score at most
+//!   `migration_scan` (2,000) matching entries with SRAS (on *actual* usage), draw
+//!   `migration_candidates` (15) by score weight, and add **forced** candidates (total capacity and
+//!   constraints fit, free resources do not) when too few nodes can take the task.
+//! - [`accepts`] / [`final_check`]: a target's answer to a migration request and to the process
+//!   request; [`target_order`]: the source's re-scoring of acceptors with fresh usage, forced
+//!   candidates last.
+
+use ingest::rng::Rng;
+
+use super::MasbConfig;
+use super::score::{NodeState, initial_score, reallocation_score};
+use crate::ids::NodeIdx;
+
+/// What a broker knows of a node (normalised units), from the node's last report.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CacheEntry {
+    /// The node.
+    pub node: NodeIdx,
+    /// Capacity.
+    pub cpu_cap: f64,
+    /// Memory capacity.
+    pub mem_cap: f64,
+    /// Requested by its tasks (and incoming migrations).
+    pub cpu_req: f64,
+    /// Memory requested.
+    pub mem_req: f64,
+    /// Used by its tasks (and incoming migrations).
+    pub cpu_used: f64,
+    /// Memory used.
+    pub mem_used: f64,
+    /// When the report was made, seconds of simulated time.
+    pub reported_s: f64,
+}
+
+/// A task's demand (normalised units).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Demand {
+    /// CPU requested.
+    pub cpu_req: f64,
+    /// Memory requested.
+    pub mem_req: f64,
+    /// CPU in use.
+    pub cpu_use: f64,
+    /// Memory in use.
+    pub mem_use: f64,
+}
+
+/// A scored candidate node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recommendation {
+    /// The node.
+    pub node: NodeIdx,
+    /// Its score (0 for forced candidates).
+    pub score: f64,
+    /// Forced: the node must take the task though its free resources do not fit.
+    pub forced: bool,
+}
+
+/// Entries fresh at `now_s`, matching `matches`, at most `limit` of them, from a random offset.
+fn scan<'a>(
+    cache: &'a [CacheEntry],
+    now_s: f64,
+    limit: u32,
+    config: &MasbConfig,
+    rng: &mut Rng,
+    matches: &'a dyn Fn(NodeIdx) -> bool,
+) -> impl Iterator<Item = &'a CacheEntry> + 'a {
+    let n = cache.len();
+    let offset = if n == 0 {
+        0
+    } else {
+        rng.below(n as u64) as usize
+    };
+    let ttl = config.cache_ttl_s as f64;
+    (0..n)
+        .map(move |k| &cache[(offset + k) % n])
+        .filter(move |e| now_s - e.reported_s <= ttl && matches(e.node))
+        .take(limit as usize)
+}
+
+/// SIAS-scored nodes for a new task, best first (ties by node index); zero scores left out.
+pub fn initial_candidates(
+    cache: &[CacheEntry],
+    task: &Demand,
+    now_s: f64,
+    config: &MasbConfig,
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+) -> Vec<Recommendation> {
+    let mut scored: Vec<Recommendation> = scan(
+        cache,
+        now_s,
+        config.initial_candidates,
+        config,
+        rng,
+        matches,
+    )
+    .filter_map(|e| {
+        let before = NodeState {
+            cpu_cap: e.cpu_cap,
+            mem_cap: e.mem_cap,
+            cpu: e.cpu_req,
+            mem: e.mem_req,
+        };
+        let s = initial_score(&before, task.cpu_req, task.mem_req, config);
+        (s > 0.0).then_some(Recommendation {
+            node: e.node,
+            score: s,
+            forced: false,
+        })
+    })
+    .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+    scored
+}
+
+/// The first `limit` items of a score-weighted random order of `items` (drawing without
+/// replacement: higher scores tend to come first, no item twice).
+pub fn weighted_order(
+    items: &[Recommendation],
+    limit: usize,
+    rng: &mut Rng,
+) -> Vec<Recommendation> {
+    let mut left: Vec<Recommendation> = items.to_vec();
+    let mut order = Vec::with_capacity(limit.min(left.len()));
+    while !left.is_empty() && order.len() < limit {
+        let weights: Vec<f64> = left.iter().map(|r| r.score.max(1e-12)).collect();
+        order.push(left.remove(rng.weighted(&weights)));
+    }
+    order
+}
+
+/// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
+/// weight from at most `migration_scan` matching nodes, then forced candidates if short.
+pub fn migration_candidates(
+    cache: &[CacheEntry],
+    source: NodeIdx,
+    task: &Demand,
+    now_s: f64,
+    config: &MasbConfig,
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+) -> Vec<Recommendation> {
+    let wanted = config.migration_candidates as usize;
+    let mut pool = Vec::new();
+    let mut forced = Vec::new();
+    let others = |n: NodeIdx| n != source && matches(n);
+    for e in scan(cache, now_s, config.migration_scan, config, rng, &others) {
+        let before = NodeState {
+            cpu_cap: e.cpu_cap,
+            mem_cap: e.mem_cap,
+            cpu: e.cpu_used,
+            mem: e.mem_used,
+        };
+        let s = reallocation_score(&before, task.cpu_use, task.mem_use, config);
+        if s > 0.0 {
+            pool.push(Recommendation {
+                node: e.node,
+                score: s,
+                forced: false,
+            });
+        } else if e.cpu_cap >= task.cpu_req.max(task.cpu_use)
+            && e.mem_cap >= task.mem_req.max(task.mem_use)
+        {
+            forced.push(Recommendation {
+                node: e.node,
+                score: 0.0,
+                forced: true,
+            });
+        }
+    }
+    let mut chosen = weighted_order(&pool, wanted, rng);
+    if chosen.len() < wanted {
+        forced.sort_by_key(|r| r.node);
+        chosen.extend(forced.into_iter().take(wanted - chosen.len()));
+    }
+    chosen
+}
+
+/// A target's answer to a migration request: its usage plus incoming migrations plus this task
+/// fit its capacity (`load` holds usage including incoming).
+pub fn accepts(load: &NodeState, task: &Demand) -> bool {
+    load.cpu + task.cpu_use <= load.cpu_cap && load.mem + task.mem_use <= load.mem_cap
+}
+
+/// The target's last check before a migration starts: free resources as in [`accepts`], or for a
+/// forced migration only the node's total capacity (constraints are checked by the caller).
+pub fn final_check(load: &NodeState, task: &Demand, forced: bool) -> bool {
+    if forced {
+        task.cpu_use <= load.cpu_cap && task.mem_use <= load.mem_cap
+    } else {
+        accepts(load, task)
+    }
+}
+
+/// The source's order of trying acceptors: re-scored with SRAS on their fresh usage, drawn by
+/// weight; forced candidates after all others, in the broker's order.
+pub fn target_order(
+    acceptors: &[(Recommendation, NodeState)],
+    task: &Demand,
+    config: &MasbConfig,
+    rng: &mut Rng,
+) -> Vec<Recommendation> {
+    let rescored: Vec<Recommendation> = acceptors
+        .iter()
+        .filter(|(r, _)| !r.forced)
+        .filter_map(|(r, fresh)| {
+            let s = reallocation_score(fresh, task.cpu_use, task.mem_use, config);
+            (s > 0.0).then_some(Recommendation { score: s, ..*r })
+        })
+        .collect();
+    let mut order = weighted_order(&rescored, rescored.len(), rng);
+    order.extend(acceptors.iter().filter(|(r, _)| r.forced).map(|(r, _)| *r));
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(node: u32, used: f64, reported_s: f64) -> CacheEntry {
+        CacheEntry {
+            node: NodeIdx(node),
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu_req: used,
+            mem_req: used,
+            cpu_used: used,
+            mem_used: used,
+            reported_s,
+        }
+    }
+
+    fn task(amount: f64) -> Demand {
+        Demand {
+            cpu_req: amount,
+            mem_req: amount,
+            cpu_use: amount,
+            mem_use: amount,
+        }
+    }
+
+    #[test]
+    fn initial_scan_respects_limit_staleness_and_constraints() {
+        let c = MasbConfig {
+            initial_candidates: 3,
+            ..MasbConfig::default()
+        };
+        // Nodes 0..6 idle; node 2 reported 301 s ago (stale); odd nodes fail the constraints.
+        let cache: Vec<CacheEntry> = (0..7)
+            .map(|n| entry(n, 0.0, if n == 2 { 0.0 } else { 300.0 }))
+            .collect();
+        let even = |n: NodeIdx| n.0 % 2 == 0;
+        for seed in 0..20 {
+            let got = initial_candidates(
+                &cache,
+                &task(0.05),
+                301.0,
+                &c,
+                &mut Rng::new(seed, 0),
+                &even,
+            );
+            assert!(got.len() <= 3);
+            assert!(
+                got.iter().all(|r| r.node.0 % 2 == 0 && r.node.0 != 2),
+                "{got:?}"
+            );
+            assert!(got.windows(2).all(|w| w[0].score >= w[1].score));
+        }
+        // SIAS prefers the emptier node: 10 % vs 60 % requested after placement on a 0.5 node.
+        let cache = [entry(0, 0.25, 0.0), entry(1, 0.0, 0.0)];
+        let got = initial_candidates(
+            &cache,
+            &task(0.05),
+            0.0,
+            &MasbConfig::default(),
+            &mut Rng::new(1, 1),
+            &|_| true,
+        );
+        assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![1, 0]);
+        // A placement leaving more than 90 % requested scores 0 and is left out.
+        let full = [entry(0, 0.44, 0.0)];
+        assert!(
+            initial_candidates(
+                &full,
+                &task(0.05),
+                0.0,
+                &MasbConfig::default(),
+                &mut Rng::new(1, 1),
+                &|_| true
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn weighted_order_follows_the_scores() {
+        let items = [
+            Recommendation {
+                node: NodeIdx(0),
+                score: 3.0,
+                forced: false,
+            },
+            Recommendation {
+                node: NodeIdx(1),
+                score: 1.0,
+                forced: false,
+            },
+        ];
+        let mut rng = Rng::new(9, 9);
+        let firsts = (0..10_000)
+            .filter(|_| weighted_order(&items, 2, &mut rng)[0].node.0 == 0)
+            .count();
+        assert_eq!(weighted_order(&items, 1, &mut rng).len(), 1);
+        // Expected 3/4 of 10,000; 4 standard deviations is ~170.
+        assert!((7_330..=7_670).contains(&firsts), "{firsts}");
+    }
+
+    #[test]
+    fn migration_candidates_draw_fifteen_and_add_forced_when_short() {
+        let c = MasbConfig::default();
+        // 40 nodes at 60 % use: taking a 0.05 task leaves 70 % used (SRAS > 0). The source (0)
+        // is never a candidate.
+        let cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.3, 0.0)).collect();
+        let got = migration_candidates(
+            &cache,
+            NodeIdx(0),
+            &task(0.05),
+            0.0,
+            &c,
+            &mut Rng::new(3, 3),
+            &|_| true,
+        );
+        assert_eq!(got.len(), 15);
+        assert!(got.iter().all(|r| !r.forced && r.node != NodeIdx(0)));
+        let distinct: std::collections::HashSet<_> = got.iter().map(|r| r.node).collect();
+        assert_eq!(distinct.len(), 15);
+        // Only 2 nodes have room; 3 are full but big enough (forced); 1 is too small in total.
+        let mut cache = vec![entry(1, 0.1, 0.0), entry(2, 0.1, 0.0)];
+        cache.extend((3..6).map(|n| entry(n, 0.48, 0.0)));
+        cache.push(CacheEntry {
+            cpu_cap: 0.04,
+            ..entry(6, 0.0, 0.0)
+        });
+        let got = migration_candidates(
+            &cache,
+            NodeIdx(0),
+            &task(0.05),
+            0.0,
+            &c,
+            &mut Rng::new(4, 4),
+            &|_| true,
+        );
+        assert_eq!(got.len(), 5);
+        assert!(got[..2].iter().all(|r| !r.forced));
+        assert_eq!(
+            got[2..]
+                .iter()
+                .map(|r| (r.node.0, r.forced))
+                .collect::<Vec<_>>(),
+            vec![(3, true), (4, true), (5, true)]
+        );
+    }
+
+    #[test]
+    fn target_checks_and_order() {
+        let load = NodeState {
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu: 0.4,
+            mem: 0.1,
+        };
+        assert!(accepts(&load, &task(0.1)), "0.4 + 0.1 fits exactly");
+        assert!(!accepts(&load, &task(0.11)));
+        assert!(
+            final_check(&load, &task(0.3), true),
+            "forced: only the total capacity counts"
+        );
+        assert!(!final_check(&load, &task(0.6), true));
+        let c = MasbConfig::default();
+        let rec = |n, forced| Recommendation {
+            node: NodeIdx(n),
+            score: 1.0,
+            forced,
+        };
+        let fresh = |used| NodeState {
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu: used,
+            mem: used,
+        };
+        let acceptors = [
+            (rec(7, true), fresh(0.45)),
+            (rec(1, false), fresh(0.3)),
+            (rec(2, false), fresh(0.1)),
+        ];
+        let order = target_order(&acceptors, &task(0.05), &c, &mut Rng::new(5, 5));
+        assert_eq!(order.len(), 3);
+        assert_eq!((order[2].node.0, order[2].forced), (7, true), "forced last");
+    }
+}
