@@ -257,7 +257,7 @@ mod tests {
         let cache: Vec<CacheEntry> = (0..7)
             .map(|n| entry(n, 0.0, if n == 2 { 0.0 } else { 300.0 }))
             .collect();
-        let even = |n: NodeIdx| n.0 % 2 == 0;
+        let even = |n: NodeIdx| n.0.is_multiple_of(2);
         for seed in 0..20 {
             let got = initial_candidates(
                 &cache,
