@@ -3,7 +3,9 @@
 //! Invariants (checked by [`Cell::check`] in tests):
 //! - every column of a table has the table's length;
 //! - a node's `*_used`, `*_req`, `prod_*_req` and `task_count` are the exact sums over the tasks
-//!   whose `node` is that node (all amounts are integer units, `units.rs`);
+//!   whose `node` or `migrating_to` is that node (all amounts are integer units, `units.rs`): a
+//!   migrating task counts on both its source and its target (SPEC 6);
+//! - `Cell::migrating` is the number of tasks with a `migrating_to`;
 //! - a task slot is `Free` (on the free list, every other column stale), `Pending` (`node` is
 //!   NONE) or `Running` (on exactly one online-or-just-removed node). A `TaskIdx` stops being valid
 //!   when the task ends: its slot is reused by the next new task.
@@ -123,6 +125,8 @@ pub struct Tasks {
     pub start_us: Vec<i64>,
     /// Incremented each time the slot is given to a new task, so stale references can be told apart.
     pub generation: Vec<u32>,
+    /// Target of an in-flight migration, NONE otherwise.
+    pub migrating_to: Vec<NodeIdx>,
     /// First entry of the task's constraints in [`Cell::constraints`].
     pub constraint_start: Vec<u32>,
     /// Number of constraints.
@@ -162,6 +166,7 @@ impl Tasks {
                 self.submit_us.push(0);
                 self.start_us.push(0);
                 self.generation.push(0);
+                self.migrating_to.push(NodeIdx::NONE);
                 self.constraint_start.push(0);
                 self.constraint_len.push(0);
                 t
@@ -183,6 +188,7 @@ impl Tasks {
         self.submit_us[i] = submit_us;
         self.start_us[i] = 0;
         self.generation[i] = self.generation[i].wrapping_add(1);
+        self.migrating_to[i] = NodeIdx::NONE;
         self.constraint_start[i] = 0;
         self.constraint_len[i] = 0;
         t
@@ -219,6 +225,8 @@ pub struct Cell {
     /// Node attributes: (node, interned name) -> (interned value, integer reading). Sorted, so
     /// one node's attributes are one contiguous range.
     pub attributes: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
+    /// Tasks with a migration in flight.
+    pub migrating: u32,
 }
 
 impl Cell {
@@ -237,8 +245,17 @@ impl Cell {
         })
     }
 
+    /// Adds (`sign` 1) or removes (-1) task `t`'s amounts on its node and its migration target.
     fn add_to_node(&mut self, t: TaskIdx, sign: i64) {
-        let (n, i) = (self.tasks.node[t.index()].index(), t.index());
+        self.add_to(t, self.tasks.node[t.index()], sign);
+        let target = self.tasks.migrating_to[t.index()];
+        if target.is_some() {
+            self.add_to(t, target, sign);
+        }
+    }
+
+    fn add_to(&mut self, t: TaskIdx, node: NodeIdx, sign: i64) {
+        let (n, i) = (node.index(), t.index());
         let add = |v: &mut u32, d: u32| *v = (*v as i64 + sign * d as i64) as u32;
         let tasks = &self.tasks;
         let nodes = &mut self.nodes;
@@ -262,14 +279,57 @@ impl Cell {
         self.add_to_node(t, 1);
     }
 
-    /// Takes running task `t` off its node; it becomes pending.
+    /// Takes running task `t` off its node (aborting a migration in flight); it becomes pending.
     pub fn unplace(&mut self, t: TaskIdx) {
         if self.tasks.state[t.index()] != TaskState::Running {
             return;
         }
+        self.abort_migration(t);
         self.add_to_node(t, -1);
         self.tasks.node[t.index()] = NodeIdx::NONE;
         self.tasks.state[t.index()] = TaskState::Pending;
+    }
+
+    /// Starts migrating running task `t` to `target`: from now its resources count on both nodes.
+    /// Returns false (and changes nothing) if the task is not running, already migrating, or
+    /// `target` is its own node.
+    pub fn start_migration(&mut self, t: TaskIdx, target: NodeIdx) -> bool {
+        let i = t.index();
+        if self.tasks.state[i] != TaskState::Running
+            || self.tasks.migrating_to[i].is_some()
+            || self.tasks.node[i] == target
+        {
+            return false;
+        }
+        self.tasks.migrating_to[i] = target;
+        self.add_to(t, target, 1);
+        self.migrating += 1;
+        true
+    }
+
+    /// Completes `t`'s migration: it now runs only on the target.
+    pub fn finish_migration(&mut self, t: TaskIdx) {
+        let i = t.index();
+        let target = self.tasks.migrating_to[i];
+        if !target.is_some() {
+            return;
+        }
+        self.add_to(t, self.tasks.node[i], -1);
+        self.tasks.node[i] = target;
+        self.tasks.migrating_to[i] = NodeIdx::NONE;
+        self.migrating -= 1;
+    }
+
+    /// Cancels `t`'s migration: it stays only on its source.
+    pub fn abort_migration(&mut self, t: TaskIdx) {
+        let i = t.index();
+        let target = self.tasks.migrating_to[i];
+        if !target.is_some() {
+            return;
+        }
+        self.add_to(t, target, -1);
+        self.tasks.migrating_to[i] = NodeIdx::NONE;
+        self.migrating -= 1;
     }
 
     /// Ends task `t` for good: off its node and its slot freed.
@@ -333,9 +393,12 @@ impl Cell {
             if !node.is_some() || node.index() >= n {
                 return Err(format!("running task slot {i} has no valid node"));
             }
-            let s = &mut sums[node.index()];
+            let target = self.tasks.migrating_to[i];
+            if target.is_some() && target.index() >= n {
+                return Err(format!("task slot {i} migrates to an unknown node"));
+            }
             let prod = self.tasks.production[i] as u64;
-            for (k, v) in [
+            let amounts = [
                 self.tasks.cpu_use[i] as u64,
                 self.tasks.mem_use[i] as u64,
                 self.tasks.cpu_req[i] as u64,
@@ -343,12 +406,25 @@ impl Cell {
                 prod * self.tasks.cpu_req[i] as u64,
                 prod * self.tasks.mem_req[i] as u64,
                 1,
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                s[k] += v;
+            ];
+            for place in [node, target].into_iter().filter(|p| p.is_some()) {
+                for (s, v) in sums[place.index()].iter_mut().zip(amounts) {
+                    *s += v;
+                }
             }
+        }
+        let migrating = self
+            .tasks
+            .migrating_to
+            .iter()
+            .zip(&self.tasks.state)
+            .filter(|(m, s)| m.is_some() && **s == TaskState::Running)
+            .count();
+        if migrating != self.migrating as usize {
+            return Err(format!(
+                "{migrating} tasks migrate but the counter says {}",
+                self.migrating
+            ));
         }
         for (m, s) in sums.iter().enumerate() {
             let nd = &self.nodes;
@@ -456,6 +532,45 @@ mod tests {
         assert!(!cell.satisfies(m, t), "no attribute: not comparable");
         cell.tasks.constraint_len[t.index()] = 0;
         assert!(cell.satisfies(m, t), "no constraints");
+    }
+
+    #[test]
+    fn a_migrating_task_counts_on_both_nodes() {
+        let mut cell = Cell::default();
+        let (src, dst) = (cell.nodes.push(1), cell.nodes.push(2));
+        let t = cell.tasks.alloc(1, 0, 10, 0); // production
+        cell.set_request(t, 30, 40);
+        cell.place(t, src, 0);
+        assert!(!cell.start_migration(t, src), "not onto its own node");
+        assert!(cell.start_migration(t, dst));
+        assert!(!cell.start_migration(t, dst), "one migration at a time");
+        assert_eq!(
+            (sums(&cell, src), sums(&cell, dst)),
+            ([30, 40, 30, 40, 30, 40, 1], [30, 40, 30, 40, 30, 40, 1])
+        );
+        assert_eq!(cell.migrating, 1);
+        // Usage changes while migrating move both nodes.
+        cell.set_usage(t, 10, 20, 99);
+        assert_eq!(sums(&cell, dst), [10, 20, 30, 40, 30, 40, 1]);
+        cell.check().unwrap();
+        cell.finish_migration(t);
+        assert_eq!(
+            (sums(&cell, src), sums(&cell, dst)),
+            ([0; 7], [10, 20, 30, 40, 30, 40, 1])
+        );
+        assert_eq!((cell.tasks.node[t.index()], cell.migrating), (dst, 0));
+        cell.check().unwrap();
+        // Back again, then aborted; then again and the task ends mid-migration.
+        assert!(cell.start_migration(t, src));
+        cell.abort_migration(t);
+        assert_eq!((sums(&cell, src), cell.migrating), ([0; 7], 0));
+        assert!(cell.start_migration(t, src));
+        cell.end(t);
+        assert_eq!(
+            (sums(&cell, src), sums(&cell, dst), cell.migrating),
+            ([0; 7], [0; 7], 0)
+        );
+        cell.check().unwrap();
     }
 
     #[test]

@@ -142,14 +142,15 @@ pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64
     }
     let online: u32 = total.classes.iter().sum();
     // Running tasks on offline nodes (removed this tick) are displaced by the replay, so every
-    // running task is on an online node.
+    // running task is on an online node; a migrating one is counted on both of its nodes.
+    let running = total.running.saturating_sub(cell.migrating as u64);
     let live = cell.tasks.live() as u64;
     TickRow {
         tick,
         time_us,
         nodes_online: online,
-        tasks_running: total.running,
-        tasks_pending: live.saturating_sub(total.running),
+        tasks_running: running,
+        tasks_pending: live.saturating_sub(running),
         classes: total.classes,
         rus_breaches: total.rus,
         sums: total.sums,

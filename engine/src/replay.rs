@@ -330,7 +330,13 @@ impl Replay {
             machine_event::REMOVE => {
                 cell.nodes.online[i] = false;
                 for t in 0..cell.tasks.len() {
-                    if cell.tasks.node[t] == n && cell.tasks.state[t] == TaskState::Running {
+                    if cell.tasks.state[t] != TaskState::Running {
+                        continue;
+                    }
+                    if cell.tasks.migrating_to[t] == n {
+                        cell.abort_migration(TaskIdx(t as u32));
+                    }
+                    if cell.tasks.node[t] == n {
                         cell.unplace(TaskIdx(t as u32));
                         ev.displaced += 1;
                     }
