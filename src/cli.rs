@@ -121,6 +121,8 @@ pub struct RunArgs {
 pub enum PolicyArg {
     /// Follow the trace's recorded placements.
     BorgReplay,
+    /// The multi-agent system balancer (seed 000).
+    Masb,
 }
 
 /// `cellsim report`.

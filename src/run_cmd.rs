@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result, bail};
 use engine::borg::BorgReplay;
+use engine::masb::policy::Masb;
 use engine::{PolicyName, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestOptions, Progress};
@@ -31,6 +32,7 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
     if let Some(p) = args.policy {
         config.policy = match p {
             PolicyArg::BorgReplay => PolicyName::BorgReplay,
+            PolicyArg::Masb => PolicyName::Masb,
         };
     }
     if let Some(h) = args.hours {
@@ -121,6 +123,15 @@ pub fn run(args: RunArgs) -> Result<()> {
     });
     let result = match config.policy {
         PolicyName::BorgReplay => engine::run(&config, &trace, &out, BorgReplay, &progress),
+        PolicyName::Masb => {
+            let masb = Masb::new(
+                config.masb.clone(),
+                config.rounds_per_tick,
+                config.tick_s,
+                config.seed,
+            );
+            engine::run(&config, &trace, &out, masb, &progress)
+        }
     };
     reporter.finish();
     let summary = result

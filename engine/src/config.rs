@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::Thresholds;
 use crate::error::{EngineError, Result};
+use crate::masb::MasbConfig;
 
 /// The scheduling policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -16,6 +17,8 @@ pub enum PolicyName {
     /// Place tasks where the trace's SCHEDULE events put them (seed 000 section 7.7).
     #[default]
     BorgReplay,
+    /// The multi-agent system balancer of seed 000.
+    Masb,
 }
 
 impl PolicyName {
@@ -23,6 +26,7 @@ impl PolicyName {
     pub fn as_str(self) -> &'static str {
         match self {
             PolicyName::BorgReplay => "borg-replay",
+            PolicyName::Masb => "masb",
         }
     }
 }
@@ -49,6 +53,10 @@ pub struct RunConfig {
     pub nodes_every_ticks: u32,
     /// Node classification thresholds (SPEC 5.4).
     pub classify: Thresholds,
+    /// Verify the cell's invariants (`Cell::check`) after every tick; slow, for tests and debugging.
+    pub check_invariants: bool,
+    /// MASB's parameters (used when `policy = "masb"`).
+    pub masb: MasbConfig,
 }
 
 impl Default for RunConfig {
@@ -63,6 +71,8 @@ impl Default for RunConfig {
             rounds_per_tick: 6,
             nodes_every_ticks: 100,
             classify: Thresholds::default(),
+            check_invariants: false,
+            masb: MasbConfig::default(),
         }
     }
 }
@@ -99,6 +109,13 @@ impl RunConfig {
             && (h.is_nan() || h <= 0.0)
         {
             return Err(format!("hours must be positive, got {h}"));
+        }
+        if self.masb.migration_candidates as usize > crate::masb::protocol::MAX_CANDIDATES {
+            return Err(format!(
+                "masb.migration_candidates is at most {}, got {}",
+                crate::masb::protocol::MAX_CANDIDATES,
+                self.masb.migration_candidates
+            ));
         }
         let t = &self.classify;
         if t.ta_ppm == 0 || t.ta_ppm > t.sta_ppm || t.sta_ppm > 1_000_000 {

@@ -22,6 +22,14 @@ pub enum EngineError {
         /// The output directory.
         path: PathBuf,
     },
+    /// The cell broke an invariant (only checked with `check_invariants`): a bug.
+    #[error("tick {tick}: cell invariant broken: {problem}")]
+    Invariant {
+        /// The tick after which it was found.
+        tick: u32,
+        /// What is wrong.
+        problem: String,
+    },
     /// A filesystem operation failed.
     #[error("{path}: {source}")]
     Io {

@@ -52,6 +52,11 @@ impl<M: Copy> Mailbox<M> {
         }
     }
 
+    /// Every message held, grouped by receiver.
+    pub fn messages(&self) -> &[Envelope<M>] {
+        &self.messages
+    }
+
     /// Messages held.
     pub fn len(&self) -> usize {
         self.messages.len()

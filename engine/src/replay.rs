@@ -45,8 +45,8 @@ pub struct TickEvents {
     pub ended: u64,
     /// Machines added, removed or resized this tick.
     pub machine_changes: u64,
-    /// Running tasks taken off machines that were removed.
-    pub displaced: u64,
+    /// Running tasks taken off machines that were removed (now pending).
+    pub displaced_tasks: Vec<TaskIdx>,
 }
 
 /// Counts of trace oddities over the whole run, reported in the summary.
@@ -338,7 +338,7 @@ impl Replay {
                     }
                     if cell.tasks.node[t] == n {
                         cell.unplace(TaskIdx(t as u32));
-                        ev.displaced += 1;
+                        ev.displaced_tasks.push(TaskIdx(t as u32));
                     }
                 }
             }

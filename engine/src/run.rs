@@ -127,6 +127,10 @@ fn run_in_pool<P: Policy>(
             }
         }
         policy.end_tick(&mut cell, end_us, &mut counters);
+        if config.check_invariants {
+            cell.check()
+                .map_err(|problem| EngineError::Invariant { tick, problem })?;
+        }
         let mut row = measure(&mut cell, &config.classify, tick, end_us);
         row.counters = counters;
         row.messages = counts;

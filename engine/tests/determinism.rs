@@ -1,12 +1,17 @@
 //! Determinism (SPEC 5.3): the same trace, config and seed give byte-identical `nodes.parquet`,
 //! identical `ticks.parquet` apart from the wall-clock column, and the same summary apart from
-//! its wall-clock fields, with 1 thread and with 2 and 3 threads.
+//! its wall-clock fields, with 1 thread and with 2 and 3 threads, for borg-replay and for MASB
+//! (whose agents negotiate in parallel rounds). The MASB runs also check the cell's invariants
+//! after every tick: no task is lost or duplicated (each running task is on exactly one node, on
+//! two only while migrating).
 
 mod common;
 
+use std::path::{Path, PathBuf};
+
 use arrow_array::RecordBatch;
 use common::*;
-use engine::RunConfig;
+use engine::{PolicyName, RunConfig, RunSummary};
 use ingest::synth::{GenConfig, GenProgress, generate};
 
 fn without_wall_ms(b: &RecordBatch) -> RecordBatch {
@@ -16,14 +21,12 @@ fn without_wall_ms(b: &RecordBatch) -> RecordBatch {
     b.project(&keep).unwrap()
 }
 
-#[test]
-fn one_and_many_threads_agree() {
-    let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
+fn generated(root: &Path, machines: u32) -> PathBuf {
+    let trace = root.join("trace");
     generate(
         &trace,
         &GenConfig {
-            machines: 1_500,
+            machines,
             hours: 2.0,
             seed: 5,
             part_hours: 1.0,
@@ -31,19 +34,30 @@ fn one_and_many_threads_agree() {
         &GenProgress::default(),
     )
     .unwrap();
-    let parquet = root.path().join("parquet");
+    let parquet = root.join("parquet");
     ingest_dir(&trace, &parquet);
+    parquet
+}
+
+/// Runs `policy` with 1, 2 and 3 threads, asserts the outputs agree, returns the summary.
+fn agree(root: &Path, parquet: &Path, policy: PolicyName) -> RunSummary {
     let mut outputs = Vec::new();
     for threads in [1, 2, 3] {
-        let run = root.path().join(format!("run{threads}"));
+        let run = root.join(format!("run-{}-{threads}", policy.as_str()));
+        let check_invariants = policy == PolicyName::Masb;
         let config = RunConfig {
             threads,
+            policy,
+            check_invariants,
             nodes_every_ticks: 30,
             ..RunConfig::default()
         };
-        let mut summary = run_borg(&config, &parquet, &run);
+        let mut summary = match policy {
+            PolicyName::BorgReplay => run_borg(&config, parquet, &run),
+            PolicyName::Masb => run_masb(&config, parquet, &run),
+        };
         assert!(
-            summary.averages.tasks_running > 10_000.0,
+            summary.averages.tasks_running > 8_000.0,
             "a busy cell: {}",
             summary.averages.tasks_running
         );
@@ -65,4 +79,25 @@ fn one_and_many_threads_agree() {
         121,
         "two hours of one-minute ticks, up to the last event"
     );
+    outputs.swap_remove(0).0
+}
+
+#[test]
+fn one_and_many_threads_agree() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated(root.path(), 1_500);
+    agree(root.path(), &parquet, PolicyName::BorgReplay);
+}
+
+#[test]
+fn one_and_many_threads_agree_with_masb_and_no_task_is_lost() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated(root.path(), 1_200);
+    let summary = agree(root.path(), &parquet, PolicyName::Masb);
+    assert!(
+        summary.totals.counters.migrations_started > 0,
+        "MASB migrated"
+    );
+    assert!(summary.totals.messages["task_migration_process_request"] > 0);
+    assert!(summary.averages.classes["overloaded"] / summary.averages.nodes_online < 0.01);
 }

@@ -26,6 +26,17 @@ pub fn run_borg(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
     engine::run(config, trace, out, BorgReplay, &RunProgress::default()).unwrap()
 }
 
+/// Runs masb.
+pub fn run_masb(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
+    let masb = engine::masb::policy::Masb::new(
+        config.masb.clone(),
+        config.rounds_per_tick,
+        config.tick_s,
+        config.seed,
+    );
+    engine::run(config, trace, out, masb, &RunProgress::default()).unwrap()
+}
+
 /// Every batch of a Parquet file, concatenated.
 pub fn read_parquet(path: &Path) -> RecordBatch {
     let file = std::fs::File::open(path).unwrap();

@@ -1,0 +1,645 @@
+//! What MASB's agents do in a round. Agents `0..B` are brokers (BA), agent `B + n` is the node
+//! agent (NA) of node `n`. A step reads the agent's inbox and the cell as of the round's start,
+//! updates the agent's own state, sends messages (delivered next round) and asks for actions.
+//!
+//! Simplifications, stated: an NA runs one SAN process at a time, taking the tasks SCS selected
+//! one after another; it does not start SCS while one of its tasks is still migrating out. A BA
+//! applies all reports in its inbox before answering requests.
+
+use ingest::rng::Rng;
+
+use super::policy::Masb;
+use super::protocol::{Action, MAX_CANDIDATES, Msg, NO_RECOMMENDATION};
+use super::score::NodeState;
+use super::scs::{Candidate, tabu_search};
+use super::select::{
+    CacheEntry, Demand, Recommendation, accepts, final_check, initial_candidates,
+    migration_candidates, target_order, weighted_order,
+};
+use crate::cell::TaskState;
+use crate::classify::{NodeClass, NodeLoad, classify};
+use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+use crate::policy::{Envelope, Outbox, StepCtx};
+use crate::units::UNITS;
+
+/// Nodes a broker asks, in weighted order, for one new task.
+const INITIAL_TOP: usize = 10;
+
+fn norm(units: u32) -> f64 {
+    units as f64 / UNITS as f64
+}
+
+/// A broker's state.
+#[derive(Debug, Clone, Default)]
+pub struct Broker {
+    /// Last report per node index (`reported_s` = -inf when none).
+    pub cache: Vec<CacheEntry>,
+    /// Initial allocations waiting for an answer: task, generation, demand, nodes to ask, next.
+    pub allocations: Vec<(TaskIdx, u32, Demand, Vec<Recommendation>, usize)>,
+}
+
+/// Where a node agent is in its SAN process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// No SAN process.
+    #[default]
+    Idle,
+    /// Step 2: waiting for the broker's candidates.
+    WaitCandidates,
+    /// Step 3: waiting for answers to the migration requests.
+    WaitAnswers,
+    /// Step 5: waiting for the chosen target's confirmation.
+    WaitConfirm,
+}
+
+/// A node agent's state.
+#[derive(Debug, Clone, Default)]
+pub struct NodeAgent {
+    /// SAN phase.
+    pub phase: Phase,
+    /// Tasks selected by SCS still to move (after the current one).
+    pub queue: Vec<(TaskIdx, u32)>,
+    /// The task being moved and its generation.
+    pub task: (TaskIdx, u32),
+    /// Its demand.
+    pub demand: Demand,
+    /// Recommendations from the broker.
+    pub candidates: Vec<Recommendation>,
+    /// Acceptances with the target's fresh load.
+    pub answers: Vec<(Recommendation, NodeState)>,
+    /// Answers (acceptances and rejections) received.
+    pub answered: usize,
+    /// Targets in the order to try, and the next one.
+    pub order: Vec<Recommendation>,
+    /// Index of the next target in `order`.
+    pub next: usize,
+    /// Global round at which the 30 s wait ends.
+    pub deadline: u64,
+    /// Global round at which the recommendations expire (3 minutes).
+    pub expires: u64,
+}
+
+/// One MASB agent: a broker or a node agent (the other part stays empty).
+#[derive(Debug, Clone, Default)]
+pub struct MasbAgent {
+    /// Broker state (brokers only).
+    pub broker: Broker,
+    /// Node agent state (node agents only).
+    pub node: NodeAgent,
+}
+
+impl Masb {
+    fn global_round(&self, ctx: &StepCtx<'_>) -> u64 {
+        ctx.tick.0 as u64 * self.rounds_per_tick as u64 + ctx.round as u64
+    }
+
+    fn rounds_for(&self, seconds: u32) -> u64 {
+        (seconds as f64 / self.round_s).ceil() as u64
+    }
+
+    fn now_s(&self, ctx: &StepCtx<'_>) -> f64 {
+        ctx.tick.0 as f64 * self.round_s * self.rounds_per_tick as f64
+            + ctx.round as f64 * self.round_s
+    }
+
+    fn broker_of(&self, n: NodeIdx) -> AgentIdx {
+        AgentIdx(n.0 % self.brokers)
+    }
+
+    fn agent_of(&self, n: NodeIdx) -> AgentIdx {
+        AgentIdx(self.brokers + n.0)
+    }
+
+    fn node_of(&self, a: AgentIdx) -> NodeIdx {
+        NodeIdx(a.0 - self.brokers)
+    }
+
+    /// A task's demand from the cell (normalised).
+    pub(super) fn demand(ctx: &StepCtx<'_>, t: TaskIdx) -> Demand {
+        let tasks = &ctx.cell.tasks;
+        let i = t.index();
+        Demand {
+            cpu_req: norm(tasks.cpu_req[i]),
+            mem_req: norm(tasks.mem_req[i]),
+            cpu_use: norm(tasks.cpu_use[i]),
+            mem_use: norm(tasks.mem_use[i]),
+        }
+    }
+
+    fn live(ctx: &StepCtx<'_>, t: TaskIdx, generation: u32, state: TaskState) -> bool {
+        t.index() < ctx.cell.tasks.len()
+            && ctx.cell.tasks.generation[t.index()] == generation
+            && ctx.cell.tasks.state[t.index()] == state
+    }
+
+    /// Node `n` is online and meets task `t`'s constraints.
+    fn can_host(ctx: &StepCtx<'_>, n: NodeIdx, t: TaskIdx) -> bool {
+        ctx.cell
+            .nodes
+            .online
+            .get(n.index())
+            .copied()
+            .unwrap_or(false)
+            && ctx.cell.satisfies(n, t)
+    }
+
+    /// A broker's round.
+    pub(super) fn broker_step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        b: &mut Broker,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let mut rng = ctx.rng(me);
+        let now_s = self.now_s(ctx);
+        for e in inbox {
+            if let Msg::NodeReport(entry) | Msg::CacheShare(entry) = e.msg {
+                let i = entry.node.index();
+                if b.cache.len() <= i {
+                    b.cache.resize(
+                        i + 1,
+                        CacheEntry {
+                            reported_s: f64::NEG_INFINITY,
+                            ..CacheEntry::default()
+                        },
+                    );
+                }
+                if entry.reported_s >= b.cache[i].reported_s {
+                    b.cache[i] = entry;
+                }
+                if let Msg::NodeReport(_) = e.msg {
+                    for other in (0..self.brokers).filter(|o| *o != me.0) {
+                        out.send(AgentIdx(other), Msg::CacheShare(entry));
+                    }
+                }
+            }
+        }
+        let fresh: Vec<CacheEntry> = b
+            .cache
+            .iter()
+            .copied()
+            .filter(|c| c.reported_s.is_finite())
+            .collect();
+        for e in inbox {
+            match e.msg {
+                Msg::AllocationAnswer {
+                    task,
+                    generation,
+                    accepted,
+                } => {
+                    let Some(k) = b
+                        .allocations
+                        .iter()
+                        .position(|a| a.0 == task && a.1 == generation)
+                    else {
+                        continue;
+                    };
+                    if accepted {
+                        b.allocations.swap_remove(k);
+                        continue;
+                    }
+                    let a = &mut b.allocations[k];
+                    if a.4 < a.3.len() {
+                        let node = a.3[a.4].node;
+                        a.4 += 1;
+                        out.send(
+                            self.agent_of(node),
+                            Msg::AllocationRequest {
+                                task,
+                                generation,
+                                demand: a.2,
+                            },
+                        );
+                    } else {
+                        b.allocations.swap_remove(k); // unplaceable now: pending, retried next tick
+                    }
+                }
+                Msg::GetCandidateNodesRequest {
+                    task,
+                    generation,
+                    demand,
+                } => {
+                    let source = self.node_of(e.from);
+                    let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                    let recs = migration_candidates(
+                        &fresh,
+                        source,
+                        &demand,
+                        now_s,
+                        &self.config,
+                        &mut rng,
+                        &matches,
+                    );
+                    let mut candidates = [NO_RECOMMENDATION; MAX_CANDIDATES];
+                    for (slot, r) in candidates.iter_mut().zip(&recs) {
+                        *slot = *r;
+                    }
+                    let count = recs.len().min(MAX_CANDIDATES) as u8;
+                    out.send(
+                        e.from,
+                        Msg::GetCandidateNodesResponse {
+                            task,
+                            generation,
+                            count,
+                            candidates,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        if ctx.round == 0 {
+            for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
+                if !Self::live(ctx, task, generation, TaskState::Pending) {
+                    continue;
+                }
+                let demand = Self::demand(ctx, task);
+                let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                let mut scored =
+                    initial_candidates(&fresh, &demand, now_s, &self.config, &mut rng, &matches);
+                scored.truncate(INITIAL_TOP);
+                let order = weighted_order(&scored, scored.len(), &mut rng);
+                if let Some(first) = order.first() {
+                    out.send(
+                        self.agent_of(first.node),
+                        Msg::AllocationRequest {
+                            task,
+                            generation,
+                            demand,
+                        },
+                    );
+                    b.allocations.push((task, generation, demand, order, 1));
+                }
+            }
+        }
+    }
+
+    /// A node agent's round.
+    pub(super) fn node_step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        na: &mut NodeAgent,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let n = self.node_of(me);
+        let nodes = &ctx.cell.nodes;
+        let i = n.index();
+        if i >= nodes.len() || !nodes.online[i] {
+            return; // an unreachable node answers nothing
+        }
+        let g = self.global_round(ctx);
+        let (cpu_cap, mem_cap) = (norm(nodes.cpu_cap[i]), norm(nodes.mem_cap[i]));
+        // Resources promised this round (accepted allocations and migrations), on top of the cell.
+        let (mut cpu, mut mem) = (norm(nodes.cpu_used[i]), norm(nodes.mem_used[i]));
+        let (mut prod_cpu, mut prod_mem) =
+            (norm(nodes.prod_cpu_req[i]), norm(nodes.prod_mem_req[i]));
+        if ctx.round == 0 {
+            let entry = CacheEntry {
+                node: n,
+                cpu_cap,
+                mem_cap,
+                cpu_req: norm(nodes.cpu_req[i]),
+                mem_req: norm(nodes.mem_req[i]),
+                cpu_used: cpu,
+                mem_used: mem,
+                reported_s: self.now_s(ctx),
+            };
+            out.send(self.broker_of(n), Msg::NodeReport(entry));
+        }
+        let production = |t: TaskIdx| ctx.cell.tasks.production[t.index()];
+        for e in inbox {
+            let load = NodeState {
+                cpu_cap,
+                mem_cap,
+                cpu,
+                mem,
+            };
+            match e.msg {
+                Msg::AllocationRequest {
+                    task,
+                    generation,
+                    demand,
+                } => {
+                    let prod = production(task);
+                    let ok = Self::live(ctx, task, generation, TaskState::Pending)
+                        && ctx.cell.satisfies(n, task)
+                        && accepts(&load, &demand)
+                        && (!prod
+                            || (prod_cpu + demand.cpu_req <= cpu_cap
+                                && prod_mem + demand.mem_req <= mem_cap));
+                    if ok {
+                        (cpu, mem) = (cpu + demand.cpu_use, mem + demand.mem_use);
+                        if prod {
+                            (prod_cpu, prod_mem) =
+                                (prod_cpu + demand.cpu_req, prod_mem + demand.mem_req);
+                        }
+                        out.act(Action::Place {
+                            task,
+                            generation,
+                            node: n,
+                        });
+                    }
+                    out.send(
+                        e.from,
+                        Msg::AllocationAnswer {
+                            task,
+                            generation,
+                            accepted: ok,
+                        },
+                    );
+                }
+                Msg::TaskMigrationRequest {
+                    task,
+                    generation,
+                    demand,
+                    forced,
+                } => {
+                    let ok = Self::live(ctx, task, generation, TaskState::Running)
+                        && ctx.cell.satisfies(n, task)
+                        && final_check(&load, &demand, forced);
+                    let reply = if ok {
+                        Msg::TaskMigrationAcceptanceResponse {
+                            task,
+                            generation,
+                            load,
+                        }
+                    } else {
+                        Msg::TaskMigrationRejectionResponse { task, generation }
+                    };
+                    out.send(e.from, reply);
+                }
+                Msg::TaskMigrationProcessRequest {
+                    task,
+                    generation,
+                    demand,
+                    forced,
+                } => {
+                    let prod = production(task);
+                    let ok = Self::live(ctx, task, generation, TaskState::Running)
+                        && !ctx.cell.tasks.migrating_to[task.index()].is_some()
+                        && ctx.cell.satisfies(n, task)
+                        && final_check(&load, &demand, forced)
+                        && (forced
+                            || !prod
+                            || (prod_cpu + demand.cpu_req <= cpu_cap
+                                && prod_mem + demand.mem_req <= mem_cap));
+                    if ok {
+                        (cpu, mem) = (cpu + demand.cpu_use, mem + demand.mem_use);
+                        if prod {
+                            (prod_cpu, prod_mem) =
+                                (prod_cpu + demand.cpu_req, prod_mem + demand.mem_req);
+                        }
+                        let source = ctx.cell.tasks.node[task.index()];
+                        out.act(Action::Migrate {
+                            task,
+                            generation,
+                            source,
+                            target: n,
+                            forced,
+                        });
+                        out.send(
+                            e.from,
+                            Msg::TaskMigrationProcessConfirmationResponse { task, generation },
+                        );
+                    } else {
+                        out.act(Action::Collision);
+                        out.send(
+                            e.from,
+                            Msg::TaskMigrationProcessErrorResponse { task, generation },
+                        );
+                    }
+                }
+                Msg::GetCandidateNodesResponse {
+                    task,
+                    generation,
+                    count,
+                    candidates,
+                } if na.phase == Phase::WaitCandidates && na.task == (task, generation) => {
+                    na.candidates = candidates[..count as usize].to_vec();
+                    na.answers.clear();
+                    na.answered = 0;
+                    for r in &na.candidates {
+                        out.send(
+                            self.agent_of(r.node),
+                            Msg::TaskMigrationRequest {
+                                task,
+                                generation,
+                                demand: na.demand,
+                                forced: r.forced,
+                            },
+                        );
+                    }
+                    na.phase = Phase::WaitAnswers;
+                    na.deadline = g + self.rounds_for(self.config.answer_wait_s);
+                }
+                Msg::TaskMigrationAcceptanceResponse {
+                    task,
+                    generation,
+                    load,
+                } if na.phase == Phase::WaitAnswers && na.task == (task, generation) => {
+                    let from = self.node_of(e.from);
+                    if let Some(r) = na.candidates.iter().find(|r| r.node == from) {
+                        na.answers.push((*r, load));
+                    }
+                    na.answered += 1;
+                }
+                Msg::TaskMigrationRejectionResponse { task, generation }
+                    if na.phase == Phase::WaitAnswers && na.task == (task, generation) =>
+                {
+                    na.answered += 1;
+                }
+                Msg::TaskMigrationProcessConfirmationResponse { task, generation }
+                    if na.phase == Phase::WaitConfirm && na.task == (task, generation) =>
+                {
+                    self.next_selected(ctx, n, na, out, g);
+                }
+                Msg::TaskMigrationProcessErrorResponse { task, generation }
+                    if na.phase == Phase::WaitConfirm && na.task == (task, generation) =>
+                {
+                    self.try_next_target(na, out);
+                }
+                _ => {}
+            }
+        }
+        if na.phase == Phase::WaitAnswers
+            && (na.answered >= na.candidates.len() || g >= na.deadline)
+        {
+            let mut rng = ctx.rng(me);
+            na.order = target_order(&na.answers, &na.demand, &self.config, &mut rng);
+            na.next = 0;
+            na.phase = Phase::WaitConfirm;
+            self.try_next_target(na, out);
+        }
+        if na.phase != Phase::Idle && g >= na.expires {
+            na.phase = Phase::Idle; // recommendations expired: back to SCS
+            na.queue.clear();
+        }
+        if na.phase == Phase::Idle {
+            self.select_and_start(
+                ctx,
+                n,
+                na,
+                out,
+                g,
+                NodeState {
+                    cpu_cap,
+                    mem_cap,
+                    cpu,
+                    mem,
+                },
+            );
+        }
+    }
+
+    /// Step 5 (again): the next target in order, or give up on this task.
+    fn try_next_target(&self, na: &mut NodeAgent, out: &mut Outbox<'_, Msg, Action>) {
+        let (task, generation) = na.task;
+        match na.order.get(na.next) {
+            Some(r) => {
+                na.next += 1;
+                out.send(
+                    self.agent_of(r.node),
+                    Msg::TaskMigrationProcessRequest {
+                        task,
+                        generation,
+                        demand: na.demand,
+                        forced: r.forced,
+                    },
+                );
+            }
+            None => {
+                out.act(Action::MigrationFailed);
+                na.phase = Phase::Idle;
+                na.queue.clear();
+            }
+        }
+    }
+
+    /// After a confirmation: the next task SCS selected, or idle.
+    fn next_selected(
+        &self,
+        ctx: &StepCtx<'_>,
+        n: NodeIdx,
+        na: &mut NodeAgent,
+        out: &mut Outbox<'_, Msg, Action>,
+        g: u64,
+    ) {
+        na.phase = Phase::Idle;
+        while let Some((task, generation)) = na.queue.pop() {
+            if Self::live(ctx, task, generation, TaskState::Running)
+                && ctx.cell.tasks.node[task.index()] == n
+            {
+                self.request_candidates(ctx, n, na, out, g, (task, generation));
+                return;
+            }
+        }
+    }
+
+    fn request_candidates(
+        &self,
+        ctx: &StepCtx<'_>,
+        n: NodeIdx,
+        na: &mut NodeAgent,
+        out: &mut Outbox<'_, Msg, Action>,
+        g: u64,
+        task: (TaskIdx, u32),
+    ) {
+        na.task = task;
+        na.demand = Self::demand(ctx, task.0);
+        na.phase = Phase::WaitCandidates;
+        na.expires = g + self.rounds_for(self.config.recommendation_ttl_s);
+        out.send(
+            self.broker_of(n),
+            Msg::GetCandidateNodesRequest {
+                task: task.0,
+                generation: task.1,
+                demand: na.demand,
+            },
+        );
+    }
+
+    /// Step 1: if the node is overloaded or holds a task whose constraints it no longer meets (and
+    /// nothing of it is migrating out), select tasks by SCS and ask the broker about the first.
+    fn select_and_start(
+        &self,
+        ctx: &StepCtx<'_>,
+        n: NodeIdx,
+        na: &mut NodeAgent,
+        out: &mut Outbox<'_, Msg, Action>,
+        g: u64,
+        load: NodeState,
+    ) {
+        let nodes = &ctx.cell.nodes;
+        let i = n.index();
+        let node_load = NodeLoad {
+            cpu_cap: nodes.cpu_cap[i],
+            mem_cap: nodes.mem_cap[i],
+            cpu_used: nodes.cpu_used[i],
+            mem_used: nodes.mem_used[i],
+            prod_cpu_req: nodes.prod_cpu_req[i],
+            prod_mem_req: nodes.prod_mem_req[i],
+            tasks: nodes.task_count[i],
+        };
+        let tasks: Vec<TaskIdx> = self
+            .tasks_on(n)
+            .iter()
+            .copied()
+            .filter(|t| {
+                ctx.cell.tasks.node[t.index()] == n
+                    && ctx.cell.tasks.state[t.index()] == TaskState::Running
+            })
+            .collect();
+        let overloaded =
+            classify(&node_load, &crate::classify::Thresholds::default()) == NodeClass::Overloaded;
+        if !overloaded && tasks.iter().all(|&t| ctx.cell.satisfies(n, t)) {
+            return;
+        }
+        if tasks.is_empty()
+            || tasks
+                .iter()
+                .any(|t| ctx.cell.tasks.migrating_to[t.index()].is_some())
+        {
+            return;
+        }
+        let candidates: Vec<Candidate> = tasks
+            .iter()
+            .map(|&t| {
+                let d = Self::demand(ctx, t);
+                Candidate {
+                    cpu_use: d.cpu_use,
+                    mem_use: d.mem_use,
+                    cpu_req: d.cpu_req,
+                    mem_req: d.mem_req,
+                    production: ctx.cell.tasks.production[t.index()],
+                    cost_mb: super::cost::migration_cost(d.cpu_use, d.mem_use, &self.config)
+                        .cost_mb,
+                    compulsory: !ctx.cell.satisfies(n, t),
+                }
+            })
+            .collect();
+        let mut rng: Rng = ctx.rng(self.agent_of(n));
+        let _ = rng.next_u64(); // a stream distinct from the one used for target ordering
+        let selection = tabu_search(
+            load.cpu_cap,
+            load.mem_cap,
+            &candidates,
+            &self.config,
+            &mut rng,
+        );
+        let mut chosen: Vec<(TaskIdx, u32)> = tasks
+            .iter()
+            .zip(&selection.chosen)
+            .filter(|(_, c)| **c)
+            .map(|(t, _)| (*t, ctx.cell.tasks.generation[t.index()]))
+            .collect();
+        chosen.reverse(); // popped from the back: first selected goes first
+        na.queue = chosen;
+        if let Some(first) = na.queue.pop() {
+            self.request_candidates(ctx, n, na, out, g, first);
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Policy `masb`: MASB's agents on the round executor.
+//!
+//! Each tick, `begin_tick` sizes the agent table (brokers first, then one node agent per node),
+//! indexes running tasks by node, and hands every pending task (new, resubmitted or displaced by
+//! a machine removal) to a random broker for initial allocation; unplaced tasks come back the
+//! next tick. Rounds run the agents (`agents.rs`). `apply` starts placements and migrations;
+//! `end_tick` completes migrations whose transfer time (cost / bandwidth) has passed.
+//!
+//! Workload: MASB replays the trace's tasks, not Google's placements. A task runs from when MASB
+//! places it until the trace's terminal event for it (the recorded run time is not yet shifted
+//! to MASB's start time).
+
+use ingest::rng::Rng;
+
+use super::MasbConfig;
+use super::agents::MasbAgent;
+use super::cost::migration_cost;
+use super::protocol::{Action, MESSAGE_KINDS, Msg};
+use crate::cell::{Cell, TaskState};
+use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::replay::TickEvents;
+use crate::units::UNITS;
+
+/// A migration in flight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InFlight {
+    /// The task and its generation.
+    pub task: TaskIdx,
+    /// Slot generation at the start.
+    pub generation: u32,
+    /// Where it comes from.
+    pub source: NodeIdx,
+    /// Where it goes.
+    pub target: NodeIdx,
+    /// When the transfer ends, microseconds.
+    pub end_us: i64,
+}
+
+/// The MASB policy's shared state.
+#[derive(Debug, Clone)]
+pub struct Masb {
+    /// Parameters.
+    pub config: MasbConfig,
+    /// Broker agents.
+    pub brokers: u32,
+    /// Rounds per tick.
+    pub rounds_per_tick: u32,
+    /// Simulated seconds per round.
+    pub round_s: f64,
+    seed: u64,
+    node_task_offsets: Vec<u32>,
+    node_tasks: Vec<TaskIdx>,
+    pub(super) assigned: Vec<Vec<(TaskIdx, u32)>>,
+    pending: Vec<(TaskIdx, u32)>,
+    /// Migrations in flight.
+    pub in_flight: Vec<InFlight>,
+}
+
+impl Masb {
+    /// MASB with the run's tick structure; the broker count is fixed at the first tick from the
+    /// nodes known then (`brokers_per_12500_nodes`, at least one).
+    pub fn new(config: MasbConfig, rounds_per_tick: u32, tick_s: u32, seed: u64) -> Masb {
+        Masb {
+            config,
+            brokers: 0,
+            rounds_per_tick: rounds_per_tick.max(1),
+            round_s: tick_s as f64 / rounds_per_tick.max(1) as f64,
+            seed,
+            node_task_offsets: Vec::new(),
+            node_tasks: Vec::new(),
+            assigned: Vec::new(),
+            pending: Vec::new(),
+            in_flight: Vec::new(),
+        }
+    }
+
+    /// Running tasks on node `n` at the start of the tick (the tick's index).
+    pub(super) fn tasks_on(&self, n: NodeIdx) -> &[TaskIdx] {
+        match (
+            self.node_task_offsets.get(n.index()),
+            self.node_task_offsets.get(n.index() + 1),
+        ) {
+            (Some(&s), Some(&e)) => &self.node_tasks[s as usize..e as usize],
+            _ => &[],
+        }
+    }
+
+    fn index_tasks(&mut self, cell: &Cell) {
+        let n = cell.nodes.len();
+        let mut counts = vec![0u32; n + 1];
+        for i in 0..cell.tasks.len() {
+            if cell.tasks.state[i] == TaskState::Running {
+                counts[cell.tasks.node[i].index() + 1] += 1;
+            }
+        }
+        for k in 0..n {
+            counts[k + 1] += counts[k];
+        }
+        let mut next = counts.clone();
+        self.node_tasks = vec![TaskIdx::NONE; counts[n] as usize];
+        for i in 0..cell.tasks.len() {
+            if cell.tasks.state[i] == TaskState::Running {
+                let slot = &mut next[cell.tasks.node[i].index()];
+                self.node_tasks[*slot as usize] = TaskIdx(i as u32);
+                *slot += 1;
+            }
+        }
+        self.node_task_offsets = counts;
+    }
+}
+
+impl Policy for Masb {
+    type Msg = Msg;
+    type Agent = MasbAgent;
+    type Action = Action;
+
+    fn name(&self) -> &'static str {
+        "masb"
+    }
+
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &MESSAGE_KINDS
+    }
+
+    fn message_kind(&self, msg: &Msg) -> usize {
+        msg.kind()
+    }
+
+    fn begin_tick(
+        &mut self,
+        cell: &mut Cell,
+        now_us: i64,
+        events: &TickEvents,
+        agents: &mut Vec<MasbAgent>,
+        _inject: &mut Vec<Envelope<Msg>>,
+        _counters: &mut PolicyCounters,
+    ) {
+        if self.brokers == 0 {
+            let per = self.config.brokers_per_12500_nodes as u64;
+            self.brokers = ((cell.nodes.len() as u64 * per).div_ceil(12_500) as u32).max(1);
+        }
+        agents.resize(
+            self.brokers as usize + cell.nodes.len(),
+            MasbAgent::default(),
+        );
+        self.index_tasks(cell);
+        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
+            self.pending.push((t, cell.tasks.generation[t.index()]));
+        }
+        self.pending.retain(|&(t, g)| {
+            cell.tasks.generation[t.index()] == g
+                && cell.tasks.state[t.index()] == TaskState::Pending
+        });
+        self.pending.sort_unstable();
+        self.pending.dedup();
+        self.assigned = vec![Vec::new(); self.brokers as usize];
+        let mut rng = Rng::new(ingest::rng::hash_keys(self.seed, &[0xba, now_us as u64]), 0);
+        for &p in &self.pending {
+            self.assigned[rng.below(self.brokers as u64) as usize].push(p);
+        }
+    }
+
+    fn step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        agent: &mut MasbAgent,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        if me.0 < self.brokers {
+            self.broker_step(ctx, me, &mut agent.broker, inbox, out);
+        } else {
+            self.node_step(ctx, me, &mut agent.node, inbox, out);
+        }
+    }
+
+    fn apply(
+        &mut self,
+        cell: &mut Cell,
+        now_us: i64,
+        actions: &[(AgentIdx, Action)],
+        counters: &mut PolicyCounters,
+    ) {
+        for (_, action) in actions {
+            match *action {
+                Action::Place {
+                    task,
+                    generation,
+                    node,
+                } => {
+                    let i = task.index();
+                    if cell.tasks.generation[i] == generation
+                        && cell.tasks.state[i] == TaskState::Pending
+                        && cell.nodes.online[node.index()]
+                    {
+                        cell.place(task, node, now_us);
+                    }
+                }
+                Action::Migrate {
+                    task,
+                    generation,
+                    source,
+                    target,
+                    forced,
+                } => {
+                    let i = task.index();
+                    let ok = cell.tasks.generation[i] == generation
+                        && cell.tasks.node[i] == source
+                        && cell.nodes.online[target.index()];
+                    if ok && cell.start_migration(task, target) {
+                        let (cpu, mem) = (
+                            cell.tasks.cpu_use[i] as f64 / UNITS as f64,
+                            cell.tasks.mem_use[i] as f64 / UNITS as f64,
+                        );
+                        let cost = migration_cost(cpu, mem, &self.config);
+                        self.in_flight.push(InFlight {
+                            task,
+                            generation,
+                            source,
+                            target,
+                            end_us: now_us + (cost.duration_s * 1e6) as i64,
+                        });
+                        counters.migrations_started += 1;
+                        counters.migration_cost_mb += cost.cost_mb;
+                        counters.forced_migrations += u64::from(forced);
+                    }
+                }
+                Action::Collision => counters.collisions += 1,
+                Action::MigrationFailed => counters.migrations_failed += 1,
+            }
+        }
+    }
+
+    fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters) {
+        self.in_flight.retain(|m| {
+            let i = m.task.index();
+            let still =
+                cell.tasks.generation[i] == m.generation && cell.tasks.migrating_to[i] == m.target;
+            if !still {
+                return false; // the task ended or the migration was aborted (machine removed)
+            }
+            if m.end_us <= now_us {
+                cell.finish_migration(m.task);
+                counters.migrations_completed += 1;
+                return false;
+            }
+            true
+        });
+    }
+}

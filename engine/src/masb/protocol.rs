@@ -1,0 +1,183 @@
+//! MASB's messages (seed 000 Table 1, plus the node report, the brokers' cache exchange and the
+//! initial-allocation request/answer) and the actions agents ask the core to apply. All plain
+//! `Copy` data: no heap, no closures.
+
+use super::score::NodeState;
+use super::select::{CacheEntry, Demand, Recommendation};
+use crate::ids::{NodeIdx, TaskIdx};
+
+/// Candidates a GetCandidateNodesResponse can carry (the paper's 15).
+pub const MAX_CANDIDATES: usize = 15;
+
+/// An empty slot of a candidate list.
+pub const NO_RECOMMENDATION: Recommendation = Recommendation {
+    node: NodeIdx::NONE,
+    score: 0.0,
+    forced: false,
+};
+
+/// A message between MASB agents. `task` + `generation` identify a task slot's current owner.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Msg {
+    /// NA -> its BA, every tick: the node's state.
+    NodeReport(CacheEntry),
+    /// BA -> the other BAs: a report they did not receive themselves.
+    CacheShare(CacheEntry),
+    /// BA -> NA: take this new task?
+    AllocationRequest {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Its demand.
+        demand: Demand,
+    },
+    /// NA -> BA: the answer.
+    AllocationAnswer {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Whether the node took it.
+        accepted: bool,
+    },
+    /// NA -> BA: where could this task go?
+    GetCandidateNodesRequest {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Its demand.
+        demand: Demand,
+    },
+    /// BA -> NA: up to 15 recommendations, forced ones last.
+    GetCandidateNodesResponse {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Valid entries of `candidates`.
+        count: u8,
+        /// Recommendations, forced ones last.
+        candidates: [Recommendation; MAX_CANDIDATES],
+    },
+    /// NA -> candidate NA: would you take this task?
+    TaskMigrationRequest {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Its demand.
+        demand: Demand,
+        /// Forced migration.
+        forced: bool,
+    },
+    /// Candidate -> source: yes, and this is my current load.
+    TaskMigrationAcceptanceResponse {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// The target's current load.
+        load: NodeState,
+    },
+    /// Candidate -> source: no.
+    TaskMigrationRejectionResponse {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+    },
+    /// Source -> chosen target: migrate it now.
+    TaskMigrationProcessRequest {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Its demand.
+        demand: Demand,
+        /// Forced migration.
+        forced: bool,
+    },
+    /// Target -> source: the migration has started.
+    TaskMigrationProcessConfirmationResponse {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+    },
+    /// Target -> source: the final check failed (usually a collision).
+    TaskMigrationProcessErrorResponse {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+    },
+}
+
+/// Message kind names, in [`Msg::kind`] order (columns `msg_<name>` of ticks.parquet).
+pub const MESSAGE_KINDS: [&str; 12] = [
+    "node_report",
+    "cache_share",
+    "allocation_request",
+    "allocation_answer",
+    "get_candidate_nodes_request",
+    "get_candidate_nodes_response",
+    "task_migration_request",
+    "task_migration_acceptance_response",
+    "task_migration_rejection_response",
+    "task_migration_process_request",
+    "task_migration_process_confirmation_response",
+    "task_migration_process_error_response",
+];
+
+impl Msg {
+    /// Index into [`MESSAGE_KINDS`].
+    pub fn kind(&self) -> usize {
+        match self {
+            Msg::NodeReport(_) => 0,
+            Msg::CacheShare(_) => 1,
+            Msg::AllocationRequest { .. } => 2,
+            Msg::AllocationAnswer { .. } => 3,
+            Msg::GetCandidateNodesRequest { .. } => 4,
+            Msg::GetCandidateNodesResponse { .. } => 5,
+            Msg::TaskMigrationRequest { .. } => 6,
+            Msg::TaskMigrationAcceptanceResponse { .. } => 7,
+            Msg::TaskMigrationRejectionResponse { .. } => 8,
+            Msg::TaskMigrationProcessRequest { .. } => 9,
+            Msg::TaskMigrationProcessConfirmationResponse { .. } => 10,
+            Msg::TaskMigrationProcessErrorResponse { .. } => 11,
+        }
+    }
+}
+
+/// A change an agent asks for; applied after the round in agent order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Start a pending task on a node (initial allocation accepted).
+    Place {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// The node.
+        node: NodeIdx,
+    },
+    /// Start migrating a running task (process request confirmed by the target).
+    Migrate {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Where the task runs.
+        source: NodeIdx,
+        /// Where it goes.
+        target: NodeIdx,
+        /// Forced migration.
+        forced: bool,
+    },
+    /// A process request failed its final check at the target.
+    Collision,
+    /// A SAN attempt ran out of candidates for a task.
+    MigrationFailed,
+}

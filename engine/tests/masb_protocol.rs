@@ -1,0 +1,298 @@
+//! MASB's protocol on tiny hand-built cells, each scenario asserting the exact message sequence
+//! round by round: a successful migration; a rejection then success; a collision of two
+//! migrations on one target (one wins, the other retries); a forced migration for a task only
+//! one full node can host; and recommendations expiring, then SCS restarting.
+//!
+//! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
+//! (6 per one-minute tick).
+
+use engine::cell::{Cell, Constraint};
+use engine::executor::{Granularity, Mailbox, run_round};
+use engine::ids::{NodeIdx, TaskIdx, Tick};
+use engine::masb::MasbConfig;
+use engine::masb::agents::MasbAgent;
+use engine::masb::policy::Masb;
+use engine::masb::protocol::{MESSAGE_KINDS, Msg};
+use engine::policy::{Policy, PolicyCounters};
+use engine::replay::TickEvents;
+use engine::units::to_units;
+
+struct Harness {
+    cell: Cell,
+    masb: Masb,
+    agents: Vec<MasbAgent>,
+    mailbox: Mailbox<Msg>,
+    tick: u32,
+    round: u64,
+    counters: PolicyCounters,
+    /// (global round, from, to, kind) of every message except node reports, receiver-grouped.
+    log: Vec<(u64, u32, u32, &'static str)>,
+}
+
+impl Harness {
+    /// Nodes of 0.5 CPU / 0.5 memory, all online; fast migrations (little page dirtying).
+    fn new(nodes: usize) -> Harness {
+        let mut cell = Cell::default();
+        for n in 0..nodes {
+            let idx = cell.nodes.push(100 + n as u64);
+            cell.nodes.online[idx.index()] = true;
+            cell.nodes.cpu_cap[idx.index()] = to_units(0.5);
+            cell.nodes.mem_cap[idx.index()] = to_units(0.5);
+        }
+        let config = MasbConfig {
+            dirty_mb_per_cpu_s: 100.0,
+            ..MasbConfig::default()
+        };
+        Harness {
+            cell,
+            masb: Masb::new(config, 6, 60, 1),
+            agents: Vec::new(),
+            mailbox: Mailbox::new(0),
+            tick: 0,
+            round: 0,
+            counters: PolicyCounters::default(),
+            log: Vec::new(),
+        }
+    }
+
+    /// A running task using (and requesting) `cpu`/`mem` on node `n`.
+    fn task(&mut self, n: u32, cpu: f32, mem: f32) -> TaskIdx {
+        let t = self.cell.tasks.alloc(1, self.cell.tasks.len() as u32, 0, 0);
+        self.cell.set_request(t, to_units(cpu), to_units(mem));
+        self.cell.place(t, NodeIdx(n), 0);
+        t
+    }
+
+    fn now_us(&self) -> i64 {
+        600_000_000 + (self.tick as i64 + 1) * 60_000_000
+    }
+
+    fn begin(&mut self) {
+        let now = self.now_us();
+        let mut inject = Vec::new();
+        self.masb.begin_tick(
+            &mut self.cell,
+            now,
+            &TickEvents::default(),
+            &mut self.agents,
+            &mut inject,
+            &mut self.counters,
+        );
+    }
+
+    /// One round; `between` may change the cell before it (a usage spike, a node going away).
+    fn round(&mut self) {
+        let r = (self.round % 6) as u32;
+        if r == 0 {
+            self.begin();
+        }
+        let mut counts = vec![0; MESSAGE_KINDS.len()];
+        let now = self.now_us();
+        self.mailbox = run_round(
+            &mut self.masb,
+            &mut self.cell,
+            &mut self.agents,
+            &self.mailbox,
+            Tick(self.tick),
+            r,
+            now,
+            1,
+            Granularity::default(),
+            &mut counts,
+            &mut self.counters,
+        );
+        for e in self.mailbox.messages() {
+            if !matches!(e.msg, Msg::NodeReport(_)) {
+                self.log
+                    .push((self.round, e.from.0, e.to.0, MESSAGE_KINDS[e.msg.kind()]));
+            }
+        }
+        if r == 5 {
+            self.masb.end_tick(&mut self.cell, now, &mut self.counters);
+            self.tick += 1;
+        }
+        self.round += 1;
+        self.cell.check().unwrap();
+    }
+
+    fn rounds(&mut self, n: usize) {
+        for _ in 0..n {
+            self.round();
+        }
+    }
+
+    fn messages_in(&self, round: u64) -> Vec<(u32, u32, &'static str)> {
+        let mut m: Vec<_> = self
+            .log
+            .iter()
+            .filter(|e| e.0 == round)
+            .map(|e| (e.1, e.2, e.3))
+            .collect();
+        m.sort();
+        m
+    }
+}
+
+const GET: &str = "get_candidate_nodes_request";
+const CANDIDATES: &str = "get_candidate_nodes_response";
+const REQUEST: &str = "task_migration_request";
+const ACCEPT: &str = "task_migration_acceptance_response";
+const REJECT: &str = "task_migration_rejection_response";
+const PROCESS: &str = "task_migration_process_request";
+const CONFIRM: &str = "task_migration_process_confirmation_response";
+const ERROR: &str = "task_migration_process_error_response";
+
+/// Node 0 holds three tasks of 0.2/0.2 (one at 0.2/0.19) on 0.5/0.5: overloaded at 120 %. SCS moves
+/// the 0.19 one (leaving 80 %/82 % used: SRAS 500^(0.4*0.42) - 0.8 = 2.04, the best fitness).
+fn overloaded_node_zero(h: &mut Harness) -> TaskIdx {
+    h.task(0, 0.2, 0.2);
+    let moving = h.task(0, 0.2, 0.19);
+    h.task(0, 0.2, 0.2);
+    moving
+}
+
+#[test]
+fn successful_migration() {
+    let mut h = Harness::new(3);
+    let moving = overloaded_node_zero(&mut h);
+    h.rounds(6);
+    // Agents: broker 0, NA(node 0) = 1, NA(node 1) = 2, NA(node 2) = 3.
+    assert_eq!(h.messages_in(0), vec![(1, 0, GET)]);
+    assert_eq!(h.messages_in(1), vec![(0, 1, CANDIDATES)]);
+    assert_eq!(h.messages_in(2), vec![(1, 2, REQUEST), (1, 3, REQUEST)]);
+    assert_eq!(h.messages_in(3), vec![(2, 1, ACCEPT), (3, 1, ACCEPT)]);
+    let process = h.messages_in(4);
+    assert_eq!(process.len(), 1);
+    let (_, target_agent, kind) = process[0];
+    assert_eq!(kind, PROCESS);
+    assert_eq!(h.messages_in(5), vec![(target_agent, 1, CONFIRM)]);
+    // Started after round 5: counted on both nodes until the transfer ends.
+    let target = NodeIdx(target_agent - 1);
+    assert_eq!(h.cell.tasks.migrating_to[moving.index()], target);
+    assert_eq!(h.counters.migrations_started, 1);
+    h.rounds(12);
+    assert_eq!(h.cell.tasks.node[moving.index()], target);
+    assert_eq!(
+        (
+            h.counters.migrations_completed,
+            h.counters.collisions,
+            h.cell.migrating
+        ),
+        (1, 0, 0)
+    );
+    assert!(
+        h.log.iter().all(|e| e.0 <= 5),
+        "node 0 is stable after the move: no new SAN"
+    );
+}
+
+#[test]
+fn rejection_then_success() {
+    let mut h = Harness::new(3);
+    overloaded_node_zero(&mut h);
+    h.rounds(2);
+    // After the broker answered (from round-0 reports), node 2 gets busy: it will reject.
+    h.task(2, 0.45, 0.45);
+    h.rounds(4);
+    assert_eq!(h.messages_in(2), vec![(1, 2, REQUEST), (1, 3, REQUEST)]);
+    assert_eq!(h.messages_in(3), vec![(2, 1, ACCEPT), (3, 1, REJECT)]);
+    assert_eq!(h.messages_in(4), vec![(1, 2, PROCESS)]);
+    assert_eq!(h.messages_in(5), vec![(2, 1, CONFIRM)]);
+}
+
+#[test]
+fn collision_on_one_target_one_wins_one_retries() {
+    // Nodes 0 and 1 are overloaded alike; node 2 has room for one such task, not two. Each
+    // overloaded node can hold the other's task in total capacity, so the broker adds it as a
+    // forced candidate (fewer than 15 nodes have room), tried last.
+    let mut h = Harness::new(3);
+    overloaded_node_zero(&mut h);
+    h.task(1, 0.2, 0.2);
+    let loser = h.task(1, 0.2, 0.19);
+    h.task(1, 0.2, 0.2);
+    h.task(2, 0.25, 0.25);
+    h.rounds(8);
+    assert_eq!(h.messages_in(0), vec![(1, 0, GET), (2, 0, GET)]);
+    assert_eq!(
+        h.messages_in(1),
+        vec![(0, 1, CANDIDATES), (0, 2, CANDIDATES)]
+    );
+    assert_eq!(
+        h.messages_in(2),
+        vec![
+            (1, 2, REQUEST),
+            (1, 3, REQUEST),
+            (2, 1, REQUEST),
+            (2, 3, REQUEST)
+        ]
+    );
+    assert_eq!(
+        h.messages_in(3),
+        vec![
+            (1, 2, ACCEPT),
+            (2, 1, ACCEPT),
+            (3, 1, ACCEPT),
+            (3, 2, ACCEPT)
+        ]
+    );
+    // Both pick node 2 (the only non-forced acceptor) and collide there.
+    assert_eq!(h.messages_in(4), vec![(1, 3, PROCESS), (2, 3, PROCESS)]);
+    // The first to arrive (sender order) wins; the other gets an error ...
+    assert_eq!(h.messages_in(5), vec![(3, 1, CONFIRM), (3, 2, ERROR)]);
+    // ... and, on receiving it, retries with its next candidate, the forced one (node 0) ...
+    assert_eq!(h.messages_in(6), vec![(2, 1, PROCESS)]);
+    // ... which takes it, checking only its total capacity.
+    assert_eq!(h.messages_in(7), vec![(1, 2, CONFIRM)]);
+    assert_eq!(h.counters.collisions, 1);
+    assert_eq!(
+        (h.counters.migrations_started, h.counters.forced_migrations),
+        (2, 1)
+    );
+    assert_eq!(h.cell.tasks.migrating_to[loser.index()], NodeIdx(0));
+}
+
+#[test]
+fn forced_migration_to_the_only_full_node_that_can_host() {
+    // A task constrained to attribute 1 = 7 sits on node 0, which lost the attribute (compulsory);
+    // only node 1 has it, and node 1 is full: the broker recommends it as forced.
+    let mut h = Harness::new(3);
+    let t = h.task(0, 0.05, 0.05);
+    h.cell.constraints.push(Constraint {
+        name: 1,
+        op: ingest::codes::comparison::EQUAL,
+        value: 2,
+        value_int: Some(7),
+    });
+    h.cell.tasks.constraint_len[t.index()] = 1;
+    h.cell.attributes.insert((NodeIdx(1), 1), (2, Some(7)));
+    h.task(1, 0.48, 0.48);
+    h.rounds(6);
+    assert_eq!(h.messages_in(0), vec![(1, 0, GET)]);
+    assert_eq!(h.messages_in(1), vec![(0, 1, CANDIDATES)]);
+    assert_eq!(h.messages_in(2), vec![(1, 2, REQUEST)]);
+    assert_eq!(h.messages_in(3), vec![(2, 1, ACCEPT)]);
+    assert_eq!(h.messages_in(4), vec![(1, 2, PROCESS)]);
+    assert_eq!(h.messages_in(5), vec![(2, 1, CONFIRM)]);
+    assert_eq!(h.counters.forced_migrations, 1);
+    assert_eq!(h.cell.tasks.migrating_to[t.index()], NodeIdx(1));
+}
+
+#[test]
+fn recommendations_expire_then_scs_restarts() {
+    let mut h = Harness::new(3);
+    overloaded_node_zero(&mut h);
+    h.rounds(4);
+    // Both accepted (round 3); now every candidate becomes unreachable before the process request
+    // is answered: node 0's agent waits until its recommendations expire (3 minutes = 18 rounds
+    // after the request in round 0), then selects again.
+    h.cell.nodes.online[1] = false;
+    h.cell.nodes.online[2] = false;
+    h.rounds(16);
+    assert_eq!(h.messages_in(4).len(), 1);
+    assert!(
+        (5..18).all(|r| h.messages_in(r).is_empty()),
+        "silence while waiting: {:?}",
+        h.log
+    );
+    assert_eq!(h.messages_in(18), vec![(1, 0, GET)]);
+}
