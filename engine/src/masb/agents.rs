@@ -34,7 +34,8 @@ fn norm(units: u32) -> f64 {
 pub struct Broker {
     /// Last report per node index (`reported_s` = -inf when none).
     pub cache: Vec<CacheEntry>,
-    /// Initial allocations waiting for an answer: task, generation, demand, nodes to ask, next.
+    /// This tick's initial allocations, by slot: task, generation, demand, nodes to ask, next.
+    /// Answers name their slot, so finding one is O(1); cleared at each tick's first round.
     pub allocations: Vec<(TaskIdx, u32, Demand, Vec<Recommendation>, usize)>,
 }
 
@@ -185,36 +186,35 @@ impl Masb {
         for e in inbox {
             match e.msg {
                 Msg::AllocationAnswer {
+                    slot,
                     task,
                     generation,
                     accepted,
                 } => {
-                    let Some(k) = b
+                    let Some(a) = b
                         .allocations
-                        .iter()
-                        .position(|a| a.0 == task && a.1 == generation)
+                        .get_mut(slot as usize)
+                        .filter(|a| a.0 == task && a.1 == generation)
                     else {
                         continue;
                     };
-                    if accepted {
-                        b.allocations.swap_remove(k);
+                    if accepted || a.4 >= a.3.len() {
+                        // Placed, or unplaceable now: pending, retried next tick.
+                        a.3 = Vec::new();
+                        a.4 = 0;
                         continue;
                     }
-                    let a = &mut b.allocations[k];
-                    if a.4 < a.3.len() {
-                        let node = a.3[a.4].node;
-                        a.4 += 1;
-                        out.send(
-                            self.agent_of(node),
-                            Msg::AllocationRequest {
-                                task,
-                                generation,
-                                demand: a.2,
-                            },
-                        );
-                    } else {
-                        b.allocations.swap_remove(k); // unplaceable now: pending, retried next tick
-                    }
+                    let node = a.3[a.4].node;
+                    a.4 += 1;
+                    out.send(
+                        self.agent_of(node),
+                        Msg::AllocationRequest {
+                            slot,
+                            task,
+                            generation,
+                            demand: a.2,
+                        },
+                    );
                 }
                 Msg::GetCandidateNodesRequest {
                     task,
@@ -251,6 +251,7 @@ impl Masb {
             }
         }
         if ctx.round == 0 {
+            b.allocations.clear();
             for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
                 if !Self::live(ctx, task, generation, TaskState::Pending) {
                     continue;
@@ -262,9 +263,11 @@ impl Masb {
                 scored.truncate(INITIAL_TOP);
                 let order = weighted_order(&scored, scored.len(), &mut rng);
                 if let Some(first) = order.first() {
+                    let slot = b.allocations.len() as u32;
                     out.send(
                         self.agent_of(first.node),
                         Msg::AllocationRequest {
+                            slot,
                             task,
                             generation,
                             demand,
@@ -320,6 +323,7 @@ impl Masb {
             };
             match e.msg {
                 Msg::AllocationRequest {
+                    slot,
                     task,
                     generation,
                     demand,
@@ -346,6 +350,7 @@ impl Masb {
                     out.send(
                         e.from,
                         Msg::AllocationAnswer {
+                            slot,
                             task,
                             generation,
                             accepted: ok,

@@ -25,6 +25,8 @@ pub enum Msg {
     CacheShare(CacheEntry),
     /// BA -> NA: take this new task?
     AllocationRequest {
+        /// The broker's allocation slot (echoed in the answer).
+        slot: u32,
         /// The task.
         task: TaskIdx,
         /// Its slot generation.
@@ -34,6 +36,8 @@ pub enum Msg {
     },
     /// NA -> BA: the answer.
     AllocationAnswer {
+        /// The broker's allocation slot from the request.
+        slot: u32,
         /// The task.
         task: TaskIdx,
         /// Its slot generation.
