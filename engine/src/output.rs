@@ -1,5 +1,6 @@
-//! The run directory's Parquet outputs: `ticks.parquet` (one row per tick) and `nodes.parquet`
-//! (one row per node every `nodes_every_ticks` ticks). Both are written as `*.parquet.partial`
+//! The run directory's Parquet outputs: `ticks.parquet` (one row per tick), `nodes.parquet`
+//! (one row per node every `nodes_every_ticks` ticks) and `migrations.parquet` (one row per
+//! migration attempt and outcome; empty for policies that do not migrate). Both are written as `*.parquet.partial`
 //! and renamed when the run completes, so a file with the final name is always whole.
 //! Memory: the ticks of one row group (a simulated day by default) and one node snapshot.
 
@@ -8,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt32Array,
-    UInt64Array,
+    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt8Array,
+    UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -20,6 +21,7 @@ use crate::cell::Cell;
 use crate::classify::NodeClass;
 use crate::error::{EngineError, Result};
 use crate::metrics::{TickRow, sum};
+use crate::policy::MigrationRecord;
 
 /// Ticks buffered per row group of `ticks.parquet`.
 const TICKS_PER_GROUP: usize = 1440;
@@ -117,6 +119,46 @@ fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
         cols.push(u64s(&|r| r.messages.get(k).copied().unwrap_or(0)));
     }
     cols.push(f64s(&|r| r.wall_ms));
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
+
+/// The `migrations.parquet` schema.
+pub fn migrations_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("time_us", DataType::Int64, false),
+        Field::new("job_id", DataType::UInt64, false),
+        Field::new("task_index", DataType::UInt32, false),
+        Field::new("source_machine", DataType::UInt64, false),
+        Field::new("target_machine", DataType::UInt64, true),
+        Field::new("cost_mb", DataType::Float64, false),
+        Field::new("forced", DataType::Boolean, false),
+        Field::new("outcome", DataType::Utf8, false),
+    ]))
+}
+
+fn migrations_batch(schema: &SchemaRef, rows: &[MigrationRecord]) -> RecordBatch {
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.time_us))),
+        Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.job_id))),
+        Arc::new(UInt32Array::from_iter_values(
+            rows.iter().map(|r| r.task_index),
+        )),
+        Arc::new(UInt64Array::from_iter_values(
+            rows.iter().map(|r| r.source_machine),
+        )),
+        Arc::new(UInt64Array::from(
+            rows.iter().map(|r| r.target_machine).collect::<Vec<_>>(),
+        )),
+        Arc::new(Float64Array::from_iter_values(
+            rows.iter().map(|r| r.cost_mb),
+        )),
+        Arc::new(BooleanArray::from(
+            rows.iter().map(|r| r.forced).collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| r.outcome.name()),
+        )),
+    ];
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }
 
@@ -219,9 +261,12 @@ impl Sink {
 pub struct RunOutputs {
     ticks_schema: SchemaRef,
     nodes_schema: SchemaRef,
+    migrations_schema: SchemaRef,
     ticks: Sink,
     nodes: Sink,
+    migrations: Sink,
     pending: Vec<TickRow>,
+    pending_migrations: Vec<MigrationRecord>,
 }
 
 impl RunOutputs {
@@ -229,12 +274,16 @@ impl RunOutputs {
     pub fn create(dir: &Path, message_kinds: &[&str]) -> Result<RunOutputs> {
         let ticks_schema = ticks_schema(message_kinds);
         let nodes_schema = nodes_schema();
+        let migrations_schema = migrations_schema();
         Ok(RunOutputs {
             ticks: Sink::create(dir, "ticks.parquet", ticks_schema.clone())?,
             nodes: Sink::create(dir, "nodes.parquet", nodes_schema.clone())?,
+            migrations: Sink::create(dir, "migrations.parquet", migrations_schema.clone())?,
             ticks_schema,
             nodes_schema,
+            migrations_schema,
             pending: Vec::with_capacity(TICKS_PER_GROUP),
+            pending_migrations: Vec::new(),
         })
     }
 
@@ -253,7 +302,17 @@ impl RunOutputs {
             self.ticks.write(&batch)?;
             self.pending.clear();
         }
+        if !self.pending_migrations.is_empty() {
+            let batch = migrations_batch(&self.migrations_schema, &self.pending_migrations);
+            self.migrations.write(&batch)?;
+            self.pending_migrations.clear();
+        }
         Ok(())
+    }
+
+    /// Adds migration records (written with the ticks' row groups).
+    pub fn migrations(&mut self, records: &mut Vec<MigrationRecord>) {
+        self.pending_migrations.append(records);
     }
 
     /// Writes one row per online node.
@@ -266,6 +325,7 @@ impl RunOutputs {
     pub fn finish(mut self) -> Result<()> {
         self.flush_ticks()?;
         self.ticks.finish()?;
+        self.migrations.finish()?;
         self.nodes.finish()
     }
 }

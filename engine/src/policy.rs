@@ -120,6 +120,56 @@ impl PolicyCounters {
     }
 }
 
+/// What happened to one migration attempt.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MigrationOutcome {
+    /// The transfer started (resources now count on both nodes).
+    Started = 0,
+    /// The transfer finished; the task runs on the target.
+    Completed = 1,
+    /// The task ended, or a node went away, during the transfer.
+    Aborted = 2,
+    /// The target's final check refused it (usually two migrations colliding).
+    Collision = 3,
+    /// No candidate was left for the task.
+    Failed = 4,
+}
+
+impl MigrationOutcome {
+    /// Lower-case name in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            MigrationOutcome::Started => "started",
+            MigrationOutcome::Completed => "completed",
+            MigrationOutcome::Aborted => "aborted",
+            MigrationOutcome::Collision => "collision",
+            MigrationOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One row of `migrations.parquet`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MigrationRecord {
+    /// Simulated time, microseconds (end of the tick it happened in).
+    pub time_us: i64,
+    /// Trace job ID of the task.
+    pub job_id: u64,
+    /// Task index.
+    pub task_index: u32,
+    /// Machine ID of the source.
+    pub source_machine: u64,
+    /// Machine ID of the target, if one was chosen.
+    pub target_machine: Option<u64>,
+    /// Migration cost, MB (0 when no transfer started).
+    pub cost_mb: f64,
+    /// Forced migration.
+    pub forced: bool,
+    /// What happened.
+    pub outcome: MigrationOutcome,
+}
+
 /// A scheduling policy. See the module doc for the tick structure.
 pub trait Policy: Sync {
     /// A message between agents (plain data, no heap).
@@ -170,4 +220,8 @@ pub trait Policy: Sync {
 
     /// End of a tick, before metrics are taken.
     fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters);
+
+    /// Moves the migration records of this tick into `out` (for `migrations.parquet`); policies
+    /// that never migrate keep the default.
+    fn take_migrations(&mut self, _out: &mut Vec<MigrationRecord>) {}
 }

@@ -86,6 +86,7 @@ fn run_in_pool<P: Policy>(
     let mut agents: Vec<P::Agent> = Vec::new();
     let mut mailbox: Mailbox<P::Msg> = Mailbox::new(0);
     let mut acc = Accumulator::default();
+    let mut migrations = Vec::new();
     let tick_us = config.tick_s as i64 * 1_000_000;
     for tick in 0..total as u32 {
         let tick_started = Instant::now();
@@ -127,6 +128,8 @@ fn run_in_pool<P: Policy>(
             }
         }
         policy.end_tick(&mut cell, end_us, &mut counters);
+        policy.take_migrations(&mut migrations);
+        outputs.migrations(&mut migrations);
         if config.check_invariants {
             cell.check()
                 .map_err(|problem| EngineError::Invariant { tick, problem })?;

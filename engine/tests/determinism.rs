@@ -66,13 +66,17 @@ fn agree(root: &Path, parquet: &Path, policy: PolicyName) -> RunSummary {
         summary.peak_rss_mb = None;
         summary.config.threads = 0;
         let ticks = without_wall_ms(&read_parquet(&run.join("ticks.parquet")));
-        let nodes = std::fs::read(run.join("nodes.parquet")).unwrap();
-        outputs.push((summary, ticks, nodes));
+        let mut files = std::fs::read(run.join("nodes.parquet")).unwrap();
+        files.extend(std::fs::read(run.join("migrations.parquet")).unwrap());
+        outputs.push((summary, ticks, files));
     }
     for other in &outputs[1..] {
         assert_eq!(other.0, outputs[0].0, "summary");
         assert_eq!(other.1, outputs[0].1, "ticks.parquet");
-        assert!(other.2 == outputs[0].2, "nodes.parquet bytes");
+        assert!(
+            other.2 == outputs[0].2,
+            "nodes.parquet and migrations.parquet bytes"
+        );
     }
     assert_eq!(
         outputs[0].1.num_rows(),
@@ -100,4 +104,12 @@ fn one_and_many_threads_agree_with_masb_and_no_task_is_lost() {
     );
     assert!(summary.totals.messages["task_migration_process_request"] > 0);
     assert!(summary.averages.classes["overloaded"] / summary.averages.nodes_online < 0.01);
+    // migrations.parquet has one "started" row per started migration.
+    let rows = read_parquet(&root.path().join("run-masb-1/migrations.parquet"));
+    let outcome = rows.column(rows.schema().index_of("outcome").unwrap());
+    let outcome = arrow_array::cast::AsArray::as_string::<i32>(outcome);
+    let started = outcome.iter().filter(|o| *o == Some("started")).count() as u64;
+    assert_eq!(started, summary.totals.counters.migrations_started);
+    let collisions = outcome.iter().filter(|o| *o == Some("collision")).count() as u64;
+    assert_eq!(collisions, summary.totals.counters.collisions);
 }

@@ -13,7 +13,7 @@ use engine::masb::MasbConfig;
 use engine::masb::agents::MasbAgent;
 use engine::masb::policy::Masb;
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
-use engine::policy::{Policy, PolicyCounters};
+use engine::policy::{MigrationOutcome, Policy, PolicyCounters};
 use engine::replay::TickEvents;
 use engine::units::to_units;
 
@@ -184,6 +184,26 @@ fn successful_migration() {
         h.log.iter().all(|e| e.0 <= 5),
         "node 0 is stable after the move: no new SAN"
     );
+    // migrations.parquet rows: started, then completed, source machine 100 (node 0) to the target.
+    let mut records = Vec::new();
+    h.masb.take_migrations(&mut records);
+    let outcomes: Vec<_> = records
+        .iter()
+        .map(|r| (r.outcome, r.source_machine, r.target_machine))
+        .collect();
+    let target_machine = Some(100 + target.0 as u64);
+    assert_eq!(
+        outcomes,
+        vec![
+            (MigrationOutcome::Started, 100, target_machine),
+            (MigrationOutcome::Completed, 100, target_machine)
+        ]
+    );
+    assert!(
+        records[0].cost_mb > 100.0
+            && records[0].cost_mb == records[1].cost_mb
+            && !records[0].forced
+    );
 }
 
 #[test]
@@ -249,6 +269,20 @@ fn collision_on_one_target_one_wins_one_retries() {
         (2, 1)
     );
     assert_eq!(h.cell.tasks.migrating_to[loser.index()], NodeIdx(0));
+    let mut records = Vec::new();
+    h.masb.take_migrations(&mut records);
+    let outcomes: Vec<_> = records
+        .iter()
+        .map(|r| (r.outcome, r.source_machine, r.target_machine, r.forced))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            (MigrationOutcome::Started, 100, Some(102), false),
+            (MigrationOutcome::Collision, 101, Some(102), false),
+            (MigrationOutcome::Started, 101, Some(100), true),
+        ]
+    );
 }
 
 #[test]

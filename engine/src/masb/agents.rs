@@ -411,7 +411,7 @@ impl Masb {
                             Msg::TaskMigrationProcessConfirmationResponse { task, generation },
                         );
                     } else {
-                        out.act(Action::Collision);
+                        out.act(Action::Collision { task, target: n });
                         out.send(
                             e.from,
                             Msg::TaskMigrationProcessErrorResponse { task, generation },
@@ -517,7 +517,7 @@ impl Masb {
                 );
             }
             None => {
-                out.act(Action::MigrationFailed);
+                out.act(Action::MigrationFailed { task: na.task.0 });
                 na.phase = Phase::Idle;
                 na.queue.clear();
             }

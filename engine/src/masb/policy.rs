@@ -18,7 +18,9 @@ use super::cost::migration_cost;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
-use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::policy::{
+    Envelope, MigrationOutcome, MigrationRecord, Outbox, Policy, PolicyCounters, StepCtx,
+};
 use crate::replay::TickEvents;
 use crate::units::UNITS;
 
@@ -35,6 +37,14 @@ pub struct InFlight {
     pub target: NodeIdx,
     /// When the transfer ends, microseconds.
     pub end_us: i64,
+    /// Its cost, MB.
+    pub cost_mb: f64,
+    /// Forced migration.
+    pub forced: bool,
+    /// The task's trace identity, kept in case its slot is reused before the record is written.
+    pub job_id: u64,
+    /// Task index.
+    pub task_index: u32,
 }
 
 /// The MASB policy's shared state.
@@ -55,6 +65,7 @@ pub struct Masb {
     pending: Vec<(TaskIdx, u32)>,
     /// Migrations in flight.
     pub in_flight: Vec<InFlight>,
+    records: Vec<MigrationRecord>,
 }
 
 impl Masb {
@@ -72,7 +83,32 @@ impl Masb {
             assigned: Vec::new(),
             pending: Vec::new(),
             in_flight: Vec::new(),
+            records: Vec::new(),
         }
+    }
+
+    /// Appends a migration record for `task` leaving its current node towards `target` (NONE when
+    /// none was chosen), with no cost and not forced; returns it to complete.
+    fn record(
+        &mut self,
+        cell: &Cell,
+        now_us: i64,
+        task: TaskIdx,
+        target: NodeIdx,
+        outcome: MigrationOutcome,
+    ) -> &mut MigrationRecord {
+        let machine = |n: NodeIdx| n.is_some().then(|| cell.nodes.machine_id[n.index()]);
+        self.records.push(MigrationRecord {
+            time_us: now_us,
+            job_id: cell.tasks.job_id[task.index()],
+            task_index: cell.tasks.task_index[task.index()],
+            source_machine: machine(cell.tasks.node[task.index()]).unwrap_or(0),
+            target_machine: machine(target),
+            cost_mb: 0.0,
+            forced: false,
+            outcome,
+        });
+        self.records.last_mut().expect("just pushed")
     }
 
     /// Running tasks on node `n` at the start of the tick (the tick's index).
@@ -215,38 +251,71 @@ impl Policy for Masb {
                             cell.tasks.mem_use[i] as f64 / UNITS as f64,
                         );
                         let cost = migration_cost(cpu, mem, &self.config);
+                        let end_us = now_us + (cost.duration_s * 1e6) as i64;
+                        let (job_id, task_index) = (cell.tasks.job_id[i], cell.tasks.task_index[i]);
                         self.in_flight.push(InFlight {
                             task,
                             generation,
                             source,
                             target,
-                            end_us: now_us + (cost.duration_s * 1e6) as i64,
+                            end_us,
+                            cost_mb: cost.cost_mb,
+                            forced,
+                            job_id,
+                            task_index,
                         });
+                        let r = self.record(cell, now_us, task, target, MigrationOutcome::Started);
+                        (r.cost_mb, r.forced) = (cost.cost_mb, forced);
                         counters.migrations_started += 1;
                         counters.migration_cost_mb += cost.cost_mb;
                         counters.forced_migrations += u64::from(forced);
                     }
                 }
-                Action::Collision => counters.collisions += 1,
-                Action::MigrationFailed => counters.migrations_failed += 1,
+                Action::Collision { task, target } => {
+                    counters.collisions += 1;
+                    self.record(cell, now_us, task, target, MigrationOutcome::Collision);
+                }
+                Action::MigrationFailed { task } => {
+                    counters.migrations_failed += 1;
+                    self.record(cell, now_us, task, NodeIdx::NONE, MigrationOutcome::Failed);
+                }
             }
         }
     }
 
     fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters) {
-        self.in_flight.retain(|m| {
+        let mut in_flight = std::mem::take(&mut self.in_flight);
+        in_flight.retain(|m| {
             let i = m.task.index();
             let still =
                 cell.tasks.generation[i] == m.generation && cell.tasks.migrating_to[i] == m.target;
-            if !still {
-                return false; // the task ended or the migration was aborted (machine removed)
-            }
-            if m.end_us <= now_us {
+            let outcome = if !still {
+                // The task ended (its slot may hold another task now) or a node went away.
+                MigrationOutcome::Aborted
+            } else if m.end_us <= now_us {
                 cell.finish_migration(m.task);
                 counters.migrations_completed += 1;
-                return false;
-            }
-            true
+                MigrationOutcome::Completed
+            } else {
+                return true;
+            };
+            let machine = |n: NodeIdx| cell.nodes.machine_id[n.index()];
+            self.records.push(MigrationRecord {
+                time_us: now_us,
+                job_id: m.job_id,
+                task_index: m.task_index,
+                source_machine: machine(m.source),
+                target_machine: Some(machine(m.target)),
+                cost_mb: m.cost_mb,
+                forced: m.forced,
+                outcome,
+            });
+            false
         });
+        self.in_flight = in_flight;
+    }
+
+    fn take_migrations(&mut self, out: &mut Vec<MigrationRecord>) {
+        out.append(&mut self.records);
     }
 }

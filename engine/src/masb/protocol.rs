@@ -181,7 +181,15 @@ pub enum Action {
         forced: bool,
     },
     /// A process request failed its final check at the target.
-    Collision,
+    Collision {
+        /// The task.
+        task: TaskIdx,
+        /// The refusing target.
+        target: NodeIdx,
+    },
     /// A SAN attempt ran out of candidates for a task.
-    MigrationFailed,
+    MigrationFailed {
+        /// The task.
+        task: TaskIdx,
+    },
 }
