@@ -1,6 +1,7 @@
 //! The run directory's Parquet outputs: `ticks.parquet` (one row per tick), `nodes.parquet`
-//! (one row per node every `nodes_every_ticks` ticks) and `migrations.parquet` (one row per
-//! migration attempt and outcome; empty for policies that do not migrate). Both are written as `*.parquet.partial`
+//! (one row per node every `nodes_every_ticks` ticks), `migrations.parquet` (one row per
+//! migration attempt and outcome; empty for policies that do not migrate) and `samples.jsonl`
+//! (the policy's sampled decision logs). Both are written as `*.parquet.partial`
 //! and renamed when the run completes, so a file with the final name is always whole.
 //! Memory: the ticks of one row group (a simulated day by default) and one node snapshot.
 
@@ -267,6 +268,7 @@ pub struct RunOutputs {
     migrations: Sink,
     pending: Vec<TickRow>,
     pending_migrations: Vec<MigrationRecord>,
+    samples: (PathBuf, PathBuf, std::io::BufWriter<File>),
 }
 
 impl RunOutputs {
@@ -275,7 +277,16 @@ impl RunOutputs {
         let ticks_schema = ticks_schema(message_kinds);
         let nodes_schema = nodes_schema();
         let migrations_schema = migrations_schema();
+        let (samples_path, samples_partial) =
+            (dir.join("samples.jsonl"), dir.join("samples.jsonl.partial"));
+        let samples_file =
+            File::create(&samples_partial).map_err(EngineError::io(&samples_partial))?;
         Ok(RunOutputs {
+            samples: (
+                samples_path,
+                samples_partial,
+                std::io::BufWriter::new(samples_file),
+            ),
             ticks: Sink::create(dir, "ticks.parquet", ticks_schema.clone())?,
             nodes: Sink::create(dir, "nodes.parquet", nodes_schema.clone())?,
             migrations: Sink::create(dir, "migrations.parquet", migrations_schema.clone())?,
@@ -310,6 +321,15 @@ impl RunOutputs {
         Ok(())
     }
 
+    /// Appends sampled decision logs, one JSON object per line.
+    pub fn samples(&mut self, lines: &mut Vec<String>) -> Result<()> {
+        use std::io::Write;
+        for line in lines.drain(..) {
+            writeln!(self.samples.2, "{line}").map_err(EngineError::io(&self.samples.1))?;
+        }
+        Ok(())
+    }
+
     /// Adds migration records (written with the ticks' row groups).
     pub fn migrations(&mut self, records: &mut Vec<MigrationRecord>) {
         self.pending_migrations.append(records);
@@ -326,6 +346,12 @@ impl RunOutputs {
         self.flush_ticks()?;
         self.ticks.finish()?;
         self.migrations.finish()?;
-        self.nodes.finish()
+        self.nodes.finish()?;
+        let (path, partial, writer) = self.samples;
+        writer.into_inner().map_err(|e| EngineError::Io {
+            path: partial.clone(),
+            source: e.into_error(),
+        })?;
+        std::fs::rename(&partial, &path).map_err(EngineError::io(&path))
     }
 }

@@ -224,4 +224,8 @@ pub trait Policy: Sync {
     /// Moves the migration records of this tick into `out` (for `migrations.parquet`); policies
     /// that never migrate keep the default.
     fn take_migrations(&mut self, _out: &mut Vec<MigrationRecord>) {}
+
+    /// Moves the agents' sampled decision logs of this tick into `out`, one JSON object per line
+    /// (for `samples.jsonl`), in agent order; policies that sample nothing keep the default.
+    fn take_samples(&mut self, _agents: &mut [Self::Agent], _out: &mut Vec<String>) {}
 }

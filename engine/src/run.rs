@@ -87,6 +87,7 @@ fn run_in_pool<P: Policy>(
     let mut mailbox: Mailbox<P::Msg> = Mailbox::new(0);
     let mut acc = Accumulator::default();
     let mut migrations = Vec::new();
+    let mut samples = Vec::new();
     let tick_us = config.tick_s as i64 * 1_000_000;
     for tick in 0..total as u32 {
         let tick_started = Instant::now();
@@ -130,6 +131,8 @@ fn run_in_pool<P: Policy>(
         policy.end_tick(&mut cell, end_us, &mut counters);
         policy.take_migrations(&mut migrations);
         outputs.migrations(&mut migrations);
+        policy.take_samples(&mut agents, &mut samples);
+        outputs.samples(&mut samples)?;
         if config.check_invariants {
             cell.check()
                 .map_err(|problem| EngineError::Invariant { tick, problem })?;

@@ -68,6 +68,7 @@ fn agree(root: &Path, parquet: &Path, policy: PolicyName) -> RunSummary {
         let ticks = without_wall_ms(&read_parquet(&run.join("ticks.parquet")));
         let mut files = std::fs::read(run.join("nodes.parquet")).unwrap();
         files.extend(std::fs::read(run.join("migrations.parquet")).unwrap());
+        files.extend(std::fs::read(run.join("samples.jsonl")).unwrap());
         outputs.push((summary, ticks, files));
     }
     for other in &outputs[1..] {
@@ -112,4 +113,17 @@ fn one_and_many_threads_agree_with_masb_and_no_task_is_lost() {
     assert_eq!(started, summary.totals.counters.migrations_started);
     let collisions = outcome.iter().filter(|o| *o == Some("collision")).count() as u64;
     assert_eq!(collisions, summary.totals.counters.collisions);
+    // samples.jsonl: sampled SCS decisions (1 in 50) written in full.
+    let samples = std::fs::read_to_string(root.path().join("run-masb-1/samples.jsonl")).unwrap();
+    let scs: Vec<serde_json::Value> = samples
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == "scs")
+        .collect();
+    assert!(!scs.is_empty(), "some SCS decisions sampled");
+    assert!(scs.iter().all(|v| {
+        v["tasks"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["chosen"] == true))
+    }));
 }

@@ -87,6 +87,29 @@ pub struct MasbAgent {
     pub broker: Broker,
     /// Node agent state (node agents only).
     pub node: NodeAgent,
+    /// Sampled decisions of this tick, as JSON lines (seed 000 sections 5.1-5.4, SPEC 6).
+    pub samples: Vec<String>,
+}
+
+/// Whether a decision identified by `keys` is sampled, one in `every`, deterministically.
+fn sampled(ctx: &StepCtx<'_>, every: u64, keys: &[u64]) -> bool {
+    let mut all = vec![ctx.tick.0 as u64, ctx.round as u64];
+    all.extend_from_slice(keys);
+    ingest::rng::hash_keys(ctx.seed ^ 0x5a3b1e, &all).is_multiple_of(every)
+}
+
+fn task_json(ctx: &StepCtx<'_>, t: TaskIdx, d: &Demand) -> serde_json::Value {
+    serde_json::json!({
+        "job_id": ctx.cell.tasks.job_id[t.index()],
+        "task_index": ctx.cell.tasks.task_index[t.index()],
+        "cpu_req": d.cpu_req, "mem_req": d.mem_req, "cpu_use": d.cpu_use, "mem_use": d.mem_use,
+    })
+}
+
+fn recs_json(ctx: &StepCtx<'_>, recs: &[Recommendation]) -> serde_json::Value {
+    recs.iter()
+        .map(|r| serde_json::json!({"machine": ctx.cell.nodes.machine_id[r.node.index()], "score": r.score, "forced": r.forced}))
+        .collect()
 }
 
 impl Masb {
@@ -150,6 +173,7 @@ impl Masb {
         ctx: &StepCtx<'_>,
         me: AgentIdx,
         b: &mut Broker,
+        samples: &mut Vec<String>,
         inbox: &[Envelope<Msg>],
         out: &mut Outbox<'_, Msg, Action>,
     ) {
@@ -232,6 +256,15 @@ impl Masb {
                         &mut rng,
                         &matches,
                     );
+                    if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
+                        let line = serde_json::json!({
+                            "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
+                            "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
+                            "task": task_json(ctx, task, &demand), "cache_entries": fresh.len(),
+                            "candidates": recs_json(ctx, &recs),
+                        });
+                        samples.push(line.to_string());
+                    }
                     let mut candidates = [NO_RECOMMENDATION; MAX_CANDIDATES];
                     for (slot, r) in candidates.iter_mut().zip(&recs) {
                         *slot = *r;
@@ -262,6 +295,14 @@ impl Masb {
                     initial_candidates(&fresh, &demand, now_s, &self.config, &mut rng, &matches);
                 scored.truncate(INITIAL_TOP);
                 let order = weighted_order(&scored, scored.len(), &mut rng);
+                if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
+                    let line = serde_json::json!({
+                        "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round, "broker": me.0,
+                        "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, &scored),
+                        "ask_order": recs_json(ctx, &order),
+                    });
+                    samples.push(line.to_string());
+                }
                 if let Some(first) = order.first() {
                     let slot = b.allocations.len() as u32;
                     out.send(
@@ -285,6 +326,7 @@ impl Masb {
         ctx: &StepCtx<'_>,
         me: AgentIdx,
         na: &mut NodeAgent,
+        samples: &mut Vec<String>,
         inbox: &[Envelope<Msg>],
         out: &mut Outbox<'_, Msg, Action>,
     ) {
@@ -475,6 +517,20 @@ impl Masb {
         {
             let mut rng = ctx.rng(me);
             na.order = target_order(&na.answers, &na.demand, &self.config, &mut rng);
+            if sampled(ctx, 5_000, &[me.0 as u64, na.task.0.0 as u64, 3]) {
+                let acceptors: Vec<serde_json::Value> = na
+                    .answers
+                    .iter()
+                    .map(|(r, l)| serde_json::json!({"machine": ctx.cell.nodes.machine_id[r.node.index()], "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem, "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap}))
+                    .collect();
+                let line = serde_json::json!({
+                    "kind": "target_selection", "tick": ctx.tick.0, "round": ctx.round,
+                    "source_machine": ctx.cell.nodes.machine_id[n.index()],
+                    "task": task_json(ctx, na.task.0, &na.demand), "candidates": na.candidates.len(),
+                    "acceptors": acceptors, "order": recs_json(ctx, &na.order),
+                });
+                samples.push(line.to_string());
+            }
             na.next = 0;
             na.phase = Phase::WaitConfirm;
             self.try_next_target(na, out);
@@ -484,19 +540,7 @@ impl Masb {
             na.queue.clear();
         }
         if na.phase == Phase::Idle {
-            self.select_and_start(
-                ctx,
-                n,
-                na,
-                out,
-                g,
-                NodeState {
-                    cpu_cap,
-                    mem_cap,
-                    cpu,
-                    mem,
-                },
-            );
+            self.select_and_start(ctx, n, na, samples, out);
         }
     }
 
@@ -574,12 +618,18 @@ impl Masb {
         ctx: &StepCtx<'_>,
         n: NodeIdx,
         na: &mut NodeAgent,
+        samples: &mut Vec<String>,
         out: &mut Outbox<'_, Msg, Action>,
-        g: u64,
-        load: NodeState,
     ) {
+        let g = self.global_round(ctx);
         let nodes = &ctx.cell.nodes;
         let i = n.index();
+        let load = NodeState {
+            cpu_cap: norm(nodes.cpu_cap[i]),
+            mem_cap: norm(nodes.mem_cap[i]),
+            cpu: norm(nodes.cpu_used[i]),
+            mem: norm(nodes.mem_used[i]),
+        };
         let node_load = NodeLoad {
             cpu_cap: nodes.cpu_cap[i],
             mem_cap: nodes.mem_cap[i],
@@ -626,6 +676,19 @@ impl Masb {
                 }
             })
             .collect();
+        // Overloaded only by migrations coming in (they count on both nodes): nothing of its own
+        // needs to move; wait for the transfers to end.
+        if super::scs::evaluate(
+            load.cpu_cap,
+            load.mem_cap,
+            &candidates,
+            &vec![false; candidates.len()],
+            &self.config,
+        )
+        .stable()
+        {
+            return;
+        }
         let mut rng: Rng = ctx.rng(self.agent_of(n));
         let _ = rng.next_u64(); // a stream distinct from the one used for target ordering
         let selection = tabu_search(
@@ -635,6 +698,26 @@ impl Masb {
             &self.config,
             &mut rng,
         );
+        if sampled(ctx, 50, &[n.0 as u64, 4]) {
+            let listed: Vec<serde_json::Value> = tasks
+                .iter()
+                .zip(&candidates)
+                .zip(&selection.chosen)
+                .map(|((t, c), chosen)| {
+                    serde_json::json!({
+                        "job_id": ctx.cell.tasks.job_id[t.index()], "task_index": ctx.cell.tasks.task_index[t.index()],
+                        "cpu_use": c.cpu_use, "mem_use": c.mem_use, "cpu_req": c.cpu_req, "mem_req": c.mem_req,
+                        "production": c.production, "cost_mb": c.cost_mb, "compulsory": c.compulsory, "chosen": chosen,
+                    })
+                })
+                .collect();
+            let line = serde_json::json!({
+                "kind": "scs", "tick": ctx.tick.0, "round": ctx.round,
+                "machine": ctx.cell.nodes.machine_id[n.index()], "cpu_cap": load.cpu_cap, "mem_cap": load.mem_cap,
+                "tasks": listed, "fitness": selection.fitness, "cost_mb": selection.cost_mb,
+            });
+            samples.push(line.to_string());
+        }
         let mut chosen: Vec<(TaskIdx, u32)> = tasks
             .iter()
             .zip(&selection.chosen)

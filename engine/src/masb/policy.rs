@@ -206,9 +206,9 @@ impl Policy for Masb {
         out: &mut Outbox<'_, Msg, Action>,
     ) {
         if me.0 < self.brokers {
-            self.broker_step(ctx, me, &mut agent.broker, inbox, out);
+            self.broker_step(ctx, me, &mut agent.broker, &mut agent.samples, inbox, out);
         } else {
-            self.node_step(ctx, me, &mut agent.node, inbox, out);
+            self.node_step(ctx, me, &mut agent.node, &mut agent.samples, inbox, out);
         }
     }
 
@@ -317,5 +317,11 @@ impl Policy for Masb {
 
     fn take_migrations(&mut self, out: &mut Vec<MigrationRecord>) {
         out.append(&mut self.records);
+    }
+
+    fn take_samples(&mut self, agents: &mut [MasbAgent], out: &mut Vec<String>) {
+        for a in agents {
+            out.append(&mut a.samples);
+        }
     }
 }
