@@ -69,6 +69,19 @@ impl Nodes {
         self.machine_id.is_empty()
     }
 
+    /// What classification needs of node `i`.
+    pub fn load(&self, i: usize) -> crate::classify::NodeLoad {
+        crate::classify::NodeLoad {
+            cpu_cap: self.cpu_cap[i],
+            mem_cap: self.mem_cap[i],
+            cpu_used: self.cpu_used[i],
+            mem_used: self.mem_used[i],
+            prod_cpu_req: self.prod_cpu_req[i],
+            prod_mem_req: self.prod_mem_req[i],
+            tasks: self.task_count[i],
+        }
+    }
+
     /// Appends an offline node with no capacity.
     pub fn push(&mut self, machine_id: u64) -> NodeIdx {
         let idx = NodeIdx(self.len() as u32);

@@ -99,6 +99,11 @@ impl NodeLoad {
     pub fn breaks_rus(&self) -> bool {
         self.prod_cpu_req > self.cpu_cap || self.prod_mem_req > self.mem_cap
     }
+
+    /// True when usage exceeds capacity or the RUS rule is broken (independent of thresholds).
+    pub fn overloaded(&self) -> bool {
+        self.cpu_used > self.cpu_cap || self.mem_used > self.mem_cap || self.breaks_rus()
+    }
 }
 
 /// The class of an online node.
@@ -106,7 +111,7 @@ pub fn classify(n: &NodeLoad, t: &Thresholds) -> NodeClass {
     if n.tasks == 0 {
         return NodeClass::Idle;
     }
-    if n.cpu_used > n.cpu_cap || n.mem_used > n.mem_cap || n.breaks_rus() {
+    if n.overloaded() {
         return NodeClass::Overloaded;
     }
     let cpu_at = |ppm| at_least(n.cpu_used, n.cpu_cap, ppm);

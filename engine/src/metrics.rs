@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use crate::cell::Cell;
-use crate::classify::{NodeClass, NodeLoad, Thresholds, classify};
+use crate::classify::{NodeClass, Thresholds, classify};
 use crate::policy::PolicyCounters;
 
 /// One row of `ticks.parquet`.
@@ -97,15 +97,7 @@ pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64
                         *slot = NodeClass::Offline;
                         continue;
                     }
-                    let load = NodeLoad {
-                        cpu_cap: view.cpu_cap[i],
-                        mem_cap: view.mem_cap[i],
-                        cpu_used: view.cpu_used[i],
-                        mem_used: view.mem_used[i],
-                        prod_cpu_req: view.prod_cpu_req[i],
-                        prod_mem_req: view.prod_mem_req[i],
-                        tasks: view.task_count[i],
-                    };
+                    let load = view.load(i);
                     *slot = classify(&load, thresholds);
                     p.classes[*slot as usize] += 1;
                     p.rus += load.breaks_rus() as u32;

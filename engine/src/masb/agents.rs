@@ -17,7 +17,6 @@ use super::select::{
     migration_candidates, target_order, weighted_order,
 };
 use crate::cell::TaskState;
-use crate::classify::{NodeClass, NodeLoad, classify};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 use crate::policy::{Envelope, Outbox, StepCtx};
 use crate::units::UNITS;
@@ -630,15 +629,6 @@ impl Masb {
             cpu: norm(nodes.cpu_used[i]),
             mem: norm(nodes.mem_used[i]),
         };
-        let node_load = NodeLoad {
-            cpu_cap: nodes.cpu_cap[i],
-            mem_cap: nodes.mem_cap[i],
-            cpu_used: nodes.cpu_used[i],
-            mem_used: nodes.mem_used[i],
-            prod_cpu_req: nodes.prod_cpu_req[i],
-            prod_mem_req: nodes.prod_mem_req[i],
-            tasks: nodes.task_count[i],
-        };
         let tasks: Vec<TaskIdx> = self
             .tasks_on(n)
             .iter()
@@ -648,8 +638,7 @@ impl Masb {
                     && ctx.cell.tasks.state[t.index()] == TaskState::Running
             })
             .collect();
-        let overloaded =
-            classify(&node_load, &crate::classify::Thresholds::default()) == NodeClass::Overloaded;
+        let overloaded = nodes.load(i).overloaded();
         if !overloaded && tasks.iter().all(|&t| ctx.cell.satisfies(n, t)) {
             return;
         }
