@@ -59,26 +59,54 @@ pub fn score(shape: &ScoreShape, state: &NodeState, config: &MasbConfig) -> f64 
     (shape.steep.powf(exponent) - shape.floor).max(0.0)
 }
 
-/// SIAS (or SIAS_GAIN when configured) of placing a task requesting `cpu`/`mem` on a node whose
-/// requested totals are `before`.
-pub fn initial_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> f64 {
-    let after = score(&config.sias, &before.plus(cpu, mem), config);
-    if config.sias_gain {
-        (after - score(&config.sias, before, config)).max(0.0)
-    } else {
-        after
+/// A candidate's score: the plain score of the state after the placement, and the gain over the
+/// state before (`X_GAIN = X(after) - X(before)`, negative -> 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    /// X(after).
+    pub plain: f64,
+    /// X_GAIN.
+    pub gain: f64,
+}
+
+fn scored(
+    shape: &ScoreShape,
+    before: &NodeState,
+    cpu: f64,
+    mem: f64,
+    config: &MasbConfig,
+) -> Scored {
+    let plain = score(shape, &before.plus(cpu, mem), config);
+    Scored {
+        plain,
+        gain: (plain - score(shape, before, config)).max(0.0),
     }
 }
 
-/// SRAS (or SRAS_GAIN when configured) of moving a task using `cpu`/`mem` onto a node whose
-/// actual usage is `before`.
-pub fn reallocation_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> f64 {
-    let after = score(&config.sras, &before.plus(cpu, mem), config);
-    if config.sras_gain {
-        (after - score(&config.sras, before, config)).max(0.0)
-    } else {
-        after
-    }
+/// SIAS of placing a task requesting `cpu`/`mem` on a node whose requested totals are `before`.
+pub fn initial_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> Scored {
+    scored(&config.sias, before, cpu, mem, config)
+}
+
+/// SRAS of moving a task using `cpu`/`mem` onto a node whose actual usage is `before`.
+pub fn reallocation_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> Scored {
+    scored(&config.sras, before, cpu, mem, config)
+}
+
+/// The ranking weights of candidates under the GAIN switch `use_gain`: the plain scores, or the
+/// gains when some candidate gains. Candidates with a plain score of 0 (a resource above 90 %)
+/// never rank. With the free reading, SIAS falls as a node fills, so SIAS_GAIN is 0 for almost
+/// every placement; falling back to the plain score then keeps the policy placing tasks.
+pub fn ranking(scores: &[Scored], use_gain: bool) -> Vec<f64> {
+    let any_gain = use_gain && scores.iter().any(|s| s.plain > 0.0 && s.gain > 0.0);
+    scores
+        .iter()
+        .map(|s| match (s.plain > 0.0, any_gain) {
+            (false, _) => 0.0,
+            (true, true) => s.gain,
+            (true, false) => s.plain,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -187,16 +215,27 @@ mod tests {
 
     #[test]
     fn gain_variants() {
-        let mut c = MasbConfig {
-            sras_gain: true,
-            sias_gain: true,
-            ..MasbConfig::default()
-        };
+        let c = MasbConfig::default();
         // SRAS from 40 % to 90 % used: 3.929 - 0.2 = 3.729.
-        assert!(close(reallocation_score(&node(0.4), 0.5, 0.5, &c), 3.729));
+        let s = reallocation_score(&node(0.4), 0.5, 0.5, &c);
+        assert!(close(s.gain, 3.729) && close(s.plain, 3.929));
         // SIAS from idle to 30 % used falls from 16.84 to 1.753: negative gain -> 0.
-        assert_eq!(initial_score(&node(0.0), 0.3, 0.3, &c), 0.0);
-        c.sias_gain = false;
-        assert!(close(initial_score(&node(0.0), 0.3, 0.3, &c), 1.753));
+        let idle = initial_score(&node(0.0), 0.3, 0.3, &c);
+        assert_eq!(idle.gain, 0.0);
+        assert!(close(idle.plain, 1.753));
+        // From 80 % to 90 % (both resources): 350^((0.1-0.3)^2) - 350^((0.2-0.3)^2) = 0.464 - 0.260.
+        let tight = initial_score(&node(0.8), 0.1, 0.1, &c);
+        assert!(close(tight.gain, 0.464 - (350f64.powf(0.01) - 0.8)));
+        // Ranking: gains when some candidate gains, else the plain scores; never a 0 plain score.
+        let over = initial_score(&node(0.85), 0.1, 0.1, &c); // 95 % used: plain 0
+        assert_eq!(
+            ranking(&[idle, tight, over], true),
+            vec![0.0, tight.gain, 0.0]
+        );
+        assert_eq!(ranking(&[idle, over], true), vec![idle.plain, 0.0]);
+        assert_eq!(
+            ranking(&[idle, tight], false),
+            vec![idle.plain, tight.plain]
+        );
     }
 }

@@ -15,7 +15,7 @@
 use ingest::rng::Rng;
 
 use super::MasbConfig;
-use super::score::{NodeState, initial_score, reallocation_score};
+use super::score::{NodeState, initial_score, ranking, reallocation_score};
 use crate::ids::NodeIdx;
 
 /// What a broker knows of a node (normalised units), from the node's last report.
@@ -94,7 +94,7 @@ pub fn initial_candidates(
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<Recommendation> {
-    let mut scored: Vec<Recommendation> = scan(
+    let entries: Vec<&CacheEntry> = scan(
         cache,
         now_s,
         config.initial_candidates,
@@ -102,21 +102,29 @@ pub fn initial_candidates(
         rng,
         matches,
     )
-    .filter_map(|e| {
-        let before = NodeState {
-            cpu_cap: e.cpu_cap,
-            mem_cap: e.mem_cap,
-            cpu: e.cpu_req,
-            mem: e.mem_req,
-        };
-        let s = initial_score(&before, task.cpu_req, task.mem_req, config);
-        (s > 0.0).then_some(Recommendation {
+    .collect();
+    let scores: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            let before = NodeState {
+                cpu_cap: e.cpu_cap,
+                mem_cap: e.mem_cap,
+                cpu: e.cpu_req,
+                mem: e.mem_req,
+            };
+            initial_score(&before, task.cpu_req, task.mem_req, config)
+        })
+        .collect();
+    let mut scored: Vec<Recommendation> = entries
+        .iter()
+        .zip(ranking(&scores, config.sias_gain))
+        .filter(|(_, w)| *w > 0.0)
+        .map(|(e, w)| Recommendation {
             node: e.node,
-            score: s,
+            score: w,
             forced: false,
         })
-    })
-    .collect();
+        .collect();
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
     scored
 }
@@ -152,18 +160,25 @@ pub fn migration_candidates(
     let mut pool = Vec::new();
     let mut forced = Vec::new();
     let others = |n: NodeIdx| n != source && matches(n);
-    for e in scan(cache, now_s, config.migration_scan, config, rng, &others) {
-        let before = NodeState {
-            cpu_cap: e.cpu_cap,
-            mem_cap: e.mem_cap,
-            cpu: e.cpu_used,
-            mem: e.mem_used,
-        };
-        let s = reallocation_score(&before, task.cpu_use, task.mem_use, config);
-        if s > 0.0 {
+    let entries: Vec<&CacheEntry> =
+        scan(cache, now_s, config.migration_scan, config, rng, &others).collect();
+    let scores: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            let before = NodeState {
+                cpu_cap: e.cpu_cap,
+                mem_cap: e.mem_cap,
+                cpu: e.cpu_used,
+                mem: e.mem_used,
+            };
+            reallocation_score(&before, task.cpu_use, task.mem_use, config)
+        })
+        .collect();
+    for (e, w) in entries.iter().zip(ranking(&scores, config.sras_gain)) {
+        if w > 0.0 {
             pool.push(Recommendation {
                 node: e.node,
-                score: s,
+                score: w,
                 forced: false,
             });
         } else if e.cpu_cap >= task.cpu_req.max(task.cpu_use)
@@ -208,13 +223,17 @@ pub fn target_order(
     config: &MasbConfig,
     rng: &mut Rng,
 ) -> Vec<Recommendation> {
-    let rescored: Vec<Recommendation> = acceptors
+    let fresh: Vec<&(Recommendation, NodeState)> =
+        acceptors.iter().filter(|(r, _)| !r.forced).collect();
+    let scores: Vec<_> = fresh
         .iter()
-        .filter(|(r, _)| !r.forced)
-        .filter_map(|(r, fresh)| {
-            let s = reallocation_score(fresh, task.cpu_use, task.mem_use, config);
-            (s > 0.0).then_some(Recommendation { score: s, ..*r })
-        })
+        .map(|(_, load)| reallocation_score(load, task.cpu_use, task.mem_use, config))
+        .collect();
+    let rescored: Vec<Recommendation> = fresh
+        .iter()
+        .zip(ranking(&scores, config.sras_gain))
+        .filter(|(_, w)| *w > 0.0)
+        .map(|((r, _), w)| Recommendation { score: w, ..*r })
         .collect();
     let mut order = weighted_order(&rescored, rescored.len(), rng);
     order.extend(acceptors.iter().filter(|(r, _)| r.forced).map(|(r, _)| *r));
@@ -298,6 +317,24 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// Regression: with the free reading SIAS falls as a node fills, so SIAS_GAIN is 0 on an idle
+    /// cell; the ranking falls back to plain SIAS instead of placing nothing.
+    #[test]
+    fn sias_gain_still_places_on_an_idle_cell() {
+        let c = MasbConfig {
+            sias_gain: true,
+            ..MasbConfig::default()
+        };
+        let cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
+        let got = initial_candidates(&cache, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true);
+        assert_eq!(got.len(), 5);
+        // With one node above 70 % used on both resources, adding load raises its SIAS: it alone gains.
+        let mut cache = cache;
+        cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
+        let got = initial_candidates(&cache, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true);
+        assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
     }
 
     #[test]
