@@ -67,9 +67,10 @@ pub struct MasbConfig {
     pub score_reading: ScoreReading,
     /// Fraction or absolute units.
     pub score_units: ScoreUnits,
-    /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7).
+    /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7); candidates are ranked by
+    /// gain when some candidate gains, else by plain SIAS (`score::ranking`).
     pub sias_gain: bool,
-    /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7).
+    /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7), with the same fallback.
     pub sras_gain: bool,
     /// Broker agents per 12,500 nodes (at least one).
     pub brokers_per_12500_nodes: u32,
