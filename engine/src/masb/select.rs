@@ -39,6 +39,28 @@ pub struct CacheEntry {
     pub reported_s: f64,
 }
 
+impl CacheEntry {
+    /// The node as its requested totals (what SIAS scores).
+    pub fn requested(&self) -> NodeState {
+        NodeState {
+            cpu_cap: self.cpu_cap,
+            mem_cap: self.mem_cap,
+            cpu: self.cpu_req,
+            mem: self.mem_req,
+        }
+    }
+
+    /// The node as its actual usage (what SRAS scores).
+    pub fn used(&self) -> NodeState {
+        NodeState {
+            cpu_cap: self.cpu_cap,
+            mem_cap: self.mem_cap,
+            cpu: self.cpu_used,
+            mem: self.mem_used,
+        }
+    }
+}
+
 /// A task's demand (normalised units).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Demand {
@@ -105,15 +127,7 @@ pub fn initial_candidates(
     .collect();
     let scores: Vec<_> = entries
         .iter()
-        .map(|e| {
-            let before = NodeState {
-                cpu_cap: e.cpu_cap,
-                mem_cap: e.mem_cap,
-                cpu: e.cpu_req,
-                mem: e.mem_req,
-            };
-            initial_score(&before, task.cpu_req, task.mem_req, config)
-        })
+        .map(|e| initial_score(&e.requested(), task.cpu_req, task.mem_req, config))
         .collect();
     let mut scored: Vec<Recommendation> = entries
         .iter()
@@ -164,15 +178,7 @@ pub fn migration_candidates(
         scan(cache, now_s, config.migration_scan, config, rng, &others).collect();
     let scores: Vec<_> = entries
         .iter()
-        .map(|e| {
-            let before = NodeState {
-                cpu_cap: e.cpu_cap,
-                mem_cap: e.mem_cap,
-                cpu: e.cpu_used,
-                mem: e.mem_used,
-            };
-            reallocation_score(&before, task.cpu_use, task.mem_use, config)
-        })
+        .map(|e| reallocation_score(&e.used(), task.cpu_use, task.mem_use, config))
         .collect();
     for (e, w) in entries.iter().zip(ranking(&scores, config.sras_gain)) {
         if w > 0.0 {
