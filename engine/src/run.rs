@@ -105,9 +105,7 @@ fn run_in_pool<P: Policy>(
             &mut counters,
         );
         if !inject.is_empty() {
-            let mut all: Vec<_> = (0..agents.len())
-                .flat_map(|a| mailbox.inbox(a).to_vec())
-                .collect();
+            let mut all = mailbox.messages().to_vec();
             all.extend(inject);
             mailbox = Mailbox::group(&all, agents.len());
         }

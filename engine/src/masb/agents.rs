@@ -200,12 +200,7 @@ impl Masb {
                 }
             }
         }
-        let fresh: Vec<CacheEntry> = b
-            .cache
-            .iter()
-            .copied()
-            .filter(|c| c.reported_s.is_finite())
-            .collect();
+        // Unset entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
         for e in inbox {
             match e.msg {
                 Msg::AllocationAnswer {
@@ -247,7 +242,7 @@ impl Masb {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                     let recs = migration_candidates(
-                        &fresh,
+                        &b.cache,
                         source,
                         &demand,
                         now_s,
@@ -259,7 +254,7 @@ impl Masb {
                         let line = serde_json::json!({
                             "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
                             "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
-                            "task": task_json(ctx, task, &demand), "cache_entries": fresh.len(),
+                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache.iter().filter(|c| c.reported_s.is_finite()).count(),
                             "candidates": recs_json(ctx, &recs),
                         });
                         samples.push(line.to_string());
@@ -291,7 +286,7 @@ impl Masb {
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                 let mut scored =
-                    initial_candidates(&fresh, &demand, now_s, &self.config, &mut rng, &matches);
+                    initial_candidates(&b.cache, &demand, now_s, &self.config, &mut rng, &matches);
                 scored.truncate(INITIAL_TOP);
                 let order = weighted_order(&scored, scored.len(), &mut rng);
                 if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
@@ -629,24 +624,20 @@ impl Masb {
             cpu: norm(nodes.cpu_used[i]),
             mem: norm(nodes.mem_used[i]),
         };
-        let tasks: Vec<TaskIdx> = self
-            .tasks_on(n)
-            .iter()
-            .copied()
-            .filter(|t| {
-                ctx.cell.tasks.node[t.index()] == n
-                    && ctx.cell.tasks.state[t.index()] == TaskState::Running
-            })
-            .collect();
-        let overloaded = nodes.load(i).overloaded();
-        if !overloaded && tasks.iter().all(|&t| ctx.cell.satisfies(n, t)) {
+        // Cheap tests first: most node agents are idle in most rounds and allocate nothing.
+        let running = |t: &&TaskIdx| {
+            ctx.cell.tasks.node[t.index()] == n
+                && ctx.cell.tasks.state[t.index()] == TaskState::Running
+        };
+        let on_node = || self.tasks_on(n).iter().filter(running);
+        if !nodes.load(i).overloaded() && on_node().all(|&t| ctx.cell.satisfies(n, t)) {
             return;
         }
-        if tasks.is_empty()
-            || tasks
-                .iter()
-                .any(|t| ctx.cell.tasks.migrating_to[t.index()].is_some())
-        {
+        if on_node().any(|t| ctx.cell.tasks.migrating_to[t.index()].is_some()) {
+            return;
+        }
+        let tasks: Vec<TaskIdx> = on_node().copied().collect();
+        if tasks.is_empty() {
             return;
         }
         let candidates: Vec<Candidate> = tasks
