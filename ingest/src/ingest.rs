@@ -163,6 +163,8 @@ struct Job {
     table: Table,
     input: PathBuf,
     output: PathBuf,
+    /// Size of the input file, read once.
+    bytes_in: u64,
 }
 
 /// Lists `.csv` / `.csv.gz` files of `dir`, sorted by name.
@@ -263,11 +265,13 @@ pub fn ingest(
         }
         fs::create_dir_all(&partial).map_err(IngestError::io(&partial))?;
         for input in files {
-            total_bytes += fs::metadata(input).map_err(IngestError::io(input))?.len();
+            let bytes_in = fs::metadata(input).map_err(IngestError::io(input))?.len();
+            total_bytes += bytes_in;
             jobs.push(Job {
                 table: *table,
                 output: partial.join(output_name(input)),
                 input: input.clone(),
+                bytes_in,
             });
         }
     }
@@ -277,7 +281,7 @@ pub fn ingest(
     // part per work item: rayon's default splitting would hand a thread a run of big parts to do
     // sequentially while the other, done with the small ones, has nothing left to steal.
     let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(fs::metadata(&jobs[i].input).map_or(0, |m| m.len())));
+    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].bytes_in));
     let results: Vec<(usize, Result<PartSummary>)> = order
         .par_iter()
         .with_max_len(1)
@@ -365,7 +369,6 @@ fn convert_part(
     examples: &Mutex<Vec<String>>,
 ) -> Result<PartSummary> {
     let path = job.input.as_path();
-    let bytes_in = fs::metadata(path).map_err(IngestError::io(path))?.len();
     let tmp = job.output.with_extension("parquet.tmp");
     let parquet_err = |p: &Path| {
         let p = p.to_path_buf();
@@ -448,7 +451,7 @@ fn convert_part(
         min_time_us: min_time,
         max_time_us: max_time,
         merged,
-        bytes_in,
+        bytes_in: job.bytes_in,
         bytes_out,
     })
 }
