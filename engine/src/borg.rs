@@ -21,6 +21,10 @@ impl Policy for BorgReplay {
         "borg-replay"
     }
 
+    fn replays_placements(&self) -> bool {
+        true
+    }
+
     fn message_kinds(&self) -> &'static [&'static str] {
         &[]
     }

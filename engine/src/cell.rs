@@ -16,6 +16,9 @@ use std::collections::BTreeMap;
 
 use crate::ids::{NodeIdx, TaskIdx};
 
+/// [`Tasks::trace_sched_us`] of a task the trace has not scheduled (yet).
+pub const NOT_SCHEDULED: i64 = i64::MIN;
+
 /// Lifecycle of a task slot.
 #[repr(u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -136,6 +139,10 @@ pub struct Tasks {
     pub submit_us: Vec<i64>,
     /// Time the current run started (when running).
     pub start_us: Vec<i64>,
+    /// End of the tick in which the trace SCHEDULEd the current run, [`NOT_SCHEDULED`] until
+    /// then; a policy that replays the workload shifts the run's later events by
+    /// `start_us - trace_sched_us` (`replay.rs`).
+    pub trace_sched_us: Vec<i64>,
     /// Incremented each time the slot is given to a new task, so stale references can be told apart.
     pub generation: Vec<u32>,
     /// Target of an in-flight migration, NONE otherwise.
@@ -178,6 +185,7 @@ impl Tasks {
                 self.use_until_us.push(0);
                 self.submit_us.push(0);
                 self.start_us.push(0);
+                self.trace_sched_us.push(NOT_SCHEDULED);
                 self.generation.push(0);
                 self.migrating_to.push(NodeIdx::NONE);
                 self.constraint_start.push(0);
@@ -200,6 +208,7 @@ impl Tasks {
         self.use_until_us[i] = 0;
         self.submit_us[i] = submit_us;
         self.start_us[i] = 0;
+        self.trace_sched_us[i] = NOT_SCHEDULED;
         self.generation[i] = self.generation[i].wrapping_add(1);
         self.migrating_to[i] = NodeIdx::NONE;
         self.constraint_start[i] = 0;

@@ -182,6 +182,13 @@ pub trait Policy: Sync {
     /// The policy's name in configs and outputs.
     fn name(&self) -> &'static str;
 
+    /// True for a policy that follows the trace's recorded placements (borg-replay); every
+    /// other policy replays the workload, its runs shifted to when it starts them (SPEC 5.5,
+    /// `replay.rs`).
+    fn replays_placements(&self) -> bool {
+        false
+    }
+
     /// Names of the message types, counted per tick as `msg_<name>` columns.
     fn message_kinds(&self) -> &'static [&'static str];
 

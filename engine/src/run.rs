@@ -80,6 +80,7 @@ fn run_in_pool<P: Policy>(
         });
     }
     let mut replay = Replay::open(trace_dir)?;
+    replay.set_workload_mode(!policy.replays_placements());
     let kinds = policy.message_kinds();
     let mut outputs = RunOutputs::create(out_dir, kinds)?;
     let mut cell = Cell::default();
