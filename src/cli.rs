@@ -25,6 +25,10 @@ pub enum Command {
     /// Replay a trace through the simulated cell under a policy. With no arguments: generate a
     /// small synthetic cell, ingest it, replay it with borg-replay and print the summary table.
     Run(RunArgs),
+    /// Continue a run from its newest usable snapshot (its config is the run's run.toml).
+    /// Outputs are byte-identical to a run that never stopped. Exit code 75 means "stopped by a
+    /// signal after a snapshot: resume again"; 0 means done.
+    Resume(ResumeArgs),
     /// Print seed 000's Table 4 layout (average nodes per allocation class) for runs side by side.
     Report(ReportArgs),
     /// Print the shape of an ingested trace: machine mix, running tasks, usage, durations,
@@ -107,13 +111,34 @@ pub struct RunArgs {
     /// Worker threads (default: one per core); outputs are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Run directory for ticks.parquet, nodes.parquet and summary.json
-    /// (default: cellsim-runs/<policy>-<seconds since 1970>).
+    /// Run directory for the outputs (ticks/, nodes/, migrations/, timing/ Parquet parts,
+    /// samples.jsonl, summary.json) and snapshots/ (default: cellsim-runs/<policy>-<seconds
+    /// since 1970>).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Continue the run in --out from its newest usable snapshot if it has one (the config must
+    /// be the same); start it otherwise; do nothing if it is complete. For batch scripts.
+    #[arg(long, requires = "out")]
+    pub resume: bool,
+    /// Snapshot every this many simulated minutes (0 = never; default from the config: 0).
+    #[arg(long)]
+    pub snapshot_every_sim_minutes: Option<u32>,
+    /// Snapshot every this many wall-clock minutes (0 = never; default from the config: 10).
+    #[arg(long)]
+    pub snapshot_every_wall_minutes: Option<f64>,
     /// Print the effective config as TOML and exit.
     #[arg(long)]
     pub print_config: bool,
+}
+
+/// `cellsim resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run directory (holding run.toml and snapshots/).
+    pub run_dir: PathBuf,
+    /// Worker threads (default: the run's setting); outputs are identical for any count.
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// Policies selectable on the command line.

@@ -19,6 +19,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gen(args) => run_gen(args),
         Command::Stats(args) => run_stats(args),
         Command::Run(args) => crate::run_cmd::run(args),
+        Command::Resume(args) => crate::run_cmd::resume(args),
         Command::Report(args) => crate::run_cmd::report(args),
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! This file only parses arguments and dispatches to the library crates; see `cli.rs` for the
 //! commands and `commands.rs` for how each is run. Exit codes: 0 success, 1 error (printed with
-//! its full cause chain), 2 bad command-line usage (from clap).
+//! its full cause chain), 2 bad command-line usage (from clap), 75 stopped by a signal after a
+//! snapshot (`cellsim resume` continues; `engine::snapshot::EXIT_SNAPSHOTTED`).
 
 use mimalloc::MiMalloc;
 

@@ -127,7 +127,15 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(runs.len(), 1);
-    for f in ["ticks.parquet", "nodes.parquet", "summary.json"] {
+    for f in [
+        "ticks/part-00000000.parquet",
+        "nodes/part-00000000.parquet",
+        "migrations/part-00000000.parquet",
+        "timing/part-00000000.parquet",
+        "samples.jsonl",
+        "run.toml",
+        "summary.json",
+    ] {
         assert!(runs[0].join(f).exists(), "{f}");
     }
     let run = runs[0].display().to_string();

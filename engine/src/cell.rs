@@ -151,7 +151,7 @@ pub struct Tasks {
     pub constraint_start: Vec<u32>,
     /// Number of constraints.
     pub constraint_len: Vec<u16>,
-    free: Vec<TaskIdx>,
+    pub(crate) free: Vec<TaskIdx>,
 }
 
 impl Tasks {

@@ -55,6 +55,10 @@ pub struct RunConfig {
     pub classify: Thresholds,
     /// Verify the cell's invariants (`Cell::check`) after every tick; slow, for tests and debugging.
     pub check_invariants: bool,
+    /// Ticks per output part of `ticks/`, `migrations/` and `timing/` (a simulated day).
+    pub part_ticks: u32,
+    /// When to snapshot the run for resuming (SPEC 8).
+    pub snapshot: crate::snapshot::SnapshotConfig,
     /// MASB's parameters (used when `policy = "masb"`).
     pub masb: MasbConfig,
 }
@@ -72,6 +76,8 @@ impl Default for RunConfig {
             nodes_every_ticks: 100,
             classify: Thresholds::default(),
             check_invariants: false,
+            part_ticks: 1440,
+            snapshot: crate::snapshot::SnapshotConfig::default(),
             masb: MasbConfig::default(),
         }
     }
@@ -101,6 +107,18 @@ impl RunConfig {
     pub fn validate(&self) -> std::result::Result<(), String> {
         if self.tick_s == 0 {
             return Err("tick_s must be at least 1".into());
+        }
+        if self.part_ticks == 0 {
+            return Err("part_ticks must be at least 1".into());
+        }
+        let w = self.snapshot.every_wall_minutes;
+        if w.is_nan() || w < 0.0 {
+            return Err(format!(
+                "snapshot.every_wall_minutes must be >= 0 (0 = never), got {w}"
+            ));
+        }
+        if self.snapshot.keep == 0 {
+            return Err("snapshot.keep must be at least 1".into());
         }
         if self.nodes_every_ticks == 0 {
             return Err("nodes_every_ticks must be at least 1".into());

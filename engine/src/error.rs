@@ -30,6 +30,25 @@ pub enum EngineError {
         /// What is wrong.
         problem: String,
     },
+    /// A snapshot cannot be used (corrupt, truncated, foreign, another version or run).
+    #[error(transparent)]
+    Snapshot(#[from] crate::snapshot::SnapshotError),
+    /// No snapshot of the run directory can be resumed from.
+    #[error("{dir}: no usable snapshot: {reasons}")]
+    NoUsableSnapshot {
+        /// The snapshot directory.
+        dir: PathBuf,
+        /// Why each was skipped.
+        reasons: String,
+    },
+    /// The output directory holds an unfinished run with snapshots.
+    #[error(
+        "{path} holds snapshots of an unfinished run; resume it (`cellsim resume {path}`) or give a new output directory"
+    )]
+    RunUnfinished {
+        /// The output directory.
+        path: PathBuf,
+    },
     /// A filesystem operation failed.
     #[error("{path}: {source}")]
     Io {

@@ -7,7 +7,10 @@ macro_rules! index_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[repr(transparent)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Pod, Zeroable, Default)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Pod, Zeroable, Default,
+            serde::Serialize, serde::Deserialize,
+        )]
         pub struct $name(pub u32);
 
         impl $name {

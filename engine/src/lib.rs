@@ -5,7 +5,8 @@
 //! - [`policy`] and [`executor`]: the policy interface and the parallel round executor.
 //! - [`borg`]: the `borg-replay` policy.
 //! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
-//! - [`run()`]: the loop tying them together; [`config`]: its settings.
+//! - [`run()`]: the loop tying them together; [`config`]: its settings; [`snapshot`]: saving
+//!   and resuming it.
 #![deny(missing_docs)]
 
 pub mod borg;
@@ -21,6 +22,7 @@ pub mod output;
 pub mod policy;
 pub mod replay;
 pub mod run;
+pub mod snapshot;
 pub mod summary;
 pub mod trace;
 pub mod units;

@@ -10,8 +10,8 @@ use crate::cell::Cell;
 use crate::classify::{NodeClass, Thresholds, classify};
 use crate::policy::PolicyCounters;
 
-/// One row of `ticks.parquet`.
-#[derive(Debug, Clone, PartialEq)]
+/// One row of `ticks/`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TickRow {
     /// Tick number from the start of the trace window.
     pub tick: u32,
@@ -33,8 +33,6 @@ pub struct TickRow {
     pub counters: PolicyCounters,
     /// Messages per kind.
     pub messages: Vec<u64>,
-    /// Wall-clock milliseconds the tick took (the only non-deterministic column).
-    pub wall_ms: f64,
 }
 
 impl TickRow {
@@ -148,6 +146,5 @@ pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64
         sums: total.sums,
         counters: PolicyCounters::default(),
         messages: Vec::new(),
-        wall_ms: 0.0,
     }
 }

@@ -1,11 +1,23 @@
-//! The run directory's Parquet outputs: `ticks.parquet` (one row per tick), `nodes.parquet`
-//! (one row per node every `nodes_every_ticks` ticks), `migrations.parquet` (one row per
-//! migration attempt and outcome; empty for policies that do not migrate) and `samples.jsonl`
-//! (the policy's sampled decision logs). Both are written as `*.parquet.partial`
-//! and renamed when the run completes, so a file with the final name is always whole.
-//! Memory: the ticks of one row group (a simulated day by default) and one node snapshot.
+//! The run directory's outputs. Each table is a directory of Parquet parts (read it whole with
+//! `pandas.read_parquet("RUN/ticks")`, `polars.scan_parquet("RUN/ticks/*.parquet")` or DuckDB's
+//! `read_parquet('RUN/ticks/*.parquet')`):
+//! - `ticks/`: one row per tick; `migrations/`: one row per migration attempt and outcome (empty
+//!   for policies that do not migrate); `timing/`: wall-clock milliseconds per tick and phase,
+//!   the only non-deterministic table. One part per `part_ticks` ticks (a simulated day by
+//!   default), `part-<first tick>.parquet`, written when its last tick is done.
+//! - `nodes/`: one row per online node every `nodes_every_ticks` ticks, one part per sample,
+//!   `part-<tick>.parquet`.
+//! - `samples.jsonl`: the policy's sampled decision logs (`samples.jsonl.partial` until the run
+//!   completes).
+//!
+//! Invariants: a part with a `.parquet` name is whole (written as `.partial`, then renamed);
+//! parts are a function of the tick range they cover, so a run resumed from a snapshot rewrites
+//! exactly the bytes an uninterrupted run writes. The rows of the open parts and the samples
+//! file's length are what a snapshot keeps of the outputs ([`OutputState`]).
+//! Memory: the rows of the open parts and one node sample.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,9 +35,7 @@ use crate::classify::NodeClass;
 use crate::error::{EngineError, Result};
 use crate::metrics::{TickRow, sum};
 use crate::policy::MigrationRecord;
-
-/// Ticks buffered per row group of `ticks.parquet`.
-const TICKS_PER_GROUP: usize = 1440;
+use serde::{Deserialize, Serialize};
 
 fn props() -> WriterProperties {
     // No creation metadata that varies between runs: outputs must be byte-identical.
@@ -72,7 +82,6 @@ pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
     for kind in message_kinds {
         f.push(Field::new(format!("msg_{kind}"), DataType::UInt64, false));
     }
-    f.push(Field::new("wall_ms", DataType::Float64, false));
     Arc::new(Schema::new(f))
 }
 
@@ -115,11 +124,10 @@ fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
     cols.push(u64s(&|r| r.counters.forced_migrations));
     cols.push(u64s(&|r| r.counters.collisions));
     cols.push(u64s(&|r| r.counters.placements_skipped));
-    let kinds = schema.fields().len() - cols.len() - 1;
+    let kinds = schema.fields().len() - cols.len();
     for k in 0..kinds {
         cols.push(u64s(&|r| r.messages.get(k).copied().unwrap_or(0)));
     }
-    cols.push(f64s(&|r| r.wall_ms));
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }
 
@@ -221,137 +229,253 @@ fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i64) -> Reco
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }
 
-struct Sink {
-    path: PathBuf,
-    partial: PathBuf,
-    writer: ArrowWriter<File>,
+/// Wall-clock milliseconds of one tick, by phase (not deterministic).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TickTiming {
+    /// The tick.
+    pub tick: u32,
+    /// The whole tick.
+    pub wall_ms: f64,
+    /// Applying the trace.
+    pub apply_ms: f64,
+    /// The policy: tick hooks and rounds.
+    pub policy_ms: f64,
+    /// Classification and metrics.
+    pub metrics_ms: f64,
+    /// Writing outputs.
+    pub output_ms: f64,
 }
 
-impl Sink {
-    fn create(dir: &Path, name: &str, schema: SchemaRef) -> Result<Sink> {
-        let path = dir.join(name);
-        let partial = dir.join(format!("{name}.partial"));
-        let file = File::create(&partial).map_err(EngineError::io(&partial))?;
-        let writer = ArrowWriter::try_new(file, schema, Some(props()))
-            .map_err(EngineError::parquet(&partial))?;
-        Ok(Sink {
-            path,
-            partial,
-            writer,
-        })
+/// The `timing/` schema.
+pub fn timing_schema() -> SchemaRef {
+    let mut f = vec![Field::new("tick", DataType::UInt32, false)];
+    for name in [
+        "wall_ms",
+        "apply_ms",
+        "policy_ms",
+        "metrics_ms",
+        "output_ms",
+    ] {
+        f.push(Field::new(name, DataType::Float64, false));
     }
-
-    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.writer
-            .write(batch)
-            .map_err(EngineError::parquet(&self.partial))?;
-        self.writer
-            .flush()
-            .map_err(EngineError::parquet(&self.partial))
-    }
-
-    fn finish(self) -> Result<()> {
-        self.writer
-            .close()
-            .map_err(EngineError::parquet(&self.partial))?;
-        std::fs::rename(&self.partial, &self.path).map_err(EngineError::io(&self.path))
-    }
+    Arc::new(Schema::new(f))
 }
 
-/// Writes the per-tick and per-node outputs of one run.
+fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBatch {
+    let f64s = |f: fn(&TickTiming) -> f64| {
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.tick))),
+        f64s(|r| r.wall_ms),
+        f64s(|r| r.apply_ms),
+        f64s(|r| r.policy_ms),
+        f64s(|r| r.metrics_ms),
+        f64s(|r| r.output_ms),
+    ];
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
+
+/// Table directories of a run, in the order they are written.
+pub const TABLES: [&str; 4] = ["ticks", "migrations", "timing", "nodes"];
+
+/// Name of the samples file.
+pub const SAMPLES_FILE: &str = "samples.jsonl";
+
+/// Name of a part starting at `first_tick`.
+pub fn part_name(first_tick: u32) -> String {
+    format!("part-{first_tick:08}.parquet")
+}
+
+/// Writes `batch` as `dir/name`, through `name.partial` and a rename.
+fn write_part(dir: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
+    let path = dir.join(name);
+    let partial = dir.join(format!("{name}.partial"));
+    let file = File::create(&partial).map_err(EngineError::io(&partial))?;
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props()))
+        .map_err(EngineError::parquet(&partial))?;
+    writer
+        .write(batch)
+        .map_err(EngineError::parquet(&partial))?;
+    writer.close().map_err(EngineError::parquet(&partial))?;
+    std::fs::rename(&partial, &path).map_err(EngineError::io(&path))
+}
+
+/// What a snapshot keeps of the outputs: the rows of the open parts, the parts written so far and
+/// the samples file's length.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutputState {
+    /// First tick of the open parts.
+    pub part_first_tick: u32,
+    /// Tick rows of the open part.
+    pub ticks: Vec<TickRow>,
+    /// Migration rows of the open part.
+    pub migrations: Vec<MigrationRecord>,
+    /// Timing rows of the open part.
+    pub timing: Vec<TickTiming>,
+    /// Parts written, as `table/part-*.parquet`.
+    pub parts: Vec<String>,
+    /// Bytes of `samples.jsonl.partial` written.
+    pub samples_len: u64,
+}
+
+/// Writes the outputs of one run.
 pub struct RunOutputs {
+    dir: PathBuf,
+    part_ticks: u32,
     ticks_schema: SchemaRef,
     nodes_schema: SchemaRef,
     migrations_schema: SchemaRef,
-    ticks: Sink,
-    nodes: Sink,
-    migrations: Sink,
-    pending: Vec<TickRow>,
-    pending_migrations: Vec<MigrationRecord>,
-    samples: (PathBuf, PathBuf, std::io::BufWriter<File>),
+    timing_schema: SchemaRef,
+    state: OutputState,
+    samples: std::io::BufWriter<File>,
 }
 
 impl RunOutputs {
-    /// Creates the partial files in `dir`.
-    pub fn create(dir: &Path, message_kinds: &[&str]) -> Result<RunOutputs> {
-        let ticks_schema = ticks_schema(message_kinds);
-        let nodes_schema = nodes_schema();
-        let migrations_schema = migrations_schema();
-        let (samples_path, samples_partial) =
-            (dir.join("samples.jsonl"), dir.join("samples.jsonl.partial"));
-        let samples_file =
-            File::create(&samples_partial).map_err(EngineError::io(&samples_partial))?;
+    /// Starts the outputs of a run in `dir` with parts of `part_ticks` ticks.
+    pub fn create(dir: &Path, message_kinds: &[&str], part_ticks: u32) -> Result<RunOutputs> {
+        Self::open(dir, message_kinds, part_ticks, OutputState::default())
+    }
+
+    /// Continues the outputs of a run from a snapshot's `state`: parts written after it and the
+    /// samples written after it are discarded.
+    pub fn resume(
+        dir: &Path,
+        message_kinds: &[&str],
+        part_ticks: u32,
+        state: OutputState,
+    ) -> Result<RunOutputs> {
+        Self::open(dir, message_kinds, part_ticks, state)
+    }
+
+    fn open(
+        dir: &Path,
+        message_kinds: &[&str],
+        part_ticks: u32,
+        state: OutputState,
+    ) -> Result<RunOutputs> {
+        for table in TABLES {
+            let table_dir = dir.join(table);
+            std::fs::create_dir_all(&table_dir).map_err(EngineError::io(&table_dir))?;
+            for entry in std::fs::read_dir(&table_dir).map_err(EngineError::io(&table_dir))? {
+                let entry = entry.map_err(EngineError::io(&table_dir))?;
+                let name = format!("{table}/{}", entry.file_name().to_string_lossy());
+                if !state.parts.contains(&name) {
+                    std::fs::remove_file(entry.path()).map_err(EngineError::io(entry.path()))?;
+                }
+            }
+        }
+        let samples_partial = dir.join(format!("{SAMPLES_FILE}.partial"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(&samples_partial)
+            .map_err(EngineError::io(&samples_partial))?;
+        file.set_len(state.samples_len)
+            .map_err(EngineError::io(&samples_partial))?;
+        let mut samples = std::io::BufWriter::new(file);
+        use std::io::Seek;
+        samples
+            .seek(std::io::SeekFrom::Start(state.samples_len))
+            .map_err(EngineError::io(&samples_partial))?;
         Ok(RunOutputs {
-            samples: (
-                samples_path,
-                samples_partial,
-                std::io::BufWriter::new(samples_file),
-            ),
-            ticks: Sink::create(dir, "ticks.parquet", ticks_schema.clone())?,
-            nodes: Sink::create(dir, "nodes.parquet", nodes_schema.clone())?,
-            migrations: Sink::create(dir, "migrations.parquet", migrations_schema.clone())?,
-            ticks_schema,
-            nodes_schema,
-            migrations_schema,
-            pending: Vec::with_capacity(TICKS_PER_GROUP),
-            pending_migrations: Vec::new(),
+            dir: dir.to_path_buf(),
+            part_ticks: part_ticks.max(1),
+            ticks_schema: ticks_schema(message_kinds),
+            nodes_schema: nodes_schema(),
+            migrations_schema: migrations_schema(),
+            timing_schema: timing_schema(),
+            state,
+            samples,
         })
     }
 
-    /// Adds a tick row (flushed a row group at a time).
-    pub fn tick(&mut self, row: TickRow) -> Result<()> {
-        self.pending.push(row);
-        if self.pending.len() == TICKS_PER_GROUP {
-            self.flush_ticks()?;
+    /// Adds a tick's row, its timing and its migration records; writes the open parts when the
+    /// tick is the last of their range.
+    pub fn tick(
+        &mut self,
+        row: TickRow,
+        timing: TickTiming,
+        migrations: &mut Vec<MigrationRecord>,
+    ) -> Result<()> {
+        let tick = row.tick;
+        self.state.ticks.push(row);
+        self.state.timing.push(timing);
+        self.state.migrations.append(migrations);
+        if (tick + 1).is_multiple_of(self.part_ticks) {
+            self.write_open_parts()?;
+            self.state.part_first_tick = tick + 1;
         }
         Ok(())
     }
 
-    fn flush_ticks(&mut self) -> Result<()> {
-        if !self.pending.is_empty() {
-            let batch = ticks_batch(&self.ticks_schema, &self.pending);
-            self.ticks.write(&batch)?;
-            self.pending.clear();
+    fn write_open_parts(&mut self) -> Result<()> {
+        if self.state.ticks.is_empty() {
+            return Ok(());
         }
-        if !self.pending_migrations.is_empty() {
-            let batch = migrations_batch(&self.migrations_schema, &self.pending_migrations);
-            self.migrations.write(&batch)?;
-            self.pending_migrations.clear();
+        let name = part_name(self.state.part_first_tick);
+        let batches = [
+            ("ticks", ticks_batch(&self.ticks_schema, &self.state.ticks)),
+            (
+                "migrations",
+                migrations_batch(&self.migrations_schema, &self.state.migrations),
+            ),
+            (
+                "timing",
+                timing_batch(&self.timing_schema, &self.state.timing),
+            ),
+        ];
+        for (table, batch) in batches {
+            write_part(&self.dir.join(table), &name, &batch)?;
+            self.state.parts.push(format!("{table}/{name}"));
         }
+        self.state.ticks.clear();
+        self.state.migrations.clear();
+        self.state.timing.clear();
         Ok(())
     }
 
     /// Appends sampled decision logs, one JSON object per line.
     pub fn samples(&mut self, lines: &mut Vec<String>) -> Result<()> {
-        use std::io::Write;
         for line in lines.drain(..) {
-            writeln!(self.samples.2, "{line}").map_err(EngineError::io(&self.samples.1))?;
+            writeln!(self.samples, "{line}").map_err(EngineError::io(self.samples_partial()))?;
+            self.state.samples_len += line.len() as u64 + 1;
         }
         Ok(())
     }
 
-    /// Adds migration records (written with the ticks' row groups).
-    pub fn migrations(&mut self, records: &mut Vec<MigrationRecord>) {
-        self.pending_migrations.append(records);
+    fn samples_partial(&self) -> PathBuf {
+        self.dir.join(format!("{SAMPLES_FILE}.partial"))
     }
 
-    /// Writes one row per online node.
+    /// Writes one row per online node as the part of `tick`.
     pub fn node_snapshot(&mut self, cell: &Cell, tick: u32, time_us: i64) -> Result<()> {
         let batch = nodes_batch(&self.nodes_schema, cell, tick, time_us);
-        self.nodes.write(&batch)
+        let name = part_name(tick);
+        write_part(&self.dir.join("nodes"), &name, &batch)?;
+        self.state.parts.push(format!("nodes/{name}"));
+        Ok(())
     }
 
-    /// Flushes and renames both files into place.
+    /// The state a snapshot keeps, after flushing the samples file to the OS.
+    pub fn state(&mut self) -> Result<&OutputState> {
+        self.samples
+            .flush()
+            .map_err(EngineError::io(self.samples_partial()))?;
+        Ok(&self.state)
+    }
+
+    /// Writes the last open parts and renames the samples file into place.
     pub fn finish(mut self) -> Result<()> {
-        self.flush_ticks()?;
-        self.ticks.finish()?;
-        self.migrations.finish()?;
-        self.nodes.finish()?;
-        let (path, partial, writer) = self.samples;
+        self.write_open_parts()?;
+        let partial = self.samples_partial();
+        let writer = self.samples;
         writer.into_inner().map_err(|e| EngineError::Io {
             path: partial.clone(),
             source: e.into_error(),
         })?;
+        let path = self.dir.join(SAMPLES_FILE);
         std::fs::rename(&partial, &path).map_err(EngineError::io(&path))
     }
 }

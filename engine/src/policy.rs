@@ -21,13 +21,16 @@
 //! [`StepCtx::rng`], a counter-based stream per (agent, tick, round).
 
 use ingest::rng::{Rng, hash_keys};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::cell::Cell;
 use crate::ids::{AgentIdx, Tick};
 use crate::replay::TickEvents;
+use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
 /// A message in flight.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Envelope<M> {
     /// Sender.
     pub from: AgentIdx,
@@ -122,7 +125,7 @@ impl PolicyCounters {
 
 /// What happened to one migration attempt.
 #[repr(u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MigrationOutcome {
     /// The transfer started (resources now count on both nodes).
     Started = 0,
@@ -149,8 +152,8 @@ impl MigrationOutcome {
     }
 }
 
-/// One row of `migrations.parquet`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One row of `migrations/`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MigrationRecord {
     /// Simulated time, microseconds (end of the tick it happened in).
     pub time_us: i64,
@@ -172,10 +175,10 @@ pub struct MigrationRecord {
 
 /// A scheduling policy. See the module doc for the tick structure.
 pub trait Policy: Sync {
-    /// A message between agents (plain data, no heap).
-    type Msg: Copy + Send + Sync;
-    /// Per-agent state, stepped in parallel.
-    type Agent: Send + Sync + Clone + Default;
+    /// A message between agents (plain data, no heap); serialisable for snapshots.
+    type Msg: Copy + Send + Sync + Serialize + DeserializeOwned;
+    /// Per-agent state, stepped in parallel; serialisable for snapshots.
+    type Agent: Send + Sync + Clone + Default + Serialize + DeserializeOwned;
     /// A requested change to the cell.
     type Action: Copy + Send + Sync;
 
@@ -227,6 +230,15 @@ pub trait Policy: Sync {
 
     /// End of a tick, before metrics are taken.
     fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters);
+
+    /// Writes the policy's own state at a tick boundary for a snapshot (the run loop saves the
+    /// agents and the messages in flight); stateless policies keep the default.
+    fn save_state(&self, _w: &mut SectionWriter) {}
+
+    /// Restores what [`Policy::save_state`] wrote.
+    fn load_state(&mut self, _r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
+        Ok(())
+    }
 
     /// Moves the migration records of this tick into `out` (for `migrations.parquet`); policies
     /// that never migrate keep the default.

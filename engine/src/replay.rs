@@ -80,7 +80,7 @@ pub struct ReplayStats {
 }
 
 /// A trace event held back in workload mode until the shifted run reaches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Deferred {
     /// When it applies, microseconds.
     pub due_us: i64,
@@ -95,7 +95,7 @@ pub struct Deferred {
 }
 
 /// The event a [`Deferred`] holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum DeferredKind {
     /// The run ends.
     End,
@@ -112,7 +112,7 @@ pub enum DeferredKind {
 
 /// A task that ended in the trace while still pending in the policy: it finishes `run_us` after
 /// the policy starts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AwaitingStart {
     /// The task.
     pub task: TaskIdx,
@@ -124,23 +124,23 @@ pub struct AwaitingStart {
 
 /// The replay state: cursors and the ID maps.
 pub struct Replay {
-    machines: Cursor,
-    attributes: Cursor,
-    task_events: Cursor,
-    constraints: Cursor,
-    usage: Cursor,
-    node_of: HashMap<u64, NodeIdx>,
-    task_of: HashMap<(u64, u32), TaskIdx>,
-    strings: HashMap<String, u32>,
-    unknown: HashSet<u64>,
-    rows: [u64; 6],
-    stats: ReplayStats,
-    workload_mode: bool,
+    pub(crate) machines: Cursor,
+    pub(crate) attributes: Cursor,
+    pub(crate) task_events: Cursor,
+    pub(crate) constraints: Cursor,
+    pub(crate) usage: Cursor,
+    pub(crate) node_of: HashMap<u64, NodeIdx>,
+    pub(crate) task_of: HashMap<(u64, u32), TaskIdx>,
+    pub(crate) strings: HashMap<String, u32>,
+    pub(crate) unknown: HashSet<u64>,
+    pub(crate) rows: [u64; 6],
+    pub(crate) stats: ReplayStats,
+    pub(crate) workload_mode: bool,
     /// End of the window being applied.
-    window_end_us: i64,
-    deferred: BinaryHeap<Reverse<Deferred>>,
-    deferred_seq: u64,
-    awaiting_start: Vec<AwaitingStart>,
+    pub(crate) window_end_us: i64,
+    pub(crate) deferred: BinaryHeap<Reverse<Deferred>>,
+    pub(crate) deferred_seq: u64,
+    pub(crate) awaiting_start: Vec<AwaitingStart>,
 }
 
 fn dict_str(b: &RecordBatch, col: usize, row: usize) -> &str {
@@ -190,8 +190,16 @@ fn i64_at(b: &RecordBatch, col: usize, row: usize) -> i64 {
 impl Replay {
     /// Opens the ingested trace in `dir`.
     pub fn open(dir: &Path) -> Result<Replay> {
-        let usage = Cursor::open(
-            dir,
+        Self::open_at(dir, [0; 6])
+    }
+
+    /// Opens the ingested trace in `dir` with each table's first `consumed[table]` rows already
+    /// applied (resuming from a snapshot); the ID maps start empty.
+    pub fn open_at(dir: &Path, consumed: [u64; 6]) -> Result<Replay> {
+        let open = |table: Table, columns: &[&str]| {
+            Cursor::open_at(dir, table, columns, consumed[table as usize])
+        };
+        let usage = open(
             Table::TaskUsage,
             &[
                 "start_time",
@@ -209,13 +217,11 @@ impl Replay {
         let mut strings = HashMap::new();
         strings.insert(String::new(), 0);
         Ok(Replay {
-            machines: Cursor::open(
-                dir,
+            machines: open(
                 Table::MachineEvents,
                 &["time", "machine_id", "event_type", "cpus", "memory"],
             )?,
-            attributes: Cursor::open(
-                dir,
+            attributes: open(
                 Table::MachineAttributes,
                 &[
                     "time",
@@ -226,8 +232,7 @@ impl Replay {
                     "attribute_deleted",
                 ],
             )?,
-            task_events: Cursor::open(
-                dir,
+            task_events: open(
                 Table::TaskEvents,
                 &[
                     "time",
@@ -240,8 +245,7 @@ impl Replay {
                     "memory_request",
                 ],
             )?,
-            constraints: Cursor::open(
-                dir,
+            constraints: open(
                 Table::TaskConstraints,
                 &[
                     "time",
@@ -258,7 +262,7 @@ impl Replay {
             task_of: HashMap::new(),
             strings,
             unknown: HashSet::new(),
-            rows: [0; 6],
+            rows: consumed,
             stats,
             workload_mode: false,
             window_end_us: i64::MIN,

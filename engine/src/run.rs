@@ -1,8 +1,15 @@
 //! The simulation loop: for each tick, apply the trace, run the policy's hooks and rounds, measure,
 //! and write outputs; then the summary. See `policy.rs` for the tick structure.
+//!
+//! Between ticks the loop snapshots the whole simulation when a trigger fires (`snapshot.rs`):
+//! every N simulated minutes, every W wall minutes, or when [`RunProgress::stop`] is set (by the
+//! binary's signal handler), after which the run returns [`RunOutcome::Snapshotted`]. A run
+//! started from a snapshot continues exactly where the snapshot was taken: its outputs are
+//! byte-identical to an uninterrupted run's.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use ingest::IngestSummary;
@@ -14,21 +21,53 @@ use crate::error::{EngineError, Result};
 use crate::executor::{Granularity, Mailbox, run_round};
 use crate::ids::Tick;
 use crate::metrics::measure;
-use crate::output::RunOutputs;
-use crate::policy::{Policy, PolicyCounters};
+use crate::output::{OutputState, RunOutputs, TickTiming};
+use crate::policy::{Envelope, Policy, PolicyCounters};
 use crate::replay::Replay;
+use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
 use crate::summary::{Accumulator, RunSummary, peak_rss_mb};
 
 /// Name of the summary file in a run directory.
 pub const SUMMARY_FILE: &str = "summary.json";
+
+/// Name of the run's configuration in a run directory (what `cellsim resume` reads).
+pub const CONFIG_FILE: &str = "run.toml";
 
 /// Counters a caller can poll for progress.
 #[derive(Debug, Default)]
 pub struct RunProgress {
     /// Ticks to simulate.
     pub ticks_total: AtomicU64,
-    /// Ticks done.
+    /// Ticks done (including those done before a resume).
     pub ticks_done: AtomicU64,
+    /// The tick this process started at (non-zero after a resume).
+    pub first_tick: AtomicU64,
+    /// Set to stop after the current tick with a snapshot (a signal handler's flag).
+    pub stop: Arc<AtomicBool>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum RunOutcome {
+    /// Every tick done; outputs and `summary.json` written.
+    Complete(Box<RunSummary>),
+    /// Stopped on request after a snapshot; resume to continue.
+    Snapshotted {
+        /// The tick the run continues at.
+        next_tick: u64,
+        /// The snapshot written.
+        path: PathBuf,
+    },
+}
+
+impl RunOutcome {
+    /// The summary of a complete run.
+    pub fn complete(self) -> Option<RunSummary> {
+        match self {
+            RunOutcome::Complete(s) => Some(*s),
+            RunOutcome::Snapshotted { .. } => None,
+        }
+    }
 }
 
 /// Ticks to simulate: `hours` of the window, or up to the trace's last event.
@@ -40,14 +79,16 @@ pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> u64 {
     }
 }
 
-/// Replays the ingested trace in `trace_dir` under `policy`, writing outputs to `out_dir`.
+/// Replays the ingested trace in `trace_dir` under `policy`, writing outputs to `out_dir`; from
+/// `resume` (see [`snapshot::choose`]) when given, else from the beginning.
 pub fn run<P: Policy + Send>(
     config: &RunConfig,
     trace_dir: &Path,
     out_dir: &Path,
     policy: P,
     progress: &RunProgress,
-) -> Result<RunSummary> {
+    resume: Option<Snapshot>,
+) -> Result<RunOutcome> {
     config.validate().map_err(|problem| EngineError::Config {
         path: "config".into(),
         problem,
@@ -59,64 +100,238 @@ pub fn run<P: Policy + Send>(
             path: "threads".into(),
             problem: e.to_string(),
         })?;
-    pool.install(|| run_in_pool(config, trace_dir, out_dir, policy, progress))
+    pool.install(|| {
+        let sim = match resume {
+            Some(snap) => Simulation::restore(config, trace_dir, out_dir, policy, &snap)?,
+            None => Simulation::start(config, trace_dir, out_dir, policy)?,
+        };
+        sim.run(progress)
+    })
 }
 
-fn run_in_pool<P: Policy>(
-    config: &RunConfig,
-    trace_dir: &Path,
-    out_dir: &Path,
-    mut policy: P,
-    progress: &RunProgress,
-) -> Result<RunSummary> {
-    let started = Instant::now();
-    let ingest_summary = IngestSummary::load(trace_dir)?;
-    let total = ticks_to_run(config, ingest_summary.last_event_us());
-    progress.ticks_total.store(total, Ordering::Relaxed);
-    std::fs::create_dir_all(out_dir).map_err(EngineError::io(out_dir))?;
-    if out_dir.join(SUMMARY_FILE).exists() {
-        return Err(EngineError::RunExists {
-            path: out_dir.to_path_buf(),
-        });
+/// Everything a run holds between ticks (what a snapshot saves).
+struct Simulation<'a, P: Policy> {
+    config: &'a RunConfig,
+    trace_dir: &'a Path,
+    out_dir: &'a Path,
+    policy: P,
+    kinds: &'static [&'static str],
+    replay: Replay,
+    cell: Cell,
+    agents: Vec<P::Agent>,
+    mailbox: Mailbox<P::Msg>,
+    acc: Accumulator,
+    outputs: RunOutputs,
+    next_tick: u32,
+    total: u32,
+    wall_before_s: f64,
+    header: Header,
+}
+
+impl<'a, P: Policy> Simulation<'a, P> {
+    fn identity(config: &RunConfig, trace_dir: &Path, next_tick: u32) -> Result<(u32, Header)> {
+        let ingest_summary = IngestSummary::load(trace_dir)?;
+        let total = ticks_to_run(config, ingest_summary.last_event_us()) as u32;
+        let header = Header {
+            tick: next_tick as u64,
+            config_hash: snapshot::config_hash(config),
+            trace_hash: snapshot::trace_hash(trace_dir)?,
+        };
+        Ok((total, header))
     }
-    let mut replay = Replay::open(trace_dir)?;
-    replay.set_workload_mode(!policy.replays_placements());
-    let kinds = policy.message_kinds();
-    let mut outputs = RunOutputs::create(out_dir, kinds)?;
-    let mut cell = Cell::default();
-    let mut agents: Vec<P::Agent> = Vec::new();
-    let mut mailbox: Mailbox<P::Msg> = Mailbox::new(0);
-    let mut acc = Accumulator::default();
-    let mut migrations = Vec::new();
-    let mut samples = Vec::new();
-    let tick_us = config.tick_s as i64 * 1_000_000;
-    for tick in 0..total as u32 {
-        let tick_started = Instant::now();
+
+    fn start(
+        config: &'a RunConfig,
+        trace_dir: &'a Path,
+        out_dir: &'a Path,
+        policy: P,
+    ) -> Result<Self> {
+        let (total, header) = Self::identity(config, trace_dir, 0)?;
+        std::fs::create_dir_all(out_dir).map_err(EngineError::io(out_dir))?;
+        if out_dir.join(SUMMARY_FILE).exists() {
+            return Err(EngineError::RunExists {
+                path: out_dir.to_path_buf(),
+            });
+        }
+        if !snapshot::list(out_dir)?.is_empty() {
+            return Err(EngineError::RunUnfinished {
+                path: out_dir.to_path_buf(),
+            });
+        }
+        let mut saved = config.clone();
+        saved.trace = Some(std::path::absolute(trace_dir).map_err(EngineError::io(trace_dir))?);
+        let text = toml::to_string(&saved).expect("a config serialises");
+        let path = out_dir.join(CONFIG_FILE);
+        std::fs::write(&path, text).map_err(EngineError::io(&path))?;
+        let mut replay = Replay::open(trace_dir)?;
+        replay.set_workload_mode(!policy.replays_placements());
+        let kinds = policy.message_kinds();
+        Ok(Simulation {
+            outputs: RunOutputs::create(out_dir, kinds, config.part_ticks)?,
+            config,
+            trace_dir,
+            out_dir,
+            policy,
+            kinds,
+            replay,
+            cell: Cell::default(),
+            agents: Vec::new(),
+            mailbox: Mailbox::new(0),
+            acc: Accumulator::default(),
+            next_tick: 0,
+            total,
+            wall_before_s: 0.0,
+            header,
+        })
+    }
+
+    fn restore(
+        config: &'a RunConfig,
+        trace_dir: &'a Path,
+        out_dir: &'a Path,
+        mut policy: P,
+        snap: &Snapshot,
+    ) -> Result<Self> {
+        let next_tick = u32::try_from(snap.header().tick).map_err(|_| SnapshotError::Corrupt {
+            path: snap.path().to_path_buf(),
+            problem: format!("impossible tick {}", snap.header().tick),
+        })?;
+        let (total, header) = Self::identity(config, trace_dir, next_tick)?;
+        if (header.config_hash, header.trace_hash)
+            != (snap.header().config_hash, snap.header().trace_hash)
+        {
+            return Err(SnapshotError::Mismatch {
+                path: snap.path().to_path_buf(),
+                problem: "taken with another configuration or trace than this run's".into(),
+            }
+            .into());
+        }
+        let cell = state::load_cell(&mut snap.section("cell")?)?;
+        let mut replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
+        replay.set_workload_mode(!policy.replays_placements());
+        let mut r = snap.section("policy")?;
+        policy.load_state(&mut r)?;
+        let agents: Vec<P::Agent> = r.serde()?;
+        let messages: Vec<Envelope<P::Msg>> = r.serde()?;
+        if messages.iter().any(|m| m.to.index() >= agents.len()) {
+            return Err(r
+                .corrupt("a message to an agent that does not exist")
+                .into());
+        }
+        let (acc, outputs, wall_before_s): (Accumulator, OutputState, f64) =
+            snap.section("run")?.serde()?;
+        let kinds = policy.message_kinds();
+        Ok(Simulation {
+            outputs: RunOutputs::resume(out_dir, kinds, config.part_ticks, outputs)?,
+            mailbox: Mailbox::group(&messages, agents.len()),
+            config,
+            trace_dir,
+            out_dir,
+            policy,
+            kinds,
+            replay,
+            cell,
+            agents,
+            acc,
+            next_tick,
+            total,
+            wall_before_s,
+            header,
+        })
+    }
+
+    /// Writes a snapshot of the state before `self.next_tick` and prunes old ones.
+    fn snapshot(&mut self, wall_s: f64) -> Result<PathBuf> {
+        let mut w = SnapshotWriter::default();
+        state::save_cell(&self.cell, w.section("cell"));
+        state::save_replay(&self.replay, w.section("replay"));
+        let p = w.section("policy");
+        self.policy.save_state(p);
+        p.serde(&self.agents);
+        p.serde(&self.mailbox.messages());
+        let outputs = self.outputs.state()?;
+        w.section("run").serde(&(&self.acc, outputs, wall_s));
+        let dir = self.out_dir.join(snapshot::SNAPSHOT_DIR);
+        std::fs::create_dir_all(&dir).map_err(EngineError::io(&dir))?;
+        let path = dir.join(snapshot::file_name(self.next_tick as u64));
+        let header = Header {
+            tick: self.next_tick as u64,
+            ..self.header
+        };
+        w.write_atomically(&path, header)?;
+        snapshot::prune(self.out_dir, self.config.snapshot.keep)?;
+        Ok(path)
+    }
+
+    fn run(mut self, progress: &RunProgress) -> Result<RunOutcome> {
+        let started = Instant::now();
+        let mut last_snapshot = Instant::now();
+        progress
+            .ticks_total
+            .store(self.total as u64, Ordering::Relaxed);
+        progress
+            .first_tick
+            .store(self.next_tick as u64, Ordering::Relaxed);
+        progress
+            .ticks_done
+            .store(self.next_tick as u64, Ordering::Relaxed);
+        let snap = self.config.snapshot;
+        let sim_every_s = snap.every_sim_minutes as u64 * 60;
+        while self.next_tick < self.total {
+            self.tick()?;
+            progress
+                .ticks_done
+                .store(self.next_tick as u64, Ordering::Relaxed);
+            if self.next_tick == self.total {
+                break;
+            }
+            let stop = progress.stop.load(Ordering::Relaxed);
+            let simulated_s = self.next_tick as u64 * self.config.tick_s as u64;
+            let sim_due = sim_every_s > 0 && simulated_s.is_multiple_of(sim_every_s);
+            let wall_due = snap.every_wall_minutes > 0.0
+                && last_snapshot.elapsed().as_secs_f64() >= snap.every_wall_minutes * 60.0;
+            if stop || sim_due || wall_due {
+                let path = self.snapshot(self.wall_before_s + started.elapsed().as_secs_f64())?;
+                last_snapshot = Instant::now();
+                if stop {
+                    return Ok(RunOutcome::Snapshotted {
+                        next_tick: self.next_tick as u64,
+                        path,
+                    });
+                }
+            }
+        }
+        let wall_s = self.wall_before_s + started.elapsed().as_secs_f64();
+        let summary = self.finish(wall_s)?;
+        Ok(RunOutcome::Complete(Box::new(summary)))
+    }
+
+    fn tick(&mut self) -> Result<()> {
+        let config = self.config;
+        let tick = self.next_tick;
+        let t0 = Instant::now();
+        let tick_us = config.tick_s as i64 * 1_000_000;
         let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
-        let events = replay.advance(&mut cell, end_us)?;
+        let events = self.replay.advance(&mut self.cell, end_us)?;
+        let t1 = Instant::now();
         let mut counters = PolicyCounters::default();
-        let mut counts = vec![0u64; kinds.len()];
+        let mut counts = vec![0u64; self.kinds.len()];
         let mut inject = Vec::new();
-        policy.begin_tick(
-            &mut cell,
-            end_us,
-            &events,
-            &mut agents,
-            &mut inject,
-            &mut counters,
-        );
+        let (cell, agents) = (&mut self.cell, &mut self.agents);
+        self.policy
+            .begin_tick(cell, end_us, &events, agents, &mut inject, &mut counters);
         if !inject.is_empty() {
-            let mut all = mailbox.messages().to_vec();
+            let mut all = self.mailbox.messages().to_vec();
             all.extend(inject);
-            mailbox = Mailbox::group(&all, agents.len());
+            self.mailbox = Mailbox::group(&all, agents.len());
         }
         if !agents.is_empty() {
             for round in 0..config.rounds_per_tick {
-                mailbox = run_round(
-                    &mut policy,
-                    &mut cell,
-                    &mut agents,
-                    &mailbox,
+                self.mailbox = run_round(
+                    &mut self.policy,
+                    cell,
+                    agents,
+                    &self.mailbox,
                     Tick(tick),
                     round,
                     end_us,
@@ -127,47 +342,61 @@ fn run_in_pool<P: Policy>(
                 );
             }
         }
-        policy.end_tick(&mut cell, end_us, &mut counters);
-        policy.take_migrations(&mut migrations);
-        outputs.migrations(&mut migrations);
-        policy.take_samples(&mut agents, &mut samples);
-        outputs.samples(&mut samples)?;
+        self.policy.end_tick(cell, end_us, &mut counters);
+        let mut migrations = Vec::new();
+        self.policy.take_migrations(&mut migrations);
+        let mut samples = Vec::new();
+        self.policy.take_samples(agents, &mut samples);
+        let t2 = Instant::now();
         if config.check_invariants {
             cell.check()
                 .map_err(|problem| EngineError::Invariant { tick, problem })?;
         }
-        let mut row = measure(&mut cell, &config.classify, tick, end_us);
+        let mut row = measure(cell, &config.classify, tick, end_us);
         row.counters = counters;
         row.messages = counts;
-        row.wall_ms = tick_started.elapsed().as_secs_f64() * 1e3;
-        acc.add(&row, kinds);
-        outputs.tick(row)?;
-        if tick % config.nodes_every_ticks == 0 {
-            outputs.node_snapshot(&cell, tick, end_us)?;
+        self.acc.add(&row, self.kinds);
+        let t3 = Instant::now();
+        self.outputs.samples(&mut samples)?;
+        if tick.is_multiple_of(config.nodes_every_ticks) {
+            self.outputs.node_snapshot(cell, tick, end_us)?;
         }
-        progress
-            .ticks_done
-            .store(tick as u64 + 1, Ordering::Relaxed);
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+        let t4 = Instant::now();
+        let timing = TickTiming {
+            tick,
+            wall_ms: ms(t0, t4),
+            apply_ms: ms(t0, t1),
+            policy_ms: ms(t1, t2),
+            metrics_ms: ms(t2, t3),
+            output_ms: ms(t3, t4),
+        };
+        self.outputs.tick(row, timing, &mut migrations)?;
+        self.next_tick += 1;
+        Ok(())
     }
-    outputs.finish()?;
-    let ticks = acc.ticks();
-    let (averages, totals) = acc.finish();
-    let wall_s = started.elapsed().as_secs_f64();
-    let simulated_s = ticks as f64 * config.tick_s as f64;
-    let summary = RunSummary {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        policy: policy.name().to_string(),
-        config: config.clone(),
-        trace: trace_dir.display().to_string(),
-        ticks,
-        simulated_s,
-        averages,
-        totals,
-        replay: replay.stats(),
-        wall_s,
-        speed_x_real_time: simulated_s / wall_s.max(1e-9),
-        peak_rss_mb: peak_rss_mb(),
-    };
-    ingest::ingest::write_json_atomically(&out_dir.join(SUMMARY_FILE), &summary)?;
-    Ok(summary)
+
+    fn finish(self, wall_s: f64) -> Result<RunSummary> {
+        self.outputs.finish()?;
+        let acc = self.acc;
+        let ticks = acc.ticks();
+        let (averages, totals) = acc.finish();
+        let simulated_s = ticks as f64 * self.config.tick_s as f64;
+        let summary = RunSummary {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            policy: self.policy.name().to_string(),
+            config: self.config.clone(),
+            trace: self.trace_dir.display().to_string(),
+            ticks,
+            simulated_s,
+            averages,
+            totals,
+            replay: self.replay.stats(),
+            wall_s,
+            speed_x_real_time: simulated_s / wall_s.max(1e-9),
+            peak_rss_mb: peak_rss_mb(),
+        };
+        ingest::ingest::write_json_atomically(&self.out_dir.join(SUMMARY_FILE), &summary)?;
+        Ok(summary)
+    }
 }

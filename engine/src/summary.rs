@@ -77,13 +77,51 @@ pub struct RunSummary {
     pub peak_rss_mb: Option<f64>,
 }
 
-/// Running sums over tick rows, in tick order (so float sums are reproducible).
-#[derive(Debug, Default)]
+/// Running sums over tick rows, in tick order (so float sums are reproducible). Snapshots keep
+/// it as [`AccumulatorState`] (no flattened maps, which binary encodings cannot size).
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(from = "AccumulatorState", into = "AccumulatorState")]
 pub struct Accumulator {
     ticks: u64,
     sums: [f64; 11],
     classes: [f64; 7],
     totals: Totals,
+}
+
+/// [`Accumulator`]'s fields for snapshots.
+#[derive(Serialize, Deserialize)]
+pub struct AccumulatorState {
+    ticks: u64,
+    sums: [f64; 11],
+    classes: [f64; 7],
+    counters: PolicyCounters,
+    messages: BTreeMap<String, u64>,
+}
+
+impl From<Accumulator> for AccumulatorState {
+    fn from(a: Accumulator) -> Self {
+        AccumulatorState {
+            ticks: a.ticks,
+            sums: a.sums,
+            classes: a.classes,
+            counters: a.totals.counters,
+            messages: a.totals.messages,
+        }
+    }
+}
+
+impl From<AccumulatorState> for Accumulator {
+    fn from(s: AccumulatorState) -> Self {
+        Accumulator {
+            ticks: s.ticks,
+            sums: s.sums,
+            classes: s.classes,
+            totals: Totals {
+                counters: s.counters,
+                messages: s.messages,
+            },
+        }
+    }
 }
 
 impl Accumulator {

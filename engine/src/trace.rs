@@ -23,8 +23,13 @@ impl Cursor {
     /// A cursor over `columns` of `table` in `dir` (the first must be the time key); a missing
     /// table yields no rows.
     pub fn open(dir: &Path, table: Table, columns: &[&str]) -> Result<Cursor> {
+        Self::open_at(dir, table, columns, 0)
+    }
+
+    /// Like [`Cursor::open`], positioned after the first `consumed` rows (resuming a replay).
+    pub fn open_at(dir: &Path, table: Table, columns: &[&str], consumed: u64) -> Result<Cursor> {
         let batches = match Dataset::open(dir, table)? {
-            Some(ds) => Some(ds.batches(columns)?),
+            Some(ds) => Some(ds.batches_from(columns, consumed)?),
             None => None,
         };
         Ok(Cursor {

@@ -91,7 +91,7 @@ fn miniature_trace_tick_by_tick() {
         summary.ticks, 6,
         "last event at 950 s: ticks end at 660, 720, ..., 960 s"
     );
-    let ticks = read_parquet(&run.join("ticks.parquet"));
+    let ticks = read_parquet(&run.join("ticks"));
     assert_eq!(ticks.num_rows(), 6);
     let col = |name: &str| ticks.column(ticks.schema().index_of(name).unwrap()).clone();
     let u32s = |name: &str| col(name).as_primitive::<UInt32Type>().values().to_vec();
@@ -144,13 +144,13 @@ fn miniature_trace_tick_by_tick() {
         660_000_000
     );
 
-    // nodes.parquet every 2 ticks: ticks 0, 2, 4 with 2, 3, 2 online nodes.
-    let nodes = read_parquet(&run.join("nodes.parquet"));
+    // nodes/ every 2 ticks: ticks 0, 2, 4 with 2, 3, 2 online nodes.
+    let nodes = read_parquet(&run.join("nodes"));
     assert_eq!(nodes.num_rows(), 7);
     assert_eq!(summary.replay.unknown_machines, 1);
     assert_eq!(summary.replay.unknown_machine_placements, 1);
     assert_eq!(summary.totals.counters.placements_skipped, 2);
     assert!(summary.replay.usage_from_trace);
     assert_eq!(summary.averages.classes["overloaded"], 3.0 / 6.0);
-    assert!(run.join("summary.json").exists() && !run.join("ticks.parquet.partial").exists());
+    assert!(run.join("summary.json").exists() && !run.join("samples.jsonl.partial").exists());
 }

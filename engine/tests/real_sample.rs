@@ -24,7 +24,7 @@ fn replay_of_the_real_sample() {
 
     // Last task event at 1,734.478 s: ticks end at 660 s, 720 s, ..., 1,740 s.
     assert_eq!(summary.ticks, 19);
-    let ticks = read_parquet(&run.join("ticks.parquet"));
+    let ticks = read_parquet(&run.join("ticks"));
     let u32s = |name: &str| {
         ticks
             .column(ticks.schema().index_of(name).unwrap())

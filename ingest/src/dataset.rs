@@ -47,6 +47,12 @@ impl Dataset {
 
     /// Batches of the named columns (in schema order), file after file.
     pub fn batches(&self, columns: &[&str]) -> Result<Batches> {
+        self.batches_from(columns, 0)
+    }
+
+    /// Like [`Dataset::batches`], starting after the first `skip_rows` rows (resuming a replay):
+    /// whole files and row groups are skipped by their metadata, without decoding.
+    pub fn batches_from(&self, columns: &[&str], skip_rows: u64) -> Result<Batches> {
         let schema = self.table.arrow_schema();
         let mut indices = Vec::with_capacity(columns.len());
         for name in columns {
@@ -60,6 +66,7 @@ impl Dataset {
             indices,
             current: None,
             path: PathBuf::new(),
+            skip_rows,
         })
     }
 }
@@ -70,6 +77,8 @@ pub struct Batches {
     indices: Vec<usize>,
     current: Option<ParquetRecordBatchReader>,
     path: PathBuf,
+    /// Rows still to skip.
+    skip_rows: u64,
 }
 
 impl Batches {
@@ -82,7 +91,19 @@ impl Batches {
             source,
         };
         let file = File::open(&path).map_err(IngestError::io(&path))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
+        let mut builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
+        if self.skip_rows > 0 {
+            let mut groups = Vec::new();
+            for (g, meta) in builder.metadata().row_groups().iter().enumerate() {
+                let rows = meta.num_rows().max(0) as u64;
+                if groups.is_empty() && self.skip_rows >= rows {
+                    self.skip_rows -= rows;
+                } else {
+                    groups.push(g);
+                }
+            }
+            builder = builder.with_row_groups(groups);
+        }
         let mask = ProjectionMask::roots(builder.parquet_schema(), self.indices.iter().copied());
         let reader = builder
             .with_projection(mask)
@@ -102,6 +123,14 @@ impl Iterator for Batches {
         loop {
             if let Some(reader) = &mut self.current {
                 match reader.next() {
+                    Some(Ok(batch)) if self.skip_rows > 0 => {
+                        let skip = self.skip_rows.min(batch.num_rows() as u64);
+                        self.skip_rows -= skip;
+                        if skip < batch.num_rows() as u64 {
+                            let rest = batch.num_rows() - skip as usize;
+                            return Some(Ok(batch.slice(skip as usize, rest)));
+                        }
+                    }
                     Some(Ok(batch)) => return Some(Ok(batch)),
                     Some(Err(source)) => {
                         return Some(Err(IngestError::Arrow {

@@ -29,7 +29,7 @@ fn norm(units: u32) -> f64 {
 }
 
 /// A broker's state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Broker {
     /// Last report per node index (`reported_s` = -inf when none).
     pub cache: Vec<CacheEntry>,
@@ -39,7 +39,7 @@ pub struct Broker {
 }
 
 /// Where a node agent is in its SAN process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     /// No SAN process.
     #[default]
@@ -53,7 +53,7 @@ pub enum Phase {
 }
 
 /// A node agent's state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct NodeAgent {
     /// SAN phase.
     pub phase: Phase,
@@ -80,7 +80,7 @@ pub struct NodeAgent {
 }
 
 /// One MASB agent: a broker or a node agent (the other part stays empty).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct MasbAgent {
     /// Broker state (brokers only).
     pub broker: Broker,

@@ -17,7 +17,7 @@ pub const NO_RECOMMENDATION: Recommendation = Recommendation {
 };
 
 /// A message between MASB agents. `task` + `generation` identify a task slot's current owner.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Msg {
     /// NA -> its BA, every tick: the node's state.
     NodeReport(CacheEntry),

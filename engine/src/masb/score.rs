@@ -12,7 +12,7 @@ use super::{MasbConfig, ScoreReading, ScoreShape, ScoreUnits};
 
 /// A node state to score: capacity and the amount in use (requested for SIAS, used for SRAS),
 /// both in the trace's normalised units.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeState {
     /// CPU capacity.
     pub cpu_cap: f64,

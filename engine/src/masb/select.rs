@@ -19,7 +19,7 @@ use super::score::{NodeState, initial_score, ranking, reallocation_score};
 use crate::ids::NodeIdx;
 
 /// What a broker knows of a node (normalised units), from the node's last report.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct CacheEntry {
     /// The node.
     pub node: NodeIdx,
@@ -62,7 +62,7 @@ impl CacheEntry {
 }
 
 /// A task's demand (normalised units).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Demand {
     /// CPU requested.
     pub cpu_req: f64,
@@ -75,7 +75,7 @@ pub struct Demand {
 }
 
 /// A scored candidate node.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Recommendation {
     /// The node.
     pub node: NodeIdx,

@@ -23,7 +23,17 @@ pub fn ingest_dir(trace: &Path, out: &Path) {
 
 /// Runs borg-replay.
 pub fn run_borg(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
-    engine::run(config, trace, out, BorgReplay, &RunProgress::default()).unwrap()
+    engine::run(
+        config,
+        trace,
+        out,
+        BorgReplay,
+        &RunProgress::default(),
+        None,
+    )
+    .unwrap()
+    .complete()
+    .unwrap()
 }
 
 /// Runs masb.
@@ -34,16 +44,55 @@ pub fn run_masb(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
         config.tick_s,
         config.seed,
     );
-    engine::run(config, trace, out, masb, &RunProgress::default()).unwrap()
+    engine::run(config, trace, out, masb, &RunProgress::default(), None)
+        .unwrap()
+        .complete()
+        .unwrap()
 }
 
-/// Every batch of a Parquet file, concatenated.
-pub fn read_parquet(path: &Path) -> RecordBatch {
-    let file = std::fs::File::open(path).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+/// The Parquet files of a run's table directory, in name (= tick) order.
+pub fn parts(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
-        .build()
-        .unwrap();
-    let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every batch of a Parquet file, or of every part of a table directory, concatenated.
+pub fn read_parquet(path: &Path) -> RecordBatch {
+    let files = if path.is_dir() {
+        parts(path)
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut batches = Vec::new();
+    for f in files {
+        let file = std::fs::File::open(f).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        batches.extend(reader.map(Result::unwrap));
+    }
     arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+/// The bytes of every output file of a run that must not depend on threads or interruptions:
+/// the parts of ticks/, migrations/ and nodes/, and samples.jsonl, with their names.
+pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for table in ["ticks", "migrations", "nodes"] {
+        for f in parts(&run.join(table)) {
+            let name = format!("{table}/{}", f.file_name().unwrap().to_string_lossy());
+            out.push((name, std::fs::read(&f).unwrap()));
+        }
+    }
+    out.push((
+        "samples.jsonl".into(),
+        std::fs::read(run.join("samples.jsonl")).unwrap(),
+    ));
+    out
 }

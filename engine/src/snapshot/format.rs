@@ -1,0 +1,489 @@
+//! The snapshot file format: a fixed header, a section table, then the sections.
+//!
+//! ```text
+//! header (64 B)   magic "CELLSNAP" | version u32 | sections u32 | tick u64 | config_hash u64
+//!                 | trace_hash u64 | file_len u64 | reserved u64 | header crc32 u32 | 0 u32
+//! table (32 B/s)  name [u8; 8] | offset u64 | len u64 | crc32 u32 | 0 u32
+//! sections        each 8-byte aligned; a sequence of columns:
+//!                 element size u32 | 0 u32 | count u64 | count * size bytes | zero padding to 8
+//! ```
+//!
+//! All integers little-endian (the engine only builds on little-endian targets). Arrays are the
+//! engine's columns as raw bytes; irregular state (agents' queues, in-flight messages) is one
+//! byte column in `postcard` encoding. Reading maps the file (memmap2) and views columns in
+//! place through `bytemuck::try_cast_slice`, which checks length and alignment; every header
+//! field, table entry and column length is checked against the file before use, so a corrupt,
+//! truncated or foreign file is an error naming the file and the place, never a panic.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use bytemuck::Pod;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("snapshots store little-endian columns; big-endian targets are not supported");
+
+/// First bytes of every snapshot.
+pub const MAGIC: [u8; 8] = *b"CELLSNAP";
+/// Format version written and the only one read.
+pub const VERSION: u32 = 1;
+const HEADER_LEN: usize = 64;
+const ENTRY_LEN: usize = 32;
+
+/// Why a snapshot cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Reading or writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The snapshot file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not a snapshot, is damaged or was cut short.
+    #[error("{path}: {problem}")]
+    Corrupt {
+        /// The snapshot file.
+        path: PathBuf,
+        /// What is wrong and where.
+        problem: String,
+    },
+    /// Written by another format version.
+    #[error("{path}: snapshot format version {found}, this cellsim reads version {VERSION}")]
+    Version {
+        /// The snapshot file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+    },
+    /// Taken from a run with another configuration or trace.
+    #[error("{path}: {problem}")]
+    Mismatch {
+        /// The snapshot file.
+        path: PathBuf,
+        /// Which identity differs.
+        problem: String,
+    },
+}
+
+/// What a snapshot says about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// The next tick to simulate (the snapshot is taken at this tick boundary).
+    pub tick: u64,
+    /// Hash of the run's configuration (`snapshot::config_hash`).
+    pub config_hash: u64,
+    /// Hash of the trace's identity (`snapshot::trace_hash`).
+    pub trace_hash: u64,
+}
+
+/// Builds one section's columns.
+#[derive(Debug, Default)]
+pub struct SectionWriter {
+    buf: Vec<u8>,
+}
+
+impl SectionWriter {
+    /// Appends a column of plain values.
+    pub fn column<T: Pod>(&mut self, values: &[T]) {
+        self.buf
+            .extend_from_slice(&(size_of::<T>() as u32).to_le_bytes());
+        self.buf.extend_from_slice(&0u32.to_le_bytes());
+        self.buf
+            .extend_from_slice(&(values.len() as u64).to_le_bytes());
+        self.buf.extend_from_slice(bytemuck::cast_slice(values));
+        self.buf.resize(self.buf.len().next_multiple_of(8), 0);
+    }
+
+    /// Appends one plain value (a column of one).
+    pub fn value<T: Pod>(&mut self, v: T) {
+        self.column(&[v]);
+    }
+
+    /// Appends irregular state, postcard-encoded, as a byte column.
+    pub fn serde<T: Serialize>(&mut self, v: &T) {
+        let bytes = postcard::to_allocvec(v).expect("in-memory encoding cannot fail");
+        self.column(&bytes);
+    }
+}
+
+/// Collects sections and writes the snapshot file.
+#[derive(Debug, Default)]
+pub struct SnapshotWriter {
+    sections: Vec<([u8; 8], SectionWriter)>,
+}
+
+fn section_name(name: &str) -> [u8; 8] {
+    let mut n = [0u8; 8];
+    n[..name.len()].copy_from_slice(name.as_bytes());
+    n
+}
+
+impl SnapshotWriter {
+    /// A new section named `name` (at most 8 ASCII bytes).
+    pub fn section(&mut self, name: &str) -> &mut SectionWriter {
+        assert!(name.len() <= 8, "section names have at most 8 bytes");
+        self.sections
+            .push((section_name(name), SectionWriter::default()));
+        &mut self.sections.last_mut().expect("just pushed").1
+    }
+
+    /// The file's bytes.
+    pub fn to_bytes(&self, header: Header) -> Vec<u8> {
+        let table_end = HEADER_LEN + ENTRY_LEN * self.sections.len();
+        let file_len = table_end + self.sections.iter().map(|s| s.1.buf.len()).sum::<usize>();
+        let mut out = Vec::with_capacity(file_len);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(self.sections.len() as u32).to_le_bytes());
+        for v in [
+            header.tick,
+            header.config_hash,
+            header.trace_hash,
+            file_len as u64,
+            0,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        let mut offset = table_end;
+        for (name, s) in &self.sections {
+            out.extend_from_slice(name);
+            out.extend_from_slice(&(offset as u64).to_le_bytes());
+            out.extend_from_slice(&(s.buf.len() as u64).to_le_bytes());
+            out.extend_from_slice(&crc32fast::hash(&s.buf).to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            offset += s.buf.len();
+        }
+        for (_, s) in &self.sections {
+            out.extend_from_slice(&s.buf);
+        }
+        out
+    }
+
+    /// Writes the snapshot to `path` durably: a temporary file in the same directory, fsynced,
+    /// renamed into place, then the directory fsynced.
+    pub fn write_atomically(&self, path: &Path, header: Header) -> Result<(), SnapshotError> {
+        let io = |source| SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let tmp = path.with_extension("tmp");
+        let mut file = File::create(&tmp).map_err(io)?;
+        file.write_all(&self.to_bytes(header)).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&tmp, path).map_err(io)?;
+        File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+        Ok(())
+    }
+}
+
+/// An open, checked snapshot file.
+pub struct Snapshot {
+    path: PathBuf,
+    map: memmap2::Mmap,
+    header: Header,
+    sections: Vec<([u8; 8], usize, usize)>,
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl Snapshot {
+    /// Opens `path` and checks its header, table and every section's checksum.
+    pub fn open(path: &Path) -> Result<Snapshot, SnapshotError> {
+        let corrupt = |problem: String| SnapshotError::Corrupt {
+            path: path.to_path_buf(),
+            problem,
+        };
+        let file = File::open(path).map_err(|source| SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // SAFETY: the map is read-only and private to this reader; snapshot files are written
+        // once under a temporary name and renamed, never modified in place, so the bytes
+        // cannot change while mapped (a user truncating the file by hand meanwhile is outside
+        // what any reader can guard against).
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|source| SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let b = &map[..];
+        if b.len() < HEADER_LEN || b[..8] != MAGIC {
+            return Err(corrupt(format!(
+                "not a cellsim snapshot (no {:?} header)",
+                std::str::from_utf8(&MAGIC).unwrap_or("")
+            )));
+        }
+        if crc32fast::hash(&b[..56]) != le_u32(b, 56) {
+            return Err(corrupt("header checksum mismatch".into()));
+        }
+        let version = le_u32(b, 8);
+        if version != VERSION {
+            return Err(SnapshotError::Version {
+                path: path.to_path_buf(),
+                found: version,
+            });
+        }
+        let count = le_u32(b, 12) as usize;
+        let header = Header {
+            tick: le_u64(b, 16),
+            config_hash: le_u64(b, 24),
+            trace_hash: le_u64(b, 32),
+        };
+        let file_len = le_u64(b, 40);
+        if file_len != b.len() as u64 {
+            return Err(corrupt(format!(
+                "truncated: {} bytes, the header says {file_len}",
+                b.len()
+            )));
+        }
+        let table_end = count
+            .checked_mul(ENTRY_LEN)
+            .and_then(|t| t.checked_add(HEADER_LEN))
+            .filter(|&end| end <= b.len())
+            .ok_or_else(|| corrupt(format!("section table of {count} entries overruns")))?;
+        let mut sections = Vec::with_capacity(count);
+        for s in 0..count {
+            let e = HEADER_LEN + s * ENTRY_LEN;
+            let name: [u8; 8] = b[e..e + 8].try_into().expect("8 bytes");
+            let (offset, len) = (le_u64(b, e + 8), le_u64(b, e + 16));
+            let shown = String::from_utf8_lossy(&name)
+                .trim_end_matches('\0')
+                .to_string();
+            let end = offset
+                .checked_add(len)
+                .filter(|&end| offset >= table_end as u64 && end <= b.len() as u64)
+                .ok_or_else(|| corrupt(format!("section {shown} lies outside the file")))?;
+            let (offset, end) = (offset as usize, end as usize);
+            if !offset.is_multiple_of(8) {
+                return Err(corrupt(format!("section {shown} is not 8-byte aligned")));
+            }
+            if crc32fast::hash(&b[offset..end]) != le_u32(b, e + 24) {
+                return Err(corrupt(format!(
+                    "section {shown} checksum mismatch (bytes {offset}..{end})"
+                )));
+            }
+            sections.push((name, offset, end));
+        }
+        Ok(Snapshot {
+            path: path.to_path_buf(),
+            map,
+            header,
+            sections,
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A reader over section `name`.
+    pub fn section(&self, name: &str) -> Result<SectionReader<'_>, SnapshotError> {
+        let key = section_name(name);
+        let &(_, start, end) =
+            self.sections
+                .iter()
+                .find(|s| s.0 == key)
+                .ok_or_else(|| SnapshotError::Corrupt {
+                    path: self.path.clone(),
+                    problem: format!("no section {name}"),
+                })?;
+        Ok(SectionReader {
+            path: &self.path,
+            name: name.to_string(),
+            data: &self.map[start..end],
+            pos: 0,
+            column: 0,
+        })
+    }
+}
+
+/// Reads one section's columns in the order they were written.
+pub struct SectionReader<'a> {
+    path: &'a Path,
+    name: String,
+    data: &'a [u8],
+    pos: usize,
+    column: usize,
+}
+
+impl<'a> SectionReader<'a> {
+    /// A corruption error at the current column.
+    pub fn corrupt(&self, problem: impl std::fmt::Display) -> SnapshotError {
+        SnapshotError::Corrupt {
+            path: self.path.to_path_buf(),
+            problem: format!("section {} column {}: {problem}", self.name, self.column),
+        }
+    }
+
+    /// The next column, viewed in place.
+    pub fn column<T: Pod>(&mut self) -> Result<&'a [T], SnapshotError> {
+        if self.pos + 16 > self.data.len() {
+            return Err(self.corrupt("missing (section ends)"));
+        }
+        let size = le_u32(self.data, self.pos) as usize;
+        let count = le_u64(self.data, self.pos + 8);
+        if size != size_of::<T>() {
+            return Err(self.corrupt(format!(
+                "holds {size}-byte elements, expected {}",
+                size_of::<T>()
+            )));
+        }
+        let start = self.pos + 16;
+        let end = count
+            .checked_mul(size as u64)
+            .and_then(|n| n.checked_add(start as u64))
+            .filter(|&end| end <= self.data.len() as u64)
+            .ok_or_else(|| self.corrupt(format!("{count} elements overrun the section")))?
+            as usize;
+        let values = bytemuck::try_cast_slice::<u8, T>(&self.data[start..end])
+            .map_err(|e| self.corrupt(format!("{e:?}")))?;
+        self.pos = end.next_multiple_of(8).min(self.data.len());
+        self.column += 1;
+        Ok(values)
+    }
+
+    /// The next column as one value.
+    pub fn value<T: Pod>(&mut self) -> Result<T, SnapshotError> {
+        match self.column::<T>()? {
+            [v] => Ok(*v),
+            other => Err(self.corrupt(format!("{} values, expected 1", other.len()))),
+        }
+    }
+
+    /// The next column, checked to hold `len` values.
+    pub fn column_of<T: Pod>(&mut self, len: usize) -> Result<&'a [T], SnapshotError> {
+        let values = self.column::<T>()?;
+        if values.len() != len {
+            return Err(self.corrupt(format!("{} values, expected {len}", values.len())));
+        }
+        Ok(values)
+    }
+
+    /// The next column as postcard-encoded state.
+    pub fn serde<T: DeserializeOwned>(&mut self) -> Result<T, SnapshotError> {
+        let bytes = self.column::<u8>()?;
+        postcard::from_bytes(bytes).map_err(|e| self.corrupt(format!("undecodable: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> (SnapshotWriter, Header) {
+        let mut w = SnapshotWriter::default();
+        let s = w.section("cell");
+        s.column(&[1u32, 2, 3]);
+        s.value(-7i64);
+        s.serde(&vec![(1u8, "x".to_string())]);
+        w.section("other").column(&[0.5f64]);
+        let header = Header {
+            tick: 42,
+            config_hash: 9,
+            trace_hash: 8,
+        };
+        (w, header)
+    }
+
+    #[test]
+    fn round_trip_with_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.snap");
+        let (w, header) = sample();
+        w.write_atomically(&path, header).unwrap();
+        let snap = Snapshot::open(&path).unwrap();
+        assert_eq!(snap.header(), header);
+        let mut r = snap.section("cell").unwrap();
+        assert_eq!(r.column::<u32>().unwrap(), &[1, 2, 3]);
+        assert_eq!(r.value::<i64>().unwrap(), -7);
+        assert_eq!(
+            r.serde::<Vec<(u8, String)>>().unwrap(),
+            vec![(1, "x".to_string())]
+        );
+        let err = r.column::<u8>().unwrap_err().to_string();
+        assert!(
+            err.ends_with("section cell column 3: missing (section ends)"),
+            "{err}"
+        );
+        let mut r = snap.section("other").unwrap();
+        let err = r.column::<u32>().unwrap_err().to_string();
+        assert!(err.contains("holds 8-byte elements, expected 4"), "{err}");
+        assert!(snap.section("nope").is_err());
+    }
+
+    #[test]
+    fn every_damage_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.snap");
+        let (w, header) = sample();
+        let good = w.to_bytes(header);
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (good[..good.len() - 3].to_vec(), "truncated"),
+            (
+                {
+                    let mut b = good.clone();
+                    b[0] = b'X';
+                    b
+                },
+                "not a cellsim snapshot",
+            ),
+            (
+                {
+                    let mut b = good.clone();
+                    b[8] = 2;
+                    b
+                },
+                "header checksum",
+            ),
+            (
+                {
+                    let mut b = good.clone();
+                    let n = b.len();
+                    b[n - 10] ^= 1;
+                    b
+                },
+                "section other checksum mismatch",
+            ),
+            (good[..20].to_vec(), "not a cellsim snapshot"),
+        ];
+        for (bytes, expected) in cases {
+            std::fs::write(&path, &bytes).unwrap();
+            let err = Snapshot::open(&path).err().expect("rejected").to_string();
+            assert!(err.contains(expected), "{err} should say {expected}");
+            assert!(err.contains("b.snap"), "{err} names the file");
+        }
+        // A future version with a valid header checksum.
+        let mut b = good.clone();
+        b[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let crc = crc32fast::hash(&b[..56]);
+        b[56..60].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &b).unwrap();
+        let err = Snapshot::open(&path).err().unwrap().to_string();
+        assert!(
+            err.contains("format version 2, this cellsim reads version 1"),
+            "{err}"
+        );
+    }
+}

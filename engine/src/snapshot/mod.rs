@@ -1,0 +1,178 @@
+//! Snapshots of a whole simulation at a tick boundary, for resuming crashed or time-limited runs
+//! (SPEC 8): what triggers them ([`SnapshotConfig`]), where they live (`RUN/snapshots/
+//! tick-<next tick>.snap`, the newest `keep` kept), which one a resume picks ([`choose`]) and
+//! the identities a snapshot must match (the run's configuration and trace).
+//!
+//! A snapshot holds: the cell's columns, the replay's read positions, ID maps and deferred
+//! events, the policy's state (agents, in-flight messages, caches, queues), the metric
+//! accumulator and the outputs' open rows (`output::OutputState`). Randomness is counter-based
+//! per (agent, tick, round), so there is no RNG state to keep. The file format is in
+//! [`format`]; the cell and replay sections in [`state`].
+
+pub mod format;
+pub mod state;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use format::{Header, SectionReader, SectionWriter, Snapshot, SnapshotError, SnapshotWriter};
+
+use crate::config::RunConfig;
+use crate::error::{EngineError, Result};
+
+/// Exit code of `cellsim run`/`resume` after a signal-triggered snapshot: "snapshotted, please
+/// requeue" (EX_TEMPFAIL of sysexits.h). The sbatch template requeues on it.
+pub const EXIT_SNAPSHOTTED: i32 = 75;
+
+/// Directory of the snapshots in a run directory.
+pub const SNAPSHOT_DIR: &str = "snapshots";
+
+/// When snapshots are taken (always at a tick boundary; a signal also triggers one).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SnapshotConfig {
+    /// Every this many simulated minutes; 0 = never.
+    pub every_sim_minutes: u32,
+    /// Every this many wall-clock minutes; 0 = never.
+    pub every_wall_minutes: f64,
+    /// Snapshots kept (the newest).
+    pub keep: u32,
+}
+
+impl Default for SnapshotConfig {
+    fn default() -> Self {
+        SnapshotConfig {
+            every_sim_minutes: 0,
+            every_wall_minutes: 10.0,
+            keep: 3,
+        }
+    }
+}
+
+/// File name of the snapshot taken before `next_tick`.
+pub fn file_name(next_tick: u64) -> String {
+    format!("tick-{next_tick:08}.snap")
+}
+
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    let words: Vec<u64> = bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect();
+    ingest::rng::hash_keys(bytes.len() as u64, &words)
+}
+
+/// Hash of everything in `config` that determines the outputs: not the thread count, the trace
+/// location (the trace is identified by [`trace_hash`]), invariant checking or the snapshot
+/// triggers, which a resume may change.
+pub fn config_hash(config: &RunConfig) -> u64 {
+    let mut c = config.clone();
+    c.threads = 0;
+    c.trace = None;
+    c.check_invariants = false;
+    c.snapshot = SnapshotConfig::default();
+    hash_bytes(toml::to_string(&c).expect("a config serialises").as_bytes())
+}
+
+/// Hash of the ingested trace's identity: its `ingest-summary.json` (row counts, time ranges).
+pub fn trace_hash(trace_dir: &Path) -> Result<u64> {
+    let path = trace_dir.join(ingest::ingest::SUMMARY_FILE);
+    let bytes = std::fs::read(&path).map_err(EngineError::io(&path))?;
+    Ok(hash_bytes(&bytes))
+}
+
+/// Snapshot files in `run_dir`, newest first.
+pub fn list(run_dir: &Path) -> Result<Vec<PathBuf>> {
+    let dir = run_dir.join(SNAPSHOT_DIR);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
+        let path = entry.map_err(EngineError::io(&dir))?.path();
+        if path.extension().is_some_and(|e| e == "snap") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.reverse();
+    Ok(files)
+}
+
+/// The snapshot a resume continues from, and the newer ones it skipped with the reason.
+pub struct Chosen {
+    /// The newest usable snapshot; `None` when the run has none (it starts from the beginning).
+    pub snapshot: Option<Snapshot>,
+    /// Skipped snapshots: file and reason.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// Picks the newest snapshot of `run_dir` that opens cleanly and matches `config` and the trace
+/// in `trace_dir`. No snapshot at all is fine (a fresh start); snapshots that are all unusable
+/// are an error listing why.
+pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Chosen> {
+    let (want_config, want_trace) = (config_hash(config), trace_hash(trace_dir)?);
+    let mut skipped = Vec::new();
+    for path in list(run_dir)? {
+        let checked = Snapshot::open(&path).and_then(|snap| {
+            let h = snap.header();
+            let mismatch = |what: &str| SnapshotError::Mismatch {
+                path: path.clone(),
+                problem: format!(
+                    "taken with another {what} than this run's (the run's {what} must not change)"
+                ),
+            };
+            if h.config_hash != want_config {
+                Err(mismatch("configuration"))
+            } else if h.trace_hash != want_trace {
+                Err(mismatch("trace"))
+            } else {
+                Ok(snap)
+            }
+        });
+        match checked {
+            Ok(snap) => {
+                return Ok(Chosen {
+                    snapshot: Some(snap),
+                    skipped,
+                });
+            }
+            Err(e) => skipped.push((path.clone(), e.to_string())),
+        }
+    }
+    if skipped.is_empty() {
+        return Ok(Chosen {
+            snapshot: None,
+            skipped,
+        });
+    }
+    Err(EngineError::NoUsableSnapshot {
+        dir: run_dir.join(SNAPSHOT_DIR),
+        reasons: skipped
+            .iter()
+            .map(|(_, why)| why.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+    })
+}
+
+/// Deletes all but the newest `keep` snapshots of `run_dir`, and temporary files left by a crash
+/// during a write.
+pub fn prune(run_dir: &Path, keep: u32) -> Result<()> {
+    for old in list(run_dir)?.into_iter().skip(keep.max(1) as usize) {
+        std::fs::remove_file(&old).map_err(EngineError::io(&old))?;
+    }
+    let dir = run_dir.join(SNAPSHOT_DIR);
+    for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
+        let path = entry.map_err(EngineError::io(&dir))?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            std::fs::remove_file(&path).map_err(EngineError::io(&path))?;
+        }
+    }
+    Ok(())
+}

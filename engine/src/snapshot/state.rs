@@ -1,0 +1,386 @@
+//! The cell and the replay as snapshot sections: every column written raw, read back in place
+//! and copied, with lengths, flag bytes, enum codes and indices checked before the state is
+//! rebuilt, and the cell's invariants ([`Cell::check`]) verified after.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use bytemuck::Pod;
+
+use super::format::{SectionReader, SectionWriter, SnapshotError};
+use crate::cell::{Cell, Constraint, Nodes, TaskState, Tasks};
+use crate::classify::NodeClass;
+use crate::ids::{NodeIdx, TaskIdx};
+use crate::replay::{AwaitingStart, Deferred, Replay, ReplayStats};
+
+type R<T> = Result<T, SnapshotError>;
+
+fn flags(values: &[bool]) -> Vec<u8> {
+    values.iter().map(|&v| v as u8).collect()
+}
+
+fn read_flags(r: &mut SectionReader<'_>, len: usize) -> R<Vec<bool>> {
+    let bytes = r.column_of::<u8>(len)?;
+    if bytes.iter().any(|&b| b > 1) {
+        return Err(r.corrupt("a flag byte is neither 0 nor 1"));
+    }
+    Ok(bytes.iter().map(|&b| b == 1).collect())
+}
+
+fn read_vec<T: Pod>(r: &mut SectionReader<'_>, len: usize) -> R<Vec<T>> {
+    Ok(r.column_of::<T>(len)?.to_vec())
+}
+
+/// Writes the cell's columns.
+pub fn save_cell(cell: &Cell, w: &mut SectionWriter) {
+    let n = &cell.nodes;
+    w.value(n.len() as u64);
+    w.column(&n.machine_id);
+    w.column(&flags(&n.online));
+    for col in [
+        &n.cpu_cap,
+        &n.mem_cap,
+        &n.cpu_used,
+        &n.mem_used,
+        &n.cpu_req,
+        &n.mem_req,
+        &n.prod_cpu_req,
+        &n.prod_mem_req,
+        &n.task_count,
+    ] {
+        w.column(col);
+    }
+    w.column(&n.class.iter().map(|&c| c as u8).collect::<Vec<u8>>());
+    let t = &cell.tasks;
+    w.value(t.len() as u64);
+    w.column(&t.job_id);
+    w.column(&t.task_index);
+    w.column(&t.priority);
+    w.column(&flags(&t.production));
+    w.column(&t.state.iter().map(|&s| s as u8).collect::<Vec<u8>>());
+    w.column(&t.node);
+    for col in [&t.cpu_req, &t.mem_req, &t.cpu_use, &t.mem_use] {
+        w.column(col);
+    }
+    w.column(&flags(&t.use_is_request));
+    for col in [
+        &t.use_until_us,
+        &t.submit_us,
+        &t.start_us,
+        &t.trace_sched_us,
+    ] {
+        w.column(col);
+    }
+    w.column(&t.generation);
+    w.column(&t.migrating_to);
+    w.column(&t.constraint_start);
+    w.column(&t.constraint_len);
+    w.column(&t.free);
+    let c = &cell.constraints;
+    w.value(c.len() as u64);
+    w.column(&c.iter().map(|c| c.name).collect::<Vec<_>>());
+    w.column(&c.iter().map(|c| c.op).collect::<Vec<_>>());
+    w.column(&c.iter().map(|c| c.value).collect::<Vec<_>>());
+    w.column(
+        &c.iter()
+            .map(|c| c.value_int.unwrap_or(0))
+            .collect::<Vec<_>>(),
+    );
+    w.column(
+        &c.iter()
+            .map(|c| c.value_int.is_some() as u8)
+            .collect::<Vec<_>>(),
+    );
+    let a = &cell.attributes;
+    w.value(a.len() as u64);
+    w.column(&a.keys().map(|k| k.0).collect::<Vec<NodeIdx>>());
+    w.column(&a.keys().map(|k| k.1).collect::<Vec<u32>>());
+    w.column(&a.values().map(|v| v.0).collect::<Vec<u32>>());
+    w.column(&a.values().map(|v| v.1.unwrap_or(0)).collect::<Vec<i64>>());
+    w.column(&a.values().map(|v| v.1.is_some() as u8).collect::<Vec<u8>>());
+    w.value(cell.migrating);
+}
+
+fn read_len(r: &mut SectionReader<'_>) -> R<usize> {
+    let len = r.value::<u64>()?;
+    usize::try_from(len)
+        .ok()
+        .filter(|&l| l < u32::MAX as usize)
+        .ok_or_else(|| r.corrupt(format!("impossible length {len}")))
+}
+
+fn read_nodes(r: &mut SectionReader<'_>) -> R<Nodes> {
+    let len = read_len(r)?;
+    let machine_id = read_vec(r, len)?;
+    let online = read_flags(r, len)?;
+    let mut u32s = Vec::with_capacity(9);
+    for _ in 0..9 {
+        u32s.push(read_vec::<u32>(r, len)?);
+    }
+    let codes = r.column_of::<u8>(len)?;
+    let class = codes
+        .iter()
+        .map(|&c| NodeClass::ALL.get(c as usize).copied())
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| r.corrupt("unknown node class code"))?;
+    let mut u32s = u32s.into_iter();
+    let mut next = || u32s.next().expect("nine columns read");
+    Ok(Nodes {
+        machine_id,
+        online,
+        cpu_cap: next(),
+        mem_cap: next(),
+        cpu_used: next(),
+        mem_used: next(),
+        cpu_req: next(),
+        mem_req: next(),
+        prod_cpu_req: next(),
+        prod_mem_req: next(),
+        task_count: next(),
+        class,
+    })
+}
+
+fn read_tasks(r: &mut SectionReader<'_>) -> R<Tasks> {
+    let len = read_len(r)?;
+    let job_id = read_vec(r, len)?;
+    let task_index = read_vec(r, len)?;
+    let priority = read_vec(r, len)?;
+    let production = read_flags(r, len)?;
+    let state = r
+        .column_of::<u8>(len)?
+        .iter()
+        .map(|&s| match s {
+            0 => Some(TaskState::Free),
+            1 => Some(TaskState::Pending),
+            2 => Some(TaskState::Running),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| r.corrupt("unknown task state code"))?;
+    let node = read_vec(r, len)?;
+    let (cpu_req, mem_req) = (read_vec(r, len)?, read_vec(r, len)?);
+    let (cpu_use, mem_use) = (read_vec(r, len)?, read_vec(r, len)?);
+    let use_is_request = read_flags(r, len)?;
+    let use_until_us = read_vec(r, len)?;
+    let submit_us = read_vec(r, len)?;
+    let start_us = read_vec(r, len)?;
+    let trace_sched_us = read_vec(r, len)?;
+    let generation = read_vec(r, len)?;
+    let migrating_to = read_vec(r, len)?;
+    let constraint_start = read_vec(r, len)?;
+    let constraint_len = read_vec(r, len)?;
+    let free: Vec<TaskIdx> = r.column::<TaskIdx>()?.to_vec();
+    if free.iter().any(|t| t.index() >= len) {
+        return Err(r.corrupt("a free slot beyond the task table"));
+    }
+    Ok(Tasks {
+        job_id,
+        task_index,
+        priority,
+        production,
+        state,
+        node,
+        cpu_req,
+        mem_req,
+        cpu_use,
+        mem_use,
+        use_is_request,
+        use_until_us,
+        submit_us,
+        start_us,
+        trace_sched_us,
+        generation,
+        migrating_to,
+        constraint_start,
+        constraint_len,
+        free,
+    })
+}
+
+/// Reads the cell written by [`save_cell`] and checks it.
+pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
+    let nodes = read_nodes(r)?;
+    let tasks = read_tasks(r)?;
+    let len = read_len(r)?;
+    let (names, ops, values) = (
+        r.column_of::<u32>(len)?,
+        r.column_of::<u8>(len)?,
+        r.column_of::<u32>(len)?,
+    );
+    let (ints, has_int) = (r.column_of::<i64>(len)?, read_flags(r, len)?);
+    let constraints = (0..len)
+        .map(|i| Constraint {
+            name: names[i],
+            op: ops[i],
+            value: values[i],
+            value_int: has_int[i].then_some(ints[i]),
+        })
+        .collect();
+    let len = read_len(r)?;
+    let (attr_nodes, attr_names) = (r.column_of::<NodeIdx>(len)?, r.column_of::<u32>(len)?);
+    let attr_values = r.column_of::<u32>(len)?;
+    let (ints, has_int) = (r.column_of::<i64>(len)?, read_flags(r, len)?);
+    let attributes: BTreeMap<_, _> = (0..len)
+        .map(|i| {
+            (
+                (attr_nodes[i], attr_names[i]),
+                (attr_values[i], has_int[i].then_some(ints[i])),
+            )
+        })
+        .collect();
+    let migrating = r.value::<u32>()?;
+    let cell = Cell {
+        nodes,
+        tasks,
+        constraints,
+        attributes,
+        migrating,
+    };
+    let (n, t, c) = (cell.nodes.len(), &cell.tasks, cell.constraints.len());
+    for i in 0..t.len() {
+        let end = t.constraint_start[i] as usize + t.constraint_len[i] as usize;
+        let bad_node = |x: NodeIdx| x.is_some() && x.index() >= n;
+        if end > c || bad_node(t.node[i]) || bad_node(t.migrating_to[i]) {
+            return Err(r.corrupt(format!("task slot {i} refers beyond the tables")));
+        }
+    }
+    cell.check()
+        .map_err(|problem| r.corrupt(format!("cell invariant broken: {problem}")))?;
+    Ok(cell)
+}
+
+/// Writes the replay's read positions, ID maps and deferred events.
+pub fn save_replay(replay: &Replay, w: &mut SectionWriter) {
+    w.column(&replay.rows);
+    let mut tasks: Vec<(&(u64, u32), &TaskIdx)> = replay.task_of.iter().collect();
+    tasks.sort();
+    w.column(&tasks.iter().map(|e| e.0.0).collect::<Vec<u64>>());
+    w.column(&tasks.iter().map(|e| e.0.1).collect::<Vec<u32>>());
+    w.column(&tasks.iter().map(|e| *e.1).collect::<Vec<TaskIdx>>());
+    let mut strings: Vec<(&String, &u32)> = replay.strings.iter().collect();
+    strings.sort_by_key(|e| *e.1);
+    w.serde(&strings.iter().map(|e| e.0.as_str()).collect::<Vec<&str>>());
+    let mut unknown: Vec<u64> = replay.unknown.iter().copied().collect();
+    unknown.sort();
+    w.column(&unknown);
+    w.serde(&replay.stats);
+    w.value(replay.window_end_us);
+    let mut deferred: Vec<Deferred> = replay.deferred.iter().map(|d| d.0).collect();
+    deferred.sort();
+    w.serde(&deferred);
+    w.value(replay.deferred_seq);
+    w.serde(&replay.awaiting_start);
+}
+
+/// Reopens the trace in `dir` at the positions written by [`save_replay`], with its maps.
+pub fn load_replay(
+    dir: &Path,
+    cell: &Cell,
+    r: &mut SectionReader<'_>,
+) -> crate::error::Result<Replay> {
+    let consumed: [u64; 6] = r
+        .column_of::<u64>(6)?
+        .try_into()
+        .expect("six positions read");
+    let mut replay = Replay::open_at(dir, consumed)?;
+    let jobs = r.column::<u64>()?;
+    let (indices, slots) = (
+        r.column_of::<u32>(jobs.len())?,
+        r.column_of::<TaskIdx>(jobs.len())?,
+    );
+    if slots.iter().any(|t| t.index() >= cell.tasks.len()) {
+        return Err(r.corrupt("a task ID maps beyond the task table").into());
+    }
+    replay.task_of = (0..jobs.len())
+        .map(|i| ((jobs[i], indices[i]), slots[i]))
+        .collect::<HashMap<_, _>>();
+    let strings: Vec<String> = r.serde()?;
+    replay.strings = strings
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (s, i as u32))
+        .collect();
+    replay.unknown = r.column::<u64>()?.iter().copied().collect::<HashSet<_>>();
+    replay.stats = r.serde::<ReplayStats>()?;
+    replay.window_end_us = r.value()?;
+    let deferred: Vec<Deferred> = r.serde()?;
+    let awaiting_seq = r.value::<u64>()?;
+    let awaiting: Vec<AwaitingStart> = r.serde()?;
+    let slot_ok = |t: TaskIdx| t.index() < cell.tasks.len();
+    if !deferred.iter().all(|d| slot_ok(d.task)) || !awaiting.iter().all(|a| slot_ok(a.task)) {
+        return Err(r
+            .corrupt("a deferred event names a task beyond the table")
+            .into());
+    }
+    replay.deferred = deferred.into_iter().map(Reverse).collect();
+    replay.deferred_seq = awaiting_seq;
+    replay.awaiting_start = awaiting;
+    replay.node_of = cell
+        .nodes
+        .machine_id
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| (m, NodeIdx(i as u32)))
+        .collect();
+    Ok(replay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::format::{Header, Snapshot, SnapshotWriter};
+
+    #[test]
+    fn a_cell_survives_the_round_trip() {
+        let mut cell = Cell::default();
+        let (a, b) = (cell.nodes.push(11), cell.nodes.push(12));
+        for n in [a, b] {
+            cell.nodes.online[n.index()] = true;
+            cell.nodes.cpu_cap[n.index()] = 1000;
+            cell.nodes.mem_cap[n.index()] = 1000;
+        }
+        cell.attributes.insert((a, 1), (2, Some(7)));
+        cell.attributes.insert((b, 1), (3, None));
+        let t = cell.tasks.alloc(5, 0, 9, 100);
+        let u = cell.tasks.alloc(5, 1, 0, 100);
+        let gone = cell.tasks.alloc(6, 0, 0, 100);
+        cell.set_request(t, 10, 20);
+        cell.set_request(u, 5, 5);
+        cell.place(t, a, 200);
+        cell.place(u, a, 200);
+        cell.start_migration(u, b);
+        cell.set_usage(t, 4, 8, 500);
+        cell.end(gone);
+        cell.constraints.push(Constraint {
+            name: 1,
+            op: 0,
+            value: 2,
+            value_int: Some(7),
+        });
+        cell.tasks.constraint_len[t.index()] = 1;
+        cell.tasks.trace_sched_us[t.index()] = 60;
+        let mut w = SnapshotWriter::default();
+        save_cell(&cell, w.section("cell"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        w.write_atomically(
+            &path,
+            Header {
+                tick: 1,
+                config_hash: 0,
+                trace_hash: 0,
+            },
+        )
+        .unwrap();
+        let snap = Snapshot::open(&path).unwrap();
+        let mut back = load_cell(&mut snap.section("cell").unwrap()).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{cell:?}"));
+        assert_eq!(
+            back.tasks.alloc(7, 0, 0, 0),
+            gone,
+            "the free list came back too"
+        );
+    }
+}
