@@ -130,6 +130,7 @@ impl Iterator for Batches {
                             let rest = batch.num_rows() - skip as usize;
                             return Some(Ok(batch.slice(skip as usize, rest)));
                         }
+                        continue; // the whole batch was skipped: read the next one
                     }
                     Some(Ok(batch)) => return Some(Ok(batch)),
                     Some(Err(source)) => {

@@ -1,0 +1,156 @@
+//! The sbatch templates under a fake SLURM: a stub `scontrol` on PATH that logs its arguments,
+//! and the `SLURM_*` variables a job sees. `run.sbatch`: USR1 (the time-limit warning) -> cellsim
+//! snapshots -> `scontrol requeue <job>`; the requeued start resumes and completes with outputs
+//! identical to an uninterrupted run, and never requeues once complete. `sweep.sbatch`: array task
+//! i runs parameter line i, and requeues as `<array job>_<task>`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+struct FakeSlurm {
+    dir: tempfile::TempDir,
+}
+
+impl FakeSlurm {
+    fn new() -> FakeSlurm {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let log = dir.path().join("scontrol.log");
+        let stub = format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display());
+        std::fs::write(bin.join("scontrol"), stub).unwrap();
+        Command::new("chmod")
+            .args(["+x", &bin.join("scontrol").display().to_string()])
+            .status()
+            .unwrap();
+        FakeSlurm { dir }
+    }
+
+    fn scontrol_calls(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("scontrol.log")).unwrap_or_default()
+    }
+
+    /// Starts `bash script args` as a job with `vars`.
+    fn job(&self, script: &str, args: &[&str], vars: &[(&str, &str)]) -> Child {
+        let path = format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap()
+        );
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("slurm")
+            .join(script);
+        let mut cmd = Command::new("bash");
+        cmd.arg(script)
+            .args(args)
+            .env("PATH", path)
+            .env("CELLSIM", BIN)
+            .env("SLURM_CPUS_PER_TASK", "2")
+            .env("SLURM_SUBMIT_DIR", env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.spawn().unwrap()
+    }
+}
+
+fn finish(job: Child) -> (Option<i32>, String) {
+    let out = job.wait_with_output().unwrap();
+    let log = text(&out.stdout) + &text(&out.stderr);
+    (out.status.code(), log)
+}
+
+fn masb_flags(extra: &[&str]) -> Vec<String> {
+    let mut args = run_args("masb", Path::new("unused"));
+    args.drain(..1); // "run"
+    let out = args.iter().position(|a| a == "--out").unwrap();
+    args.drain(out..out + 2);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+#[test]
+fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
+    let reference = reference("masb");
+    let slurm = FakeSlurm::new();
+    let run: PathBuf = slurm.dir.path().join("run");
+    let run_s = run.display().to_string();
+    let flags = masb_flags(&["--snapshot-every-sim-minutes", "10"]);
+    let mut args = vec![run_s.as_str()];
+    args.extend(flags.iter().map(String::as_str));
+    let vars = [("SLURM_JOB_ID", "4242")];
+    // First start; USR1 once it has snapshotted (SLURM's --signal=B:USR1@300).
+    let job = slurm.job("run.sbatch", &args, &vars);
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
+    signal(job.id(), "USR1");
+    let (code, log) = finish(job);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("snapshotted; requeueing job 4242"), "{log}");
+    assert_eq!(slurm.scontrol_calls(), "requeue 4242\n");
+    assert!(!run.join("summary.json").exists());
+    // The requeued job resumes and completes: no further requeue.
+    let (code, log) = finish(slurm.job("run.sbatch", &args, &vars));
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("cellsim: resuming"), "{log}");
+    assert!(log.contains("resuming from"), "{log}");
+    assert_eq!(
+        slurm.scontrol_calls(),
+        "requeue 4242\n",
+        "no requeue once complete"
+    );
+    assert_same_outputs(&run, reference);
+    // Started again after completion (a stray requeue): nothing to do.
+    let (code, log) = finish(slurm.job("run.sbatch", &args, &vars));
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("is complete"), "{log}");
+    assert_eq!(slurm.scontrol_calls(), "requeue 4242\n");
+}
+
+#[test]
+fn sweep_sbatch_runs_its_parameter_line_and_requeues_the_array_task() {
+    let slurm = FakeSlurm::new();
+    let params = slurm.dir.path().join("params.txt");
+    let trace = trace().display().to_string();
+    let config = config().display().to_string();
+    std::fs::write(
+        &params,
+        format!(
+            "# policy sweep\n\n--trace {trace} --config {config} --policy borg-replay --hours 0.5\n\
+             --trace {trace} --config {config} --policy masb --seed 3 --snapshot-every-sim-minutes 10\n"
+        ),
+    )
+    .unwrap();
+    let sweep = slurm.dir.path().join("sweep");
+    let (params_s, sweep_s) = (params.display().to_string(), sweep.display().to_string());
+    let vars = |task: &'static str| [("SLURM_ARRAY_JOB_ID", "77"), ("SLURM_ARRAY_TASK_ID", task)];
+    // Task 0: borg-replay for half an hour, to completion.
+    let (code, log) = finish(slurm.job("sweep.sbatch", &[&params_s, &sweep_s], &vars("0")));
+    assert_eq!(code, Some(0), "{log}");
+    let run0 = std::fs::read_to_string(sweep.join("run-0/run.toml")).unwrap();
+    assert!(
+        run0.contains("policy = \"borg-replay\"") && run0.contains("hours = 0.5"),
+        "{run0}"
+    );
+    assert!(sweep.join("run-0/summary.json").exists());
+    // Task 1: masb, stopped by SIGTERM (scancel / time limit) -> requeue of 77_1.
+    let job = slurm.job("sweep.sbatch", &[&params_s, &sweep_s], &vars("1"));
+    let run1 = sweep.join("run-1");
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run1).is_empty()));
+    signal(job.id(), "TERM");
+    let (code, log) = finish(job);
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(slurm.scontrol_calls(), "requeue 77_1\n");
+    let config1 = std::fs::read_to_string(run1.join("run.toml")).unwrap();
+    assert!(config1.contains("policy = \"masb\"") && config1.contains("seed = 3"));
+    // A task beyond the parameter list is an error, not a silent success.
+    let (code, log) = finish(slurm.job("sweep.sbatch", &[&params_s, &sweep_s], &vars("2")));
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("has no parameter line 2"), "{log}");
+}

@@ -1,0 +1,220 @@
+//! Snapshot/resume end to end (SPEC 8): `cellsim run` as a child process on a generated cell,
+//! killed with SIGKILL at several points (after a snapshot, while one is being written, right
+//! after a restart) or stopped with SIGTERM / SIGUSR1 (clean snapshot, exit code 75), then
+//! resumed; every deterministic output file must equal an uninterrupted run's byte for byte.
+//! Damaged snapshots are skipped with their reason and the previous one used; with none usable,
+//! or with another configuration, a clear error.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+
+const SNAPSHOTTED: i32 = 75;
+
+fn args_with(policy: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = run_args(policy, out);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+fn resume(run: &Path) -> std::process::Output {
+    cellsim(&["resume", &run.display().to_string()])
+}
+
+#[test]
+fn sigkill_at_any_point_then_resume_gives_identical_outputs() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let run_s = run.display().to_string();
+    let args = args_with(
+        "masb",
+        &run,
+        &["--threads", "2", "--snapshot-every-sim-minutes", "10"],
+    );
+    // 1. Killed soon after its first snapshot.
+    let mut child = spawn(&strs(&args));
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!run.join("summary.json").exists(), "killed before the end");
+    // 2. Killed while a snapshot is being written (its temporary file exists), or right after
+    //    the next snapshot if the write is too quick to catch.
+    let before = snapshots(&run).last().cloned();
+    let mut child = spawn(&["resume", &run_s]);
+    let tmp_seen = wait_until(Duration::from_secs(60), || {
+        let tmp = std::fs::read_dir(run.join("snapshots"))
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.path().extension().is_some_and(|x| x == "tmp"))
+            })
+            .unwrap_or(false);
+        tmp || snapshots(&run).last() != before.as_ref()
+    });
+    assert!(tmp_seen);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // 3. Killed right after a restart, before it snapshots again.
+    let mut child = spawn(&["resume", &run_s]);
+    std::thread::sleep(Duration::from_millis(30));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!run.join("summary.json").exists(), "still unfinished");
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("resuming from"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_same_outputs(&run, reference);
+    assert!(snapshots(&run).len() <= 3, "the newest 3 are kept");
+}
+
+/// Stops a run with `sig` once it has snapshotted once, checks the exit code and the snapshot,
+/// resumes it and compares.
+fn stop_with_signal_then_resume(policy: &'static str, sig: &str) {
+    let reference = reference(policy);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let args = args_with(policy, &run, &["--snapshot-every-sim-minutes", "30"]);
+    let child = spawn(&strs(&args));
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
+    signal(child.id(), sig);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(SNAPSHOTTED), "{stderr}");
+    assert!(stderr.contains("stopped by a signal: snapshot"), "{stderr}");
+    assert!(!run.join("summary.json").exists());
+    // The signal's snapshot is not on the 30-minute grid (unless it happened to coincide).
+    assert!(!snapshots(&run).is_empty());
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, reference);
+    // Resuming a complete run does nothing.
+    let again = resume(&run);
+    assert!(again.status.success());
+    assert!(text(&again.stdout).contains("is complete"));
+}
+
+#[test]
+fn sigterm_snapshots_and_exits_75_borg_replay() {
+    stop_with_signal_then_resume("borg-replay", "TERM");
+}
+
+#[test]
+fn sigusr1_snapshots_and_exits_75_masb() {
+    stop_with_signal_then_resume("masb", "USR1");
+}
+
+/// A run of `policy` stopped by SIGTERM with several snapshots on disk.
+fn interrupted(dir: &Path) -> std::path::PathBuf {
+    let run = dir.join("run");
+    let args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "10"]);
+    let mut child = spawn(&strs(&args));
+    assert!(wait_until(Duration::from_secs(60), || snapshots(&run)
+        .len()
+        >= 2));
+    signal(child.id(), "TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(SNAPSHOTTED));
+    run
+}
+
+#[test]
+fn damaged_snapshots_are_skipped_with_the_reason() {
+    let reference = reference("masb");
+    type Damage = fn(&mut Vec<u8>);
+    let damages: [(&str, Damage); 4] = [
+        ("checksum mismatch", |b| {
+            let n = b.len();
+            b[n / 2] ^= 0x40;
+        }),
+        ("truncated", |b| b.truncate(b.len() - 100)),
+        ("not a cellsim snapshot", |b| {
+            b[..8].copy_from_slice(b"PK\x03\x04....")
+        }),
+        ("format version 9", |b| {
+            b[8..12].copy_from_slice(&9u32.to_le_bytes());
+            let crc = crc32(&b[..56]);
+            b[56..60].copy_from_slice(&crc.to_le_bytes());
+        }),
+    ];
+    for (expected, damage) in damages {
+        let dir = tempfile::tempdir().unwrap();
+        let run = interrupted(dir.path());
+        let newest = snapshots(&run).pop().unwrap();
+        let mut bytes = std::fs::read(&newest).unwrap();
+        damage(&mut bytes);
+        std::fs::write(&newest, bytes).unwrap();
+        // Debris of a write cut short is ignored too.
+        std::fs::write(run.join("snapshots/tick-99999999.tmp"), b"CELLSNAP").unwrap();
+        let out = resume(&run);
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let skip = stderr
+            .lines()
+            .find(|l| l.starts_with("skipping snapshot"))
+            .unwrap_or_else(|| panic!("no skip reported:\n{stderr}"));
+        assert!(skip.contains(&newest.display().to_string()), "{skip}");
+        assert!(skip.contains(expected), "{skip} should say {expected}");
+        assert_same_outputs(&run, reference);
+    }
+}
+
+#[test]
+fn no_usable_snapshot_or_another_config_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = interrupted(dir.path());
+    // Another configuration: every snapshot is refused, nothing is overwritten.
+    let args = args_with("masb", &run, &["--resume", "--seed", "77"]);
+    let out = cellsim(&strs(&args));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no usable snapshot"), "{stderr}");
+    assert!(stderr.contains("another configuration"), "{stderr}");
+    // A fresh `run` into the unfinished run directory is refused too.
+    let out = cellsim(&strs(&run_args("masb", &run)));
+    assert!(text(&out.stderr).contains("holds snapshots of an unfinished run"));
+    // Every snapshot truncated: a clear error naming each.
+    for s in snapshots(&run) {
+        let bytes = std::fs::read(&s).unwrap();
+        std::fs::write(&s, &bytes[..bytes.len() / 3]).unwrap();
+    }
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no usable snapshot"), "{stderr}");
+    assert_eq!(
+        stderr.matches("truncated").count(),
+        snapshots(&run).len(),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Not a run directory at all.
+    let out = cellsim(&["resume", &dir.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is not a cellsim run directory"));
+}
+
+/// CRC-32 (IEEE), bitwise: an independent implementation to forge a valid header checksum.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
