@@ -168,6 +168,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         }
         from = chosen.snapshot;
     }
+    let from_snapshot = from.is_some();
     let progress = Arc::new(RunProgress::default());
     for signal in [
         signal_hook::consts::SIGTERM,
@@ -207,6 +208,10 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         }
     };
     reporter.finish();
+    let restore_ms = progress.restore_ms.load(Ordering::Relaxed);
+    if from_snapshot {
+        eprintln!("state restored from the snapshot in {restore_ms} ms");
+    }
     let outcome = result
         .with_context(|| format!("running {} on {}", config.policy.as_str(), trace.display()))?;
     match outcome {

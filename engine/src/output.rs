@@ -244,6 +244,8 @@ pub struct TickTiming {
     pub metrics_ms: f64,
     /// Writing outputs.
     pub output_ms: f64,
+    /// Writing a snapshot after this tick (0 when none was taken).
+    pub snapshot_ms: f64,
 }
 
 /// The `timing/` schema.
@@ -255,6 +257,7 @@ pub fn timing_schema() -> SchemaRef {
         "policy_ms",
         "metrics_ms",
         "output_ms",
+        "snapshot_ms",
     ] {
         f.push(Field::new(name, DataType::Float64, false));
     }
@@ -272,6 +275,7 @@ fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBatch {
         f64s(|r| r.policy_ms),
         f64s(|r| r.metrics_ms),
         f64s(|r| r.output_ms),
+        f64s(|r| r.snapshot_ms),
     ];
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }
@@ -456,6 +460,14 @@ impl RunOutputs {
         write_part(&self.dir.join("nodes"), &name, &batch)?;
         self.state.parts.push(format!("nodes/{name}"));
         Ok(())
+    }
+
+    /// Records the time a snapshot after the latest tick took (in its timing row, if that row is
+    /// still open).
+    pub fn note_snapshot_ms(&mut self, ms: f64) {
+        if let Some(last) = self.state.timing.last_mut() {
+            last.snapshot_ms = ms;
+        }
     }
 
     /// The state a snapshot keeps, after flushing the samples file to the OS.

@@ -44,6 +44,8 @@ pub struct RunProgress {
     pub first_tick: AtomicU64,
     /// Set to stop after the current tick with a snapshot (a signal handler's flag).
     pub stop: Arc<AtomicBool>,
+    /// Milliseconds it took to restore the state from a snapshot (0 for a fresh run).
+    pub restore_ms: AtomicU64,
 }
 
 /// How a run ended.
@@ -102,7 +104,13 @@ pub fn run<P: Policy + Send>(
         })?;
     pool.install(|| {
         let sim = match resume {
-            Some(snap) => Simulation::restore(config, trace_dir, out_dir, policy, &snap)?,
+            Some(snap) => {
+                let t = Instant::now();
+                let sim = Simulation::restore(config, trace_dir, out_dir, policy, &snap)?;
+                let ms = t.elapsed().as_millis() as u64;
+                progress.restore_ms.store(ms, Ordering::Relaxed);
+                sim
+            }
             None => Simulation::start(config, trace_dir, out_dir, policy)?,
         };
         sim.run(progress)
@@ -291,7 +299,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
             let wall_due = snap.every_wall_minutes > 0.0
                 && last_snapshot.elapsed().as_secs_f64() >= snap.every_wall_minutes * 60.0;
             if stop || sim_due || wall_due {
+                let t = Instant::now();
                 let path = self.snapshot(self.wall_before_s + started.elapsed().as_secs_f64())?;
+                self.outputs
+                    .note_snapshot_ms(t.elapsed().as_secs_f64() * 1e3);
                 last_snapshot = Instant::now();
                 if stop {
                     return Ok(RunOutcome::Snapshotted {
@@ -370,6 +381,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             policy_ms: ms(t1, t2),
             metrics_ms: ms(t2, t3),
             output_ms: ms(t3, t4),
+            snapshot_ms: 0.0,
         };
         self.outputs.tick(row, timing, &mut migrations)?;
         self.next_tick += 1;
