@@ -48,6 +48,15 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
     if let Some(t) = args.threads {
         config.threads = t;
     }
+    if let Some(k) = args.multiply {
+        config.scale.multiply = k;
+    }
+    if let Some(p) = args.workload {
+        config.scale.workload_pct = p;
+    }
+    if let Some(p) = args.compact {
+        config.scale.compact_pct = p;
+    }
     if let Some(m) = args.snapshot_every_sim_minutes {
         config.snapshot.every_sim_minutes = m;
     }

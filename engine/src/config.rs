@@ -59,6 +59,8 @@ pub struct RunConfig {
     pub part_ticks: u32,
     /// When to snapshot the run for resuming (SPEC 8).
     pub snapshot: crate::snapshot::SnapshotConfig,
+    /// Workload multiplication, workload percentage and compaction (SPEC 7, `scale.rs`).
+    pub scale: crate::scale::Scale,
     /// MASB's parameters (used when `policy = "masb"`).
     pub masb: MasbConfig,
 }
@@ -78,6 +80,7 @@ impl Default for RunConfig {
             check_invariants: false,
             part_ticks: 1440,
             snapshot: crate::snapshot::SnapshotConfig::default(),
+            scale: crate::scale::Scale::default(),
             masb: MasbConfig::default(),
         }
     }
@@ -108,6 +111,7 @@ impl RunConfig {
         if self.tick_s == 0 {
             return Err("tick_s must be at least 1".into());
         }
+        self.scale.validate().map_err(|e| format!("scale.{e}"))?;
         if self.part_ticks == 0 {
             return Err("part_ticks must be at least 1".into());
         }

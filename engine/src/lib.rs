@@ -22,6 +22,7 @@ pub mod output;
 pub mod policy;
 pub mod replay;
 pub mod run;
+pub mod scale;
 pub mod snapshot;
 pub mod summary;
 pub mod trace;

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::cell::{Cell, Constraint, NOT_SCHEDULED, TaskState};
 use crate::error::Result;
 use crate::ids::{NodeIdx, TaskIdx};
+use crate::scale::Scale;
 use crate::trace::Cursor;
 use crate::units::to_units;
 
@@ -141,6 +142,16 @@ pub struct Replay {
     pub(crate) deferred: BinaryHeap<Reverse<Deferred>>,
     pub(crate) deferred_seq: u64,
     pub(crate) awaiting_start: Vec<AwaitingStart>,
+    pub(crate) scale: Scale,
+    /// Scratch: the instances of the row being applied.
+    instances: Vec<(u64, u32)>,
+}
+
+/// Constraint rows of one task at one time, collected until the next task's rows begin.
+#[derive(Default)]
+struct ConstraintSet {
+    stamp: Option<(u64, u32, i64)>,
+    rows: Vec<Constraint>,
 }
 
 fn dict_str(b: &RecordBatch, col: usize, row: usize) -> &str {
@@ -269,7 +280,14 @@ impl Replay {
             deferred: BinaryHeap::new(),
             deferred_seq: 0,
             awaiting_start: Vec::new(),
+            scale: Scale::default(),
+            instances: Vec::new(),
         })
+    }
+
+    /// Scales the workload while streaming (`scale.rs`).
+    pub fn set_scale(&mut self, scale: Scale) {
+        self.scale = scale;
     }
 
     /// Switches to workload mode (module doc): for every policy that does not follow the trace's
@@ -388,25 +406,38 @@ impl Replay {
         let mut ev = TickEvents::default();
         self.window_end_us = end_us;
         self.apply_deferred(cell, end_us, &mut ev);
+        let scale = self.scale;
         self.drain(
             Table::MachineEvents,
             |s| &mut s.machines,
             end_us,
-            |s, b, r| s.machine_event(cell, b, r, &mut ev),
+            |s, b, r| {
+                for k in 0..scale.multiply {
+                    if let Some(m) = scale.machine(u64_at(b, 1, r), k) {
+                        s.machine_event(cell, b, r, m, &mut ev);
+                    }
+                }
+            },
         )?;
         self.drain(
             Table::MachineAttributes,
             |s| &mut s.attributes,
             end_us,
             |s, b, r| {
-                let node = s.node(u64_at(b, 1, r), cell);
                 let name = s.intern(dict_str(b, 2, r));
-                if b.column(5).as_boolean().value(r) {
-                    cell.attributes.remove(&(node, name));
-                } else {
-                    let value = s.intern(dict_str(b, 3, r));
-                    cell.attributes
-                        .insert((node, name), (value, opt_i64(b, 4, r)));
+                let deleted = b.column(5).as_boolean().value(r);
+                let value = s.intern(dict_str(b, 3, r));
+                for k in 0..scale.multiply {
+                    let Some(m) = scale.machine(u64_at(b, 1, r), k) else {
+                        continue;
+                    };
+                    let node = s.node(m, cell);
+                    if deleted {
+                        cell.attributes.remove(&(node, name));
+                    } else {
+                        cell.attributes
+                            .insert((node, name), (value, opt_i64(b, 4, r)));
+                    }
                 }
             },
         )?;
@@ -414,57 +445,89 @@ impl Replay {
             Table::TaskEvents,
             |s| &mut s.task_events,
             end_us,
-            |s, b, r| s.task_event(cell, b, r, &mut ev),
+            |s, b, r| {
+                let mut instances = std::mem::take(&mut s.instances);
+                scale.tasks(u64_at(b, 1, r), u32_at(b, 2, r), &mut instances);
+                for &(job, k) in &instances {
+                    let machine = opt_u64(b, 3, r).map(|m| scale.machine(m, k));
+                    s.task_event(cell, b, r, job, machine, &mut ev);
+                }
+                s.instances = instances;
+            },
         )?;
-        let mut last_key = None;
+        let mut set = ConstraintSet::default();
         self.drain(
             Table::TaskConstraints,
             |s| &mut s.constraints,
             end_us,
             |s, b, r| {
-                let key = (u64_at(b, 1, r), u32_at(b, 2, r));
-                let Some(&t) = s.task_of.get(&key) else {
-                    s.stats.events_for_unknown_tasks += 1;
-                    return;
-                };
-                let c = Constraint {
+                // Consecutive rows of one task at one time form its (new) constraint set.
+                let stamp = (u64_at(b, 1, r), u32_at(b, 2, r), i64_at(b, 0, r));
+                if set.stamp != Some(stamp) {
+                    s.set_constraints(cell, &mut set);
+                    set.stamp = Some(stamp);
+                }
+                set.rows.push(Constraint {
                     op: u8_at(b, 3, r),
                     name: s.intern(dict_str(b, 4, r)),
                     value: s.intern(dict_str(b, 5, r)),
                     value_int: opt_i64(b, 6, r),
-                };
-                // Consecutive rows of one task at one time form its (new) constraint set.
-                let stamp = (key, i64_at(b, 0, r));
-                if last_key != Some(stamp) {
-                    cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
-                    cell.tasks.constraint_len[t.index()] = 0;
-                    last_key = Some(stamp);
-                }
-                cell.constraints.push(c);
-                cell.tasks.constraint_len[t.index()] += 1;
+                });
             },
         )?;
+        self.set_constraints(cell, &mut set);
         self.drain(
             Table::TaskUsage,
             |s| &mut s.usage,
             end_us,
-            |s, b, r| match s.task_of.get(&(u64_at(b, 2, r), u32_at(b, 3, r))) {
-                Some(&t) => {
-                    let cpu = to_units(opt_f32(b, 4, r).unwrap_or(0.0));
-                    let mem = to_units(opt_f32(b, 5, r).unwrap_or(0.0));
-                    let delay = s.start_delay_us(cell, t);
-                    let until_us = i64_at(b, 1, r) + delay;
-                    if delay > 0 {
-                        let kind = DeferredKind::Usage { cpu, mem, until_us };
-                        s.defer(i64_at(b, 0, r) + delay, cell, t, kind);
-                    } else {
-                        cell.set_usage(t, cpu, mem, until_us);
-                    }
+            |s, b, r| {
+                let mut instances = std::mem::take(&mut s.instances);
+                scale.tasks(u64_at(b, 2, r), u32_at(b, 3, r), &mut instances);
+                for &(job, _) in &instances {
+                    s.usage_row(cell, b, r, job);
                 }
-                None => s.stats.usage_rows_unmatched += 1,
+                s.instances = instances;
             },
         )?;
         Ok(ev)
+    }
+
+    /// Gives every instance of the set's task the constraint rows collected in `set`.
+    fn set_constraints(&mut self, cell: &mut Cell, set: &mut ConstraintSet) {
+        let Some((job, index, _)) = set.stamp.take() else {
+            return;
+        };
+        let mut instances = std::mem::take(&mut self.instances);
+        self.scale.tasks(job, index, &mut instances);
+        for &(job, _) in &instances {
+            let Some(&t) = self.task_of.get(&(job, index)) else {
+                self.stats.events_for_unknown_tasks += set.rows.len() as u64;
+                continue;
+            };
+            cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
+            cell.tasks.constraint_len[t.index()] = set.rows.len() as u16;
+            cell.constraints.extend_from_slice(&set.rows);
+        }
+        self.instances = instances;
+        set.rows.clear();
+    }
+
+    /// Applies (or, for a run the policy started late, defers) a usage row to task `job`.
+    fn usage_row(&mut self, cell: &mut Cell, b: &RecordBatch, r: usize, job: u64) {
+        let Some(&t) = self.task_of.get(&(job, u32_at(b, 3, r))) else {
+            self.stats.usage_rows_unmatched += 1;
+            return;
+        };
+        let cpu = to_units(opt_f32(b, 4, r).unwrap_or(0.0));
+        let mem = to_units(opt_f32(b, 5, r).unwrap_or(0.0));
+        let delay = self.start_delay_us(cell, t);
+        let until_us = i64_at(b, 1, r) + delay;
+        if delay > 0 {
+            let kind = DeferredKind::Usage { cpu, mem, until_us };
+            self.defer(i64_at(b, 0, r) + delay, cell, t, kind);
+        } else {
+            cell.set_usage(t, cpu, mem, until_us);
+        }
     }
 
     /// The trace ends `t`'s run at `now_us`: at once in borg-replay mode, shifted in workload mode.
@@ -506,8 +569,15 @@ impl Replay {
             .or_insert_with(|| cell.nodes.push(machine_id))
     }
 
-    fn machine_event(&mut self, cell: &mut Cell, b: &RecordBatch, r: usize, ev: &mut TickEvents) {
-        let n = self.node(u64_at(b, 1, r), cell);
+    fn machine_event(
+        &mut self,
+        cell: &mut Cell,
+        b: &RecordBatch,
+        r: usize,
+        machine_id: u64,
+        ev: &mut TickEvents,
+    ) {
+        let n = self.node(machine_id, cell);
         let i = n.index();
         ev.machine_changes += 1;
         match u8_at(b, 2, r) {
@@ -539,9 +609,20 @@ impl Replay {
         }
     }
 
-    fn task_event(&mut self, cell: &mut Cell, b: &RecordBatch, r: usize, ev: &mut TickEvents) {
+    /// One task event row for the task instance `job` (the row's own job ID unless scaled), whose
+    /// recorded machine is `machine`: `None` when the row names none, `Some(None)` when
+    /// compaction removed it.
+    fn task_event(
+        &mut self,
+        cell: &mut Cell,
+        b: &RecordBatch,
+        r: usize,
+        job: u64,
+        machine: Option<Option<u64>>,
+        ev: &mut TickEvents,
+    ) {
         let now = i64_at(b, 0, r);
-        let key = (u64_at(b, 1, r), u32_at(b, 2, r));
+        let key = (job, u32_at(b, 2, r));
         let kind = u8_at(b, 4, r);
         let priority = u8_at(b, 5, r);
         let existing = self.task_of.get(&key).copied();
@@ -584,7 +665,7 @@ impl Replay {
                 ev.submitted.push(t);
             }
             task_event::SCHEDULE if cell.tasks.state[t.index()] == TaskState::Pending => {
-                let machine = opt_u64(b, 3, r);
+                let machine = machine.flatten();
                 let node = match machine.and_then(|m| self.node_of.get(&m)) {
                     Some(n) => *n,
                     None => {

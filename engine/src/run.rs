@@ -173,6 +173,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         std::fs::write(&path, text).map_err(EngineError::io(&path))?;
         let mut replay = Replay::open(trace_dir)?;
         replay.set_workload_mode(!policy.replays_placements());
+        replay.set_scale(config.scale);
         let kinds = policy.message_kinds();
         Ok(Simulation {
             outputs: RunOutputs::create(out_dir, kinds, config.part_ticks)?,
@@ -217,6 +218,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let cell = state::load_cell(&mut snap.section("cell")?)?;
         let mut replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
         replay.set_workload_mode(!policy.replays_placements());
+        replay.set_scale(config.scale);
         let mut r = snap.section("policy")?;
         policy.load_state(&mut r)?;
         let agents: Vec<P::Agent> = r.serde()?;
