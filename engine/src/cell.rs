@@ -244,27 +244,102 @@ pub struct Cell {
     pub tasks: Tasks,
     /// Constraints of all tasks, referenced by ranges in the task columns.
     pub constraints: Vec<Constraint>,
-    /// Node attributes: (node, interned name) -> (interned value, integer reading). Sorted, so
-    /// one node's attributes are one contiguous range.
-    pub attributes: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
+    /// Node attributes: (node, interned name) -> (interned value, integer reading), the source
+    /// of truth; changed through [`Cell::set_attribute`] / [`Cell::remove_attribute`].
+    pub(crate) attributes: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
+    /// The same attributes as one contiguous slice per node (CSR, rebuilt by
+    /// [`Cell::index_attributes`]): what [`Cell::satisfies`] reads on the hot path.
+    pub(crate) attr_index: AttributeIndex,
     /// Tasks with a migration in flight.
     pub migrating: u32,
 }
 
+/// Node attributes in compressed-sparse-row form: node `n`'s are entries
+/// `offsets[n]..offsets[n + 1]`, sorted by name.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct AttributeIndex {
+    /// False after a change, until rebuilt.
+    fresh: bool,
+    offsets: Vec<u32>,
+    names: Vec<u32>,
+    values: Vec<(u32, Option<i64>)>,
+}
+
 impl Cell {
     /// Whether node `n` satisfies every constraint of task `t` (interned value 0 = empty text,
-    /// which is how an absent attribute reads).
+    /// which is how an absent attribute reads). Reads the attribute index when it is fresh (the
+    /// replay rebuilds it after every trace window), the ordered map otherwise.
     pub fn satisfies(&self, n: NodeIdx, t: TaskIdx) -> bool {
         let start = self.tasks.constraint_start[t.index()] as usize;
         let len = self.tasks.constraint_len[t.index()] as usize;
-        self.constraints[start..start + len].iter().all(|c| {
-            let (have, have_int) = self
-                .attributes
-                .get(&(n, c.name))
-                .copied()
-                .unwrap_or((0, None));
-            ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
-        })
+        if len == 0 {
+            return true;
+        }
+        let constraints = &self.constraints[start..start + len];
+        let index = &self.attr_index;
+        if index.fresh && n.index() + 1 < index.offsets.len() {
+            let range = index.offsets[n.index()] as usize..index.offsets[n.index() + 1] as usize;
+            let (names, values) = (&index.names[range.clone()], &index.values[range]);
+            constraints.iter().all(|c| {
+                let (have, have_int) = names
+                    .iter()
+                    .position(|&name| name == c.name)
+                    .map_or((0, None), |p| values[p]);
+                ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
+            })
+        } else {
+            constraints.iter().all(|c| {
+                let (have, have_int) = self
+                    .attributes
+                    .get(&(n, c.name))
+                    .copied()
+                    .unwrap_or((0, None));
+                ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
+            })
+        }
+    }
+
+    /// Node attributes: (node, interned name) -> (interned value, integer reading), in order.
+    pub fn attributes(&self) -> &BTreeMap<(NodeIdx, u32), (u32, Option<i64>)> {
+        &self.attributes
+    }
+
+    /// Sets attribute `name` of node `n`.
+    pub fn set_attribute(&mut self, n: NodeIdx, name: u32, value: (u32, Option<i64>)) {
+        self.attributes.insert((n, name), value);
+        self.attr_index.fresh = false;
+    }
+
+    /// Deletes attribute `name` of node `n`.
+    pub fn remove_attribute(&mut self, n: NodeIdx, name: u32) {
+        if self.attributes.remove(&(n, name)).is_some() {
+            self.attr_index.fresh = false;
+        }
+    }
+
+    /// Rebuilds the attribute index if attributes or nodes changed since it was built.
+    pub fn index_attributes(&mut self) {
+        let index = &mut self.attr_index;
+        if index.fresh && index.offsets.len() == self.nodes.len() + 1 {
+            return;
+        }
+        index.offsets.clear();
+        index.names.clear();
+        index.values.clear();
+        let mut entries = self.attributes.iter().peekable();
+        for n in 0..self.nodes.len() {
+            index.offsets.push(index.names.len() as u32);
+            while let Some(&(&(node, name), &value)) = entries.peek() {
+                if node.index() != n {
+                    break;
+                }
+                index.names.push(name);
+                index.values.push(value);
+                entries.next();
+            }
+        }
+        index.offsets.push(index.names.len() as u32);
+        index.fresh = true;
     }
 
     /// Adds (`sign` 1) or removes (-1) task `t`'s amounts on its node and its migration target.
@@ -539,7 +614,7 @@ mod tests {
         let mut cell = Cell::default();
         let (n, m) = (cell.nodes.push(1), cell.nodes.push(2));
         // Interned: 0 = "", 1 = name "a", 2 = value "7", 3 = value "x".
-        cell.attributes.insert((n, 1), (2, Some(7)));
+        cell.set_attribute(n, 1, (2, Some(7)));
         let t = cell.tasks.alloc(1, 0, 0, 0);
         let c = |op, value, value_int| Constraint {
             name: 1,
@@ -552,6 +627,16 @@ mod tests {
         cell.tasks.constraint_len[t.index()] = 2;
         assert!(cell.satisfies(n, t), "7 > 5 and 7 != x");
         assert!(!cell.satisfies(m, t), "no attribute: not comparable");
+        cell.index_attributes();
+        assert!(cell.satisfies(n, t), "the same through the index");
+        assert!(!cell.satisfies(m, t));
+        cell.set_attribute(m, 1, (2, Some(9)));
+        assert!(cell.satisfies(m, t), "a change is seen before re-indexing");
+        cell.index_attributes();
+        assert!(cell.satisfies(m, t), "and after");
+        cell.remove_attribute(n, 1);
+        cell.index_attributes();
+        assert!(!cell.satisfies(n, t));
         cell.tasks.constraint_len[t.index()] = 0;
         assert!(cell.satisfies(m, t), "no constraints");
     }

@@ -433,10 +433,9 @@ impl Replay {
                     };
                     let node = s.node(m, cell);
                     if deleted {
-                        cell.attributes.remove(&(node, name));
+                        cell.remove_attribute(node, name);
                     } else {
-                        cell.attributes
-                            .insert((node, name), (value, opt_i64(b, 4, r)));
+                        cell.set_attribute(node, name, (value, opt_i64(b, 4, r)));
                     }
                 }
             },
@@ -476,6 +475,7 @@ impl Replay {
             },
         )?;
         self.set_constraints(cell, &mut set);
+        cell.index_attributes();
         self.drain(
             Table::TaskUsage,
             |s| &mut s.usage,

@@ -298,7 +298,7 @@ fn forced_migration_to_the_only_full_node_that_can_host() {
         value_int: Some(7),
     });
     h.cell.tasks.constraint_len[t.index()] = 1;
-    h.cell.attributes.insert((NodeIdx(1), 1), (2, Some(7)));
+    h.cell.set_attribute(NodeIdx(1), 1, (2, Some(7)));
     h.task(1, 0.48, 0.48);
     h.rounds(6);
     assert_eq!(h.messages_in(0), vec![(1, 0, GET)]);

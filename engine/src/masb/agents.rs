@@ -13,7 +13,7 @@ use super::protocol::{Action, MAX_CANDIDATES, Msg, NO_RECOMMENDATION};
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
-    CacheEntry, Demand, Recommendation, accepts, final_check, initial_candidates,
+    CacheEntry, Demand, MatchMemo, Recommendation, accepts, final_check, initial_candidates,
     migration_candidates, target_order, weighted_order,
 };
 use crate::cell::TaskState;
@@ -36,6 +36,10 @@ pub struct Broker {
     /// This tick's initial allocations, by slot: task, generation, demand, nodes to ask, next.
     /// Answers name their slot, so finding one is O(1); cleared at each tick's first round.
     pub allocations: Vec<(TaskIdx, u32, Demand, Vec<Recommendation>, usize)>,
+    /// Matching cache positions per constraint set, this tick (a cache of pure function
+    /// results: not snapshotted, rebuilt on demand).
+    #[serde(skip)]
+    pub memo: MatchMemo,
 }
 
 /// Where a node agent is in its SAN process.
@@ -77,6 +81,11 @@ pub struct NodeAgent {
     pub deadline: u64,
     /// Global round at which the recommendations expire (3 minutes).
     pub expires: u64,
+    /// The tick in which every task of the tick's index still on the node was seen to meet its
+    /// constraints: true for the rest of the tick (constraints and attributes change only when
+    /// the trace is applied; tasks placed since were matched on arrival). A pure cache.
+    #[serde(skip)]
+    pub constraints_ok_tick: Option<u32>,
 }
 
 /// One MASB agent: a broker or a node agent (the other part stays empty).
@@ -153,6 +162,13 @@ impl Masb {
         t.index() < ctx.cell.tasks.len()
             && ctx.cell.tasks.generation[t.index()] == generation
             && ctx.cell.tasks.state[t.index()] == state
+    }
+
+    /// Task `t`'s constraints.
+    fn constraints<'c>(ctx: &StepCtx<'c>, t: TaskIdx) -> &'c [crate::cell::Constraint] {
+        let start = ctx.cell.tasks.constraint_start[t.index()] as usize;
+        let len = ctx.cell.tasks.constraint_len[t.index()] as usize;
+        &ctx.cell.constraints[start..start + len]
     }
 
     /// Node `n` is online and meets task `t`'s constraints.
@@ -241,8 +257,11 @@ impl Masb {
                 } => {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                    let key = Self::constraints(ctx, task);
+                    let positions = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
                     let recs = migration_candidates(
                         &b.cache,
+                        positions,
                         source,
                         &demand,
                         now_s,
@@ -285,8 +304,17 @@ impl Masb {
                 }
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                let mut scored =
-                    initial_candidates(&b.cache, &demand, now_s, &self.config, &mut rng, &matches);
+                let key = Self::constraints(ctx, task);
+                let positions = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
+                let mut scored = initial_candidates(
+                    &b.cache,
+                    positions,
+                    &demand,
+                    now_s,
+                    &self.config,
+                    &mut rng,
+                    &matches,
+                );
                 scored.truncate(INITIAL_TOP);
                 let order = weighted_order(&scored, scored.len(), &mut rng);
                 if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
@@ -630,8 +658,14 @@ impl Masb {
                 && ctx.cell.tasks.state[t.index()] == TaskState::Running
         };
         let on_node = || self.tasks_on(n).iter().filter(running);
-        if !nodes.load(i).overloaded() && on_node().all(|&t| ctx.cell.satisfies(n, t)) {
-            return;
+        if !nodes.load(i).overloaded() {
+            if na.constraints_ok_tick == Some(ctx.tick.0) {
+                return;
+            }
+            if on_node().all(|&t| ctx.cell.satisfies(n, t)) {
+                na.constraints_ok_tick = Some(ctx.tick.0);
+                return;
+            }
         }
         if on_node().any(|t| ctx.cell.tasks.migrating_to[t.index()].is_some()) {
             return;

@@ -69,28 +69,44 @@ pub struct Scored {
     pub gain: f64,
 }
 
+/// The score after the placement and, when `with_gain`, the gain (else 0: one power instead
+/// of two, for rankings that never read it).
 fn scored(
     shape: &ScoreShape,
     before: &NodeState,
     cpu: f64,
     mem: f64,
     config: &MasbConfig,
+    with_gain: bool,
 ) -> Scored {
     let plain = score(shape, &before.plus(cpu, mem), config);
-    Scored {
-        plain,
-        gain: (plain - score(shape, before, config)).max(0.0),
-    }
+    let gain = if with_gain {
+        (plain - score(shape, before, config)).max(0.0)
+    } else {
+        0.0
+    };
+    Scored { plain, gain }
 }
 
 /// SIAS of placing a task requesting `cpu`/`mem` on a node whose requested totals are `before`.
 pub fn initial_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> Scored {
-    scored(&config.sias, before, cpu, mem, config)
+    scored(&config.sias, before, cpu, mem, config, true)
 }
 
 /// SRAS of moving a task using `cpu`/`mem` onto a node whose actual usage is `before`.
 pub fn reallocation_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> Scored {
-    scored(&config.sras, before, cpu, mem, config)
+    scored(&config.sras, before, cpu, mem, config, true)
+}
+
+/// [`initial_score`] for [`ranking`] under the config's `sias_gain` switch (the gain only when
+/// the switch reads it).
+pub fn sias_for_ranking(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> Scored {
+    scored(&config.sias, before, cpu, mem, config, config.sias_gain)
+}
+
+/// [`reallocation_score`] for [`ranking`] under the config's `sras_gain` switch.
+pub fn sras_for_ranking(before: &NodeState, cpu: f64, mem: f64, config: &MasbConfig) -> Scored {
+    scored(&config.sras, before, cpu, mem, config, config.sras_gain)
 }
 
 /// The ranking weights of candidates under the GAIN switch `use_gain`: the plain scores, or the

@@ -15,7 +15,8 @@
 use ingest::rng::Rng;
 
 use super::MasbConfig;
-use super::score::{NodeState, initial_score, ranking, reallocation_score};
+use super::score::{NodeState, ranking, sias_for_ranking, sras_for_ranking};
+use crate::cell::Constraint;
 use crate::ids::NodeIdx;
 
 /// What a broker knows of a node (normalised units), from the node's last report.
@@ -85,15 +86,68 @@ pub struct Recommendation {
     pub forced: bool,
 }
 
-/// Entries fresh at `now_s`, matching `matches`, at most `limit` of them, from a random offset.
+/// Cache positions of the nodes that can host one constraint set, memoised per tick by a broker:
+/// a set shared by many pending tasks (the tasks of one job) is matched against the whole cache
+/// once per tick instead of once per task and round. Valid for a tick because which nodes are
+/// online and their attributes change only when the trace is applied.
+#[derive(Debug, Clone, Default)]
+pub struct MatchMemo {
+    tick: u32,
+    sets: Vec<(Vec<Constraint>, usize, Vec<u32>)>,
+}
+
+/// Distinct constraint sets a memo holds per tick; beyond it, tasks are matched by scanning.
+const MEMO_SETS: usize = 256;
+
+impl MatchMemo {
+    /// The positions in `cache` whose node `matches`, for tasks with constraint set `key` at
+    /// `tick`; `None` for the empty set (everything matches, a plain scan stops early) or when
+    /// the memo is full.
+    pub fn positions(
+        &mut self,
+        tick: u32,
+        key: &[Constraint],
+        cache: &[CacheEntry],
+        matches: &dyn Fn(NodeIdx) -> bool,
+    ) -> Option<&[u32]> {
+        if key.is_empty() {
+            return None;
+        }
+        if self.tick != tick {
+            self.sets.clear();
+            self.tick = tick;
+        }
+        let found = self
+            .sets
+            .iter()
+            .position(|s| s.1 == cache.len() && s.0 == key);
+        let i = match found {
+            Some(i) => i,
+            None if self.sets.len() < MEMO_SETS => {
+                let positions = (0..cache.len() as u32)
+                    .filter(|&p| matches(cache[p as usize].node))
+                    .collect();
+                self.sets.push((key.to_vec(), cache.len(), positions));
+                self.sets.len() - 1
+            }
+            None => return None,
+        };
+        Some(&self.sets[i].2)
+    }
+}
+
+/// Entries fresh at `now_s`, matching `matches`, at most `limit` of them, in cache order from a
+/// random offset. With `positions` (the matching positions, ascending) only those are visited;
+/// the entries and the random draw are the same as without.
 fn scan<'a>(
     cache: &'a [CacheEntry],
+    positions: Option<&[u32]>,
     now_s: f64,
     limit: u32,
     config: &MasbConfig,
     rng: &mut Rng,
-    matches: &'a dyn Fn(NodeIdx) -> bool,
-) -> impl Iterator<Item = &'a CacheEntry> + 'a {
+    matches: &dyn Fn(NodeIdx) -> bool,
+) -> Vec<&'a CacheEntry> {
     let n = cache.len();
     let offset = if n == 0 {
         0
@@ -101,33 +155,48 @@ fn scan<'a>(
         rng.below(n as u64) as usize
     };
     let ttl = config.cache_ttl_s as f64;
-    (0..n)
-        .map(move |k| &cache[(offset + k) % n])
-        .filter(move |e| now_s - e.reported_s <= ttl && matches(e.node))
-        .take(limit as usize)
+    let ok = |e: &&CacheEntry| now_s - e.reported_s <= ttl && matches(e.node);
+    match positions {
+        None => (0..n)
+            .map(|k| &cache[(offset + k) % n])
+            .filter(ok)
+            .take(limit as usize)
+            .collect(),
+        Some(p) => {
+            let start = p.partition_point(|&x| (x as usize) < offset);
+            p[start..]
+                .iter()
+                .chain(&p[..start])
+                .map(|&x| &cache[x as usize])
+                .filter(ok)
+                .take(limit as usize)
+                .collect()
+        }
+    }
 }
 
 /// SIAS-scored nodes for a new task, best first (ties by node index); zero scores left out.
 pub fn initial_candidates(
     cache: &[CacheEntry],
+    positions: Option<&[u32]>,
     task: &Demand,
     now_s: f64,
     config: &MasbConfig,
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<Recommendation> {
-    let entries: Vec<&CacheEntry> = scan(
+    let entries = scan(
         cache,
+        positions,
         now_s,
         config.initial_candidates,
         config,
         rng,
         matches,
-    )
-    .collect();
+    );
     let scores: Vec<_> = entries
         .iter()
-        .map(|e| initial_score(&e.requested(), task.cpu_req, task.mem_req, config))
+        .map(|e| sias_for_ranking(&e.requested(), task.cpu_req, task.mem_req, config))
         .collect();
     let mut scored: Vec<Recommendation> = entries
         .iter()
@@ -163,6 +232,7 @@ pub fn weighted_order(
 /// weight from at most `migration_scan` matching nodes, then forced candidates if short.
 pub fn migration_candidates(
     cache: &[CacheEntry],
+    positions: Option<&[u32]>,
     source: NodeIdx,
     task: &Demand,
     now_s: f64,
@@ -174,11 +244,18 @@ pub fn migration_candidates(
     let mut pool = Vec::new();
     let mut forced = Vec::new();
     let others = |n: NodeIdx| n != source && matches(n);
-    let entries: Vec<&CacheEntry> =
-        scan(cache, now_s, config.migration_scan, config, rng, &others).collect();
+    let entries = scan(
+        cache,
+        positions,
+        now_s,
+        config.migration_scan,
+        config,
+        rng,
+        &others,
+    );
     let scores: Vec<_> = entries
         .iter()
-        .map(|e| reallocation_score(&e.used(), task.cpu_use, task.mem_use, config))
+        .map(|e| sras_for_ranking(&e.used(), task.cpu_use, task.mem_use, config))
         .collect();
     for (e, w) in entries.iter().zip(ranking(&scores, config.sras_gain)) {
         if w > 0.0 {
@@ -233,7 +310,7 @@ pub fn target_order(
         acceptors.iter().filter(|(r, _)| !r.forced).collect();
     let scores: Vec<_> = fresh
         .iter()
-        .map(|(_, load)| reallocation_score(load, task.cpu_use, task.mem_use, config))
+        .map(|(_, load)| sras_for_ranking(load, task.cpu_use, task.mem_use, config))
         .collect();
     let rescored: Vec<Recommendation> = fresh
         .iter()
@@ -286,6 +363,7 @@ mod tests {
         for seed in 0..20 {
             let got = initial_candidates(
                 &cache,
+                None,
                 &task(0.05),
                 301.0,
                 &c,
@@ -303,6 +381,7 @@ mod tests {
         let cache = [entry(0, 0.25, 0.0), entry(1, 0.0, 0.0)];
         let got = initial_candidates(
             &cache,
+            None,
             &task(0.05),
             0.0,
             &MasbConfig::default(),
@@ -334,12 +413,28 @@ mod tests {
             ..MasbConfig::default()
         };
         let cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
-        let got = initial_candidates(&cache, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true);
+        let got = initial_candidates(
+            &cache,
+            None,
+            &task(0.05),
+            0.0,
+            &c,
+            &mut Rng::new(1, 1),
+            &|_| true,
+        );
         assert_eq!(got.len(), 5);
         // With one node above 70 % used on both resources, adding load raises its SIAS: it alone gains.
         let mut cache = cache;
         cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
-        let got = initial_candidates(&cache, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true);
+        let got = initial_candidates(
+            &cache,
+            None,
+            &task(0.05),
+            0.0,
+            &c,
+            &mut Rng::new(1, 1),
+            &|_| true,
+        );
         assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
     }
 
@@ -374,6 +469,7 @@ mod tests {
         let cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.3, 0.0)).collect();
         let got = migration_candidates(
             &cache,
+            None,
             NodeIdx(0),
             &task(0.05),
             0.0,
@@ -394,6 +490,7 @@ mod tests {
         });
         let got = migration_candidates(
             &cache,
+            None,
             NodeIdx(0),
             &task(0.05),
             0.0,

@@ -231,13 +231,15 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
         })
         .collect();
     let migrating = r.value::<u32>()?;
-    let cell = Cell {
+    let mut cell = Cell {
         nodes,
         tasks,
         constraints,
         attributes,
+        attr_index: Default::default(),
         migrating,
     };
+    cell.index_attributes();
     let (n, t, c) = (cell.nodes.len(), &cell.tasks, cell.constraints.len());
     for i in 0..t.len() {
         let end = t.constraint_start[i] as usize + t.constraint_len[i] as usize;
@@ -341,8 +343,8 @@ mod tests {
             cell.nodes.cpu_cap[n.index()] = 1000;
             cell.nodes.mem_cap[n.index()] = 1000;
         }
-        cell.attributes.insert((a, 1), (2, Some(7)));
-        cell.attributes.insert((b, 1), (3, None));
+        cell.set_attribute(a, 1, (2, Some(7)));
+        cell.set_attribute(b, 1, (3, None));
         let t = cell.tasks.alloc(5, 0, 9, 100);
         let u = cell.tasks.alloc(5, 1, 0, 100);
         let gone = cell.tasks.alloc(6, 0, 0, 100);
@@ -361,6 +363,7 @@ mod tests {
         });
         cell.tasks.constraint_len[t.index()] = 1;
         cell.tasks.trace_sched_us[t.index()] = 60;
+        cell.index_attributes();
         let mut w = SnapshotWriter::default();
         save_cell(&cell, w.section("cell"));
         let dir = tempfile::tempdir().unwrap();
