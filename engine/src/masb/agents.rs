@@ -13,8 +13,8 @@ use super::protocol::{Action, MAX_CANDIDATES, Msg, NO_RECOMMENDATION};
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
-    CacheEntry, Demand, MatchMemo, Recommendation, accepts, final_check, initial_candidates,
-    migration_candidates, target_order, weighted_order,
+    CacheEntry, CacheView, Demand, MatchMemo, Recommendation, accepts, final_check,
+    initial_candidates, migration_candidates, target_order, weighted_order,
 };
 use crate::cell::TaskState;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
@@ -258,10 +258,13 @@ impl Masb {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                     let key = Self::constraints(ctx, task);
-                    let positions = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
+                    let matching = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
+                    let view = CacheView {
+                        entries: &b.cache,
+                        matching,
+                    };
                     let recs = migration_candidates(
-                        &b.cache,
-                        positions,
+                        view,
                         source,
                         &demand,
                         now_s,
@@ -305,16 +308,13 @@ impl Masb {
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                 let key = Self::constraints(ctx, task);
-                let positions = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
-                let mut scored = initial_candidates(
-                    &b.cache,
-                    positions,
-                    &demand,
-                    now_s,
-                    &self.config,
-                    &mut rng,
-                    &matches,
-                );
+                let matching = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
+                let view = CacheView {
+                    entries: &b.cache,
+                    matching,
+                };
+                let mut scored =
+                    initial_candidates(view, &demand, now_s, &self.config, &mut rng, &matches);
                 scored.truncate(INITIAL_TOP);
                 let order = weighted_order(&scored, scored.len(), &mut rng);
                 if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {

@@ -136,18 +136,38 @@ impl MatchMemo {
     }
 }
 
+/// A broker's cache as the selections read it: the entries, and when known the positions of
+/// those whose nodes can host the task (from a [`MatchMemo`]; ascending).
+#[derive(Debug, Clone, Copy)]
+pub struct CacheView<'a> {
+    /// The cache, by node index.
+    pub entries: &'a [CacheEntry],
+    /// Positions in `entries` of the matching nodes, if known.
+    pub matching: Option<&'a [u32]>,
+}
+
+impl<'a> CacheView<'a> {
+    /// The whole cache, matching unknown.
+    pub fn all(entries: &'a [CacheEntry]) -> Self {
+        CacheView {
+            entries,
+            matching: None,
+        }
+    }
+}
+
 /// Entries fresh at `now_s`, matching `matches`, at most `limit` of them, in cache order from a
-/// random offset. With `positions` (the matching positions, ascending) only those are visited;
-/// the entries and the random draw are the same as without.
+/// random offset. With the view's matching positions only those are visited; the entries and
+/// the random draw are the same as without.
 fn scan<'a>(
-    cache: &'a [CacheEntry],
-    positions: Option<&[u32]>,
+    view: CacheView<'a>,
     now_s: f64,
     limit: u32,
     config: &MasbConfig,
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<&'a CacheEntry> {
+    let cache = view.entries;
     let n = cache.len();
     let offset = if n == 0 {
         0
@@ -156,7 +176,7 @@ fn scan<'a>(
     };
     let ttl = config.cache_ttl_s as f64;
     let ok = |e: &&CacheEntry| now_s - e.reported_s <= ttl && matches(e.node);
-    match positions {
+    match view.matching {
         None => (0..n)
             .map(|k| &cache[(offset + k) % n])
             .filter(ok)
@@ -177,8 +197,7 @@ fn scan<'a>(
 
 /// SIAS-scored nodes for a new task, best first (ties by node index); zero scores left out.
 pub fn initial_candidates(
-    cache: &[CacheEntry],
-    positions: Option<&[u32]>,
+    cache: CacheView<'_>,
     task: &Demand,
     now_s: f64,
     config: &MasbConfig,
@@ -187,7 +206,6 @@ pub fn initial_candidates(
 ) -> Vec<Recommendation> {
     let entries = scan(
         cache,
-        positions,
         now_s,
         config.initial_candidates,
         config,
@@ -231,8 +249,7 @@ pub fn weighted_order(
 /// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
 /// weight from at most `migration_scan` matching nodes, then forced candidates if short.
 pub fn migration_candidates(
-    cache: &[CacheEntry],
-    positions: Option<&[u32]>,
+    cache: CacheView<'_>,
     source: NodeIdx,
     task: &Demand,
     now_s: f64,
@@ -244,15 +261,7 @@ pub fn migration_candidates(
     let mut pool = Vec::new();
     let mut forced = Vec::new();
     let others = |n: NodeIdx| n != source && matches(n);
-    let entries = scan(
-        cache,
-        positions,
-        now_s,
-        config.migration_scan,
-        config,
-        rng,
-        &others,
-    );
+    let entries = scan(cache, now_s, config.migration_scan, config, rng, &others);
     let scores: Vec<_> = entries
         .iter()
         .map(|e| sras_for_ranking(&e.used(), task.cpu_use, task.mem_use, config))
@@ -362,8 +371,7 @@ mod tests {
         let even = |n: NodeIdx| n.0.is_multiple_of(2);
         for seed in 0..20 {
             let got = initial_candidates(
-                &cache,
-                None,
+                CacheView::all(&cache),
                 &task(0.05),
                 301.0,
                 &c,
@@ -380,8 +388,7 @@ mod tests {
         // SIAS prefers the emptier node: 10 % vs 60 % requested after placement on a 0.5 node.
         let cache = [entry(0, 0.25, 0.0), entry(1, 0.0, 0.0)];
         let got = initial_candidates(
-            &cache,
-            None,
+            CacheView::all(&cache),
             &task(0.05),
             0.0,
             &MasbConfig::default(),
@@ -393,7 +400,7 @@ mod tests {
         let full = [entry(0, 0.44, 0.0)];
         assert!(
             initial_candidates(
-                &full,
+                CacheView::all(&full),
                 &task(0.05),
                 0.0,
                 &MasbConfig::default(),
@@ -414,8 +421,7 @@ mod tests {
         };
         let cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
         let got = initial_candidates(
-            &cache,
-            None,
+            CacheView::all(&cache),
             &task(0.05),
             0.0,
             &c,
@@ -427,8 +433,7 @@ mod tests {
         let mut cache = cache;
         cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
         let got = initial_candidates(
-            &cache,
-            None,
+            CacheView::all(&cache),
             &task(0.05),
             0.0,
             &c,
@@ -468,8 +473,7 @@ mod tests {
         // is never a candidate.
         let cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.3, 0.0)).collect();
         let got = migration_candidates(
-            &cache,
-            None,
+            CacheView::all(&cache),
             NodeIdx(0),
             &task(0.05),
             0.0,
@@ -489,8 +493,7 @@ mod tests {
             ..entry(6, 0.0, 0.0)
         });
         let got = migration_candidates(
-            &cache,
-            None,
+            CacheView::all(&cache),
             NodeIdx(0),
             &task(0.05),
             0.0,
