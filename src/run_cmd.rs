@@ -218,7 +218,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
     };
     reporter.finish();
     let restore_ms = progress.restore_ms.load(Ordering::Relaxed);
-    if from_snapshot {
+    if from_snapshot && result.is_ok() {
         eprintln!("state restored from the snapshot in {restore_ms} ms");
     }
     let outcome = result

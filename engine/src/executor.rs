@@ -101,13 +101,80 @@ type ChunkOutput<M, A> = (Vec<Envelope<M>>, Vec<(AgentIdx, A)>);
 /// Per-tick message counts per kind.
 pub type MessageCounts = Vec<u64>;
 
-/// Runs one round: steps every agent on `inbox`, applies the actions, returns the next mailbox.
+/// Buffers a run keeps across rounds, so a round allocates nothing once they have grown (SPEC
+/// 5.2): each chunk's message and action buffers, the gather order of the grouping, the actions
+/// in agent order and the spare mailbox the next round's messages are grouped into.
+pub struct RoundScratch<M, A> {
+    chunks: Vec<ChunkOutput<M, A>>,
+    order: Vec<(u32, u32)>,
+    actions: Vec<(AgentIdx, A)>,
+    spare: Mailbox<M>,
+}
+
+impl<M: Copy, A> Default for RoundScratch<M, A> {
+    fn default() -> Self {
+        RoundScratch {
+            chunks: Vec::new(),
+            order: Vec::new(),
+            actions: Vec::new(),
+            spare: Mailbox::new(0),
+        }
+    }
+}
+
+impl<M: Copy> Mailbox<M> {
+    /// Regroups the chunks' messages by receiver into `self` (stable: chunk order, then send
+    /// order), reusing its buffers; messages to agents beyond `agents` are dropped.
+    fn regroup<A>(
+        &mut self,
+        chunks: &[ChunkOutput<M, A>],
+        agents: usize,
+        order: &mut Vec<(u32, u32)>,
+    ) {
+        self.offsets.clear();
+        self.offsets.resize(agents + 1, 0);
+        for (m, _) in chunks {
+            for e in m {
+                if e.to.index() < agents {
+                    self.offsets[e.to.index() + 1] += 1;
+                }
+            }
+        }
+        for a in 0..agents {
+            self.offsets[a + 1] += self.offsets[a];
+        }
+        let total = self.offsets[agents] as usize;
+        order.clear();
+        order.resize(total, (0, 0));
+        // `offsets[a]` is used as agent a's next slot, then restored by a shift.
+        for (c, (m, _)) in chunks.iter().enumerate() {
+            for (k, e) in m.iter().enumerate() {
+                if e.to.index() < agents {
+                    let slot = &mut self.offsets[e.to.index()];
+                    order[*slot as usize] = (c as u32, k as u32);
+                    *slot += 1;
+                }
+            }
+        }
+        for a in (1..=agents).rev() {
+            self.offsets[a] = self.offsets[a - 1];
+        }
+        self.offsets[0] = 0;
+        self.messages.clear();
+        self.messages
+            .extend(order.iter().map(|&(c, k)| chunks[c as usize].0[k as usize]));
+    }
+}
+
+/// Runs one round: steps every agent on the messages in `mailbox`, applies the actions, and
+/// leaves the messages sent in `mailbox` for the next round.
 #[allow(clippy::too_many_arguments)]
 pub fn run_round<P: Policy>(
     policy: &mut P,
     cell: &mut Cell,
     agents: &mut [P::Agent],
-    inbox: &Mailbox<P::Msg>,
+    mailbox: &mut Mailbox<P::Msg>,
+    scratch: &mut RoundScratch<P::Msg, P::Action>,
     tick: Tick,
     round: u32,
     now_us: i64,
@@ -115,9 +182,13 @@ pub fn run_round<P: Policy>(
     granularity: Granularity,
     counts: &mut MessageCounts,
     counters: &mut PolicyCounters,
-) -> Mailbox<P::Msg> {
+) {
     let chunk = granularity.agents_per_chunk.max(1);
-    let outputs: Vec<ChunkOutput<P::Msg, P::Action>> = {
+    let chunks = agents.len().div_ceil(chunk);
+    scratch
+        .chunks
+        .resize_with(chunks, || (Vec::new(), Vec::new()));
+    {
         let ctx = StepCtx {
             cell,
             tick,
@@ -126,38 +197,39 @@ pub fn run_round<P: Policy>(
             seed,
         };
         let shared: &P = policy;
+        let inbox: &Mailbox<P::Msg> = mailbox;
         agents
             .par_chunks_mut(chunk)
+            .zip(scratch.chunks.par_iter_mut())
             .enumerate()
-            .map(|(c, states)| {
-                let (mut messages, mut actions) = (Vec::new(), Vec::new());
+            .for_each(|(c, (states, (messages, actions)))| {
+                messages.clear();
+                actions.clear();
                 for (k, state) in states.iter_mut().enumerate() {
                     let me = AgentIdx((c * chunk + k) as u32);
                     let mut out = Outbox {
                         from: me,
-                        messages: &mut messages,
-                        actions: &mut actions,
+                        messages,
+                        actions,
                     };
                     shared.step(&ctx, me, state, inbox.inbox(me.index()), &mut out);
                 }
-                (messages, actions)
-            })
-            .collect()
-    };
-    let mut sent = Vec::new();
-    let mut actions = Vec::new();
-    for (m, a) in outputs {
-        sent.extend(m);
-        actions.extend(a);
+            });
     }
-    for e in &sent {
-        let kind = policy.message_kind(&e.msg);
-        if let Some(c) = counts.get_mut(kind) {
-            *c += 1;
+    scratch.actions.clear();
+    for (m, a) in &mut scratch.chunks[..chunks] {
+        for e in m.iter() {
+            if let Some(c) = counts.get_mut(policy.message_kind(&e.msg)) {
+                *c += 1;
+            }
         }
+        scratch.actions.append(a);
     }
-    policy.apply(cell, now_us, &actions, counters);
-    Mailbox::group(&sent, agents.len())
+    policy.apply(cell, now_us, &scratch.actions, counters);
+    scratch
+        .spare
+        .regroup(&scratch.chunks[..chunks], agents.len(), &mut scratch.order);
+    std::mem::swap(mailbox, &mut scratch.spare);
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use ingest::codes::TRACE_START_US;
 use crate::cell::Cell;
 use crate::config::RunConfig;
 use crate::error::{EngineError, Result};
-use crate::executor::{Granularity, Mailbox, run_round};
+use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use crate::ids::Tick;
 use crate::metrics::measure;
 use crate::output::{OutputState, RunOutputs, TickTiming};
@@ -128,6 +128,7 @@ struct Simulation<'a, P: Policy> {
     cell: Cell,
     agents: Vec<P::Agent>,
     mailbox: Mailbox<P::Msg>,
+    scratch: RoundScratch<P::Msg, P::Action>,
     acc: Accumulator,
     outputs: RunOutputs,
     next_tick: u32,
@@ -186,6 +187,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             cell: Cell::default(),
             agents: Vec::new(),
             mailbox: Mailbox::new(0),
+            scratch: RoundScratch::default(),
             acc: Accumulator::default(),
             next_tick: 0,
             total,
@@ -234,6 +236,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         Ok(Simulation {
             outputs: RunOutputs::resume(out_dir, kinds, config.part_ticks, outputs)?,
             mailbox: Mailbox::group(&messages, agents.len()),
+            scratch: RoundScratch::default(),
             config,
             trace_dir,
             out_dir,
@@ -340,11 +343,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
         }
         if !agents.is_empty() {
             for round in 0..config.rounds_per_tick {
-                self.mailbox = run_round(
+                run_round(
                     &mut self.policy,
                     cell,
                     agents,
-                    &self.mailbox,
+                    &mut self.mailbox,
+                    &mut self.scratch,
                     Tick(tick),
                     round,
                     end_us,

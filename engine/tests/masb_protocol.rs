@@ -7,7 +7,7 @@
 //! (6 per one-minute tick).
 
 use engine::cell::{Cell, Constraint};
-use engine::executor::{Granularity, Mailbox, run_round};
+use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
 use engine::masb::MasbConfig;
 use engine::masb::agents::MasbAgent;
@@ -22,6 +22,7 @@ struct Harness {
     masb: Masb,
     agents: Vec<MasbAgent>,
     mailbox: Mailbox<Msg>,
+    scratch: RoundScratch<Msg, engine::masb::protocol::Action>,
     tick: u32,
     round: u64,
     counters: PolicyCounters,
@@ -48,6 +49,7 @@ impl Harness {
             masb: Masb::new(config, 6, 60, 1),
             agents: Vec::new(),
             mailbox: Mailbox::new(0),
+            scratch: RoundScratch::default(),
             tick: 0,
             round: 0,
             counters: PolicyCounters::default(),
@@ -88,11 +90,12 @@ impl Harness {
         }
         let mut counts = vec![0; MESSAGE_KINDS.len()];
         let now = self.now_us();
-        self.mailbox = run_round(
+        run_round(
             &mut self.masb,
             &mut self.cell,
             &mut self.agents,
-            &self.mailbox,
+            &mut self.mailbox,
+            &mut self.scratch,
             Tick(self.tick),
             r,
             now,

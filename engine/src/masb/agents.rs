@@ -9,7 +9,7 @@
 use ingest::rng::Rng;
 
 use super::policy::Masb;
-use super::protocol::{Action, MAX_CANDIDATES, Msg, NO_RECOMMENDATION};
+use super::protocol::{Action, CandidateList, Msg};
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
@@ -281,18 +281,12 @@ impl Masb {
                         });
                         samples.push(line.to_string());
                     }
-                    let mut candidates = [NO_RECOMMENDATION; MAX_CANDIDATES];
-                    for (slot, r) in candidates.iter_mut().zip(&recs) {
-                        *slot = *r;
-                    }
-                    let count = recs.len().min(MAX_CANDIDATES) as u8;
                     out.send(
                         e.from,
                         Msg::GetCandidateNodesResponse {
                             task,
                             generation,
-                            count,
-                            candidates,
+                            candidates: CandidateList::new(&recs),
                         },
                     );
                 }
@@ -485,10 +479,9 @@ impl Masb {
                 Msg::GetCandidateNodesResponse {
                     task,
                     generation,
-                    count,
                     candidates,
                 } if na.phase == Phase::WaitCandidates && na.task == (task, generation) => {
-                    na.candidates = candidates[..count as usize].to_vec();
+                    na.candidates = candidates.to_vec();
                     na.answers.clear();
                     na.answered = 0;
                     for r in &na.candidates {

@@ -9,12 +9,45 @@ use crate::ids::{NodeIdx, TaskIdx};
 /// Candidates a GetCandidateNodesResponse can carry (the paper's 15).
 pub const MAX_CANDIDATES: usize = 15;
 
-/// An empty slot of a candidate list.
-pub const NO_RECOMMENDATION: Recommendation = Recommendation {
-    node: NodeIdx::NONE,
-    score: 0.0,
-    forced: false,
-};
+/// Up to [`MAX_CANDIDATES`] recommendations in compact form (node, score as `f32`, forced flags
+/// as a bit mask): the largest message payload, kept small because every message of a round is
+/// moved through the mailboxes.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CandidateList {
+    count: u8,
+    forced: u16,
+    nodes: [NodeIdx; MAX_CANDIDATES],
+    scores: [f32; MAX_CANDIDATES],
+}
+
+impl CandidateList {
+    /// The first [`MAX_CANDIDATES`] of `recs`.
+    pub fn new(recs: &[Recommendation]) -> CandidateList {
+        let mut list = CandidateList {
+            count: recs.len().min(MAX_CANDIDATES) as u8,
+            forced: 0,
+            nodes: [NodeIdx::NONE; MAX_CANDIDATES],
+            scores: [0.0; MAX_CANDIDATES],
+        };
+        for (k, r) in recs.iter().take(MAX_CANDIDATES).enumerate() {
+            list.nodes[k] = r.node;
+            list.scores[k] = r.score as f32;
+            list.forced |= u16::from(r.forced) << k;
+        }
+        list
+    }
+
+    /// The recommendations, in order.
+    pub fn to_vec(&self) -> Vec<Recommendation> {
+        (0..self.count as usize)
+            .map(|k| Recommendation {
+                node: self.nodes[k],
+                score: self.scores[k] as f64,
+                forced: self.forced & (1 << k) != 0,
+            })
+            .collect()
+    }
+}
 
 /// A message between MASB agents. `task` + `generation` identify a task slot's current owner.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -60,10 +93,8 @@ pub enum Msg {
         task: TaskIdx,
         /// Its slot generation.
         generation: u32,
-        /// Valid entries of `candidates`.
-        count: u8,
         /// Recommendations, forced ones last.
-        candidates: [Recommendation; MAX_CANDIDATES],
+        candidates: CandidateList,
     },
     /// NA -> candidate NA: would you take this task?
     TaskMigrationRequest {
