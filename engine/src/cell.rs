@@ -260,6 +260,8 @@ pub struct Cell {
 pub(crate) struct AttributeIndex {
     /// False after a change, until rebuilt.
     fresh: bool,
+    /// Rebuilds so far (see [`Cell::attributes_epoch`]).
+    epoch: u64,
     offsets: Vec<u32>,
     names: Vec<u32>,
     values: Vec<(u32, Option<i64>)>,
@@ -323,6 +325,8 @@ impl Cell {
         if index.fresh && index.offsets.len() == self.nodes.len() + 1 {
             return;
         }
+        // New nodes alone (no attributes yet) leave earlier nodes' matches as they were.
+        let attributes_changed = !index.fresh;
         index.offsets.clear();
         index.names.clear();
         index.values.clear();
@@ -340,6 +344,15 @@ impl Cell {
         }
         index.offsets.push(index.names.len() as u32);
         index.fresh = true;
+        if attributes_changed {
+            index.epoch += 1;
+        }
+    }
+
+    /// Changes whenever node attributes change (counted at [`Cell::index_attributes`]), so
+    /// results derived from attributes can be kept until it moves.
+    pub fn attributes_epoch(&self) -> u64 {
+        self.attr_index.epoch
     }
 
     /// Adds (`sign` 1) or removes (-1) task `t`'s amounts on its node and its migration target.

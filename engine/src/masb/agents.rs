@@ -257,8 +257,10 @@ impl Masb {
                 } => {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                    let key = Self::constraints(ctx, task);
-                    let matching = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
+                    let (key, epoch) = (Self::constraints(ctx, task), ctx.cell.attributes_epoch());
+                    let meets = |n: NodeIdx| ctx.cell.satisfies(n, task);
+                    let nodes = ctx.cell.nodes.len();
+                    let matching = b.memo.positions(epoch, key, nodes, &meets);
                     let view = CacheView {
                         entries: &b.cache,
                         matching,
@@ -301,8 +303,10 @@ impl Masb {
                 }
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                let key = Self::constraints(ctx, task);
-                let matching = b.memo.positions(ctx.tick.0, key, &b.cache, &matches);
+                let (key, epoch) = (Self::constraints(ctx, task), ctx.cell.attributes_epoch());
+                let meets = |n: NodeIdx| ctx.cell.satisfies(n, task);
+                let nodes = ctx.cell.nodes.len();
+                let matching = b.memo.positions(epoch, key, nodes, &meets);
                 let view = CacheView {
                     entries: &b.cache,
                     matching,

@@ -86,53 +86,52 @@ pub struct Recommendation {
     pub forced: bool,
 }
 
-/// Cache positions of the nodes that can host one constraint set, memoised per tick by a broker:
-/// a set shared by many pending tasks (the tasks of one job) is matched against the whole cache
-/// once per tick instead of once per task and round. Valid for a tick because which nodes are
-/// online and their attributes change only when the trace is applied.
+/// Nodes (= cache positions: a broker's cache is indexed by node) that meet one constraint set,
+/// memoised by a broker: a set shared by many pending tasks (the tasks of one job) is matched
+/// against every node once, not once per task, round and tick. Valid while the cell's
+/// attributes are unchanged ([`crate::cell::Cell::attributes_epoch`]); nodes added since are
+/// matched on demand. Whether a node is online is not part of it: scans still test that.
 #[derive(Debug, Clone, Default)]
 pub struct MatchMemo {
-    tick: u32,
-    sets: Vec<(Vec<Constraint>, usize, Vec<u32>)>,
+    epoch: u64,
+    sets: Vec<(Vec<Constraint>, Vec<u32>, u32)>,
 }
 
-/// Distinct constraint sets a memo holds per tick; beyond it, tasks are matched by scanning.
-const MEMO_SETS: usize = 256;
+/// Distinct constraint sets a memo holds; beyond it, tasks are matched by scanning.
+const MEMO_SETS: usize = 1024;
 
 impl MatchMemo {
-    /// The positions in `cache` whose node `matches`, for tasks with constraint set `key` at
-    /// `tick`; `None` for the empty set (everything matches, a plain scan stops early) or when
-    /// the memo is full.
+    /// The nodes below `nodes` meeting constraint set `key` (by `meets`), ascending, under
+    /// attribute `epoch`; `None` for the empty set (everything matches: a plain scan stops
+    /// early) or when the memo is full.
     pub fn positions(
         &mut self,
-        tick: u32,
+        epoch: u64,
         key: &[Constraint],
-        cache: &[CacheEntry],
-        matches: &dyn Fn(NodeIdx) -> bool,
+        nodes: usize,
+        meets: &dyn Fn(NodeIdx) -> bool,
     ) -> Option<&[u32]> {
         if key.is_empty() {
             return None;
         }
-        if self.tick != tick {
+        if self.epoch != epoch {
             self.sets.clear();
-            self.tick = tick;
+            self.epoch = epoch;
         }
-        let found = self
-            .sets
-            .iter()
-            .position(|s| s.1 == cache.len() && s.0 == key);
-        let i = match found {
+        let i = match self.sets.iter().position(|s| s.0 == key) {
             Some(i) => i,
             None if self.sets.len() < MEMO_SETS => {
-                let positions = (0..cache.len() as u32)
-                    .filter(|&p| matches(cache[p as usize].node))
-                    .collect();
-                self.sets.push((key.to_vec(), cache.len(), positions));
+                self.sets.push((key.to_vec(), Vec::new(), 0));
                 self.sets.len() - 1
             }
             None => return None,
         };
-        Some(&self.sets[i].2)
+        let (_, positions, done) = &mut self.sets[i];
+        if (*done as usize) < nodes {
+            positions.extend((*done..nodes as u32).filter(|&n| meets(NodeIdx(n))));
+            *done = nodes as u32;
+        }
+        Some(&self.sets[i].1)
     }
 }
 
@@ -183,6 +182,7 @@ fn scan<'a>(
             .take(limit as usize)
             .collect(),
         Some(p) => {
+            let p = &p[..p.partition_point(|&x| (x as usize) < n)];
             let start = p.partition_point(|&x| (x as usize) < offset);
             p[start..]
                 .iter()
