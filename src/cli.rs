@@ -167,4 +167,8 @@ pub struct ReportArgs {
     /// Run directories (each with summary.json).
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
+    /// Also print the wall-clock profile: the first tick and the median milliseconds per tick,
+    /// whole and by phase (from timing/).
+    #[arg(long)]
+    pub timing: bool,
 }

@@ -265,5 +265,13 @@ pub fn report(args: ReportArgs) -> Result<()> {
     }
     let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
     print!("{}", analysis::report::render(&names, &runs));
+    if args.timing {
+        let timings: Vec<_> = args
+            .runs
+            .iter()
+            .map(|d| analysis::timing::phase_medians(d).ok())
+            .collect();
+        print!("{}", analysis::report::render_timing(&names, &timings));
+    }
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! Reading what cellsim writes: statistics of ingested traces ([`stats`], `cellsim stats`) and
-//! run reports ([`report`], `cellsim report`).
+//! run reports ([`report`], `cellsim report`) with their wall-clock profile ([`timing`]).
 #![deny(missing_docs)]
 
 pub mod error;
 pub mod report;
 pub mod stats;
+pub mod timing;
 
 pub use error::{AnalysisError, Result};

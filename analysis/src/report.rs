@@ -103,5 +103,35 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     row("speed (x real time)", &|r| {
         format!("{:.0}", r.speed_x_real_time)
     });
+    row("peak RSS (MB)", &|r| {
+        r.peak_rss_mb.map_or("-".into(), |m| format!("{m:.0}"))
+    });
+    o
+}
+
+/// Rows of the runs' wall-clock profiles (`cellsim report --timing`): first tick, then median
+/// milliseconds per tick, whole and by phase; `-` for a run without `timing/`.
+pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMedians>]) -> String {
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
+    let mut o = String::new();
+    let mut row = |label: &str, cell: &dyn Fn(&crate::timing::PhaseMedians) -> f64| {
+        let _ = write!(o, "{label:<24}");
+        for t in timings {
+            let v = t.as_ref().map_or("-".into(), |t| format!("{:.2}", cell(t)));
+            let _ = write!(o, " {v:>width$}");
+        }
+        o.push('\n');
+    };
+    row("first tick (ms)", &|t| t.first_tick_ms);
+    let labels = [
+        "ms per tick (median)",
+        "  trace apply",
+        "  policy",
+        "  metrics",
+        "  output",
+    ];
+    for (k, label) in labels.iter().enumerate() {
+        row(label, &|t| t.medians[k]);
+    }
     o
 }
