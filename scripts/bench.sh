@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The engine benchmark of SPEC 10 / issue 6: x-real-time speed of borg-replay and masb on the
+# 12.5k-machine cell (1x) and on it multiplied by 8 (100k machines, --multiply 8), with 1 and 2
+# threads (parallel efficiency), peak RSS, and the median wall milliseconds per tick by phase
+# (trace apply, policy, metrics, output; from each run's timing/). Medians of RUNS runs,
+# interleaved. Builds release; generates and ingests the 12.5k trace when none is given.
+#
+# Usage: scripts/bench.sh [PARQUET_DIR] > bench-results/bench-DATE.md
+# Environment: RUNS (3), HOURS_1X (6), HOURS_8X (1), POLICIES ("borg-replay masb"),
+#              CELLS ("1 8"), THREADS ("1 2"), WORK (a temporary directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-3}
+hours_1x=${HOURS_1X:-6}
+hours_8x=${HOURS_8X:-1}
+policies=${POLICIES:-borg-replay masb}
+cells=${CELLS:-1 8}
+threads_list=${THREADS:-1 2}
+cargo build --release --quiet
+bin=$PWD/target/release/cellsim
+work=${WORK:-$(mktemp -d -t cellsim-bench.XXXXXX)}
+mkdir -p "$work"
+trace=${1:-}
+if [ -z "$trace" ]; then
+  trace=$work/parquet
+  if [ ! -f "$trace/ingest-summary.json" ]; then
+    echo "generating the 12.5k-machine trace in $work" >&2
+    "$bin" gen "$work/csv" --machines 12583 --hours "$(( ${hours_1x%.*} + 1 ))" --seed 1 >&2
+    "$bin" ingest "$work/csv" "$trace" >&2
+    rm -rf "$work/csv"
+  fi
+fi
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+declare -A res
+rows=("speed (x real time)" "peak RSS (MB)" "first tick (ms)" "ms per tick (median)" "  trace apply" "  policy" "  metrics" "  output")
+for i in $(seq "$runs"); do
+  for policy in $policies; do
+    for cell in $cells; do
+      for t in $threads_list; do
+        hours=$hours_1x; [ "$cell" != 1 ] && hours=$hours_8x
+        d="$work/run-$policy-$cell-$t-$i"
+        rm -rf "$d"
+        echo "run $i: $policy ${cell}x, $t thread(s), $hours h" >&2
+        "$bin" run --trace "$trace" --policy "$policy" --multiply "$cell" --hours "$hours" \
+          --threads "$t" --snapshot-every-wall-minutes 0 --out "$d" > /dev/null 2>&1
+        report=$("$bin" report "$d" --timing)
+        for row in "${rows[@]}"; do
+          v=$(printf '%s\n' "$report" | awk -v r="$row" 'index($0, r) == 1 && substr($0, length(r) + 1, 1) ~ /[ ]/ {print $NF}')
+          res["$policy|$cell|$t|$row"]+="$v "
+        done
+        rm -rf "$d"
+      done
+    done
+  done
+done
+cat <<HEAD
+# Engine benchmark: borg-replay and masb at 1x and 8x
+
+- date: $(date -u +%Y-%m-%dT%H:%MZ)
+- commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo " (+ uncommitted changes)")
+- machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB
+- trace: \`$trace\` (the generated 12.5k-machine cell); 8x = \`--multiply 8\`
+- command: \`cellsim run --trace TRACE --policy P --multiply K --hours H --threads T --snapshot-every-wall-minutes 0 --out D\`
+  then \`cellsim report D --timing\`; H = $hours_1x at 1x, $hours_8x at 8x; $runs runs per line, interleaved; medians
+- phases: median wall ms per tick after the first (which places the whole initial cell)
+
+| policy | cell | threads | x real time | peak RSS MB | first tick ms | ms/tick | apply | policy | metrics | output |
+|---|---|---|---|---|---|---|---|---|---|---|
+HEAD
+for policy in $policies; do
+  for cell in $cells; do
+    for t in $threads_list; do
+      line="| $policy | ${cell}x | $t"
+      for row in "${rows[@]}"; do
+        line+=" | $(echo "${res["$policy|$cell|$t|$row"]}" | median)"
+      done
+      echo "$line |"
+    done
+    s1=$(echo "${res["$policy|$cell|1|speed (x real time)"]:-}" | median)
+    s2=$(echo "${res["$policy|$cell|2|speed (x real time)"]:-}" | median)
+    if [ "$s1" != "-" ] && [ "$s2" != "-" ]; then
+      eff=$(echo "$s2 / $s1 / 2" | bc -l)
+      echo "|  | ${cell}x | 1 -> 2 | parallel efficiency $(printf '%.2f' "$eff") (speed-up $(printf '%.2f' "$(echo "$s2 / $s1" | bc -l)")x) |  |  |  |  |  |  |  |"
+    fi
+  done
+done
+echo
+echo "Raw values (runs in order): "
+for k in "${!res[@]}"; do echo "- $k: ${res[$k]}"; done | sort
