@@ -133,5 +133,7 @@ pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMed
     for (k, label) in labels.iter().enumerate() {
         row(label, &|t| t.medians[k]);
     }
+    row("snapshots written", &|t| t.snapshots as f64);
+    row("snapshot write (ms)", &|t| t.snapshot_ms);
     o
 }

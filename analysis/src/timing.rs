@@ -29,6 +29,10 @@ pub struct PhaseMedians {
     pub first_tick_ms: f64,
     /// Medians over the later ticks, in [`PHASES`] order.
     pub medians: [f64; 5],
+    /// Snapshots written (ticks with a snapshot time recorded).
+    pub snapshots: usize,
+    /// Their median write time, ms.
+    pub snapshot_ms: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -57,6 +61,7 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
         .collect();
     files.sort();
     let mut columns: [Vec<f64>; 5] = Default::default();
+    let mut snapshot_ms = Vec::new();
     for f in files {
         let bad = |problem: String| AnalysisError::BadRunSummary {
             path: f.clone(),
@@ -79,6 +84,10 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
                 let values = batch.column(i).as_primitive::<Float64Type>().values();
                 columns[k].extend_from_slice(values);
             }
+            if let Ok(i) = batch.schema().index_of("snapshot_ms") {
+                let values = batch.column(i).as_primitive::<Float64Type>().values();
+                snapshot_ms.extend(values.iter().copied().filter(|&v| v > 0.0));
+            }
         }
     }
     let ticks = columns[0].len();
@@ -88,6 +97,8 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
         ticks,
         first_tick_ms,
         medians,
+        snapshots: snapshot_ms.len(),
+        snapshot_ms: median(snapshot_ms),
     })
 }
 
