@@ -272,12 +272,10 @@ impl Cell {
     /// which is how an absent attribute reads). Reads the attribute index when it is fresh (the
     /// replay rebuilds it after every trace window), the ordered map otherwise.
     pub fn satisfies(&self, n: NodeIdx, t: TaskIdx) -> bool {
-        let start = self.tasks.constraint_start[t.index()] as usize;
-        let len = self.tasks.constraint_len[t.index()] as usize;
-        if len == 0 {
+        let constraints = self.constraints_of(t);
+        if constraints.is_empty() {
             return true;
         }
-        let constraints = &self.constraints[start..start + len];
         let index = &self.attr_index;
         if index.fresh && n.index() + 1 < index.offsets.len() {
             let range = index.offsets[n.index()] as usize..index.offsets[n.index() + 1] as usize;
@@ -299,6 +297,13 @@ impl Cell {
                 ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
             })
         }
+    }
+
+    /// Task `t`'s constraints.
+    pub fn constraints_of(&self, t: TaskIdx) -> &[Constraint] {
+        let start = self.tasks.constraint_start[t.index()] as usize;
+        let len = self.tasks.constraint_len[t.index()] as usize;
+        &self.constraints[start..start + len]
     }
 
     /// Node attributes: (node, interned name) -> (interned value, integer reading), in order.

@@ -42,6 +42,22 @@ pub struct Broker {
     pub memo: MatchMemo,
 }
 
+impl Broker {
+    /// The cache as the selections for task `t` read it, with the nodes meeting its constraints
+    /// from the memo.
+    fn view_for(&mut self, ctx: &StepCtx<'_>, t: TaskIdx) -> CacheView<'_> {
+        let key = ctx.cell.constraints_of(t);
+        let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
+        let epoch = ctx.cell.attributes_epoch();
+        CacheView {
+            entries: &self.cache,
+            matching: self
+                .memo
+                .positions(epoch, key, ctx.cell.nodes.len(), &meets),
+        }
+    }
+}
+
 /// Where a node agent is in its SAN process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
@@ -164,13 +180,6 @@ impl Masb {
             && ctx.cell.tasks.state[t.index()] == state
     }
 
-    /// Task `t`'s constraints.
-    fn constraints<'c>(ctx: &StepCtx<'c>, t: TaskIdx) -> &'c [crate::cell::Constraint] {
-        let start = ctx.cell.tasks.constraint_start[t.index()] as usize;
-        let len = ctx.cell.tasks.constraint_len[t.index()] as usize;
-        &ctx.cell.constraints[start..start + len]
-    }
-
     /// Node `n` is online and meets task `t`'s constraints.
     fn can_host(ctx: &StepCtx<'_>, n: NodeIdx, t: TaskIdx) -> bool {
         ctx.cell
@@ -257,16 +266,8 @@ impl Masb {
                 } => {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                    let (key, epoch) = (Self::constraints(ctx, task), ctx.cell.attributes_epoch());
-                    let meets = |n: NodeIdx| ctx.cell.satisfies(n, task);
-                    let nodes = ctx.cell.nodes.len();
-                    let matching = b.memo.positions(epoch, key, nodes, &meets);
-                    let view = CacheView {
-                        entries: &b.cache,
-                        matching,
-                    };
                     let recs = migration_candidates(
-                        view,
+                        b.view_for(ctx, task),
                         source,
                         &demand,
                         now_s,
@@ -303,14 +304,7 @@ impl Masb {
                 }
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                let (key, epoch) = (Self::constraints(ctx, task), ctx.cell.attributes_epoch());
-                let meets = |n: NodeIdx| ctx.cell.satisfies(n, task);
-                let nodes = ctx.cell.nodes.len();
-                let matching = b.memo.positions(epoch, key, nodes, &meets);
-                let view = CacheView {
-                    entries: &b.cache,
-                    matching,
-                };
+                let view = b.view_for(ctx, task);
                 let mut scored =
                     initial_candidates(view, &demand, now_s, &self.config, &mut rng, &matches);
                 scored.truncate(INITIAL_TOP);
