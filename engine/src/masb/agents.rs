@@ -8,6 +8,7 @@
 
 use ingest::rng::Rng;
 
+use super::fit::FitIndex;
 use super::policy::Masb;
 use super::protocol::{Action, CandidateList, Msg};
 use super::score::NodeState;
@@ -36,6 +37,9 @@ pub struct Broker {
     /// This tick's initial allocations, by slot: task, generation, demand, nodes to ask, next.
     /// Answers name their slot, so finding one is O(1); cleared at each tick's first round.
     pub allocations: Vec<(TaskIdx, u32, Demand, Vec<Recommendation>, usize)>,
+    /// Where unconstrained new tasks fit, rebuilt at each tick's first round (a pure cache).
+    #[serde(skip)]
+    pub fit: FitIndex,
     /// Matching cache positions per constraint set, this tick (a cache of pure function
     /// results: not snapshotted, rebuilt on demand).
     #[serde(skip)]
@@ -54,6 +58,7 @@ impl Broker {
             matching: self
                 .memo
                 .positions(epoch, key, ctx.cell.nodes.len(), &meets),
+            fit: key.is_empty().then_some(&self.fit),
         }
     }
 }
@@ -298,6 +303,15 @@ impl Masb {
         }
         if ctx.round == 0 {
             b.allocations.clear();
+            let online = |n: NodeIdx| {
+                ctx.cell
+                    .nodes
+                    .online
+                    .get(n.index())
+                    .copied()
+                    .unwrap_or(false)
+            };
+            b.fit.rebuild(&b.cache, now_s, &self.config, &online);
             for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
                 if !Self::live(ctx, task, generation, TaskState::Pending) {
                     continue;

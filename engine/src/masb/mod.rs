@@ -9,6 +9,7 @@
 
 pub mod agents;
 pub mod cost;
+pub mod fit;
 pub mod policy;
 pub mod protocol;
 pub mod score;

@@ -143,6 +143,8 @@ pub struct CacheView<'a> {
     pub entries: &'a [CacheEntry],
     /// Positions in `entries` of the matching nodes, if known.
     pub matching: Option<&'a [u32]>,
+    /// Where unconstrained tasks fit, when current (initial allocation only).
+    pub fit: Option<&'a super::fit::FitIndex>,
 }
 
 impl<'a> CacheView<'a> {
@@ -151,6 +153,7 @@ impl<'a> CacheView<'a> {
         CacheView {
             entries,
             matching: None,
+            fit: None,
         }
     }
 }
@@ -204,14 +207,28 @@ pub fn initial_candidates(
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<Recommendation> {
-    let entries = scan(
-        cache,
-        now_s,
-        config.initial_candidates,
-        config,
-        rng,
-        matches,
-    );
+    let entries = match cache.fit {
+        Some(fit) => {
+            let n = cache.entries.len();
+            let offset = if n == 0 {
+                0
+            } else {
+                rng.below(n as u64) as usize
+            };
+            let limit = config.initial_candidates as usize;
+            fit.window(offset, limit, task.cpu_req)
+                .map(|p| &cache.entries[p as usize])
+                .collect()
+        }
+        None => scan(
+            cache,
+            now_s,
+            config.initial_candidates,
+            config,
+            rng,
+            matches,
+        ),
+    };
     let scores: Vec<_> = entries
         .iter()
         .map(|e| sias_for_ranking(&e.requested(), task.cpu_req, task.mem_req, config))

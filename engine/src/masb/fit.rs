@@ -1,0 +1,186 @@
+//! A broker's per-tick index of where unconstrained new tasks can fit, so that initial
+//! allocation need not score the 200 scanned nodes of every pending task one by one (SPEC 6,
+//! `select::initial_candidates`).
+//!
+//! The scan of a task visits, from a random cache offset, the first `limit` entries that are
+//! fresh and whose node is online (the window); SIAS is positive only on those whose requested
+//! headroom `max_use * cap - req` takes the task. The index holds the prefix counts of
+//! fresh-and-online entries (to find the window's end by binary search) and, per CPU-headroom
+//! threshold, the positions at or above it; a task looks only at the positions of the highest
+//! threshold below its CPU request that lie in its window. Scores, their order and the random
+//! draws are exactly those of the plain scan (tested against it).
+
+use super::MasbConfig;
+use super::select::CacheEntry;
+use crate::ids::NodeIdx;
+
+/// CPU headroom thresholds of the position lists (normalised CPU).
+const THRESHOLDS: [f64; 10] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6];
+
+/// Slack under a task's request when choosing a list: far above rounding error, so that every
+/// node SIAS could score above 0 is in the list.
+const SLACK: f64 = 1e-9;
+
+/// The index over one broker's cache at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct FitIndex {
+    /// `ok_before[p]`: fresh-and-online entries among positions `0..p` (length n + 1).
+    ok_before: Vec<u32>,
+    /// Per threshold, the fresh-and-online positions with CPU headroom at or above it.
+    lists: Vec<Vec<u32>>,
+}
+
+impl FitIndex {
+    /// Rebuilds the index over `cache` at `now_s`; `online` says whether a node is online.
+    pub fn rebuild(
+        &mut self,
+        cache: &[CacheEntry],
+        now_s: f64,
+        config: &MasbConfig,
+        online: &dyn Fn(NodeIdx) -> bool,
+    ) {
+        let ttl = config.cache_ttl_s as f64;
+        self.ok_before.clear();
+        self.ok_before.push(0);
+        self.lists.resize_with(THRESHOLDS.len(), Vec::new);
+        for l in &mut self.lists {
+            l.clear();
+        }
+        let mut count = 0u32;
+        for (p, e) in cache.iter().enumerate() {
+            if now_s - e.reported_s <= ttl && online(e.node) {
+                count += 1;
+                let room = config.max_use * e.cpu_cap - e.cpu_req;
+                for (k, &t) in THRESHOLDS.iter().enumerate() {
+                    if room < t {
+                        break;
+                    }
+                    self.lists[k].push(p as u32);
+                }
+            }
+            self.ok_before.push(count);
+        }
+    }
+
+    /// The positions that may score above 0 for a task requesting `cpu`, among the first
+    /// `limit` fresh-and-online entries from `offset` (wrapping), in scan order.
+    pub fn window(&self, offset: usize, limit: usize, cpu: f64) -> impl Iterator<Item = u32> + '_ {
+        let n = self.ok_before.len() - 1;
+        let total = self.ok_before[n] as usize;
+        let k = THRESHOLDS
+            .iter()
+            .rposition(|&t| t <= cpu - SLACK)
+            .unwrap_or(0);
+        let list = &self.lists[k];
+        // The window is ok-ranks [first, first + limit) modulo total; in positions: from offset
+        // to just past the entry of rank first + limit - 1.
+        let first = self.ok_before[offset.min(n)] as usize;
+        let (end_pos, wraps) = if limit >= total {
+            (offset, true) // the whole ring
+        } else {
+            let last_rank = first + limit; // exclusive
+            if last_rank <= total {
+                (self.position_of_rank(last_rank), false)
+            } else {
+                (self.position_of_rank(last_rank - total), true)
+            }
+        };
+        let start = list.partition_point(|&p| (p as usize) < offset);
+        let (head, tail): (&[u32], &[u32]) = if wraps {
+            let stop = list.partition_point(|&p| (p as usize) < end_pos);
+            (&list[start..], &list[..stop.min(start)])
+        } else {
+            let stop = list.partition_point(|&p| (p as usize) < end_pos);
+            (&list[start..stop.max(start)], &[])
+        };
+        head.iter().chain(tail).copied()
+    }
+
+    /// The position just past the entry of ok-rank `rank - 1` (the `rank`-th ok entry).
+    fn position_of_rank(&self, rank: usize) -> usize {
+        // Smallest p with ok_before[p] >= rank.
+        self.ok_before.partition_point(|&c| (c as usize) < rank)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ingest::rng::Rng;
+
+    use super::*;
+    use crate::masb::select::{CacheView, Demand, initial_candidates};
+
+    /// The indexed window gives exactly the plain scan's candidates (scores, order) and leaves
+    /// the random stream where the scan leaves it, over random caches (stale entries, offline
+    /// nodes, tight and roomy nodes, small and large limits) and task sizes around every
+    /// threshold.
+    #[test]
+    fn the_index_agrees_with_the_plain_scan() {
+        let mut r = Rng::new(7, 0);
+        let (mut found, mut none) = (0, 0);
+        for case in 0..300 {
+            let n = 1 + r.below(120) as usize;
+            let cache: Vec<CacheEntry> = (0..n)
+                .map(|i| {
+                    let cpu_cap = [0.25, 0.5, 1.0][r.below(3) as usize];
+                    let mem_cap = [0.25, 0.5, 1.0][r.below(3) as usize];
+                    CacheEntry {
+                        node: NodeIdx(i as u32),
+                        cpu_cap,
+                        mem_cap,
+                        cpu_req: cpu_cap * r.below(1_000) as f64 / 1_000.0,
+                        mem_req: mem_cap * r.below(1_000) as f64 / 1_000.0,
+                        cpu_used: 0.0,
+                        mem_used: 0.0,
+                        reported_s: if r.below(10) == 0 { -1e9 } else { 100.0 },
+                    }
+                })
+                .collect();
+            let offline: Vec<bool> = (0..n).map(|_| r.below(8) == 0).collect();
+            let online = |x: NodeIdx| !offline[x.index()];
+            let config = MasbConfig {
+                initial_candidates: [1, 5, 40, 200][case % 4],
+                ..MasbConfig::default()
+            };
+            let mut fit = FitIndex::default();
+            fit.rebuild(&cache, 120.0, &config, &online);
+            for _ in 0..20 {
+                let cpu = [0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45][r.below(8) as usize]
+                    * (0.9 + 0.2 * r.below(100) as f64 / 100.0);
+                let task = Demand {
+                    cpu_req: cpu,
+                    mem_req: 0.02 * r.below(10) as f64,
+                    cpu_use: 0.0,
+                    mem_use: 0.0,
+                };
+                let seed = r.below(1 << 40);
+                let (mut a, mut b) = (Rng::new(seed, 1), Rng::new(seed, 1));
+                let plain = initial_candidates(
+                    CacheView::all(&cache),
+                    &task,
+                    120.0,
+                    &config,
+                    &mut a,
+                    &online,
+                );
+                let view = CacheView {
+                    fit: Some(&fit),
+                    ..CacheView::all(&cache)
+                };
+                let indexed = initial_candidates(view, &task, 120.0, &config, &mut b, &online);
+                assert_eq!(plain, indexed, "case {case}, task {task:?}");
+                if plain.is_empty() {
+                    none += 1;
+                } else {
+                    found += 1;
+                }
+                assert_eq!(
+                    a.below(1 << 50),
+                    b.below(1 << 50),
+                    "same random stream after"
+                );
+            }
+        }
+        assert!(found > 1_000 && none > 500, "both outcomes: {found} / {none}");
+    }
+}
