@@ -181,6 +181,9 @@ mod tests {
                 );
             }
         }
-        assert!(found > 1_000 && none > 500, "both outcomes: {found} / {none}");
+        assert!(
+            found > 1_000 && none > 500,
+            "both outcomes: {found} / {none}"
+        );
     }
 }
