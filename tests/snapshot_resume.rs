@@ -179,6 +179,28 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no usable snapshot"), "{stderr}");
     assert!(stderr.contains("another configuration"), "{stderr}");
+    // Another trace (here: the same files with a different ingest summary): refused the same way.
+    let other = dir.path().join("other-trace");
+    let copied = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &trace().display().to_string(),
+            &other.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let summary = other.join("ingest-summary.json");
+    let mut json = std::fs::read_to_string(&summary).unwrap();
+    json.push('\n');
+    std::fs::write(&summary, json).unwrap();
+    let mut args = args_with("masb", &run, &["--resume"]);
+    let t = args.iter().position(|a| a == "--trace").unwrap();
+    args[t + 1] = other.display().to_string();
+    let out = cellsim(&strs(&args));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another trace"), "{stderr}");
     // A fresh `run` into the unfinished run directory is refused too.
     let out = cellsim(&strs(&run_args("masb", &run)));
     assert!(text(&out.stderr).contains("holds snapshots of an unfinished run"));
