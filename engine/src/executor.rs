@@ -1,10 +1,11 @@
 //! The round executor: a parallel sweep over agents, messages grouped by destination for the next
 //! round.
 //!
-//! Agents are stepped in fixed chunks of [`Granularity::agents_per_chunk`] (rayon work stealing
-//! balances them: most agents are idle, a few run expensive searches). Each chunk writes to its
-//! own buffers; the buffers are concatenated in chunk order, so the result is the same for any
-//! thread count. Grouping is a stable counting sort by destination, so an inbox lists messages in
+//! Agents are stepped in work items: the policy's heavy agents ([`Policy::heavy_agents`], e.g.
+//! MASB's brokers) one each, the rest in fixed chunks of [`Granularity::agents_per_chunk`] (rayon
+//! work stealing balances them: most agents are idle, a few run expensive searches). Each item
+//! writes to its own buffers; the buffers are read in agent order, so the result is the same for
+//! any thread count and any chunking. Grouping is a stable counting sort by destination, so an inbox lists messages in
 //! sender order.
 
 use rayon::prelude::*;
@@ -183,8 +184,24 @@ pub fn run_round<P: Policy>(
     counts: &mut MessageCounts,
     counters: &mut PolicyCounters,
 ) {
+    // The policy's heavy agents (e.g. MASB's brokers) one per work item, so they spread over
+    // threads; the rest in fixed chunks. Chunking never changes the result (module doc).
     let chunk = granularity.agents_per_chunk.max(1);
-    let chunks = agents.len().div_ceil(chunk);
+    let heavy = policy.heavy_agents().min(agents.len());
+    let mut slices: Vec<(usize, &mut [P::Agent])> = Vec::new();
+    let (mut first, mut rest) = agents.split_at_mut(heavy);
+    let mut start = 0;
+    while let Some((one, others)) = first.split_first_mut() {
+        slices.push((start, std::slice::from_mut(one)));
+        (first, start) = (others, start + 1);
+    }
+    while !rest.is_empty() {
+        let len = chunk.min(rest.len());
+        let (head, tail) = rest.split_at_mut(len);
+        slices.push((start, head));
+        (rest, start) = (tail, start + len);
+    }
+    let chunks = slices.len();
     scratch
         .chunks
         .resize_with(chunks, || (Vec::new(), Vec::new()));
@@ -198,15 +215,14 @@ pub fn run_round<P: Policy>(
         };
         let shared: &P = policy;
         let inbox: &Mailbox<P::Msg> = mailbox;
-        agents
-            .par_chunks_mut(chunk)
+        slices
+            .into_par_iter()
             .zip(scratch.chunks.par_iter_mut())
-            .enumerate()
-            .for_each(|(c, (states, (messages, actions)))| {
+            .for_each(|((base, states), (messages, actions))| {
                 messages.clear();
                 actions.clear();
                 for (k, state) in states.iter_mut().enumerate() {
-                    let me = AgentIdx((c * chunk + k) as u32);
+                    let me = AgentIdx((base + k) as u32);
                     let mut out = Outbox {
                         from: me,
                         messages,

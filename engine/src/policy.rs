@@ -192,6 +192,12 @@ pub trait Policy: Sync {
         false
     }
 
+    /// How many leading agents do heavy work each round (MASB's brokers): the executor steps
+    /// each of them as its own work item so they run on different threads.
+    fn heavy_agents(&self) -> usize {
+        0
+    }
+
     /// Names of the message types, counted per tick as `msg_<name>` columns.
     fn message_kinds(&self) -> &'static [&'static str];
 

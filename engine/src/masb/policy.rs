@@ -155,6 +155,10 @@ impl Policy for Masb {
         "masb"
     }
 
+    fn heavy_agents(&self) -> usize {
+        self.brokers as usize
+    }
+
     fn message_kinds(&self) -> &'static [&'static str] {
         &MESSAGE_KINDS
     }
