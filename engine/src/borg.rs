@@ -49,7 +49,7 @@ impl Policy for BorgReplay {
             {
                 continue;
             }
-            if !p.node.is_some() || !cell.nodes.online[p.node.index()] {
+            if !cell.nodes.is_online(p.node) {
                 counters.placements_skipped += 1;
                 continue;
             }

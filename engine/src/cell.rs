@@ -72,6 +72,11 @@ impl Nodes {
         self.machine_id.is_empty()
     }
 
+    /// Whether node `n` exists and is online.
+    pub fn is_online(&self, n: NodeIdx) -> bool {
+        self.online.get(n.index()).copied().unwrap_or(false)
+    }
+
     /// What classification needs of node `i`.
     pub fn load(&self, i: usize) -> crate::classify::NodeLoad {
         crate::classify::NodeLoad {

@@ -187,13 +187,7 @@ impl Masb {
 
     /// Node `n` is online and meets task `t`'s constraints.
     fn can_host(ctx: &StepCtx<'_>, n: NodeIdx, t: TaskIdx) -> bool {
-        ctx.cell
-            .nodes
-            .online
-            .get(n.index())
-            .copied()
-            .unwrap_or(false)
-            && ctx.cell.satisfies(n, t)
+        ctx.cell.nodes.is_online(n) && ctx.cell.satisfies(n, t)
     }
 
     /// A broker's round.
@@ -303,14 +297,7 @@ impl Masb {
         }
         if ctx.round == 0 {
             b.allocations.clear();
-            let online = |n: NodeIdx| {
-                ctx.cell
-                    .nodes
-                    .online
-                    .get(n.index())
-                    .copied()
-                    .unwrap_or(false)
-            };
+            let online = |n: NodeIdx| ctx.cell.nodes.is_online(n);
             b.fit.rebuild(&b.cache, now_s, &self.config, &online);
             for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
                 if !Self::live(ctx, task, generation, TaskState::Pending) {
