@@ -162,20 +162,6 @@ pub fn assert_same_outputs(run: &Path, reference: &Path) {
     let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
     assert_eq!(names(&a), names(&b), "the same files");
     for ((name, x), (_, y)) in a.iter().zip(&b) {
-        if x != y && std::env::var_os("CELLSIM_KEEP_DIFF").is_some() {
-            let keep = Path::new("/tmp/celldiff");
-            let _ = std::fs::create_dir_all(keep);
-            let _ = Command::new("cp")
-                .arg("-r")
-                .arg(run)
-                .arg(keep.join("run"))
-                .status();
-            let _ = Command::new("cp")
-                .arg("-r")
-                .arg(reference)
-                .arg(keep.join("ref"))
-                .status();
-        }
         assert!(x == y, "{name} differs from the uninterrupted run's");
     }
     assert!(b.len() > 6, "a run with parts to compare: {}", b.len());
