@@ -146,7 +146,7 @@ pub struct Tasks {
     pub start_us: Vec<i64>,
     /// End of the tick in which the trace SCHEDULEd the current run, [`NOT_SCHEDULED`] until
     /// then; a policy that replays the workload shifts the run's later events by
-    /// `start_us - trace_sched_us` (`replay.rs`).
+    /// `start_us - trace_sched_us` (`replay/deferred.rs`).
     pub trace_sched_us: Vec<i64>,
     /// Incremented each time the slot is given to a new task, so stale references can be told apart.
     pub generation: Vec<u32>,

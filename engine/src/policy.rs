@@ -187,7 +187,7 @@ pub trait Policy: Sync {
 
     /// True for a policy that follows the trace's recorded placements (borg-replay); every
     /// other policy replays the workload, its runs shifted to when it starts them (SPEC 5.5,
-    /// `replay.rs`).
+    /// `replay/deferred.rs`).
     fn replays_placements(&self) -> bool {
         false
     }

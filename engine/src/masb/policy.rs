@@ -7,7 +7,7 @@
 //! `end_tick` completes migrations whose transfer time (cost / bandwidth) has passed.
 //!
 //! Workload: MASB replays the trace's tasks, not Google's placements: each runs its recorded run
-//! time from when MASB starts it (the replay's workload mode, `replay.rs`).
+//! time from when MASB starts it (the replay's workload mode, `replay/deferred.rs`).
 
 use ingest::rng::Rng;
 

@@ -1,0 +1,174 @@
+//! Workload mode of the replay (every policy but borg-replay, SPEC 5.5): a task runs for its recorded run
+//! time (trace SCHEDULE to terminal event) with its recorded usage series, counted from when the
+//! policy starts it. Times are kept at tick granularity: a run the policy starts `d` ticks after
+//! the tick of the trace's SCHEDULE has its later usage rows and its terminal event applied `d`
+//! ticks late (a queue of deferred events, ordered by due time then arrival); a terminal event
+//! for a task still pending in the policy but run by the trace makes it finish its recorded run
+//! time after the policy starts it. Not modelled: a policy that starts a task *earlier* than the
+//! trace did cannot see the future, so the run ends at the recorded terminal event (it runs
+//! longer); usage rows that arrive while the task is still pending in the policy set the usage it
+//! starts with.
+
+use std::cmp::Reverse;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Replay, TickEvents};
+use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
+use crate::ids::TaskIdx;
+
+/// A trace event held back in workload mode until the shifted run reaches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Deferred {
+    /// When it applies, microseconds.
+    pub due_us: i64,
+    /// Arrival order (ties in `due_us` apply in arrival order).
+    pub seq: u64,
+    /// The task.
+    pub task: TaskIdx,
+    /// Its slot generation when deferred.
+    pub generation: u32,
+    /// What happens.
+    pub kind: DeferredKind,
+}
+
+/// The event a [`Deferred`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum DeferredKind {
+    /// The run ends.
+    End,
+    /// A usage sample: CPU and memory units, valid until `until_us` (shifted).
+    Usage {
+        /// CPU units.
+        cpu: u32,
+        /// Memory units.
+        mem: u32,
+        /// End of the sample, microseconds.
+        until_us: i64,
+    },
+}
+
+/// A task that ended in the trace while still pending in the policy: it finishes `run_us` after
+/// the policy starts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AwaitingStart {
+    /// The task.
+    pub task: TaskIdx,
+    /// Its slot generation.
+    pub generation: u32,
+    /// Recorded run time, microseconds.
+    pub run_us: i64,
+}
+
+impl Replay {
+    /// Switches to workload mode (module doc): for every policy that does not follow the trace's
+    /// placements.
+    pub fn set_workload_mode(&mut self, on: bool) {
+        self.workload_mode = on;
+    }
+
+    /// How far the policy's start of `t` lags the trace's (0 in borg-replay mode, for tasks the
+    /// trace has not scheduled, and for tasks the policy started earlier).
+    pub(super) fn start_delay_us(&self, cell: &Cell, t: TaskIdx) -> i64 {
+        let i = t.index();
+        if !self.workload_mode
+            || cell.tasks.state[i] != TaskState::Running
+            || cell.tasks.trace_sched_us[i] == NOT_SCHEDULED
+        {
+            return 0;
+        }
+        (cell.tasks.start_us[i] - cell.tasks.trace_sched_us[i]).max(0)
+    }
+
+    pub(super) fn defer(&mut self, due_us: i64, cell: &Cell, task: TaskIdx, kind: DeferredKind) {
+        self.deferred_seq += 1;
+        self.deferred.push(Reverse(Deferred {
+            due_us,
+            seq: self.deferred_seq,
+            task,
+            generation: cell.tasks.generation[task.index()],
+            kind,
+        }));
+    }
+
+    /// Applies the deferred events due before `end_us` and schedules the ends of awaited runs
+    /// the policy has started since.
+    pub(super) fn apply_deferred(&mut self, cell: &mut Cell, end_us: i64, ev: &mut TickEvents) {
+        let mut still_waiting = Vec::new();
+        for w in std::mem::take(&mut self.awaiting_start) {
+            let i = w.task.index();
+            if cell.tasks.generation[i] != w.generation || cell.tasks.state[i] == TaskState::Free {
+                continue;
+            }
+            if cell.tasks.state[i] == TaskState::Running {
+                let due = cell.tasks.start_us[i] + w.run_us;
+                self.defer(due, cell, w.task, DeferredKind::End);
+            } else {
+                still_waiting.push(w);
+            }
+        }
+        self.awaiting_start = still_waiting;
+        while let Some(Reverse(d)) = self.deferred.peek().copied() {
+            if d.due_us >= end_us {
+                break;
+            }
+            self.deferred.pop();
+            let i = d.task.index();
+            if cell.tasks.generation[i] != d.generation || cell.tasks.state[i] == TaskState::Free {
+                continue;
+            }
+            match d.kind {
+                DeferredKind::End => {
+                    cell.end(d.task);
+                    ev.ended += 1;
+                }
+                DeferredKind::Usage { cpu, mem, until_us } => {
+                    cell.set_usage(d.task, cpu, mem, until_us)
+                }
+            }
+        }
+    }
+
+    /// Events held back for shifted runs, and runs waiting for the policy to start them.
+    pub fn deferred_len(&self) -> (usize, usize) {
+        (self.deferred.len(), self.awaiting_start.len())
+    }
+
+    /// The trace ends `t`'s run at `now_us`: at once in borg-replay mode, shifted in workload mode.
+    pub(super) fn end_run(
+        &mut self,
+        cell: &mut Cell,
+        t: TaskIdx,
+        now_us: i64,
+        ev: &mut TickEvents,
+    ) {
+        let i = t.index();
+        let sched = cell.tasks.trace_sched_us[i];
+        // A run that starts and ends within one tick is never seen running at a tick boundary,
+        // in the trace as under the policy.
+        if self.workload_mode && sched != NOT_SCHEDULED && sched != self.window_end_us {
+            match cell.tasks.state[i] {
+                TaskState::Pending => {
+                    // Measured from the end of the SCHEDULE's tick, as the policy's start is.
+                    let run_us = now_us - sched;
+                    self.awaiting_start.push(AwaitingStart {
+                        task: t,
+                        generation: cell.tasks.generation[i],
+                        run_us,
+                    });
+                    return;
+                }
+                TaskState::Running if self.start_delay_us(cell, t) > 0 => {
+                    let due = now_us + self.start_delay_us(cell, t);
+                    if due >= self.window_end_us {
+                        self.defer(due, cell, t, DeferredKind::End);
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+        cell.end(t);
+        ev.ended += 1;
+    }
+}
