@@ -7,7 +7,7 @@
 //! events, the policy's state (agents, in-flight messages, caches, queues), the metric
 //! accumulator and the outputs' open rows (`output::OutputState`). Randomness is counter-based
 //! per (agent, tick, round), so there is no RNG state to keep. The file format is in
-//! [`format`]; the cell and replay sections in [`state`].
+//! [`format`](mod@format); the cell and replay sections in [`state`].
 
 pub mod format;
 pub mod state;
