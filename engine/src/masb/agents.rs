@@ -49,7 +49,7 @@ pub struct Broker {
 impl Broker {
     /// The cache as the selections for task `t` read it, with the nodes meeting its constraints
     /// from the memo.
-    fn view_for(&mut self, ctx: &StepCtx<'_>, t: TaskIdx) -> CacheView<'_> {
+    fn view_for<'s>(&'s mut self, ctx: &StepCtx<'s>, t: TaskIdx) -> CacheView<'s> {
         let key = ctx.cell.constraints_of(t);
         let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
         let epoch = ctx.cell.attributes_epoch();
@@ -57,7 +57,8 @@ impl Broker {
             entries: &self.cache,
             matching: self
                 .memo
-                .positions(epoch, key, ctx.cell.nodes.len(), &meets),
+                .positions(epoch, key, ctx.cell.nodes.len(), &meets)
+                .map(|p| (p, &ctx.cell.nodes.online[..])),
             fit: key.is_empty().then_some(&self.fit),
         }
     }

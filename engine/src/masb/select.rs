@@ -141,8 +141,9 @@ impl MatchMemo {
 pub struct CacheView<'a> {
     /// The cache, by node index.
     pub entries: &'a [CacheEntry],
-    /// Positions in `entries` of the matching nodes, if known.
-    pub matching: Option<&'a [u32]>,
+    /// Positions in `entries` of the nodes meeting the task's constraints, if known, with which
+    /// nodes are online: a scan over them need not test the constraints again.
+    pub matching: Option<(&'a [u32], &'a [bool])>,
     /// Where unconstrained tasks fit, when current (initial allocation only).
     pub fit: Option<&'a super::fit::FitIndex>,
 }
@@ -158,14 +159,15 @@ impl<'a> CacheView<'a> {
     }
 }
 
-/// Entries fresh at `now_s`, matching `matches`, at most `limit` of them, in cache order from a
-/// random offset. With the view's matching positions only those are visited; the entries and
-/// the random draw are the same as without.
+/// Entries fresh at `now_s`, matching `matches` (online, meeting the constraints, not
+/// `exclude`), at most `limit` of them, in cache order from a random offset. With the view's
+/// matching positions only those are visited, tested for being online and not `exclude`; the
+/// entries and the random draw are the same as without.
 fn scan<'a>(
     view: CacheView<'a>,
     now_s: f64,
     limit: u32,
-    config: &MasbConfig,
+    (config, exclude): (&MasbConfig, NodeIdx),
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<&'a CacheEntry> {
@@ -177,14 +179,15 @@ fn scan<'a>(
         rng.below(n as u64) as usize
     };
     let ttl = config.cache_ttl_s as f64;
-    let ok = |e: &&CacheEntry| now_s - e.reported_s <= ttl && matches(e.node);
+    let fresh = |e: &CacheEntry| now_s - e.reported_s <= ttl && e.node != exclude;
     match view.matching {
         None => (0..n)
             .map(|k| &cache[(offset + k) % n])
-            .filter(ok)
+            .filter(|e| fresh(e) && matches(e.node))
             .take(limit as usize)
             .collect(),
-        Some(p) => {
+        Some((p, online)) => {
+            let ok = |e: &&CacheEntry| fresh(e) && online.get(e.node.index()) == Some(&true);
             let p = &p[..p.partition_point(|&x| (x as usize) < n)];
             let start = p.partition_point(|&x| (x as usize) < offset);
             p[start..]
@@ -224,7 +227,7 @@ pub fn initial_candidates(
             cache,
             now_s,
             config.initial_candidates,
-            config,
+            (config, NodeIdx::NONE),
             rng,
             matches,
         ),
@@ -277,8 +280,14 @@ pub fn migration_candidates(
     let wanted = config.migration_candidates as usize;
     let mut pool = Vec::new();
     let mut forced = Vec::new();
-    let others = |n: NodeIdx| n != source && matches(n);
-    let entries = scan(cache, now_s, config.migration_scan, config, rng, &others);
+    let entries = scan(
+        cache,
+        now_s,
+        config.migration_scan,
+        (config, source),
+        rng,
+        matches,
+    );
     let scores: Vec<_> = entries
         .iter()
         .map(|e| sras_for_ranking(&e.used(), task.cpu_use, task.mem_use, config))
