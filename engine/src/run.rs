@@ -1,7 +1,7 @@
 //! The simulation loop: for each tick, apply the trace, run the policy's hooks and rounds, measure,
 //! and write outputs; then the summary. See `policy.rs` for the tick structure.
 //!
-//! Between ticks the loop snapshots the whole simulation when a trigger fires (`snapshot.rs`):
+//! Between ticks the loop snapshots the whole simulation when a trigger fires (`snapshot/`):
 //! every N simulated minutes, every W wall minutes, or when [`RunProgress::stop`] is set (by the
 //! binary's signal handler), after which the run returns [`RunOutcome::Snapshotted`]. A run
 //! started from a snapshot continues exactly where the snapshot was taken: its outputs are

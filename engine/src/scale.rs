@@ -9,7 +9,8 @@
 //!   duplicate, at 98 % about 2 % are dropped. Duplicate d >= 1 of task (j, i) is task
 //!   (`hash_keys(WORKLOAD_SALT, [j, d])`, i): the duplicates of one job form one job.
 //! - **compact P %**: a machine (copy) is kept when its hash falls in the first P %; the events of
-//!   the others are skipped, and SCHEDULE events naming them count as unknown machines.
+//!   the others are skipped, and SCHEDULE events naming them count as placements on unknown
+//!   machines (`ReplayStats::unknown_machine_placements`; borg-replay leaves those tasks pending).
 //!
 //! "Hash falls in the first P %" means `hash_keys(salt, keys) % 1_000_000 < P * 10_000`. The
 //! identity scaling (1, 100 %, 100 %) maps every ID to itself at no cost.
