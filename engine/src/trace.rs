@@ -1,6 +1,8 @@
 //! Streaming an ingested trace window by window: one cursor per table, each holding one Arrow
-//! batch, handing out the rows whose time key is before a tick's end. Memory: one batch per table
-//! (64k rows), independent of the trace length.
+//! batch, handing out the rows whose time key is before a tick's end. Each cursor decodes its
+//! table on a thread of its own, [`PREFETCH`] batches ahead, so Parquet decoding overlaps the
+//! sequential trace apply; batches arrive in file order, so nothing depends on timing. Memory: a
+//! few batches per table (64k rows each), independent of the trace length.
 
 use std::path::Path;
 
@@ -12,11 +14,28 @@ use ingest::{Dataset, Table};
 
 use crate::error::Result;
 
+/// Batches decoded ahead of the one being consumed.
+pub const PREFETCH: usize = 2;
+
 /// Rows of one table in time order, consumed up to a time bound.
 pub struct Cursor {
-    batches: Option<Batches>,
+    batches: Option<std::sync::mpsc::Receiver<ingest::Result<RecordBatch>>>,
     batch: Option<RecordBatch>,
     row: usize,
+}
+
+/// Decodes `batches` on a new thread, handing them over in order through a bounded channel; the
+/// thread ends at the end of the table, or when the cursor is dropped.
+fn prefetch(batches: Batches) -> std::sync::mpsc::Receiver<ingest::Result<RecordBatch>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(PREFETCH);
+    std::thread::spawn(move || {
+        for batch in batches {
+            if tx.send(batch).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 impl Cursor {
@@ -29,7 +48,7 @@ impl Cursor {
     /// Like [`Cursor::open`], positioned after the first `consumed` rows (resuming a replay).
     pub fn open_at(dir: &Path, table: Table, columns: &[&str], consumed: u64) -> Result<Cursor> {
         let batches = match Dataset::open(dir, table)? {
-            Some(ds) => Some(ds.batches_from(columns, consumed)?),
+            Some(ds) => Some(prefetch(ds.batches_from(columns, consumed)?)),
             None => None,
         };
         Ok(Cursor {
@@ -61,7 +80,7 @@ impl Cursor {
     ) -> Result<()> {
         loop {
             if self.batch.as_ref().is_none_or(|b| self.row >= b.num_rows()) {
-                match self.batches.as_mut().and_then(Iterator::next) {
+                match self.batches.as_ref().and_then(|rx| rx.recv().ok()) {
                     Some(batch) => {
                         self.batch = Some(batch?);
                         self.row = 0;
