@@ -121,11 +121,13 @@ pub struct MasbAgent {
     pub samples: Vec<String>,
 }
 
-/// Whether a decision identified by `keys` is sampled, one in `every`, deterministically.
+/// Whether a decision identified by `keys` (at most three) is sampled, one in `every`,
+/// deterministically (no allocation: asked for every pending task every tick).
 fn sampled(ctx: &StepCtx<'_>, every: u64, keys: &[u64]) -> bool {
-    let mut all = vec![ctx.tick.0 as u64, ctx.round as u64];
-    all.extend_from_slice(keys);
-    ingest::rng::hash_keys(ctx.seed ^ 0x5a3b1e, &all).is_multiple_of(every)
+    let mut all = [ctx.tick.0 as u64, ctx.round as u64, 0, 0, 0];
+    let n = 2 + keys.len().min(3);
+    all[2..n].copy_from_slice(&keys[..n - 2]);
+    ingest::rng::hash_keys(ctx.seed ^ 0x5a3b1e, &all[..n]).is_multiple_of(every)
 }
 
 fn task_json(ctx: &StepCtx<'_>, t: TaskIdx, d: &Demand) -> serde_json::Value {
