@@ -311,11 +311,6 @@ impl Cell {
         &self.constraints[start..start + len]
     }
 
-    /// Node attributes: (node, interned name) -> (interned value, integer reading), in order.
-    pub fn attributes(&self) -> &BTreeMap<(NodeIdx, u32), (u32, Option<i64>)> {
-        &self.attributes
-    }
-
     /// Sets attribute `name` of node `n`.
     pub fn set_attribute(&mut self, n: NodeIdx, name: u32, value: (u32, Option<i64>)) {
         self.attributes.insert((n, name), value);

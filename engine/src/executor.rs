@@ -188,20 +188,15 @@ pub fn run_round<P: Policy>(
     // threads; the rest in fixed chunks. Chunking never changes the result (module doc).
     let chunk = granularity.agents_per_chunk.max(1);
     let heavy = policy.heavy_agents().min(agents.len());
-    let mut slices: Vec<(usize, &mut [P::Agent])> = Vec::new();
-    let (mut first, mut rest) = agents.split_at_mut(heavy);
-    let mut start = 0;
-    while let Some((one, others)) = first.split_first_mut() {
-        slices.push((start, std::slice::from_mut(one)));
-        (first, start) = (others, start + 1);
-    }
-    while !rest.is_empty() {
-        let len = chunk.min(rest.len());
-        let (head, tail) = rest.split_at_mut(len);
-        slices.push((start, head));
-        (rest, start) = (tail, start + len);
-    }
-    let chunks = slices.len();
+    let chunks = heavy + (agents.len() - heavy).div_ceil(chunk);
+    // Work item c starts at agent c (heavy) or heavy + (c - heavy) * chunk.
+    let base = |c: usize| {
+        if c < heavy {
+            c
+        } else {
+            heavy + (c - heavy) * chunk
+        }
+    };
     scratch
         .chunks
         .resize_with(chunks, || (Vec::new(), Vec::new()));
@@ -215,14 +210,17 @@ pub fn run_round<P: Policy>(
         };
         let shared: &P = policy;
         let inbox: &Mailbox<P::Msg> = mailbox;
-        slices
-            .into_par_iter()
+        let (first, rest) = agents.split_at_mut(heavy);
+        first
+            .par_chunks_mut(1)
+            .chain(rest.par_chunks_mut(chunk))
             .zip(scratch.chunks.par_iter_mut())
-            .for_each(|((base, states), (messages, actions))| {
+            .enumerate()
+            .for_each(|(c, (states, (messages, actions)))| {
                 messages.clear();
                 actions.clear();
                 for (k, state) in states.iter_mut().enumerate() {
-                    let me = AgentIdx((base + k) as u32);
+                    let me = AgentIdx((base(c) + k) as u32);
                     let mut out = Outbox {
                         from: me,
                         messages,

@@ -338,21 +338,12 @@ pub struct RunOutputs {
 impl RunOutputs {
     /// Starts the outputs of a run in `dir` with parts of `part_ticks` ticks.
     pub fn create(dir: &Path, message_kinds: &[&str], part_ticks: u32) -> Result<RunOutputs> {
-        Self::open(dir, message_kinds, part_ticks, OutputState::default())
+        Self::resume(dir, message_kinds, part_ticks, OutputState::default())
     }
 
     /// Continues the outputs of a run from a snapshot's `state`: parts written after it and the
     /// samples written after it are discarded.
     pub fn resume(
-        dir: &Path,
-        message_kinds: &[&str],
-        part_ticks: u32,
-        state: OutputState,
-    ) -> Result<RunOutputs> {
-        Self::open(dir, message_kinds, part_ticks, state)
-    }
-
-    fn open(
         dir: &Path,
         message_kinds: &[&str],
         part_ticks: u32,

@@ -149,6 +149,13 @@ impl<'a, P: Policy> Simulation<'a, P> {
         Ok((total, header))
     }
 
+    /// The replay as this run's policy and scaling need it.
+    fn configure(mut replay: Replay, policy: &P, config: &RunConfig) -> Replay {
+        replay.set_workload_mode(!policy.replays_placements());
+        replay.set_scale(config.scale);
+        replay
+    }
+
     fn start(
         config: &'a RunConfig,
         trace_dir: &'a Path,
@@ -172,9 +179,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let text = toml::to_string(&saved).expect("a config serialises");
         let path = out_dir.join(CONFIG_FILE);
         std::fs::write(&path, text).map_err(EngineError::io(&path))?;
-        let mut replay = Replay::open(trace_dir)?;
-        replay.set_workload_mode(!policy.replays_placements());
-        replay.set_scale(config.scale);
+        let replay = Self::configure(Replay::open(trace_dir)?, &policy, config);
         let kinds = policy.message_kinds();
         Ok(Simulation {
             outputs: RunOutputs::create(out_dir, kinds, config.part_ticks)?,
@@ -218,9 +223,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
             .into());
         }
         let cell = state::load_cell(&mut snap.section("cell")?)?;
-        let mut replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
-        replay.set_workload_mode(!policy.replays_placements());
-        replay.set_scale(config.scale);
+        let replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
+        let replay = Self::configure(replay, &policy, config);
         let mut r = snap.section("policy")?;
         policy.load_state(&mut r)?;
         let agents: Vec<P::Agent> = r.serde()?;

@@ -129,11 +129,6 @@ impl Replay {
         }
     }
 
-    /// Events held back for shifted runs, and runs waiting for the policy to start them.
-    pub fn deferred_len(&self) -> (usize, usize) {
-        (self.deferred.len(), self.awaiting_start.len())
-    }
-
     /// The trace ends `t`'s run at `now_us`: at once in borg-replay mode, shifted in workload mode.
     pub(super) fn end_run(
         &mut self,

@@ -303,17 +303,17 @@ impl Replay {
             end_us,
             |s, b, r| {
                 let name = s.intern(dict_str(b, 2, r));
-                let deleted = b.column(5).as_boolean().value(r);
-                let value = s.intern(dict_str(b, 3, r));
+                // None: the row deletes the attribute.
+                let value = (!b.column(5).as_boolean().value(r))
+                    .then(|| (s.intern(dict_str(b, 3, r)), opt_i64(b, 4, r)));
                 for k in 0..scale.multiply {
                     let Some(m) = scale.machine(u64_at(b, 1, r), k) else {
                         continue;
                     };
                     let node = s.node(m, cell);
-                    if deleted {
-                        cell.remove_attribute(node, name);
-                    } else {
-                        cell.set_attribute(node, name, (value, opt_i64(b, 4, r)));
+                    match value {
+                        Some(v) => cell.set_attribute(node, name, v),
+                        None => cell.remove_attribute(node, name),
                     }
                 }
             },
