@@ -323,13 +323,10 @@ impl Replay {
             |s| &mut s.task_events,
             end_us,
             |s, b, r| {
-                let mut instances = std::mem::take(&mut s.instances);
-                scale.tasks(u64_at(b, 1, r), u32_at(b, 2, r), &mut instances);
-                for &(job, k) in &instances {
+                s.each_instance(u64_at(b, 1, r), u32_at(b, 2, r), |s, job, k| {
                     let machine = opt_u64(b, 3, r).map(|m| scale.machine(m, k));
                     s.task_event(cell, b, r, job, machine, &mut ev);
-                }
-                s.instances = instances;
+                });
             },
         )?;
         let mut set = ConstraintSet::default();
@@ -359,12 +356,9 @@ impl Replay {
             |s| &mut s.usage,
             end_us,
             |s, b, r| {
-                let mut instances = std::mem::take(&mut s.instances);
-                scale.tasks(u64_at(b, 2, r), u32_at(b, 3, r), &mut instances);
-                for &(job, _) in &instances {
+                s.each_instance(u64_at(b, 2, r), u32_at(b, 3, r), |s, job, _| {
                     s.usage_row(cell, b, r, job);
-                }
-                s.instances = instances;
+                });
             },
         )?;
         Ok(ev)
@@ -375,19 +369,27 @@ impl Replay {
         let Some((job, index, _)) = set.stamp.take() else {
             return;
         };
-        let mut instances = std::mem::take(&mut self.instances);
-        self.scale.tasks(job, index, &mut instances);
-        for &(job, _) in &instances {
-            let Some(&t) = self.task_of.get(&(job, index)) else {
-                self.stats.events_for_unknown_tasks += set.rows.len() as u64;
-                continue;
+        self.each_instance(job, index, |s, job, _| {
+            let Some(&t) = s.task_of.get(&(job, index)) else {
+                s.stats.events_for_unknown_tasks += set.rows.len() as u64;
+                return;
             };
             cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
             cell.tasks.constraint_len[t.index()] = set.rows.len() as u16;
             cell.constraints.extend_from_slice(&set.rows);
+        });
+        set.rows.clear();
+    }
+
+    /// Calls `f(self, job ID, machine copy)` for every instance of task (`job`, `index`) under
+    /// the scaling (`scale.rs`); the instance list is a reused scratch buffer.
+    fn each_instance(&mut self, job: u64, index: u32, mut f: impl FnMut(&mut Replay, u64, u32)) {
+        let mut instances = std::mem::take(&mut self.instances);
+        self.scale.tasks(job, index, &mut instances);
+        for &(job, k) in &instances {
+            f(self, job, k);
         }
         self.instances = instances;
-        set.rows.clear();
     }
 
     /// Applies (or, for a run the policy started late, defers) a usage row to task `job`.
