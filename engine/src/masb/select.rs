@@ -258,10 +258,12 @@ pub fn weighted_order(
     rng: &mut Rng,
 ) -> Vec<Recommendation> {
     let mut left: Vec<Recommendation> = items.to_vec();
+    let mut weights: Vec<f64> = left.iter().map(|r| r.score.max(1e-12)).collect();
     let mut order = Vec::with_capacity(limit.min(left.len()));
     while !left.is_empty() && order.len() < limit {
-        let weights: Vec<f64> = left.iter().map(|r| r.score.max(1e-12)).collect();
-        order.push(left.remove(rng.weighted(&weights)));
+        let k = rng.weighted(&weights);
+        weights.remove(k);
+        order.push(left.remove(k));
     }
     order
 }
