@@ -14,8 +14,8 @@ use super::protocol::{Action, CandidateList, Msg};
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
-    CacheEntry, CacheView, Demand, MatchMemo, Recommendation, accepts, final_check,
-    initial_candidates, migration_candidates, target_order, weighted_order,
+    CacheEntry, CacheView, Demand, MatchMemo, Recommendation, ScoreScratch, accepts, final_check,
+    initial_asks, migration_candidates, target_order,
 };
 use crate::cell::TaskState;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
@@ -34,9 +34,14 @@ fn norm(units: u32) -> f64 {
 pub struct Broker {
     /// Last report per node index (`reported_s` = -inf when none).
     pub cache: Vec<CacheEntry>,
-    /// This tick's initial allocations, by slot: task, generation, demand, nodes to ask, next.
-    /// Answers name their slot, so finding one is O(1); cleared at each tick's first round.
-    pub allocations: Vec<(TaskIdx, u32, Demand, Vec<Recommendation>, usize)>,
+    /// This tick's initial allocations, by slot. Answers name their slot, so finding one is
+    /// O(1); cleared at each tick's first round.
+    pub allocations: Vec<Allocation>,
+    /// The nodes each allocation asks, in order (`Allocation::next..end`).
+    pub asks: Vec<Recommendation>,
+    /// Scoring buffers (no state).
+    #[serde(skip)]
+    pub scratch: ScoreScratch,
     /// Where unconstrained new tasks fit, rebuilt at each tick's first round (a pure cache).
     #[serde(skip)]
     pub fit: FitIndex,
@@ -62,6 +67,19 @@ impl Broker {
             fit: key.is_empty().then_some(&self.fit),
         }
     }
+}
+
+/// One initial allocation a broker runs in a tick.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Allocation {
+    /// The task and its generation.
+    pub task: (TaskIdx, u32),
+    /// Its demand.
+    pub demand: Demand,
+    /// The next node to ask, in the broker's `asks`.
+    pub next: u32,
+    /// Past the last node to ask.
+    pub end: u32,
 }
 
 /// Where a node agent is in its SAN process.
@@ -239,25 +257,24 @@ impl Masb {
                     let Some(a) = b
                         .allocations
                         .get_mut(slot as usize)
-                        .filter(|a| a.0 == task && a.1 == generation)
+                        .filter(|a| a.task == (task, generation))
                     else {
                         continue;
                     };
-                    if accepted || a.4 >= a.3.len() {
+                    if accepted || a.next >= a.end {
                         // Placed, or unplaceable now: pending, retried next tick.
-                        a.3 = Vec::new();
-                        a.4 = 0;
+                        a.next = a.end;
                         continue;
                     }
-                    let node = a.3[a.4].node;
-                    a.4 += 1;
+                    let node = b.asks[a.next as usize].node;
+                    a.next += 1;
                     out.send(
                         self.agent_of(node),
                         Msg::AllocationRequest {
                             slot,
                             task,
                             generation,
-                            demand: a.2,
+                            demand: a.demand,
                         },
                     );
                 }
@@ -300,6 +317,7 @@ impl Masb {
         }
         if ctx.round == 0 {
             b.allocations.clear();
+            b.asks.clear();
             let online = |n: NodeIdx| ctx.cell.nodes.is_online(n);
             b.fit.rebuild(&b.cache, now_s, &self.config, &online);
             for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
@@ -308,16 +326,28 @@ impl Masb {
                 }
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                let (mut scratch, mut asks) =
+                    (std::mem::take(&mut b.scratch), std::mem::take(&mut b.asks));
+                let start = asks.len();
                 let view = b.view_for(ctx, task);
-                let mut scored =
-                    initial_candidates(view, &demand, now_s, &self.config, &mut rng, &matches);
-                scored.truncate(INITIAL_TOP);
-                let order = weighted_order(&scored, scored.len(), &mut rng);
+                let at = (now_s, &self.config);
+                let top = INITIAL_TOP;
+                initial_asks(
+                    view,
+                    &demand,
+                    at,
+                    &mut rng,
+                    &matches,
+                    top,
+                    &mut scratch,
+                    &mut asks,
+                );
+                let order = &asks[start..];
                 if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
                     let line = serde_json::json!({
                         "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round, "broker": me.0,
-                        "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, &scored),
-                        "ask_order": recs_json(ctx, &order),
+                        "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, scratch.ranked()),
+                        "ask_order": recs_json(ctx, order),
                     });
                     samples.push(line.to_string());
                 }
@@ -332,8 +362,14 @@ impl Masb {
                             demand,
                         },
                     );
-                    b.allocations.push((task, generation, demand, order, 1));
+                    b.allocations.push(Allocation {
+                        task: (task, generation),
+                        demand,
+                        next: start as u32 + 1,
+                        end: asks.len() as u32,
+                    });
                 }
+                (b.scratch, b.asks) = (scratch, asks);
             }
         }
     }

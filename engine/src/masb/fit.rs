@@ -108,7 +108,7 @@ mod tests {
     use ingest::rng::Rng;
 
     use super::*;
-    use crate::masb::select::{CacheView, Demand, initial_candidates};
+    use crate::masb::select::{CacheView, Demand, ScoreScratch, initial_candidates, initial_top};
 
     /// The indexed window gives exactly the plain scan's candidates (scores, order) and leaves
     /// the random stream where the scan leaves it, over random caches (stale entries, offline
@@ -169,6 +169,22 @@ mod tests {
                 };
                 let indexed = initial_candidates(view, &task, 120.0, &config, &mut b, &online);
                 assert_eq!(plain, indexed, "case {case}, task {task:?}");
+                // Raising only the best exponents to the power gives the same first `top`.
+                let top = [1, 3, 10][r.below(3) as usize];
+                let (mut scratch, mut best) = (ScoreScratch::default(), Vec::new());
+                for v in [CacheView::all(&cache), view] {
+                    let mut c = Rng::new(seed, 1);
+                    let at = (120.0, &config);
+                    initial_top(v, &task, at, &mut c, &online, top, &mut scratch, &mut best);
+                    assert_eq!(
+                        best,
+                        plain[..plain.len().min(top)],
+                        "case {case}, top {top}"
+                    );
+                    let mut d = Rng::new(seed, 1);
+                    initial_candidates(v, &task, 120.0, &config, &mut d, &online);
+                    assert_eq!(c.below(1 << 50), d.below(1 << 50), "same random stream");
+                }
                 if plain.is_empty() {
                     none += 1;
                 } else {

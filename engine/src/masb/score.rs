@@ -37,12 +37,24 @@ impl NodeState {
 
 /// The score of `state` with `shape`.
 pub fn score(shape: &ScoreShape, state: &NodeState, config: &MasbConfig) -> f64 {
+    exponent(shape, state, config).map_or(0.0, |e| of_exponent(shape, e))
+}
+
+/// The score from its exponent: `F_STEEP^e - F_FLOOR`, negative -> 0. For `F_STEEP > 1` it
+/// rises with the exponent, so a ranking can compare exponents and raise only the best.
+pub fn of_exponent(shape: &ScoreShape, e: f64) -> f64 {
+    (shape.steep.powf(e) - shape.floor).max(0.0)
+}
+
+/// The exponent of the score of `state`, or `None` when the score is 0 whatever the shape (no
+/// capacity, or a resource used above `max_use`).
+pub fn exponent(shape: &ScoreShape, state: &NodeState, config: &MasbConfig) -> Option<f64> {
     if state.cpu_cap <= 0.0 || state.mem_cap <= 0.0 {
-        return 0.0;
+        return None;
     }
     let (used_cpu, used_mem) = (state.cpu / state.cpu_cap, state.mem / state.mem_cap);
     if used_cpu > config.max_use + 1e-12 || used_mem > config.max_use + 1e-12 {
-        return 0.0;
+        return None;
     }
     let (frac_cpu, frac_mem) = match config.score_reading {
         ScoreReading::Free => (1.0 - used_cpu, 1.0 - used_mem),
@@ -55,8 +67,7 @@ pub fn score(shape: &ScoreShape, state: &NodeState, config: &MasbConfig) -> f64 
             (frac_mem * state.mem_cap, state.mem_cap),
         ),
     };
-    let exponent = (r_cpu - shape.bias * max_cpu) * (r_mem - shape.bias * max_mem);
-    (shape.steep.powf(exponent) - shape.floor).max(0.0)
+    Some((r_cpu - shape.bias * max_cpu) * (r_mem - shape.bias * max_mem))
 }
 
 /// A candidate's score: the plain score of the state after the placement, and the gain over the

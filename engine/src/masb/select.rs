@@ -15,7 +15,7 @@
 use ingest::rng::Rng;
 
 use super::MasbConfig;
-use super::score::{NodeState, ranking, sias_for_ranking, sras_for_ranking};
+use super::score::{self, NodeState, ranking, sias_for_ranking, sras_for_ranking};
 use crate::cell::Constraint;
 use crate::ids::NodeIdx;
 
@@ -159,18 +159,19 @@ impl<'a> CacheView<'a> {
     }
 }
 
-/// Entries fresh at `now_s`, matching `matches` (online, meeting the constraints, not
-/// `exclude`), at most `limit` of them, in cache order from a random offset. With the view's
-/// matching positions only those are visited, tested for being online and not `exclude`; the
-/// entries and the random draw are the same as without.
-fn scan<'a>(
-    view: CacheView<'a>,
+/// Positions of the entries fresh at `now_s`, matching `matches` (online, meeting the
+/// constraints, not `exclude`), at most `limit` of them, in cache order from a random offset,
+/// appended to `out`. With the view's matching positions only those are visited, tested for
+/// being online and not `exclude`; the entries and the random draw are the same as without.
+fn scan(
+    view: CacheView<'_>,
     now_s: f64,
     limit: u32,
     (config, exclude): (&MasbConfig, NodeIdx),
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
-) -> Vec<&'a CacheEntry> {
+    out: &mut Vec<u32>,
+) {
     let cache = view.entries;
     let n = cache.len();
     let offset = if n == 0 {
@@ -181,23 +182,46 @@ fn scan<'a>(
     let ttl = config.cache_ttl_s as f64;
     let fresh = |e: &CacheEntry| now_s - e.reported_s <= ttl && e.node != exclude;
     match view.matching {
-        None => (0..n)
-            .map(|k| &cache[(offset + k) % n])
-            .filter(|e| fresh(e) && matches(e.node))
-            .take(limit as usize)
-            .collect(),
+        None => out.extend(
+            (0..n)
+                .map(|k| (offset + k) % n)
+                .filter(|&p| fresh(&cache[p]) && matches(cache[p].node))
+                .take(limit as usize)
+                .map(|p| p as u32),
+        ),
         Some((p, online)) => {
-            let ok = |e: &&CacheEntry| fresh(e) && online.get(e.node.index()) == Some(&true);
+            let ok = |&x: &u32| {
+                let e = &cache[x as usize];
+                fresh(e) && online.get(e.node.index()) == Some(&true)
+            };
             let p = &p[..p.partition_point(|&x| (x as usize) < n)];
             let start = p.partition_point(|&x| (x as usize) < offset);
-            p[start..]
-                .iter()
-                .chain(&p[..start])
-                .map(|&x| &cache[x as usize])
-                .filter(ok)
-                .take(limit as usize)
-                .collect()
+            out.extend(
+                p[start..]
+                    .iter()
+                    .chain(&p[..start])
+                    .copied()
+                    .filter(ok)
+                    .take(limit as usize),
+            );
         }
+    }
+}
+
+/// Buffers a broker reuses for every task it scores (no allocation per task).
+#[derive(Debug, Clone, Default)]
+pub struct ScoreScratch {
+    positions: Vec<u32>,
+    exponents: Vec<(f64, u32)>,
+    ranked: Vec<Recommendation>,
+    weights: Vec<f64>,
+    left: Vec<Recommendation>,
+}
+
+impl ScoreScratch {
+    /// The ranking of the last [`initial_asks`] (best first, at most `top`).
+    pub fn ranked(&self) -> &[Recommendation] {
+        &self.ranked
     }
 }
 
@@ -210,7 +234,43 @@ pub fn initial_candidates(
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<Recommendation> {
-    let entries = match cache.fit {
+    let mut scratch = ScoreScratch::default();
+    let mut out = Vec::new();
+    initial_top(
+        cache,
+        task,
+        (now_s, config),
+        rng,
+        matches,
+        usize::MAX,
+        &mut scratch,
+        &mut out,
+    );
+    out
+}
+
+/// The first `top` of [`initial_candidates`], into `out` (cleared), using `scratch`.
+///
+/// Under the plain ranking (`sias_gain` off) with `F_STEEP > 1` a score rises with its exponent,
+/// so only the entries whose exponent is within a margin of the `top`-th largest are raised to
+/// the power: the margin (a relative score difference of 1e-6, far above the power's rounding
+/// error) keeps every entry that could tie with or beat the `top`-th. The result and the random
+/// draws are those of scoring every entry (tested).
+#[allow(clippy::too_many_arguments)]
+pub fn initial_top(
+    cache: CacheView<'_>,
+    task: &Demand,
+    (now_s, config): (f64, &MasbConfig),
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+    top: usize,
+    scratch: &mut ScoreScratch,
+    out: &mut Vec<Recommendation>,
+) {
+    out.clear();
+    let positions = &mut scratch.positions;
+    positions.clear();
+    match cache.fit {
         Some(fit) => {
             let n = cache.entries.len();
             let offset = if n == 0 {
@@ -219,9 +279,7 @@ pub fn initial_candidates(
                 rng.below(n as u64) as usize
             };
             let limit = config.initial_candidates as usize;
-            fit.window(offset, limit, task.cpu_req)
-                .map(|p| &cache.entries[p as usize])
-                .collect()
+            positions.extend(fit.window(offset, limit, task.cpu_req));
         }
         None => scan(
             cache,
@@ -230,24 +288,64 @@ pub fn initial_candidates(
             (config, NodeIdx::NONE),
             rng,
             matches,
+            positions,
         ),
+    }
+    let entries = cache.entries;
+    let after = |p: u32| {
+        entries[p as usize]
+            .requested()
+            .plus(task.cpu_req, task.mem_req)
     };
-    let scores: Vec<_> = entries
-        .iter()
-        .map(|e| sias_for_ranking(&e.requested(), task.cpu_req, task.mem_req, config))
-        .collect();
-    let mut scored: Vec<Recommendation> = entries
-        .iter()
-        .zip(ranking(&scores, config.sias_gain))
-        .filter(|(_, w)| *w > 0.0)
-        .map(|(e, w)| Recommendation {
-            node: e.node,
-            score: w,
-            forced: false,
-        })
-        .collect();
-    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
-    scored
+    let shape = &config.sias;
+    if config.sias_gain || shape.steep <= 1.0 || positions.len() <= top {
+        let scores: Vec<_> = positions
+            .iter()
+            .map(|&p| {
+                sias_for_ranking(
+                    &entries[p as usize].requested(),
+                    task.cpu_req,
+                    task.mem_req,
+                    config,
+                )
+            })
+            .collect();
+        out.extend(
+            positions
+                .iter()
+                .zip(ranking(&scores, config.sias_gain))
+                .filter(|(_, w)| *w > 0.0)
+                .map(|(&p, w)| Recommendation {
+                    node: entries[p as usize].node,
+                    score: w,
+                    forced: false,
+                }),
+        );
+    } else {
+        let exponents = &mut scratch.exponents;
+        exponents.clear();
+        exponents.extend(
+            positions
+                .iter()
+                .filter_map(|&p| score::exponent(shape, &after(p), config).map(|e| (e, p))),
+        );
+        if exponents.len() > top {
+            let (_, kth, _) = exponents.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
+            let cut = kth.0 - 1e-6 / shape.steep.ln();
+            exponents.retain(|&(e, _)| e >= cut);
+        }
+        out.extend(exponents.iter().filter_map(|&(e, p)| {
+            let s = score::of_exponent(shape, e);
+            (s > 0.0).then_some(Recommendation {
+                node: entries[p as usize].node,
+                score: s,
+                forced: false,
+            })
+        }));
+    }
+    // Nodes are distinct, so the order is total.
+    out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+    out.truncate(top);
 }
 
 /// The first `limit` items of a score-weighted random order of `items` (drawing without
@@ -257,15 +355,52 @@ pub fn weighted_order(
     limit: usize,
     rng: &mut Rng,
 ) -> Vec<Recommendation> {
-    let mut left: Vec<Recommendation> = items.to_vec();
-    let mut weights: Vec<f64> = left.iter().map(|r| r.score.max(1e-12)).collect();
-    let mut order = Vec::with_capacity(limit.min(left.len()));
-    while !left.is_empty() && order.len() < limit {
-        let k = rng.weighted(&weights);
-        weights.remove(k);
-        order.push(left.remove(k));
-    }
+    let mut order = Vec::with_capacity(limit.min(items.len()));
+    weighted_order_into(items, limit, rng, &mut ScoreScratch::default(), &mut order);
     order
+}
+
+/// [`weighted_order`], appended to `out`, using `scratch`'s buffers.
+pub fn weighted_order_into(
+    items: &[Recommendation],
+    limit: usize,
+    rng: &mut Rng,
+    scratch: &mut ScoreScratch,
+    out: &mut Vec<Recommendation>,
+) {
+    let (left, weights) = (&mut scratch.left, &mut scratch.weights);
+    left.clear();
+    left.extend_from_slice(items);
+    weights.clear();
+    weights.extend(left.iter().map(|r| r.score.max(1e-12)));
+    let mut drawn = 0;
+    while !left.is_empty() && drawn < limit {
+        let k = rng.weighted(weights);
+        weights.remove(k);
+        out.push(left.remove(k));
+        drawn += 1;
+    }
+}
+
+/// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]) in a
+/// score-weighted random order, appended to `asks`; returns the number appended.
+#[allow(clippy::too_many_arguments)]
+pub fn initial_asks(
+    cache: CacheView<'_>,
+    task: &Demand,
+    at: (f64, &MasbConfig),
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+    top: usize,
+    scratch: &mut ScoreScratch,
+    asks: &mut Vec<Recommendation>,
+) -> usize {
+    let mut ranked = std::mem::take(&mut scratch.ranked);
+    initial_top(cache, task, at, rng, matches, top, scratch, &mut ranked);
+    let before = asks.len();
+    weighted_order_into(&ranked, ranked.len(), rng, scratch, asks);
+    scratch.ranked = ranked;
+    asks.len() - before
 }
 
 /// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
@@ -282,14 +417,20 @@ pub fn migration_candidates(
     let wanted = config.migration_candidates as usize;
     let mut pool = Vec::new();
     let mut forced = Vec::new();
-    let entries = scan(
+    let mut positions = Vec::new();
+    scan(
         cache,
         now_s,
         config.migration_scan,
         (config, source),
         rng,
         matches,
+        &mut positions,
     );
+    let entries: Vec<&CacheEntry> = positions
+        .iter()
+        .map(|&p| &cache.entries[p as usize])
+        .collect();
     let scores: Vec<_> = entries
         .iter()
         .map(|e| sras_for_ranking(&e.used(), task.cpu_use, task.mem_use, config))
