@@ -2,8 +2,10 @@
 //! round.
 //!
 //! Agents are stepped in work items: the policy's heavy agents ([`Policy::heavy_agents`], e.g.
-//! MASB's brokers) one each, the rest in fixed chunks of [`Granularity::agents_per_chunk`] (rayon
-//! work stealing balances them: most agents are idle, a few run expensive searches). Each item
+//! MASB's brokers) one each, the rest in fixed chunks of [`Granularity::agents_per_chunk`], every
+//! item its own rayon job (`with_max_len(1)`: rayon's adaptive splitting would otherwise run
+//! neighbouring items, such as two brokers, one after the other on one thread; work stealing
+//! balances the jobs: most agents are idle, a few run expensive searches). Each item
 //! writes to its own buffers; the buffers are read in agent order, so the result is the same for
 //! any thread count and any chunking. Grouping is a stable counting sort by destination, so an inbox lists messages in
 //! sender order.
@@ -216,6 +218,7 @@ pub fn run_round<P: Policy>(
             .chain(rest.par_chunks_mut(chunk))
             .zip(scratch.chunks.par_iter_mut())
             .enumerate()
+            .with_max_len(1)
             .for_each(|(c, (states, (messages, actions)))| {
                 messages.clear();
                 actions.clear();

@@ -28,8 +28,10 @@ compile_error!("snapshots store little-endian columns; big-endian targets are no
 
 /// First bytes of every snapshot.
 pub const MAGIC: [u8; 8] = *b"CELLSNAP";
-/// Format version written and the only one read.
-pub const VERSION: u32 = 1;
+/// Format version written and the only one read. Raised whenever the layout of any section
+/// changes, including the policy's postcard-encoded state (2: MASB brokers keep their asks in
+/// one flat vector).
+pub const VERSION: u32 = 2;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
