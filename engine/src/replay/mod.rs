@@ -10,7 +10,9 @@
 //! Workload mode (every policy but borg-replay, SPEC 5.5) lives in `replay/deferred.rs`.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
@@ -176,7 +178,7 @@ impl Replay {
             usage_from_trace: usage.present(),
             ..ReplayStats::default()
         };
-        let mut strings = HashMap::new();
+        let mut strings = HashMap::default();
         strings.insert(String::new(), 0);
         Ok(Replay {
             machines: open(
@@ -220,10 +222,10 @@ impl Replay {
                 ],
             )?,
             usage,
-            node_of: HashMap::new(),
-            task_of: HashMap::new(),
+            node_of: HashMap::default(),
+            task_of: HashMap::default(),
             strings,
-            unknown: HashSet::new(),
+            unknown: HashSet::default(),
             rows: consumed,
             stats,
             workload_mode: false,

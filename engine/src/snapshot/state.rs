@@ -3,7 +3,9 @@
 //! rebuilt, and the cell's invariants ([`Cell::check`]) verified after.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
 use bytemuck::Pod;
