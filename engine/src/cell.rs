@@ -267,6 +267,12 @@ pub(crate) struct AttributeIndex {
     fresh: bool,
     /// Rebuilds so far (see [`Cell::attributes_epoch`]).
     epoch: u64,
+    /// Nodes whose attributes changed since the last rebuild.
+    dirty: Vec<NodeIdx>,
+    /// Nodes whose attributes changed, epoch after epoch: epoch `e`'s changes (those that made
+    /// it) end at `marks[e]` (`marks[0]` = 0). Counted from the cell's creation or restore.
+    log: Vec<NodeIdx>,
+    marks: Vec<u32>,
     offsets: Vec<u32>,
     names: Vec<u32>,
     values: Vec<(u32, Option<i64>)>,
@@ -277,7 +283,11 @@ impl Cell {
     /// which is how an absent attribute reads). Reads the attribute index when it is fresh (the
     /// replay rebuilds it after every trace window), the ordered map otherwise.
     pub fn satisfies(&self, n: NodeIdx, t: TaskIdx) -> bool {
-        let constraints = self.constraints_of(t);
+        self.meets(n, self.constraints_of(t))
+    }
+
+    /// Whether node `n` satisfies every constraint of `constraints` (as [`Cell::satisfies`]).
+    pub fn meets(&self, n: NodeIdx, constraints: &[Constraint]) -> bool {
         if constraints.is_empty() {
             return true;
         }
@@ -315,12 +325,14 @@ impl Cell {
     pub fn set_attribute(&mut self, n: NodeIdx, name: u32, value: (u32, Option<i64>)) {
         self.attributes.insert((n, name), value);
         self.attr_index.fresh = false;
+        self.attr_index.dirty.push(n);
     }
 
     /// Deletes attribute `name` of node `n`.
     pub fn remove_attribute(&mut self, n: NodeIdx, name: u32) {
         if self.attributes.remove(&(n, name)).is_some() {
             self.attr_index.fresh = false;
+            self.attr_index.dirty.push(n);
         }
     }
 
@@ -350,7 +362,12 @@ impl Cell {
         index.offsets.push(index.names.len() as u32);
         index.fresh = true;
         if attributes_changed {
+            if index.marks.is_empty() {
+                index.marks.push(0);
+            }
             index.epoch += 1;
+            index.log.append(&mut index.dirty);
+            index.marks.push(index.log.len() as u32);
         }
     }
 
@@ -358,6 +375,18 @@ impl Cell {
     /// results derived from attributes can be kept until it moves.
     pub fn attributes_epoch(&self) -> u64 {
         self.attr_index.epoch
+    }
+
+    /// The nodes whose attributes changed after epoch `since` (in change order, possibly more
+    /// than once), so results derived from attributes at `since` can be brought up to date node
+    /// by node; `None` when `since` is not a past epoch of this cell.
+    pub fn attribute_changes_since(&self, since: u64) -> Option<&[NodeIdx]> {
+        let index = &self.attr_index;
+        if since == index.epoch {
+            return Some(&[]);
+        }
+        let start = *index.marks.get(usize::try_from(since).ok()?)? as usize;
+        Some(&index.log[start..])
     }
 
     /// Adds (`sign` 1) or removes (-1) task `t`'s amounts on its node and its migration target.
@@ -566,6 +595,31 @@ impl Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attribute_changes_are_logged_per_epoch() {
+        let mut cell = Cell::default();
+        let a = cell.nodes.push(1);
+        cell.index_attributes(); // the first build: epoch 1, no changes
+        let b = cell.nodes.push(2);
+        cell.index_attributes();
+        assert_eq!(
+            cell.attributes_epoch(),
+            1,
+            "new nodes alone change no epoch"
+        );
+        cell.set_attribute(a, 7, (1, None));
+        cell.index_attributes();
+        cell.set_attribute(b, 7, (1, None));
+        cell.remove_attribute(a, 7);
+        cell.remove_attribute(a, 8); // absent: no change
+        cell.index_attributes();
+        assert_eq!(cell.attributes_epoch(), 3);
+        assert_eq!(cell.attribute_changes_since(1), Some(&[a, b, a][..]));
+        assert_eq!(cell.attribute_changes_since(2), Some(&[b, a][..]));
+        assert_eq!(cell.attribute_changes_since(3), Some(&[][..]));
+        assert_eq!(cell.attribute_changes_since(4), None);
+    }
 
     fn sums(cell: &Cell, n: NodeIdx) -> [u32; 7] {
         let d = &cell.nodes;

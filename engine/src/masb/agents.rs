@@ -57,12 +57,13 @@ impl Broker {
     fn view_for<'s>(&'s mut self, ctx: &StepCtx<'s>, t: TaskIdx) -> CacheView<'s> {
         let key = ctx.cell.constraints_of(t);
         let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
-        let epoch = ctx.cell.attributes_epoch();
+        let changes = |since| ctx.cell.attribute_changes_since(since);
+        let attributes = (ctx.cell.attributes_epoch(), &changes as &dyn Fn(u64) -> _);
         CacheView {
             entries: &self.cache,
             matching: self
                 .memo
-                .positions(epoch, key, ctx.cell.nodes.len(), &meets)
+                .positions(attributes, key, ctx.cell.nodes.len(), &meets)
                 .map(|p| (p, &ctx.cell.nodes.online[..])),
             fit: key.is_empty().then_some(&self.fit),
         }
