@@ -9,15 +9,15 @@ use crate::ids::{NodeIdx, TaskIdx};
 /// Candidates a GetCandidateNodesResponse can carry (the paper's 15).
 pub const MAX_CANDIDATES: usize = 15;
 
-/// Up to [`MAX_CANDIDATES`] recommendations in compact form (node, score as `f32`, forced flags
-/// as a bit mask): the largest message payload, kept small because every message of a round is
-/// moved through the mailboxes.
+/// Up to [`MAX_CANDIDATES`] recommended nodes in compact form (nodes, forced flags as a bit
+/// mask): the largest message payload, kept small because every message of a round is moved
+/// through the mailboxes. The broker's scores do not travel: the source re-scores acceptors on
+/// their fresh load (`select::target_order`) and reads only the nodes and which are forced.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CandidateList {
     count: u8,
     forced: u16,
     nodes: [NodeIdx; MAX_CANDIDATES],
-    scores: [f32; MAX_CANDIDATES],
 }
 
 impl CandidateList {
@@ -27,22 +27,20 @@ impl CandidateList {
             count: recs.len().min(MAX_CANDIDATES) as u8,
             forced: 0,
             nodes: [NodeIdx::NONE; MAX_CANDIDATES],
-            scores: [0.0; MAX_CANDIDATES],
         };
         for (k, r) in recs.iter().take(MAX_CANDIDATES).enumerate() {
             list.nodes[k] = r.node;
-            list.scores[k] = r.score as f32;
             list.forced |= u16::from(r.forced) << k;
         }
         list
     }
 
-    /// The recommendations, in order.
+    /// The recommendations, in order, with score 0 (not carried).
     pub fn to_vec(&self) -> Vec<Recommendation> {
         (0..self.count as usize)
             .map(|k| Recommendation {
                 node: self.nodes[k],
-                score: self.scores[k] as f64,
+                score: 0.0,
                 forced: self.forced & (1 << k) != 0,
             })
             .collect()
@@ -223,4 +221,34 @@ pub enum Action {
         /// The task.
         task: TaskIdx,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Envelope;
+
+    #[test]
+    fn candidate_lists_keep_nodes_order_and_forced_flags() {
+        let recs: Vec<Recommendation> = (0..20)
+            .map(|k| Recommendation {
+                node: NodeIdx(100 + k),
+                score: k as f64,
+                forced: k % 3 == 0,
+            })
+            .collect();
+        let back = CandidateList::new(&recs).to_vec();
+        assert_eq!(back.len(), MAX_CANDIDATES);
+        for (r, b) in recs.iter().zip(&back) {
+            assert_eq!((b.node, b.forced, b.score), (r.node, r.forced, 0.0));
+        }
+        assert!(CandidateList::new(&[]).to_vec().is_empty());
+    }
+
+    /// Every message of a round is copied into a chunk buffer and once more into the mailbox:
+    /// the envelope stays within 88 bytes (a cache report plus tag and addresses).
+    #[test]
+    fn envelopes_stay_small() {
+        assert!(std::mem::size_of::<Envelope<Msg>>() <= 88);
+    }
 }
