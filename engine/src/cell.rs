@@ -260,8 +260,9 @@ pub struct Cell {
 }
 
 /// Node attributes in compressed-sparse-row form: node `n`'s are entries
-/// `offsets[n]..offsets[n + 1]`, sorted by name.
-#[derive(Debug, Default, Clone)]
+/// `offsets[n]..offsets[n + 1]`, sorted by name. The change log (`dirty`, `log`, `marks`) serves
+/// caches of this process only: it is neither saved nor shown.
+#[derive(Default, Clone)]
 pub(crate) struct AttributeIndex {
     /// False after a change, until rebuilt.
     fresh: bool,
@@ -276,6 +277,18 @@ pub(crate) struct AttributeIndex {
     offsets: Vec<u32>,
     names: Vec<u32>,
     values: Vec<(u32, Option<i64>)>,
+}
+
+impl std::fmt::Debug for AttributeIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttributeIndex")
+            .field("fresh", &self.fresh)
+            .field("epoch", &self.epoch)
+            .field("offsets", &self.offsets)
+            .field("names", &self.names)
+            .field("values", &self.values)
+            .finish()
+    }
 }
 
 impl Cell {

@@ -9,11 +9,15 @@
 //! longer); usage rows that arrive while the task is still pending in the policy set the usage it
 //! starts with.
 
-use std::cmp::Reverse;
-
 use serde::{Deserialize, Serialize};
 
+use super::queue::LaneKey;
 use super::{Replay, TickEvents};
+
+/// Lanes of deferred ends from task_events (`queue.rs`).
+const LANE_TASK_EVENTS: u8 = 0;
+/// Lanes of deferred usage rows.
+pub(super) const LANE_USAGE: u8 = 1;
 use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
 use crate::ids::TaskIdx;
 
@@ -80,15 +84,23 @@ impl Replay {
         (cell.tasks.start_us[i] - cell.tasks.trace_sched_us[i]).max(0)
     }
 
-    pub(super) fn defer(&mut self, due_us: i64, cell: &Cell, task: TaskIdx, kind: DeferredKind) {
+    /// Holds back `kind` for `task` until `due_us`; `lane` as in [`DeferredQueue::push`].
+    pub(super) fn defer(
+        &mut self,
+        (due_us, lane): (i64, Option<LaneKey>),
+        cell: &Cell,
+        task: TaskIdx,
+        kind: DeferredKind,
+    ) {
         self.deferred_seq += 1;
-        self.deferred.push(Reverse(Deferred {
+        let d = Deferred {
             due_us,
             seq: self.deferred_seq,
             task,
             generation: cell.tasks.generation[task.index()],
             kind,
-        }));
+        };
+        self.deferred.push(d, lane);
     }
 
     /// Applies the deferred events due before `end_us` and schedules the ends of awaited runs
@@ -102,17 +114,13 @@ impl Replay {
             }
             if cell.tasks.state[i] == TaskState::Running {
                 let due = cell.tasks.start_us[i] + w.run_us;
-                self.defer(due, cell, w.task, DeferredKind::End);
+                self.defer((due, None), cell, w.task, DeferredKind::End);
             } else {
                 still_waiting.push(w);
             }
         }
         self.awaiting_start = still_waiting;
-        while let Some(Reverse(d)) = self.deferred.peek().copied() {
-            if d.due_us >= end_us {
-                break;
-            }
-            self.deferred.pop();
+        while let Some(d) = self.deferred.pop_before(end_us) {
             let i = d.task.index();
             if cell.tasks.generation[i] != d.generation || cell.tasks.state[i] == TaskState::Free {
                 continue;
@@ -154,9 +162,11 @@ impl Replay {
                     return;
                 }
                 TaskState::Running if self.start_delay_us(cell, t) > 0 => {
-                    let due = now_us + self.start_delay_us(cell, t);
+                    let delay = self.start_delay_us(cell, t);
+                    let due = now_us + delay;
                     if due >= self.window_end_us {
-                        self.defer(due, cell, t, DeferredKind::End);
+                        let lane = Some((delay, LANE_TASK_EVENTS));
+                        self.defer((due, lane), cell, t, DeferredKind::End);
                         return;
                     }
                 }

@@ -9,8 +9,7 @@
 //!
 //! Workload mode (every policy but borg-replay, SPEC 5.5) lives in `replay/deferred.rs`.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
@@ -27,10 +26,12 @@ use crate::error::Result;
 use crate::ids::{NodeIdx, TaskIdx};
 
 mod deferred;
+mod queue;
 use crate::scale::Scale;
 use crate::trace::Cursor;
 use crate::units::to_units;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
+pub use queue::DeferredQueue;
 
 /// A SCHEDULE event seen this tick: where the trace put the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +93,7 @@ pub struct Replay {
     pub(crate) workload_mode: bool,
     /// End of the window being applied.
     pub(crate) window_end_us: i64,
-    pub(crate) deferred: BinaryHeap<Reverse<Deferred>>,
+    pub(crate) deferred: DeferredQueue,
     pub(crate) deferred_seq: u64,
     pub(crate) awaiting_start: Vec<AwaitingStart>,
     pub(crate) scale: Scale,
@@ -230,7 +231,7 @@ impl Replay {
             stats,
             workload_mode: false,
             window_end_us: i64::MIN,
-            deferred: BinaryHeap::new(),
+            deferred: DeferredQueue::default(),
             deferred_seq: 0,
             awaiting_start: Vec::new(),
             scale: Scale::default(),
@@ -406,7 +407,8 @@ impl Replay {
         let until_us = i64_at(b, 1, r) + delay;
         if delay > 0 {
             let kind = DeferredKind::Usage { cpu, mem, until_us };
-            self.defer(i64_at(b, 0, r) + delay, cell, t, kind);
+            let lane = Some((delay, deferred::LANE_USAGE));
+            self.defer((i64_at(b, 0, r) + delay, lane), cell, t, kind);
         } else {
             cell.set_usage(t, cpu, mem, until_us);
         }

@@ -454,7 +454,7 @@ mod tests {
             (
                 {
                     let mut b = good.clone();
-                    b[8] = 2;
+                    b[8] = VERSION as u8 + 1;
                     b
                 },
                 "header checksum",
@@ -478,14 +478,15 @@ mod tests {
         }
         // A future version with a valid header checksum.
         let mut b = good.clone();
-        b[8..12].copy_from_slice(&2u32.to_le_bytes());
+        b[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
         let crc = crc32fast::hash(&b[..56]);
         b[56..60].copy_from_slice(&crc.to_le_bytes());
         std::fs::write(&path, &b).unwrap();
         let err = Snapshot::open(&path).err().unwrap().to_string();
-        assert!(
-            err.contains("format version 2, this cellsim reads version 1"),
-            "{err}"
+        let expected = format!(
+            "format version {}, this cellsim reads version {VERSION}",
+            VERSION + 1
         );
+        assert!(err.contains(&expected), "{err}");
     }
 }

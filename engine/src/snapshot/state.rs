@@ -2,7 +2,6 @@
 //! and copied, with lengths, flag bytes, enum codes and indices checked before the state is
 //! rebuilt, and the cell's invariants ([`Cell::check`]) verified after.
 
-use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -271,7 +270,7 @@ pub fn save_replay(replay: &Replay, w: &mut SectionWriter) {
     w.column(&unknown);
     w.serde(&replay.stats);
     w.value(replay.window_end_us);
-    let mut deferred: Vec<Deferred> = replay.deferred.iter().map(|d| d.0).collect();
+    let mut deferred: Vec<Deferred> = replay.deferred.iter().copied().collect();
     deferred.sort();
     w.serde(&deferred);
     w.value(replay.deferred_seq);
@@ -318,7 +317,7 @@ pub fn load_replay(
             .corrupt("a deferred event names a task beyond the table")
             .into());
     }
-    replay.deferred = deferred.into_iter().map(Reverse).collect();
+    replay.deferred = deferred.into_iter().collect();
     replay.deferred_seq = awaiting_seq;
     replay.awaiting_start = awaiting;
     replay.node_of = cell
