@@ -99,6 +99,19 @@ pub struct Replay {
     pub(crate) scale: Scale,
     /// Scratch: the instances of the row being applied.
     instances: Vec<(u64, u32)>,
+    /// Scratch: the tick's usage rows, per task instance, and what they resolve to.
+    usage_rows: Vec<UsageRow>,
+    usage_tasks: Vec<(Option<TaskIdx>, i64)>,
+}
+
+/// One usage row for one task instance, as read (applied by [`Replay::apply_usage`]).
+#[derive(Debug, Clone, Copy)]
+struct UsageRow {
+    key: (u64, u32),
+    start_us: i64,
+    end_us: i64,
+    cpu: u32,
+    mem: u32,
 }
 
 /// Constraint rows of one task at one time, collected until the next task's rows begin.
@@ -236,6 +249,8 @@ impl Replay {
             awaiting_start: Vec::new(),
             scale: Scale::default(),
             instances: Vec::new(),
+            usage_rows: Vec::new(),
+            usage_tasks: Vec::new(),
         })
     }
 
@@ -359,11 +374,23 @@ impl Replay {
             |s| &mut s.usage,
             end_us,
             |s, b, r| {
-                s.each_instance(u64_at(b, 2, r), u32_at(b, 3, r), |s, job, _| {
-                    s.usage_row(cell, b, r, job);
+                let index = u32_at(b, 3, r);
+                let row = UsageRow {
+                    key: (0, index),
+                    start_us: i64_at(b, 0, r),
+                    end_us: i64_at(b, 1, r),
+                    cpu: to_units(opt_f32(b, 4, r).unwrap_or(0.0)),
+                    mem: to_units(opt_f32(b, 5, r).unwrap_or(0.0)),
+                };
+                s.each_instance(u64_at(b, 2, r), index, |s, job, _| {
+                    s.usage_rows.push(UsageRow {
+                        key: (job, index),
+                        ..row
+                    });
                 });
             },
         )?;
+        self.apply_usage(cell);
         Ok(ev)
     }
 
@@ -395,23 +422,40 @@ impl Replay {
         self.instances = instances;
     }
 
-    /// Applies (or, for a run the policy started late, defers) a usage row to task `job`.
-    fn usage_row(&mut self, cell: &mut Cell, b: &RecordBatch, r: usize, job: u64) {
-        let Some(&t) = self.task_of.get(&(job, u32_at(b, 3, r))) else {
-            self.stats.usage_rows_unmatched += 1;
-            return;
-        };
-        let cpu = to_units(opt_f32(b, 4, r).unwrap_or(0.0));
-        let mem = to_units(opt_f32(b, 5, r).unwrap_or(0.0));
-        let delay = self.start_delay_us(cell, t);
-        let until_us = i64_at(b, 1, r) + delay;
-        if delay > 0 {
-            let kind = DeferredKind::Usage { cpu, mem, until_us };
-            let lane = Some((delay, deferred::LANE_USAGE));
-            self.defer((i64_at(b, 0, r) + delay, lane), cell, t, kind);
-        } else {
-            cell.set_usage(t, cpu, mem, until_us);
+    /// Applies (or, for runs the policy started late, defers) the tick's usage rows, in order.
+    /// The rows change no task's identity, state or start, so each row's task and shift are
+    /// looked up first, in passes of independent lookups (the hash probes and task columns are
+    /// cache misses a tight loop overlaps), then the rows applied one by one.
+    fn apply_usage(&mut self, cell: &mut Cell) {
+        let mut rows = std::mem::take(&mut self.usage_rows);
+        let mut tasks = std::mem::take(&mut self.usage_tasks);
+        tasks.clear();
+        tasks.extend(rows.iter().map(|u| (self.task_of.get(&u.key).copied(), 0)));
+        for (t, delay) in &mut tasks {
+            if let Some(t) = *t {
+                *delay = self.start_delay_us(cell, t);
+            }
         }
+        for (u, &(t, delay)) in rows.iter().zip(&tasks) {
+            let Some(t) = t else {
+                self.stats.usage_rows_unmatched += 1;
+                continue;
+            };
+            let until_us = u.end_us + delay;
+            if delay > 0 {
+                let kind = DeferredKind::Usage {
+                    cpu: u.cpu,
+                    mem: u.mem,
+                    until_us,
+                };
+                let lane = Some((delay, deferred::LANE_USAGE));
+                self.defer((u.start_us + delay, lane), cell, t, kind);
+            } else {
+                cell.set_usage(t, u.cpu, u.mem, until_us);
+            }
+        }
+        rows.clear();
+        (self.usage_rows, self.usage_tasks) = (rows, tasks);
     }
 
     fn node(&mut self, machine_id: u64, cell: &mut Cell) -> NodeIdx {
