@@ -63,8 +63,9 @@ impl FitIndex {
     }
 
     /// The positions that may score above 0 for a task requesting `cpu`, among the first
-    /// `limit` fresh-and-online entries from `offset` (wrapping), in scan order.
-    pub fn window(&self, offset: usize, limit: usize, cpu: f64) -> impl Iterator<Item = u32> + '_ {
+    /// `limit` fresh-and-online entries from `offset` (wrapping), in scan order: the first slice,
+    /// then the second.
+    pub fn window(&self, offset: usize, limit: usize, cpu: f64) -> (&[u32], &[u32]) {
         let n = self.ok_before.len() - 1;
         let total = self.ok_before[n] as usize;
         let k = THRESHOLDS
@@ -93,7 +94,7 @@ impl FitIndex {
             let stop = list.partition_point(|&p| (p as usize) < end_pos);
             (&list[start..stop.max(start)], &[])
         };
-        head.iter().chain(tail).copied()
+        (head, tail)
     }
 
     /// The position just past the entry of ok-rank `rank - 1` (the `rank`-th ok entry).

@@ -314,7 +314,9 @@ pub fn initial_top(
                 rng.below(n as u64) as usize
             };
             let limit = config.initial_candidates as usize;
-            positions.extend(fit.window(offset, limit, task.cpu_req));
+            let (head, tail) = fit.window(offset, limit, task.cpu_req);
+            positions.extend_from_slice(head);
+            positions.extend_from_slice(tail);
         }
         None => scan(
             cache,
