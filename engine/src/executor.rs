@@ -98,8 +98,9 @@ impl<M: Copy> Mailbox<M> {
     }
 }
 
-/// What one chunk of agents produced in a round: messages, and actions tagged with their agent.
-type ChunkOutput<M, A> = (Vec<Envelope<M>>, Vec<(AgentIdx, A)>);
+/// What one chunk of agents produced in a round: messages, actions tagged with their agent, and
+/// its messages counted per kind (sent and [`Outbox::count_delivered`]).
+type ChunkOutput<M, A> = (Vec<Envelope<M>>, Vec<(AgentIdx, A)>, Vec<u64>);
 
 /// Per-tick message counts per kind.
 pub type MessageCounts = Vec<u64>;
@@ -136,7 +137,7 @@ impl<M: Copy> Mailbox<M> {
     ) {
         self.offsets.clear();
         self.offsets.resize(agents + 1, 0);
-        for (m, _) in chunks {
+        for (m, _, _) in chunks {
             for e in m {
                 if e.to.index() < agents {
                     self.offsets[e.to.index() + 1] += 1;
@@ -150,7 +151,7 @@ impl<M: Copy> Mailbox<M> {
         order.clear();
         order.resize(total, (0, 0));
         // `offsets[a]` is used as agent a's next slot, then restored by a shift.
-        for (c, (m, _)) in chunks.iter().enumerate() {
+        for (c, (m, _, _)) in chunks.iter().enumerate() {
             for (k, e) in m.iter().enumerate() {
                 if e.to.index() < agents {
                     let slot = &mut self.offsets[e.to.index()];
@@ -199,9 +200,10 @@ pub fn run_round<P: Policy>(
             heavy + (c - heavy) * chunk
         }
     };
+    let kinds = policy.message_kinds().len();
     scratch
         .chunks
-        .resize_with(chunks, || (Vec::new(), Vec::new()));
+        .resize_with(chunks, || (Vec::new(), Vec::new(), Vec::new()));
     {
         let ctx = StepCtx {
             cell,
@@ -219,26 +221,32 @@ pub fn run_round<P: Policy>(
             .zip(scratch.chunks.par_iter_mut())
             .enumerate()
             .with_max_len(1)
-            .for_each(|(c, (states, (messages, actions)))| {
+            .for_each(|(c, (states, (messages, actions, counted)))| {
                 messages.clear();
                 actions.clear();
+                counted.clear();
+                counted.resize(kinds, 0);
                 for (k, state) in states.iter_mut().enumerate() {
                     let me = AgentIdx((base(c) + k) as u32);
                     let mut out = Outbox {
                         from: me,
                         messages,
                         actions,
+                        delivered: counted,
                     };
                     shared.step(&ctx, me, state, inbox.inbox(me.index()), &mut out);
+                }
+                for e in messages.iter() {
+                    if let Some(k) = counted.get_mut(shared.message_kind(&e.msg)) {
+                        *k += 1;
+                    }
                 }
             });
     }
     scratch.actions.clear();
-    for (m, a) in &mut scratch.chunks[..chunks] {
-        for e in m.iter() {
-            if let Some(c) = counts.get_mut(policy.message_kind(&e.msg)) {
-                *c += 1;
-            }
+    for (_, a, counted) in &mut scratch.chunks[..chunks] {
+        for (total, k) in counts.iter_mut().zip(counted.iter()) {
+            *total += k;
         }
         scratch.actions.append(a);
     }

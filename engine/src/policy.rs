@@ -45,6 +45,8 @@ pub struct Outbox<'a, M, A> {
     pub(crate) from: AgentIdx,
     pub(crate) messages: &'a mut Vec<Envelope<M>>,
     pub(crate) actions: &'a mut Vec<(AgentIdx, A)>,
+    /// Messages counted per kind without passing through the mailbox ([`Outbox::count_delivered`]).
+    pub(crate) delivered: &'a mut [u64],
 }
 
 impl<M, A> Outbox<'_, M, A> {
@@ -60,6 +62,16 @@ impl<M, A> Outbox<'_, M, A> {
     /// Requests a change to the cell, applied after this round by [`Policy::apply`].
     pub fn act(&mut self, action: A) {
         self.actions.push((self.from, action));
+    }
+
+    /// Counts `n` messages of kind `kind` (an index into [`Policy::message_kinds`]) that the
+    /// policy delivers through its own state rather than the mailbox (e.g. a broadcast every
+    /// receiver reads from one shared copy): they appear in the tick's message counts as if
+    /// sent this round.
+    pub fn count_delivered(&mut self, kind: usize, n: u64) {
+        if let Some(c) = self.delivered.get_mut(kind) {
+            *c += n;
+        }
     }
 }
 

@@ -28,11 +28,21 @@ struct Harness {
     counters: PolicyCounters,
     /// (global round, from, to, kind) of every message except node reports, receiver-grouped.
     log: Vec<(u64, u32, u32, &'static str)>,
+    /// Message counts per tick and kind, as the run's ticks table has them.
+    counts: Vec<Vec<u64>>,
 }
 
 impl Harness {
     /// Nodes of 0.5 CPU / 0.5 memory, all online; fast migrations (little page dirtying).
     fn new(nodes: usize) -> Harness {
+        let config = MasbConfig {
+            dirty_mb_per_cpu_s: 100.0,
+            ..MasbConfig::default()
+        };
+        Harness::with_config(nodes, config)
+    }
+
+    fn with_config(nodes: usize, config: MasbConfig) -> Harness {
         let mut cell = Cell::default();
         for n in 0..nodes {
             let idx = cell.nodes.push(100 + n as u64);
@@ -40,10 +50,6 @@ impl Harness {
             cell.nodes.cpu_cap[idx.index()] = to_units(0.5);
             cell.nodes.mem_cap[idx.index()] = to_units(0.5);
         }
-        let config = MasbConfig {
-            dirty_mb_per_cpu_s: 100.0,
-            ..MasbConfig::default()
-        };
         Harness {
             cell,
             masb: Masb::new(config, 6, 60, 1),
@@ -54,6 +60,7 @@ impl Harness {
             round: 0,
             counters: PolicyCounters::default(),
             log: Vec::new(),
+            counts: Vec::new(),
         }
     }
 
@@ -87,9 +94,10 @@ impl Harness {
         let r = (self.round % 6) as u32;
         if r == 0 {
             self.begin();
+            self.counts.push(vec![0; MESSAGE_KINDS.len()]);
         }
-        let mut counts = vec![0; MESSAGE_KINDS.len()];
         let now = self.now_us();
+        let counts = self.counts.last_mut().expect("pushed at round 0");
         run_round(
             &mut self.masb,
             &mut self.cell,
@@ -101,7 +109,7 @@ impl Harness {
             now,
             1,
             Granularity::default(),
-            &mut counts,
+            counts,
             &mut self.counters,
         );
         for e in self.mailbox.messages() {
@@ -332,4 +340,28 @@ fn recommendations_expire_then_scs_restarts() {
         h.log
     );
     assert_eq!(h.messages_in(18), vec![(1, 0, GET)]);
+}
+
+/// Cache sharing among brokers: every node report is counted as shared with each other broker
+/// (delivered through the brokers' shared cache rather than the mailbox), in the tick its broker
+/// receives it. (That the shared cache gives every broker the view the messages gave is checked
+/// by the runs' byte-identical outputs before and after the change, `bench-results`.)
+#[test]
+fn reports_are_shared_with_every_other_broker() {
+    let config = MasbConfig {
+        brokers_per_12500_nodes: 9_375, // 4 nodes -> 3 brokers
+        ..MasbConfig::default()
+    };
+    let mut h = Harness::with_config(4, config);
+    h.rounds(18);
+    assert_eq!(h.masb.brokers, 3);
+    let kind = |name: &str| MESSAGE_KINDS.iter().position(|k| *k == name).unwrap();
+    for tick in &h.counts {
+        assert_eq!(tick[kind("node_report")], 4);
+        assert_eq!(tick[kind("cache_share")], 4 * 2);
+    }
+    assert!(
+        h.log.iter().all(|e| e.3 != "cache_share"),
+        "shares never pass through the mailbox"
+    );
 }

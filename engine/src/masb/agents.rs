@@ -29,11 +29,21 @@ fn norm(units: u32) -> f64 {
     units as f64 / UNITS as f64
 }
 
-/// A broker's state.
+/// A broker's state. Its cache is the brokers' shared cache (`Masb::cache`, the reports every
+/// broker has heard of by this round) with the reports it received itself this round laid
+/// over it (`fresh`): the others hear of those one round later.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Broker {
-    /// Last report per node index (`reported_s` = -inf when none).
-    pub cache: Vec<CacheEntry>,
+    /// Reports received this round (cleared at every step).
+    #[serde(skip)]
+    pub fresh: Vec<CacheEntry>,
+    /// The shared cache with `fresh` laid over it, when `fresh` is not empty and a selection
+    /// reads the cache (scratch: `view_round` says for which round it is current).
+    #[serde(skip)]
+    pub view: Vec<CacheEntry>,
+    /// The global round `view` was built in.
+    #[serde(skip)]
+    pub view_round: Option<u64>,
     /// This tick's initial allocations, by slot. Answers name their slot, so finding one is
     /// O(1); cleared at each tick's first round.
     pub allocations: Vec<Allocation>,
@@ -52,15 +62,54 @@ pub struct Broker {
 }
 
 impl Broker {
+    /// Lays this round's own reports over `shared` into `view`, once per global round `g` (only
+    /// when there are some).
+    fn build_view(&mut self, shared: &[CacheEntry], g: u64) {
+        if !self.fresh.is_empty() && self.view_round != Some(g) {
+            self.view.clear();
+            self.view.extend_from_slice(shared);
+            for e in &self.fresh {
+                let i = e.node.index();
+                if self.view.len() <= i {
+                    self.view.resize(i + 1, CacheEntry::unset());
+                }
+                self.view[i] = *e;
+            }
+            self.view_round = Some(g);
+        }
+    }
+
+    /// This broker's cache at global round `g`: `shared` alone, or with this round's own
+    /// reports laid over it.
+    fn cache<'s>(&'s mut self, shared: &'s [CacheEntry], g: u64) -> &'s [CacheEntry] {
+        self.build_view(shared, g);
+        if self.fresh.is_empty() {
+            shared
+        } else {
+            &self.view
+        }
+    }
+
     /// The cache as the selections for task `t` read it, with the nodes meeting its constraints
     /// from the memo.
-    fn view_for<'s>(&'s mut self, ctx: &StepCtx<'s>, t: TaskIdx) -> CacheView<'s> {
+    fn view_for<'s>(
+        &'s mut self,
+        ctx: &StepCtx<'s>,
+        (shared, g): (&'s [CacheEntry], u64),
+        t: TaskIdx,
+    ) -> CacheView<'s> {
         let key = ctx.cell.constraints_of(t);
         let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
         let changes = |since| ctx.cell.attribute_changes_since(since);
         let attributes = (ctx.cell.attributes_epoch(), &changes as &dyn Fn(u64) -> _);
+        self.build_view(shared, g);
+        let entries = if self.fresh.is_empty() {
+            shared
+        } else {
+            &self.view[..]
+        };
         CacheView {
-            entries: &self.cache,
+            entries,
             matching: self
                 .memo
                 .positions(attributes, key, ctx.cell.nodes.len(), &meets)
@@ -224,26 +273,21 @@ impl Masb {
     ) {
         let mut rng = ctx.rng(me);
         let now_s = self.now_s(ctx);
+        let g = self.global_round(ctx);
+        let shared = (&self.cache[..], g);
+        // A report updates this broker's cache now and every other broker's a round later: the
+        // CacheShare messages of the protocol, counted, delivered through the shared cache.
+        // A node reports once per tick, so an inbox holds at most one report per node.
+        b.fresh.clear();
         for e in inbox {
-            if let Msg::NodeReport(entry) | Msg::CacheShare(entry) = e.msg {
-                let i = entry.node.index();
-                if b.cache.len() <= i {
-                    b.cache.resize(
-                        i + 1,
-                        CacheEntry {
-                            reported_s: f64::NEG_INFINITY,
-                            ..CacheEntry::default()
-                        },
-                    );
+            if let Msg::NodeReport(entry) = e.msg {
+                let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
+                if self.cache.get(entry.node.index()).is_none_or(newer) {
+                    b.fresh.push(entry);
                 }
-                if entry.reported_s >= b.cache[i].reported_s {
-                    b.cache[i] = entry;
-                }
-                if let Msg::NodeReport(_) = e.msg {
-                    for other in (0..self.brokers).filter(|o| *o != me.0) {
-                        out.send(AgentIdx(other), Msg::CacheShare(entry));
-                    }
-                }
+                out.act(Action::Publish(entry));
+                let others = u64::from(self.brokers - 1);
+                out.count_delivered(Msg::CacheShare(entry).kind(), others);
             }
         }
         // Unset entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
@@ -287,7 +331,7 @@ impl Masb {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                     let recs = migration_candidates(
-                        b.view_for(ctx, task),
+                        b.view_for(ctx, shared, task),
                         source,
                         &demand,
                         now_s,
@@ -299,7 +343,7 @@ impl Masb {
                         let line = serde_json::json!({
                             "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
                             "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
-                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache.iter().filter(|c| c.reported_s.is_finite()).count(),
+                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache(shared.0, g).iter().filter(|c| c.reported_s.is_finite()).count(),
                             "candidates": recs_json(ctx, &recs),
                         });
                         samples.push(line.to_string());
@@ -320,7 +364,9 @@ impl Masb {
             b.allocations.clear();
             b.asks.clear();
             let online = |n: NodeIdx| ctx.cell.nodes.is_online(n);
-            b.fit.rebuild(&b.cache, now_s, &self.config, &online);
+            let mut fit = std::mem::take(&mut b.fit);
+            fit.rebuild(b.cache(shared.0, g), now_s, &self.config, &online);
+            b.fit = fit;
             for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
                 if !Self::live(ctx, task, generation, TaskState::Pending) {
                     continue;
@@ -330,7 +376,7 @@ impl Masb {
                 let (mut scratch, mut asks) =
                     (std::mem::take(&mut b.scratch), std::mem::take(&mut b.asks));
                 let start = asks.len();
-                let view = b.view_for(ctx, task);
+                let view = b.view_for(ctx, shared, task);
                 let at = (now_s, &self.config);
                 let top = INITIAL_TOP;
                 initial_asks(

@@ -15,6 +15,7 @@ use super::MasbConfig;
 use super::agents::MasbAgent;
 use super::cost::migration_cost;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
+use super::select::CacheEntry;
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 use crate::policy::{
@@ -65,6 +66,9 @@ pub struct Masb {
     pending: Vec<(TaskIdx, u32)>,
     /// Migrations in flight.
     pub in_flight: Vec<InFlight>,
+    /// The brokers' shared cache: each node's last report every broker has heard of, by node
+    /// index (`agents.rs`, [`Broker`](super::agents::Broker)).
+    pub(super) cache: Vec<CacheEntry>,
     records: Vec<MigrationRecord>,
 }
 
@@ -83,6 +87,7 @@ impl Masb {
             assigned: Vec::new(),
             pending: Vec::new(),
             in_flight: Vec::new(),
+            cache: Vec::new(),
             records: Vec::new(),
         }
     }
@@ -279,6 +284,15 @@ impl Policy for Masb {
                     counters.collisions += 1;
                     self.record(cell, now_us, task, target, MigrationOutcome::Collision);
                 }
+                Action::Publish(entry) => {
+                    let i = entry.node.index();
+                    if self.cache.len() <= i {
+                        self.cache.resize(i + 1, CacheEntry::unset());
+                    }
+                    if entry.reported_s >= self.cache[i].reported_s {
+                        self.cache[i] = entry;
+                    }
+                }
                 Action::MigrationFailed { task } => {
                     counters.migrations_failed += 1;
                     self.record(cell, now_us, task, NodeIdx::NONE, MigrationOutcome::Failed);
@@ -322,11 +336,11 @@ impl Policy for Masb {
     fn save_state(&self, w: &mut SectionWriter) {
         // The per-tick index and broker assignments are rebuilt by `begin_tick`; migration
         // records are taken every tick.
-        w.serde(&(self.brokers, &self.pending, &self.in_flight));
+        w.serde(&(self.brokers, &self.pending, &self.in_flight, &self.cache));
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
-        (self.brokers, self.pending, self.in_flight) = r.serde()?;
+        (self.brokers, self.pending, self.in_flight, self.cache) = r.serde()?;
         Ok(())
     }
 

@@ -52,7 +52,9 @@ impl CandidateList {
 pub enum Msg {
     /// NA -> its BA, every tick: the node's state.
     NodeReport(CacheEntry),
-    /// BA -> the other BAs: a report they did not receive themselves.
+    /// BA -> the other BAs: a report they did not receive themselves. Counted per receiver but
+    /// delivered through the brokers' shared cache (`Action::Publish`): every broker would
+    /// hold the same copy one round after the report's own broker.
     CacheShare(CacheEntry),
     /// BA -> NA: take this new task?
     AllocationRequest {
@@ -221,6 +223,9 @@ pub enum Action {
         /// The task.
         task: TaskIdx,
     },
+    /// A node report a broker received, shared with the other brokers: written to the shared
+    /// cache after the round (what their CacheShare messages would deliver the round after).
+    Publish(CacheEntry),
 }
 
 #[cfg(test)]

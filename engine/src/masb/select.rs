@@ -41,6 +41,14 @@ pub struct CacheEntry {
 }
 
 impl CacheEntry {
+    /// A node not heard of yet (`reported_s` = -inf: never fresh).
+    pub fn unset() -> CacheEntry {
+        CacheEntry {
+            reported_s: f64::NEG_INFINITY,
+            ..CacheEntry::default()
+        }
+    }
+
     /// The node as its requested totals (what SIAS scores).
     pub fn requested(&self) -> NodeState {
         NodeState {
