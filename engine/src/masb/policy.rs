@@ -197,7 +197,9 @@ impl Policy for Masb {
             cell.tasks.generation[t.index()] == g
                 && cell.tasks.state[t.index()] == TaskState::Pending
         });
-        self.pending.sort_unstable();
+        // Last tick's waiting tasks are still in order, the new ones follow: the stable sort
+        // merges the two runs in linear time (equal entries are identical, so no order is lost).
+        self.pending.sort();
         self.pending.dedup();
         self.assigned = vec![Vec::new(); self.brokers as usize];
         let mut rng = Rng::new(ingest::rng::hash_keys(self.seed, &[0xba, now_us as u64]), 0);
