@@ -21,6 +21,9 @@ const THRESHOLDS: [f64; 10] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 
 /// node SIAS could score above 0 is in the list.
 const SLACK: f64 = 1e-9;
 
+/// Positions per step of the coarse index into each list.
+const STEP: usize = 64;
+
 /// The index over one broker's cache at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct FitIndex {
@@ -28,6 +31,13 @@ pub struct FitIndex {
     ok_before: Vec<u32>,
     /// Per threshold, the fresh-and-online positions with CPU headroom at or above it.
     lists: Vec<Vec<u32>>,
+    /// Per threshold, `steps[k][j]`: entries of `lists[k]` below position `j * STEP` (so that
+    /// finding a position in a list searches at most one step).
+    steps: Vec<Vec<u32>>,
+    /// The window length `ends` is for (`initial_candidates`).
+    limit: usize,
+    /// Per offset, where the window of `limit` entries from it ends, and whether it wraps.
+    ends: Vec<(u32, bool)>,
 }
 
 impl FitIndex {
@@ -60,6 +70,53 @@ impl FitIndex {
             }
             self.ok_before.push(count);
         }
+        let n = cache.len();
+        self.steps.resize_with(THRESHOLDS.len(), Vec::new);
+        for (list, steps) in self.lists.iter().zip(&mut self.steps) {
+            steps.clear();
+            let mut below = 0;
+            for j in 0..=n.div_ceil(STEP) {
+                while below < list.len() && (list[below] as usize) < j * STEP {
+                    below += 1;
+                }
+                steps.push(below as u32);
+            }
+        }
+        self.limit = config.initial_candidates as usize;
+        self.ends.clear();
+        let total = count as usize;
+        // As the offset grows, so does the rank the window ends at: one sweep per case.
+        let (mut plain, mut wrapped) = (0, 0);
+        for offset in 0..n {
+            let first = self.ok_before[offset] as usize;
+            let end = if self.limit >= total {
+                (offset as u32, true) // the whole ring
+            } else if first + self.limit <= total {
+                let rank = first + self.limit;
+                while (self.ok_before[plain] as usize) < rank {
+                    plain += 1;
+                }
+                (plain as u32, false)
+            } else {
+                let rank = first + self.limit - total;
+                while (self.ok_before[wrapped] as usize) < rank {
+                    wrapped += 1;
+                }
+                (wrapped as u32, true)
+            };
+            self.ends.push(end);
+        }
+    }
+
+    /// Entries of list `k` below position `p`.
+    fn below(&self, k: usize, p: usize) -> usize {
+        let steps = &self.steps[k];
+        let j = (p / STEP).min(steps.len() - 1);
+        let (lo, hi) = (
+            steps[j] as usize,
+            steps[(j + 1).min(steps.len() - 1)] as usize,
+        );
+        lo + self.lists[k][lo..hi].partition_point(|&q| (q as usize) < p)
     }
 
     /// The positions that may score above 0 for a task requesting `cpu`, among the first
@@ -73,6 +130,16 @@ impl FitIndex {
             .rposition(|&t| t <= cpu - SLACK)
             .unwrap_or(0);
         let list = &self.lists[k];
+        if limit == self.limit && offset < n {
+            let (end, wraps) = self.ends[offset];
+            let start = self.below(k, offset);
+            let stop = self.below(k, end as usize);
+            return if wraps {
+                (&list[start..], &list[..stop.min(start)])
+            } else {
+                (&list[start..stop.max(start)], &[])
+            };
+        }
         // The window is ok-ranks [first, first + limit) modulo total; in positions: from offset
         // to just past the entry of rank first + limit - 1.
         let first = self.ok_before[offset.min(n)] as usize;
