@@ -437,6 +437,11 @@ impl Masb {
         if i >= nodes.len() || !nodes.online[i] {
             return; // an unreachable node answers nothing
         }
+        if ctx.round != 0 && inbox.is_empty() && na.phase == Phase::Idle {
+            // Most agents in most rounds: nothing to answer, only SCS's cheap tests to run.
+            self.select_and_start(ctx, n, na, samples, out);
+            return;
+        }
         let g = self.global_round(ctx);
         let (cpu_cap, mem_cap) = (norm(nodes.cpu_cap[i]), norm(nodes.mem_cap[i]));
         // Resources promised this round (accepted allocations and migrations), on top of the cell.
@@ -724,12 +729,6 @@ impl Masb {
         let g = self.global_round(ctx);
         let nodes = &ctx.cell.nodes;
         let i = n.index();
-        let load = NodeState {
-            cpu_cap: norm(nodes.cpu_cap[i]),
-            mem_cap: norm(nodes.mem_cap[i]),
-            cpu: norm(nodes.cpu_used[i]),
-            mem: norm(nodes.mem_used[i]),
-        };
         // Cheap tests first: most node agents are idle in most rounds and allocate nothing.
         let running = |t: &&TaskIdx| {
             ctx.cell.tasks.node[t.index()] == n
@@ -752,6 +751,12 @@ impl Masb {
         if tasks.is_empty() {
             return;
         }
+        let load = NodeState {
+            cpu_cap: norm(nodes.cpu_cap[i]),
+            mem_cap: norm(nodes.mem_cap[i]),
+            cpu: norm(nodes.cpu_used[i]),
+            mem: norm(nodes.mem_used[i]),
+        };
         let candidates: Vec<Candidate> = tasks
             .iter()
             .map(|&t| {
