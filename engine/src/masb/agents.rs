@@ -91,12 +91,13 @@ impl Broker {
     }
 
     /// The cache as the selections for task `t` read it, with the nodes meeting its constraints
-    /// from the memo.
+    /// from the memo; for an `initial` allocation also the fit index of this round.
     fn view_for<'s>(
         &'s mut self,
         ctx: &StepCtx<'s>,
         (shared, g): (&'s [CacheEntry], u64),
         t: TaskIdx,
+        initial: bool,
     ) -> CacheView<'s> {
         let key = ctx.cell.constraints_of(t);
         let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
@@ -114,7 +115,8 @@ impl Broker {
                 .memo
                 .positions(attributes, key, ctx.cell.nodes.len(), &meets)
                 .map(|p| (p, &ctx.cell.nodes.online[..])),
-            fit: key.is_empty().then_some(&self.fit),
+            fit: (initial && key.is_empty()).then_some(&self.fit),
+            ok: initial.then_some(&self.fit),
         }
     }
 }
@@ -331,7 +333,7 @@ impl Masb {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                     let recs = migration_candidates(
-                        b.view_for(ctx, shared, task),
+                        b.view_for(ctx, shared, task, false),
                         source,
                         &demand,
                         now_s,
@@ -376,7 +378,7 @@ impl Masb {
                 let (mut scratch, mut asks) =
                     (std::mem::take(&mut b.scratch), std::mem::take(&mut b.asks));
                 let start = asks.len();
-                let view = b.view_for(ctx, shared, task);
+                let view = b.view_for(ctx, shared, task, true);
                 let at = (now_s, &self.config);
                 let top = INITIAL_TOP;
                 initial_asks(

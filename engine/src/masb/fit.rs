@@ -31,6 +31,8 @@ pub struct FitIndex {
     ok_before: Vec<u32>,
     /// Per threshold, the fresh-and-online positions with CPU headroom at or above it.
     lists: Vec<Vec<u32>>,
+    /// Per position, the thresholds its CPU headroom meets (it is in `lists[k]` for `k` below).
+    levels: Vec<u8>,
     /// Per threshold, `steps[k][j]`: entries of `lists[k]` below position `j * STEP` (so that
     /// finding a position in a list searches at most one step).
     steps: Vec<Vec<u32>>,
@@ -38,6 +40,15 @@ pub struct FitIndex {
     limit: usize,
     /// Per offset, where the window of `limit` entries from it ends, and whether it wraps.
     ends: Vec<(u32, bool)>,
+}
+
+/// The list holding every node SIAS could score above 0 for a task requesting `cpu`: the highest
+/// threshold under the request (less a slack far above rounding error).
+fn list_for(cpu: f64) -> usize {
+    THRESHOLDS
+        .iter()
+        .rposition(|&t| t <= cpu - SLACK)
+        .unwrap_or(0)
 }
 
 impl FitIndex {
@@ -56,8 +67,10 @@ impl FitIndex {
         for l in &mut self.lists {
             l.clear();
         }
+        self.levels.clear();
         let mut count = 0u32;
         for (p, e) in cache.iter().enumerate() {
+            let mut level = 0;
             if now_s - e.reported_s <= ttl && online(e.node) {
                 count += 1;
                 let room = config.max_use * e.cpu_cap - e.cpu_req;
@@ -66,8 +79,10 @@ impl FitIndex {
                         break;
                     }
                     self.lists[k].push(p as u32);
+                    level = k as u8 + 1;
                 }
             }
+            self.levels.push(level);
             self.ok_before.push(count);
         }
         let n = cache.len();
@@ -108,6 +123,20 @@ impl FitIndex {
         }
     }
 
+    /// Whether the entry at position `p` was fresh and its node online when the index was
+    /// built.
+    pub fn is_ok(&self, p: usize) -> bool {
+        self.ok_before.get(p + 1) > self.ok_before.get(p)
+    }
+
+    /// Whether the entry at position `p` may score above 0 for a task requesting `cpu` (false
+    /// only when its CPU headroom is surely short: the test of [`FitIndex::window`]).
+    pub fn may_fit(&self, p: usize, cpu: f64) -> bool {
+        self.levels
+            .get(p)
+            .is_some_and(|&l| l as usize > list_for(cpu))
+    }
+
     /// Entries of list `k` below position `p`.
     fn below(&self, k: usize, p: usize) -> usize {
         let steps = &self.steps[k];
@@ -125,10 +154,7 @@ impl FitIndex {
     pub fn window(&self, offset: usize, limit: usize, cpu: f64) -> (&[u32], &[u32]) {
         let n = self.ok_before.len() - 1;
         let total = self.ok_before[n] as usize;
-        let k = THRESHOLDS
-            .iter()
-            .rposition(|&t| t <= cpu - SLACK)
-            .unwrap_or(0);
+        let k = list_for(cpu);
         let list = &self.lists[k];
         if limit == self.limit && offset < n {
             let (end, wraps) = self.ends[offset];
@@ -181,7 +207,8 @@ mod tests {
     /// The indexed window gives exactly the plain scan's candidates (scores, order) and leaves
     /// the random stream where the scan leaves it, over random caches (stale entries, offline
     /// nodes, tight and roomy nodes, small and large limits) and task sizes around every
-    /// threshold.
+    /// threshold; so do constrained tasks scanned over matching positions with the index's
+    /// fresh-and-online and headroom tests.
     #[test]
     fn the_index_agrees_with_the_plain_scan() {
         let mut r = Rng::new(7, 0);
@@ -206,6 +233,7 @@ mod tests {
                 .collect();
             let offline: Vec<bool> = (0..n).map(|_| r.below(8) == 0).collect();
             let online = |x: NodeIdx| !offline[x.index()];
+            let offline_as_online: Vec<bool> = offline.iter().map(|o| !o).collect();
             let config = MasbConfig {
                 initial_candidates: [1, 5, 40, 200][case % 4],
                 ..MasbConfig::default()
@@ -253,6 +281,28 @@ mod tests {
                     initial_candidates(v, &task, 120.0, &config, &mut d, &online);
                     assert_eq!(c.below(1 << 50), d.below(1 << 50), "same random stream");
                 }
+                // A constrained task: the memo's matching positions, with the index telling
+                // fresh-and-online entries and short headroom apart, against the plain scan.
+                let meets = |x: NodeIdx| (x.0 as u64 * 7 + seed) % 3 != 0;
+                let both = |x: NodeIdx| online(x) && meets(x);
+                let matching: Vec<u32> = (0..n as u32).filter(|&x| meets(NodeIdx(x))).collect();
+                let (mut c, mut d) = (Rng::new(seed, 2), Rng::new(seed, 2));
+                let plain = initial_candidates(
+                    CacheView::all(&cache),
+                    &task,
+                    120.0,
+                    &config,
+                    &mut c,
+                    &both,
+                );
+                let view = CacheView {
+                    matching: Some((&matching, &offline_as_online)),
+                    ok: Some(&fit),
+                    ..CacheView::all(&cache)
+                };
+                let indexed = initial_candidates(view, &task, 120.0, &config, &mut d, &both);
+                assert_eq!(plain, indexed, "constrained, case {case}, task {task:?}");
+                assert_eq!(c.below(1 << 50), d.below(1 << 50), "same random stream");
                 if plain.is_empty() {
                     none += 1;
                 } else {

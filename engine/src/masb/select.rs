@@ -189,6 +189,9 @@ pub struct CacheView<'a> {
     pub matching: Option<(&'a [u32], &'a [bool])>,
     /// Where unconstrained tasks fit, when current (initial allocation only).
     pub fit: Option<&'a super::fit::FitIndex>,
+    /// An index current for this round, to tell which entries are fresh and whose nodes are
+    /// online without reading them (initial allocation only: scans that exclude no node).
+    pub ok: Option<&'a super::fit::FitIndex>,
 }
 
 impl<'a> CacheView<'a> {
@@ -198,6 +201,7 @@ impl<'a> CacheView<'a> {
             entries,
             matching: None,
             fit: None,
+            ok: None,
         }
     }
 }
@@ -233,9 +237,13 @@ fn scan(
                 .map(|p| p as u32),
         ),
         Some((p, online)) => {
-            let ok = |&x: &u32| {
-                let e = &cache[x as usize];
-                fresh(e) && online.get(e.node.index()) == Some(&true)
+            let index = view.ok.filter(|_| !exclude.is_some());
+            let ok = |&x: &u32| match index {
+                Some(index) => index.is_ok(x as usize),
+                None => {
+                    let e = &cache[x as usize];
+                    fresh(e) && online.get(e.node.index()) == Some(&true)
+                }
             };
             let p = &p[..p.partition_point(|&x| (x as usize) < n)];
             let start = p.partition_point(|&x| (x as usize) < offset);
@@ -326,15 +334,21 @@ pub fn initial_top(
             positions.extend_from_slice(head);
             positions.extend_from_slice(tail);
         }
-        None => scan(
-            cache,
-            now_s,
-            config.initial_candidates,
-            (config, NodeIdx::NONE),
-            rng,
-            matches,
-            positions,
-        ),
+        None => {
+            scan(
+                cache,
+                now_s,
+                config.initial_candidates,
+                (config, NodeIdx::NONE),
+                rng,
+                matches,
+                positions,
+            );
+            // Entries whose headroom is surely short score 0: not read at all.
+            if let Some(index) = cache.ok {
+                positions.retain(|&p| index.may_fit(p as usize, task.cpu_req));
+            }
+        }
     }
     let entries = cache.entries;
     let after = |p: u32| {
