@@ -127,27 +127,35 @@ impl Masb {
         }
     }
 
+    /// Rebuilds the per-node index of running tasks (a counting sort by node, into the buffers
+    /// of the last tick).
     fn index_tasks(&mut self, cell: &Cell) {
         let n = cell.nodes.len();
-        let mut counts = vec![0u32; n + 1];
+        let offsets = &mut self.node_task_offsets;
+        offsets.clear();
+        offsets.resize(n + 1, 0);
         for i in 0..cell.tasks.len() {
             if cell.tasks.state[i] == TaskState::Running {
-                counts[cell.tasks.node[i].index() + 1] += 1;
+                offsets[cell.tasks.node[i].index() + 1] += 1;
             }
         }
         for k in 0..n {
-            counts[k + 1] += counts[k];
+            offsets[k + 1] += offsets[k];
         }
-        let mut next = counts.clone();
-        self.node_tasks = vec![TaskIdx::NONE; counts[n] as usize];
+        // `offsets[node]` serves as the node's next slot, then is restored by a shift.
+        self.node_tasks.clear();
+        self.node_tasks.resize(offsets[n] as usize, TaskIdx::NONE);
         for i in 0..cell.tasks.len() {
             if cell.tasks.state[i] == TaskState::Running {
-                let slot = &mut next[cell.tasks.node[i].index()];
+                let slot = &mut offsets[cell.tasks.node[i].index()];
                 self.node_tasks[*slot as usize] = TaskIdx(i as u32);
                 *slot += 1;
             }
         }
-        self.node_task_offsets = counts;
+        for k in (1..=n).rev() {
+            offsets[k] = offsets[k - 1];
+        }
+        offsets[0] = 0;
     }
 }
 
