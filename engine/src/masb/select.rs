@@ -209,7 +209,9 @@ impl<'a> CacheView<'a> {
 /// Positions of the entries fresh at `now_s`, matching `matches` (online, meeting the
 /// constraints, not `exclude`), at most `limit` of them, in cache order from a random offset,
 /// appended to `out`. With the view's matching positions only those are visited, tested for
-/// being online and not `exclude`; the entries and the random draw are the same as without.
+/// being fresh, online and not `exclude` (by the view's `ok` index, without reading the entries,
+/// when it is given and nothing is excluded); the entries and the random draw are the same as
+/// without.
 fn scan(
     view: CacheView<'_>,
     now_s: f64,
