@@ -7,8 +7,8 @@
 //! neighbouring items, such as two brokers, one after the other on one thread; work stealing
 //! balances the jobs: most agents are idle, a few run expensive searches). Each item
 //! writes to its own buffers; the buffers are read in agent order, so the result is the same for
-//! any thread count and any chunking. Grouping is a stable counting sort by destination, so an inbox lists messages in
-//! sender order.
+//! any thread count and any chunking. Grouping is a stable counting sort by destination, so an
+//! inbox lists messages in sender order.
 
 use rayon::prelude::*;
 
@@ -72,42 +72,78 @@ impl<M: Copy> Mailbox<M> {
 
     /// Groups `sent` by receiver (stable); messages to agents beyond `agents` are dropped.
     pub fn group(sent: &[Envelope<M>], agents: usize) -> Mailbox<M> {
-        let mut counts = vec![0u32; agents + 1];
-        for e in sent {
-            if e.to.index() < agents {
-                counts[e.to.index() + 1] += 1;
+        let mut mailbox = Mailbox::new(agents);
+        mailbox.regroup(&[sent], agents, &mut Vec::new());
+        mailbox
+    }
+
+    /// Groups the messages of `parts` by receiver into `self` (stable: part order, then order
+    /// within a part), reusing its buffers; messages to agents beyond `agents` are dropped. A
+    /// counting sort: `order` receives the (part, index) of each message in receiver order.
+    fn regroup<P: AsRef<[Envelope<M>]>>(
+        &mut self,
+        parts: &[P],
+        agents: usize,
+        order: &mut Vec<(u32, u32)>,
+    ) {
+        self.offsets.clear();
+        self.offsets.resize(agents + 1, 0);
+        for m in parts {
+            for e in m.as_ref() {
+                if e.to.index() < agents {
+                    self.offsets[e.to.index() + 1] += 1;
+                }
             }
         }
         for a in 0..agents {
-            counts[a + 1] += counts[a];
+            self.offsets[a + 1] += self.offsets[a];
         }
-        let offsets = counts.clone();
-        let mut next = counts;
-        let mut messages = Vec::with_capacity(offsets[agents] as usize);
-        // Positions of the sent messages in receiver order, then a gather.
-        let mut order = vec![0u32; offsets[agents] as usize];
-        for (i, e) in sent.iter().enumerate() {
-            if e.to.index() < agents {
-                let slot = &mut next[e.to.index()];
-                order[*slot as usize] = i as u32;
-                *slot += 1;
+        let total = self.offsets[agents] as usize;
+        order.clear();
+        order.resize(total, (0, 0));
+        // `offsets[a]` is used as agent a's next slot, then restored by a shift.
+        for (c, m) in parts.iter().enumerate() {
+            for (k, e) in m.as_ref().iter().enumerate() {
+                if e.to.index() < agents {
+                    let slot = &mut self.offsets[e.to.index()];
+                    order[*slot as usize] = (c as u32, k as u32);
+                    *slot += 1;
+                }
             }
         }
-        messages.extend(order.iter().map(|&i| sent[i as usize]));
-        Mailbox { messages, offsets }
+        for a in (1..=agents).rev() {
+            self.offsets[a] = self.offsets[a - 1];
+        }
+        self.offsets[0] = 0;
+        self.messages.clear();
+        self.messages.extend(
+            order
+                .iter()
+                .map(|&(c, k)| parts[c as usize].as_ref()[k as usize]),
+        );
     }
 }
 
 /// What one chunk of agents produced in a round: messages, actions tagged with their agent, and
 /// its messages counted per kind (sent and [`Outbox::count_delivered`]).
-type ChunkOutput<M, A> = (Vec<Envelope<M>>, Vec<(AgentIdx, A)>, Vec<u64>);
+struct ChunkOutput<M, A> {
+    messages: Vec<Envelope<M>>,
+    actions: Vec<(AgentIdx, A)>,
+    counted: Vec<u64>,
+}
+
+impl<M, A> AsRef<[Envelope<M>]> for ChunkOutput<M, A> {
+    fn as_ref(&self) -> &[Envelope<M>] {
+        &self.messages
+    }
+}
 
 /// Per-tick message counts per kind.
 pub type MessageCounts = Vec<u64>;
 
 /// Buffers a run keeps across rounds, so a round allocates nothing once they have grown (SPEC
-/// 5.2): each chunk's message and action buffers, the gather order of the grouping, the actions
-/// in agent order and the spare mailbox the next round's messages are grouped into.
+/// 5.2): each chunk's message, action and count buffers, the gather order of the grouping, the
+/// actions in agent order and the spare mailbox the next round's messages are grouped into.
 pub struct RoundScratch<M, A> {
     chunks: Vec<ChunkOutput<M, A>>,
     order: Vec<(u32, u32)>,
@@ -123,50 +159,6 @@ impl<M: Copy, A> Default for RoundScratch<M, A> {
             actions: Vec::new(),
             spare: Mailbox::new(0),
         }
-    }
-}
-
-impl<M: Copy> Mailbox<M> {
-    /// Regroups the chunks' messages by receiver into `self` (stable: chunk order, then send
-    /// order), reusing its buffers; messages to agents beyond `agents` are dropped.
-    fn regroup<A>(
-        &mut self,
-        chunks: &[ChunkOutput<M, A>],
-        agents: usize,
-        order: &mut Vec<(u32, u32)>,
-    ) {
-        self.offsets.clear();
-        self.offsets.resize(agents + 1, 0);
-        for (m, _, _) in chunks {
-            for e in m {
-                if e.to.index() < agents {
-                    self.offsets[e.to.index() + 1] += 1;
-                }
-            }
-        }
-        for a in 0..agents {
-            self.offsets[a + 1] += self.offsets[a];
-        }
-        let total = self.offsets[agents] as usize;
-        order.clear();
-        order.resize(total, (0, 0));
-        // `offsets[a]` is used as agent a's next slot, then restored by a shift.
-        for (c, (m, _, _)) in chunks.iter().enumerate() {
-            for (k, e) in m.iter().enumerate() {
-                if e.to.index() < agents {
-                    let slot = &mut self.offsets[e.to.index()];
-                    order[*slot as usize] = (c as u32, k as u32);
-                    *slot += 1;
-                }
-            }
-        }
-        for a in (1..=agents).rev() {
-            self.offsets[a] = self.offsets[a - 1];
-        }
-        self.offsets[0] = 0;
-        self.messages.clear();
-        self.messages
-            .extend(order.iter().map(|&(c, k)| chunks[c as usize].0[k as usize]));
     }
 }
 
@@ -201,9 +193,11 @@ pub fn run_round<P: Policy>(
         }
     };
     let kinds = policy.message_kinds().len();
-    scratch
-        .chunks
-        .resize_with(chunks, || (Vec::new(), Vec::new(), Vec::new()));
+    scratch.chunks.resize_with(chunks, || ChunkOutput {
+        messages: Vec::new(),
+        actions: Vec::new(),
+        counted: Vec::new(),
+    });
     {
         let ctx = StepCtx {
             cell,
@@ -221,7 +215,12 @@ pub fn run_round<P: Policy>(
             .zip(scratch.chunks.par_iter_mut())
             .enumerate()
             .with_max_len(1)
-            .for_each(|(c, (states, (messages, actions, counted)))| {
+            .for_each(|(c, (states, output))| {
+                let ChunkOutput {
+                    messages,
+                    actions,
+                    counted,
+                } = output;
                 messages.clear();
                 actions.clear();
                 counted.clear();
@@ -244,11 +243,11 @@ pub fn run_round<P: Policy>(
             });
     }
     scratch.actions.clear();
-    for (_, a, counted) in &mut scratch.chunks[..chunks] {
-        for (total, k) in counts.iter_mut().zip(counted.iter()) {
+    for output in &mut scratch.chunks[..chunks] {
+        for (total, k) in counts.iter_mut().zip(&output.counted) {
             *total += k;
         }
-        scratch.actions.append(a);
+        scratch.actions.append(&mut output.actions);
     }
     policy.apply(cell, now_us, &scratch.actions, counters);
     scratch
