@@ -8,6 +8,7 @@
 
 use ingest::rng::Rng;
 
+use super::MasbConfig;
 use super::fit::FitIndex;
 use super::policy::Masb;
 use super::protocol::{Action, CandidateList, Msg};
@@ -31,19 +32,12 @@ fn norm(units: u32) -> f64 {
 
 /// A broker's state. Its cache is the brokers' shared cache (`Masb::cache`, the reports every
 /// broker has heard of by this round) with the reports it received itself this round laid
-/// over it (`fresh`): the others hear of those one round later.
+/// over it ([`BrokerCache`]): the others hear of those one round later.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Broker {
-    /// Reports received this round (cleared at every step).
+    /// This round's own reports and what is derived from the cache (no state).
     #[serde(skip)]
-    pub fresh: Vec<CacheEntry>,
-    /// The shared cache with `fresh` laid over it, when `fresh` is not empty and a selection
-    /// reads the cache (scratch: `view_round` says for which round it is current).
-    #[serde(skip)]
-    pub view: Vec<CacheEntry>,
-    /// The global round `view` was built in.
-    #[serde(skip)]
-    pub view_round: Option<u64>,
+    pub cache: BrokerCache,
     /// This tick's initial allocations, by slot. Answers name their slot, so finding one is
     /// O(1); cleared at each tick's first round.
     pub allocations: Vec<Allocation>,
@@ -52,16 +46,33 @@ pub struct Broker {
     /// Scoring buffers (no state).
     #[serde(skip)]
     pub scratch: ScoreScratch,
-    /// Where unconstrained new tasks fit, rebuilt at each tick's first round (a pure cache).
-    #[serde(skip)]
+}
+
+/// How a broker reads the cache in a round: the shared cache with its own reports of the round
+/// laid over it, and the indexes over that cache (all pure caches, rebuilt on demand).
+#[derive(Debug, Clone, Default)]
+pub struct BrokerCache {
+    /// Reports received this round (cleared at every step).
+    pub fresh: Vec<CacheEntry>,
+    /// The shared cache with `fresh` laid over it, when `fresh` is not empty and a selection
+    /// reads the cache (`view_round` says for which round it is current).
+    pub view: Vec<CacheEntry>,
+    /// The global round `view` was built in.
+    pub view_round: Option<u64>,
+    /// Where unconstrained new tasks fit, rebuilt at each tick's first round.
     pub fit: FitIndex,
-    /// Matching cache positions per constraint set, this tick (a cache of pure function
-    /// results: not snapshotted, rebuilt on demand).
-    #[serde(skip)]
+    /// Matching cache positions per constraint set.
     pub memo: MatchMemo,
 }
 
-impl Broker {
+impl BrokerCache {
+    /// The cache at global round `g`: `shared` alone, or with this round's own reports laid
+    /// over it (built once per round, only when there are some).
+    fn entries<'s>(&'s mut self, shared: &'s [CacheEntry], g: u64) -> &'s [CacheEntry] {
+        self.build_view(shared, g);
+        current(&self.fresh, &self.view, shared)
+    }
+
     /// Lays this round's own reports over `shared` into `view`, once per global round `g` (only
     /// when there are some).
     fn build_view(&mut self, shared: &[CacheEntry], g: u64) {
@@ -69,25 +80,24 @@ impl Broker {
             self.view.clear();
             self.view.extend_from_slice(shared);
             for e in &self.fresh {
-                let i = e.node.index();
-                if self.view.len() <= i {
-                    self.view.resize(i + 1, CacheEntry::unset());
-                }
-                self.view[i] = *e;
+                CacheEntry::store(&mut self.view, *e);
             }
             self.view_round = Some(g);
         }
     }
 
-    /// This broker's cache at global round `g`: `shared` alone, or with this round's own
-    /// reports laid over it.
-    fn cache<'s>(&'s mut self, shared: &'s [CacheEntry], g: u64) -> &'s [CacheEntry] {
+    /// Rebuilds the fit index over the cache at global round `g`, at `now_s`.
+    fn rebuild_fit(
+        &mut self,
+        ctx: &StepCtx<'_>,
+        (shared, g): (&[CacheEntry], u64),
+        now_s: f64,
+        config: &MasbConfig,
+    ) {
+        let online = |n: NodeIdx| ctx.cell.nodes.is_online(n);
         self.build_view(shared, g);
-        if self.fresh.is_empty() {
-            shared
-        } else {
-            &self.view
-        }
+        let entries = current(&self.fresh, &self.view, shared);
+        self.fit.rebuild(entries, now_s, config, &online);
     }
 
     /// The cache as the selections for task `t` read it, with the nodes meeting its constraints
@@ -104,13 +114,8 @@ impl Broker {
         let changes = |since| ctx.cell.attribute_changes_since(since);
         let attributes = (ctx.cell.attributes_epoch(), &changes as &dyn Fn(u64) -> _);
         self.build_view(shared, g);
-        let entries = if self.fresh.is_empty() {
-            shared
-        } else {
-            &self.view[..]
-        };
         CacheView {
-            entries,
+            entries: current(&self.fresh, &self.view, shared),
             matching: self
                 .memo
                 .positions(attributes, key, ctx.cell.nodes.len(), &meets)
@@ -119,6 +124,15 @@ impl Broker {
             ok: initial.then_some(&self.fit),
         }
     }
+}
+
+/// The cache a broker reads: `shared`, or `view` when it has reports of its own this round.
+fn current<'s>(
+    fresh: &[CacheEntry],
+    view: &'s [CacheEntry],
+    shared: &'s [CacheEntry],
+) -> &'s [CacheEntry] {
+    if fresh.is_empty() { shared } else { view }
 }
 
 /// One initial allocation a broker runs in a tick.
@@ -280,12 +294,12 @@ impl Masb {
         // A report updates this broker's cache now and every other broker's a round later: the
         // CacheShare messages of the protocol, counted, delivered through the shared cache.
         // A node reports once per tick, so an inbox holds at most one report per node.
-        b.fresh.clear();
+        b.cache.fresh.clear();
         for e in inbox {
             if let Msg::NodeReport(entry) = e.msg {
                 let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
                 if self.cache.get(entry.node.index()).is_none_or(newer) {
-                    b.fresh.push(entry);
+                    b.cache.fresh.push(entry);
                 }
                 out.act(Action::Publish(entry));
                 let others = u64::from(self.brokers - 1);
@@ -333,7 +347,7 @@ impl Masb {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                     let recs = migration_candidates(
-                        b.view_for(ctx, shared, task, false),
+                        b.cache.view_for(ctx, shared, task, false),
                         source,
                         &demand,
                         now_s,
@@ -345,7 +359,7 @@ impl Masb {
                         let line = serde_json::json!({
                             "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
                             "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
-                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache(shared.0, g).iter().filter(|c| c.reported_s.is_finite()).count(),
+                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache.entries(shared.0, g).iter().filter(|c| c.reported_s.is_finite()).count(),
                             "candidates": recs_json(ctx, &recs),
                         });
                         samples.push(line.to_string());
@@ -365,32 +379,19 @@ impl Masb {
         if ctx.round == 0 {
             b.allocations.clear();
             b.asks.clear();
-            let online = |n: NodeIdx| ctx.cell.nodes.is_online(n);
-            let mut fit = std::mem::take(&mut b.fit);
-            fit.rebuild(b.cache(shared.0, g), now_s, &self.config, &online);
-            b.fit = fit;
+            b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
             for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
                 if !Self::live(ctx, task, generation, TaskState::Pending) {
                     continue;
                 }
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                let (mut scratch, mut asks) =
-                    (std::mem::take(&mut b.scratch), std::mem::take(&mut b.asks));
+                let (scratch, asks) = (&mut b.scratch, &mut b.asks);
                 let start = asks.len();
-                let view = b.view_for(ctx, shared, task, true);
+                let view = b.cache.view_for(ctx, shared, task, true);
                 let at = (now_s, &self.config);
                 let top = INITIAL_TOP;
-                initial_asks(
-                    view,
-                    &demand,
-                    at,
-                    &mut rng,
-                    &matches,
-                    top,
-                    &mut scratch,
-                    &mut asks,
-                );
+                initial_asks(view, &demand, at, &mut rng, &matches, top, scratch, asks);
                 let order = &asks[start..];
                 if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
                     let line = serde_json::json!({
@@ -418,7 +419,6 @@ impl Masb {
                         end: asks.len() as u32,
                     });
                 }
-                (b.scratch, b.asks) = (scratch, asks);
             }
         }
     }

@@ -209,7 +209,10 @@ impl Policy for Masb {
         // merges the two runs in linear time (equal entries are identical, so no order is lost).
         self.pending.sort();
         self.pending.dedup();
-        self.assigned = vec![Vec::new(); self.brokers as usize];
+        self.assigned.resize_with(self.brokers as usize, Vec::new);
+        for a in &mut self.assigned {
+            a.clear();
+        }
         let mut rng = Rng::new(ingest::rng::hash_keys(self.seed, &[0xba, now_us as u64]), 0);
         for &p in &self.pending {
             self.assigned[rng.below(self.brokers as u64) as usize].push(p);
@@ -294,15 +297,7 @@ impl Policy for Masb {
                     counters.collisions += 1;
                     self.record(cell, now_us, task, target, MigrationOutcome::Collision);
                 }
-                Action::Publish(entry) => {
-                    let i = entry.node.index();
-                    if self.cache.len() <= i {
-                        self.cache.resize(i + 1, CacheEntry::unset());
-                    }
-                    if entry.reported_s >= self.cache[i].reported_s {
-                        self.cache[i] = entry;
-                    }
-                }
+                Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
                 Action::MigrationFailed { task } => {
                     counters.migrations_failed += 1;
                     self.record(cell, now_us, task, NodeIdx::NONE, MigrationOutcome::Failed);

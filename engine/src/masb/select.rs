@@ -49,6 +49,18 @@ impl CacheEntry {
         }
     }
 
+    /// Keeps `entry` in `cache` (indexed by node, grown as needed) unless the cache holds a
+    /// newer report of its node.
+    pub fn store(cache: &mut Vec<CacheEntry>, entry: CacheEntry) {
+        let i = entry.node.index();
+        if cache.len() <= i {
+            cache.resize(i + 1, CacheEntry::unset());
+        }
+        if entry.reported_s >= cache[i].reported_s {
+            cache[i] = entry;
+        }
+    }
+
     /// The node as its requested totals (what SIAS scores).
     pub fn requested(&self) -> NodeState {
         NodeState {
