@@ -2,13 +2,15 @@
 //! allocation need not score the 200 scanned nodes of every pending task one by one (SPEC 6,
 //! `select::initial_candidates`).
 //!
-//! The scan of a task visits, from a random cache offset, the first `limit` entries that are
-//! fresh and whose node is online (the window); SIAS is positive only on those whose requested
-//! headroom `max_use * cap - req` takes the task. The index holds the prefix counts of
-//! fresh-and-online entries (to find the window's end by binary search) and, per CPU-headroom
-//! threshold, the positions at or above it; a task looks only at the positions of the highest
-//! threshold below its CPU request that lie in its window. Scores, their order and the random
-//! draws are exactly those of the plain scan (tested against it).
+//! The scan of a task visits, from a random cache offset, the first `initial_candidates` entries
+//! that are fresh and whose node is online (the window); SIAS is positive only on those whose
+//! requested headroom `max_use * cap - req` takes the task. The index holds the prefix counts of
+//! fresh-and-online entries, where each offset's window ends (one sweep at build time), and, per
+//! CPU-headroom threshold, the positions at or above it with a coarse step index into them; a
+//! task looks only at the positions of the highest threshold below its CPU request that lie in
+//! its window. Constrained tasks read the same index to tell fresh-and-online entries and
+//! surely-short headroom apart (`select::scan`). Scores, their order and the random draws are
+//! exactly those of the plain scan (tested against it).
 
 use super::MasbConfig;
 use super::select::CacheEntry;
@@ -36,9 +38,8 @@ pub struct FitIndex {
     /// Per threshold, `steps[k][j]`: entries of `lists[k]` below position `j * STEP` (so that
     /// finding a position in a list searches at most one step).
     steps: Vec<Vec<u32>>,
-    /// The window length `ends` is for (`initial_candidates`).
-    limit: usize,
-    /// Per offset, where the window of `limit` entries from it ends, and whether it wraps.
+    /// Per offset, where the window of `initial_candidates` fresh-and-online entries from it
+    /// ends, and whether it wraps.
     ends: Vec<(u32, bool)>,
 }
 
@@ -97,23 +98,23 @@ impl FitIndex {
                 steps.push(below as u32);
             }
         }
-        self.limit = config.initial_candidates as usize;
+        let limit = config.initial_candidates as usize;
         self.ends.clear();
         let total = count as usize;
         // As the offset grows, so does the rank the window ends at: one sweep per case.
         let (mut plain, mut wrapped) = (0, 0);
         for offset in 0..n {
             let first = self.ok_before[offset] as usize;
-            let end = if self.limit >= total {
+            let end = if limit >= total {
                 (offset as u32, true) // the whole ring
-            } else if first + self.limit <= total {
-                let rank = first + self.limit;
+            } else if first + limit <= total {
+                let rank = first + limit;
                 while (self.ok_before[plain] as usize) < rank {
                     plain += 1;
                 }
                 (plain as u32, false)
             } else {
-                let rank = first + self.limit - total;
+                let rank = first + limit - total;
                 while (self.ok_before[wrapped] as usize) < rank {
                     wrapped += 1;
                 }
@@ -149,51 +150,21 @@ impl FitIndex {
     }
 
     /// The positions that may score above 0 for a task requesting `cpu`, among the first
-    /// `limit` fresh-and-online entries from `offset` (wrapping), in scan order: the first slice,
-    /// then the second.
-    pub fn window(&self, offset: usize, limit: usize, cpu: f64) -> (&[u32], &[u32]) {
-        let n = self.ok_before.len() - 1;
-        let total = self.ok_before[n] as usize;
+    /// `initial_candidates` (of the config the index was built with) fresh-and-online entries
+    /// from `offset` (wrapping), in scan order: the first slice, then the second.
+    pub fn window(&self, offset: usize, cpu: f64) -> (&[u32], &[u32]) {
+        let Some(&(end, wraps)) = self.ends.get(offset) else {
+            return (&[], &[]); // an empty cache
+        };
         let k = list_for(cpu);
         let list = &self.lists[k];
-        if limit == self.limit && offset < n {
-            let (end, wraps) = self.ends[offset];
-            let start = self.below(k, offset);
-            let stop = self.below(k, end as usize);
-            return if wraps {
-                (&list[start..], &list[..stop.min(start)])
-            } else {
-                (&list[start..stop.max(start)], &[])
-            };
-        }
-        // The window is ok-ranks [first, first + limit) modulo total; in positions: from offset
-        // to just past the entry of rank first + limit - 1.
-        let first = self.ok_before[offset.min(n)] as usize;
-        let (end_pos, wraps) = if limit >= total {
-            (offset, true) // the whole ring
-        } else {
-            let last_rank = first + limit; // exclusive
-            if last_rank <= total {
-                (self.position_of_rank(last_rank), false)
-            } else {
-                (self.position_of_rank(last_rank - total), true)
-            }
-        };
-        let start = list.partition_point(|&p| (p as usize) < offset);
-        let (head, tail): (&[u32], &[u32]) = if wraps {
-            let stop = list.partition_point(|&p| (p as usize) < end_pos);
+        let start = self.below(k, offset);
+        let stop = self.below(k, end as usize);
+        if wraps {
             (&list[start..], &list[..stop.min(start)])
         } else {
-            let stop = list.partition_point(|&p| (p as usize) < end_pos);
             (&list[start..stop.max(start)], &[])
-        };
-        (head, tail)
-    }
-
-    /// The position just past the entry of ok-rank `rank - 1` (the `rank`-th ok entry).
-    fn position_of_rank(&self, rank: usize) -> usize {
-        // Smallest p with ok_before[p] >= rank.
-        self.ok_before.partition_point(|&c| (c as usize) < rank)
+        }
     }
 }
 

@@ -343,8 +343,7 @@ pub fn initial_top(
             } else {
                 rng.below(n as u64) as usize
             };
-            let limit = config.initial_candidates as usize;
-            let (head, tail) = fit.window(offset, limit, task.cpu_req);
+            let (head, tail) = fit.window(offset, task.cpu_req);
             positions.extend_from_slice(head);
             positions.extend_from_slice(tail);
         }
