@@ -370,7 +370,9 @@ pub fn initial_top(
             .plus(task.cpu_req, task.mem_req)
     };
     let shape = &config.sias;
-    if config.sias_gain || shape.steep <= 1.0 || positions.len() <= top {
+    // Under a GAIN ranking, or a score that does not rise with its exponent, every candidate is
+    // scored (two vectors per task; neither is the default).
+    if config.sias_gain || shape.steep <= 1.0 {
         let scores: Vec<_> = positions
             .iter()
             .map(|&p| {
@@ -706,27 +708,15 @@ mod tests {
             sias_gain: true,
             ..MasbConfig::default()
         };
-        let cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
-        let got = initial_candidates(
-            CacheView::all(&cache),
-            &task(0.05),
-            0.0,
-            &c,
-            &mut Rng::new(1, 1),
-            &|_| true,
-        );
-        assert_eq!(got.len(), 5);
+        let pick = |cache: &[CacheEntry]| {
+            let all = CacheView::all(cache);
+            initial_candidates(all, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true)
+        };
+        let mut cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
+        assert_eq!(pick(&cache).len(), 5);
         // With one node above 70 % used on both resources, adding load raises its SIAS: it alone gains.
-        let mut cache = cache;
         cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
-        let got = initial_candidates(
-            CacheView::all(&cache),
-            &task(0.05),
-            0.0,
-            &c,
-            &mut Rng::new(1, 1),
-            &|_| true,
-        );
+        let got = pick(&cache);
         assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
     }
 
