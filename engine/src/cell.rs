@@ -305,26 +305,22 @@ impl Cell {
             return true;
         }
         let index = &self.attr_index;
-        if index.fresh && n.index() + 1 < index.offsets.len() {
+        // The node's slice of the index when it is fresh, else the ordered map.
+        let slice = (index.fresh && n.index() + 1 < index.offsets.len()).then(|| {
             let range = index.offsets[n.index()] as usize..index.offsets[n.index() + 1] as usize;
-            let (names, values) = (&index.names[range.clone()], &index.values[range]);
-            constraints.iter().all(|c| {
-                let (have, have_int) = names
-                    .iter()
-                    .position(|&name| name == c.name)
-                    .map_or((0, None), |p| values[p]);
-                ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
-            })
-        } else {
-            constraints.iter().all(|c| {
-                let (have, have_int) = self
-                    .attributes
-                    .get(&(n, c.name))
-                    .copied()
-                    .unwrap_or((0, None));
-                ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
-            })
-        }
+            (&index.names[range.clone()], &index.values[range])
+        });
+        let attribute = |name: u32| match slice {
+            Some((names, values)) => names
+                .iter()
+                .position(|&have| have == name)
+                .map(|p| values[p]),
+            None => self.attributes.get(&(n, name)).copied(),
+        };
+        constraints.iter().all(|c| {
+            let (have, have_int) = attribute(c.name).unwrap_or((0, None));
+            ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
+        })
     }
 
     /// Task `t`'s constraints.
