@@ -93,6 +93,11 @@ impl Scale {
             .then_some(copy)
     }
 
+    /// The copies of machine `id` that compaction keeps.
+    pub fn machines(&self, id: u64) -> impl Iterator<Item = u64> + '_ {
+        (0..self.multiply).filter_map(move |k| self.machine(id, k))
+    }
+
     /// Appends to `out` the replayed instances of task (`job`, `index`): (job ID, machine copy).
     pub fn tasks(&self, job: u64, index: u32, out: &mut Vec<(u64, u32)>) {
         out.clear();

@@ -308,10 +308,8 @@ impl Replay {
             |s| &mut s.machines,
             end_us,
             |s, b, r| {
-                for k in 0..scale.multiply {
-                    if let Some(m) = scale.machine(u64_at(b, 1, r), k) {
-                        s.machine_event(cell, b, r, m, &mut ev);
-                    }
+                for m in scale.machines(u64_at(b, 1, r)) {
+                    s.machine_event(cell, b, r, m, &mut ev);
                 }
             },
         )?;
@@ -324,10 +322,7 @@ impl Replay {
                 // None: the row deletes the attribute.
                 let value = (!b.column(5).as_boolean().value(r))
                     .then(|| (s.intern(dict_str(b, 3, r)), opt_i64(b, 4, r)));
-                for k in 0..scale.multiply {
-                    let Some(m) = scale.machine(u64_at(b, 1, r), k) else {
-                        continue;
-                    };
+                for m in scale.machines(u64_at(b, 1, r)) {
                     let node = s.node(m, cell);
                     match value {
                         Some(v) => cell.set_attribute(node, name, v),
