@@ -228,7 +228,7 @@ impl Tasks {
 }
 
 /// One placement constraint: `attribute op value` on interned strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Constraint {
     /// Interned attribute name.
     pub name: u32,

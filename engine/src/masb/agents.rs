@@ -10,12 +10,13 @@ use ingest::rng::Rng;
 
 use super::MasbConfig;
 use super::fit::FitIndex;
-use super::policy::Masb;
+use super::memo::MatchMemo;
+use super::policy::{Assigned, Masb};
 use super::protocol::{Action, CandidateList, Msg};
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
-    CacheEntry, CacheView, Demand, MatchMemo, Recommendation, ScoreScratch, accepts, final_check,
+    CacheEntry, CacheView, Demand, Recommendation, ScoreScratch, accepts, final_check,
     initial_asks, migration_candidates, target_order,
 };
 use crate::cell::TaskState;
@@ -61,7 +62,8 @@ pub struct BrokerCache {
     pub view_round: Option<u64>,
     /// Where unconstrained new tasks fit, rebuilt at each tick's first round.
     pub fit: FitIndex,
-    /// Matching cache positions per constraint set.
+    /// Matching cache positions per constraint set, for the running tasks this broker finds
+    /// migration candidates for (pending tasks read the policy's shared memo).
     pub memo: MatchMemo,
 }
 
@@ -100,28 +102,46 @@ impl BrokerCache {
         self.fit.rebuild(entries, now_s, config, &online);
     }
 
-    /// The cache as the selections for task `t` read it, with the nodes meeting its constraints
-    /// from the memo; for an `initial` allocation also the fit index of this round.
+    /// The cache as migration candidates for task `t` are selected from, with the nodes meeting
+    /// its constraints from the shared memo when it holds them this tick, else this broker's.
     fn view_for<'s>(
         &'s mut self,
         ctx: &StepCtx<'s>,
         (shared, g): (&'s [CacheEntry], u64),
+        shared_memo: &'s MatchMemo,
         t: TaskIdx,
-        initial: bool,
     ) -> CacheView<'s> {
-        let key = ctx.cell.constraints_of(t);
         let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
         let changes = |since| ctx.cell.attribute_changes_since(since);
         let attributes = (ctx.cell.attributes_epoch(), &changes as &dyn Fn(u64) -> _);
         self.build_view(shared, g);
+        let key = ctx.cell.constraints_of(t);
+        let nodes = ctx.cell.nodes.len();
+        let matching = match shared_memo.used(key) {
+            Some(positions) => Some(positions),
+            None => self.memo.positions(attributes, key, nodes, &meets),
+        };
         CacheView {
             entries: current(&self.fresh, &self.view, shared),
-            matching: self
-                .memo
-                .positions(attributes, key, ctx.cell.nodes.len(), &meets)
-                .map(|p| (p, &ctx.cell.nodes.online[..])),
-            fit: (initial && key.is_empty()).then_some(&self.fit),
-            ok: initial.then_some(&self.fit),
+            matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
+            fit: None,
+            ok: None,
+        }
+    }
+
+    /// The cache (as built for this round) as a pending task's initial allocation reads it,
+    /// with the nodes meeting its constraints (`None`: it has none) and the fit index.
+    fn initial_view<'s>(
+        &'s self,
+        ctx: &StepCtx<'s>,
+        shared: &'s [CacheEntry],
+        matching: Option<&'s [u32]>,
+    ) -> CacheView<'s> {
+        CacheView {
+            entries: current(&self.fresh, &self.view, shared),
+            matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
+            fit: matching.is_none().then_some(&self.fit),
+            ok: Some(&self.fit),
         }
     }
 }
@@ -347,7 +367,7 @@ impl Masb {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                     let recs = migration_candidates(
-                        b.cache.view_for(ctx, shared, task, false),
+                        b.cache.view_for(ctx, shared, &self.memo, task),
                         source,
                         &demand,
                         now_s,
@@ -380,7 +400,10 @@ impl Masb {
             b.allocations.clear();
             b.asks.clear();
             b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
-            for &(task, generation) in self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]) {
+            b.cache.memo.trim();
+            let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
+            for &Assigned { task, set } in assigned {
+                let (task, generation) = task;
                 if !Self::live(ctx, task, generation, TaskState::Pending) {
                     continue;
                 }
@@ -388,7 +411,8 @@ impl Masb {
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                 let (scratch, asks) = (&mut b.scratch, &mut b.asks);
                 let start = asks.len();
-                let view = b.cache.view_for(ctx, shared, task, true);
+                let matching = set.map(|i| self.memo.set(i));
+                let view = b.cache.initial_view(ctx, shared.0, matching);
                 let at = (now_s, &self.config);
                 let top = INITIAL_TOP;
                 initial_asks(view, &demand, at, &mut rng, &matches, top, scratch, asks);

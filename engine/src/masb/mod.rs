@@ -10,6 +10,7 @@
 pub mod agents;
 pub mod cost;
 pub mod fit;
+pub mod memo;
 pub mod policy;
 pub mod protocol;
 pub mod score;

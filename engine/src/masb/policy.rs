@@ -14,9 +14,10 @@ use ingest::rng::Rng;
 use super::MasbConfig;
 use super::agents::MasbAgent;
 use super::cost::migration_cost;
+use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::select::CacheEntry;
-use crate::cell::{Cell, TaskState};
+use crate::cell::{Cell, Constraint, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 use crate::policy::{
     Envelope, MigrationOutcome, MigrationRecord, Outbox, Policy, PolicyCounters, StepCtx,
@@ -48,6 +49,14 @@ pub struct InFlight {
     pub task_index: u32,
 }
 
+/// A pending task a broker offers this tick (and its generation), with the index of its
+/// constraint set in the shared match memo (`None`: no constraints).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Assigned {
+    pub task: (TaskIdx, u32),
+    pub set: Option<u32>,
+}
+
 /// The MASB policy's shared state.
 #[derive(Debug, Clone)]
 pub struct Masb {
@@ -62,7 +71,11 @@ pub struct Masb {
     seed: u64,
     node_task_offsets: Vec<u32>,
     node_tasks: Vec<TaskIdx>,
-    pub(super) assigned: Vec<Vec<(TaskIdx, u32)>>,
+    /// Each broker's pending tasks of this tick, with their constraint sets in `memo`.
+    pub(super) assigned: Vec<Vec<Assigned>>,
+    /// The brokers' shared match memo: current in every round for the constraint sets of the
+    /// tick's pending tasks (a pure cache).
+    pub(super) memo: MatchMemo,
     pending: Vec<(TaskIdx, u32)>,
     /// Migrations in flight.
     pub in_flight: Vec<InFlight>,
@@ -85,6 +98,7 @@ impl Masb {
             node_task_offsets: Vec::new(),
             node_tasks: Vec::new(),
             assigned: Vec::new(),
+            memo: MatchMemo::default(),
             pending: Vec::new(),
             in_flight: Vec::new(),
             cache: Vec::new(),
@@ -214,9 +228,18 @@ impl Policy for Masb {
             a.clear();
         }
         let mut rng = Rng::new(ingest::rng::hash_keys(self.seed, &[0xba, now_us as u64]), 0);
-        for &p in &self.pending {
-            self.assigned[rng.below(self.brokers as u64) as usize].push(p);
+        self.memo.trim();
+        // The tasks of a job are mostly neighbours, with the same constraints.
+        let mut last: (&[Constraint], Option<u32>) = (&[], None);
+        for &task in &self.pending {
+            let key = cell.constraints_of(task.0);
+            if key != last.0 {
+                last = (key, self.memo.slot(key));
+            }
+            let set = last.1;
+            self.assigned[rng.below(self.brokers as u64) as usize].push(Assigned { task, set });
         }
+        self.memo.refresh_used(cell);
     }
 
     fn step(

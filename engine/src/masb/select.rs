@@ -16,7 +16,6 @@ use ingest::rng::Rng;
 
 use super::MasbConfig;
 use super::score::{self, NodeState, ranking, sias_for_ranking, sras_for_ranking};
-use crate::cell::Constraint;
 use crate::ids::NodeIdx;
 
 /// What a broker knows of a node (normalised units), from the node's last report.
@@ -106,92 +105,8 @@ pub struct Recommendation {
     pub forced: bool,
 }
 
-/// Nodes (= cache positions: a broker's cache is indexed by node) that meet one constraint set,
-/// memoised by a broker: a set shared by many pending tasks (the tasks of one job) is matched
-/// against every node once, not once per task, round and tick. Each set is kept with the
-/// attribute epoch ([`crate::cell::Cell::attributes_epoch`]) it is valid for; when attributes
-/// change, only the nodes that changed are matched again (or the set is rebuilt when many did);
-/// nodes added since are matched on demand. Whether a node is online is not part of it: scans
-/// still test that.
-#[derive(Debug, Clone, Default)]
-pub struct MatchMemo {
-    sets: Vec<MemoSet>,
-}
-
-#[derive(Debug, Clone)]
-struct MemoSet {
-    key: Vec<Constraint>,
-    positions: Vec<u32>,
-    /// Nodes below this were matched.
-    done: u32,
-    /// The attribute epoch `positions` hold for.
-    epoch: u64,
-}
-
-/// Distinct constraint sets a memo holds; when full it starts over.
-const MEMO_SETS: usize = 1024;
-
-impl MatchMemo {
-    /// The nodes below `nodes` meeting constraint set `key` (by `meets`), ascending, at
-    /// attribute `epoch`, whose changes since an earlier epoch `changes_since` lists; `None` for
-    /// the empty set (everything matches: a plain scan stops early).
-    pub fn positions<'c>(
-        &mut self,
-        (epoch, changes_since): (u64, &dyn Fn(u64) -> Option<&'c [NodeIdx]>),
-        key: &[Constraint],
-        nodes: usize,
-        meets: &dyn Fn(NodeIdx) -> bool,
-    ) -> Option<&[u32]> {
-        if key.is_empty() {
-            return None;
-        }
-        let i = match self.sets.iter().position(|s| s.key == key) {
-            Some(i) => i,
-            None => {
-                if self.sets.len() >= MEMO_SETS {
-                    self.sets.clear();
-                }
-                self.sets.push(MemoSet {
-                    key: key.to_vec(),
-                    positions: Vec::new(),
-                    done: 0,
-                    epoch,
-                });
-                self.sets.len() - 1
-            }
-        };
-        let set = &mut self.sets[i];
-        if set.epoch != epoch {
-            match changes_since(set.epoch) {
-                Some(changed) if changed.len() <= set.done as usize / 4 => {
-                    for &n in changed.iter().filter(|n| n.0 < set.done) {
-                        match (set.positions.binary_search(&n.0), meets(n)) {
-                            (Ok(k), false) => {
-                                set.positions.remove(k);
-                            }
-                            (Err(k), true) => set.positions.insert(k, n.0),
-                            _ => {}
-                        }
-                    }
-                }
-                _ => {
-                    set.positions.clear();
-                    set.done = 0;
-                }
-            }
-            set.epoch = epoch;
-        }
-        if (set.done as usize) < nodes {
-            set.positions
-                .extend((set.done..nodes as u32).filter(|&n| meets(NodeIdx(n))));
-            set.done = nodes as u32;
-        }
-        Some(&set.positions)
-    }
-}
-
 /// A broker's cache as the selections read it: the entries, and when known the positions of
-/// those whose nodes can host the task (from a [`MatchMemo`]; ascending).
+/// those whose nodes can host the task (from a [`MatchMemo`](super::memo::MatchMemo); ascending).
 #[derive(Debug, Clone, Copy)]
 pub struct CacheView<'a> {
     /// The cache, by node index.
@@ -599,52 +514,6 @@ mod tests {
             cpu_use: amount,
             mem_use: amount,
         }
-    }
-
-    /// The memo brought up to date from the change log holds exactly the matching nodes, over
-    /// random attribute changes (few and many per epoch), growing node counts and two sets.
-    #[test]
-    fn memo_follows_attribute_changes() {
-        let mut r = Rng::new(11, 0);
-        let keys: Vec<Vec<Constraint>> = (1..3)
-            .map(|name| {
-                vec![Constraint {
-                    name,
-                    op: 0,
-                    value: 1,
-                    value_int: None,
-                }]
-            })
-            .collect();
-        // value[key][node]: whether the node has the attribute value the key asks for.
-        let mut value = vec![vec![false; 400]; 2];
-        let (mut log, mut marks) = (Vec::new(), vec![0u32]);
-        let mut memo = MatchMemo::default();
-        let mut nodes = 100;
-        let mut updated = 0;
-        for epoch in 1..200u64 {
-            let changes = if r.below(4) == 0 { 60 } else { r.below(4) };
-            for _ in 0..changes {
-                let (k, n) = (r.below(2) as usize, r.below(nodes as u64) as usize);
-                value[k][n] = r.below(2) == 0;
-                log.push(NodeIdx(n as u32));
-            }
-            marks.push(log.len() as u32);
-            nodes = (nodes + r.below(3) as usize).min(400);
-            let since = |e: u64| marks.get(e as usize).map(|&m| &log[m as usize..]);
-            for _ in 0..3 {
-                let k = r.below(2) as usize;
-                let meets = |n: NodeIdx| value[k][n.index()];
-                let expected: Vec<u32> = (0..nodes as u32)
-                    .filter(|&n| value[k][n as usize])
-                    .collect();
-                let before = memo.sets.iter().find(|m| m.key == keys[k]).map(|m| m.done);
-                let got = memo.positions((epoch, &since), &keys[k], nodes, &meets);
-                assert_eq!(got, Some(&expected[..]), "epoch {epoch}, key {k}");
-                updated += usize::from(before.is_some_and(|done| done > 0));
-            }
-        }
-        assert!(updated > 300, "kept sets brought up to date: {updated}");
     }
 
     #[test]
