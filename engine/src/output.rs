@@ -336,13 +336,8 @@ pub struct RunOutputs {
 }
 
 impl RunOutputs {
-    /// Starts the outputs of a run in `dir` with parts of `part_ticks` ticks.
-    pub fn create(dir: &Path, message_kinds: &[&str], part_ticks: u32) -> Result<RunOutputs> {
-        Self::resume(dir, message_kinds, part_ticks, OutputState::default())
-    }
-
-    /// Continues the outputs of a run from a snapshot's `state`: parts written after it and the
-    /// samples written after it are discarded.
+    /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks) at `state`, a snapshot's
+    /// or the default one of a new run: parts and samples written after it are discarded.
     pub fn resume(
         dir: &Path,
         message_kinds: &[&str],

@@ -137,7 +137,51 @@ struct Simulation<'a, P: Policy> {
     header: Header,
 }
 
+/// The part of a run a snapshot restores (empty at the start).
+struct State<P: Policy> {
+    replay: Replay,
+    cell: Cell,
+    agents: Vec<P::Agent>,
+    messages: Vec<Envelope<P::Msg>>,
+    acc: Accumulator,
+    outputs: OutputState,
+    next_tick: u32,
+    wall_before_s: f64,
+}
+
 impl<'a, P: Policy> Simulation<'a, P> {
+    /// The run of `config` over `trace_dir` into `out_dir` continuing from `state`: the replay
+    /// set up for the policy and scaling, the outputs opened (parts after `state` discarded).
+    fn assemble(
+        (config, trace_dir, out_dir): (&'a RunConfig, &'a Path, &'a Path),
+        policy: P,
+        state: State<P>,
+        (total, header): (u32, Header),
+    ) -> Result<Self> {
+        let kinds = policy.message_kinds();
+        let mut replay = state.replay;
+        replay.set_workload_mode(!policy.replays_placements());
+        replay.set_scale(config.scale);
+        Ok(Simulation {
+            outputs: RunOutputs::resume(out_dir, kinds, config.part_ticks, state.outputs)?,
+            mailbox: Mailbox::group(&state.messages, state.agents.len()),
+            scratch: RoundScratch::default(),
+            config,
+            trace_dir,
+            out_dir,
+            policy,
+            kinds,
+            replay,
+            cell: state.cell,
+            agents: state.agents,
+            acc: state.acc,
+            next_tick: state.next_tick,
+            total,
+            wall_before_s: state.wall_before_s,
+            header,
+        })
+    }
+
     fn identity(config: &RunConfig, trace_dir: &Path, next_tick: u32) -> Result<(u32, Header)> {
         let ingest_summary = IngestSummary::load(trace_dir)?;
         let total = ticks_to_run(config, ingest_summary.last_event_us()) as u32;
@@ -147,13 +191,6 @@ impl<'a, P: Policy> Simulation<'a, P> {
             trace_hash: snapshot::trace_hash(trace_dir)?,
         };
         Ok((total, header))
-    }
-
-    /// The replay as this run's policy and scaling need it.
-    fn configure(mut replay: Replay, policy: &P, config: &RunConfig) -> Replay {
-        replay.set_workload_mode(!policy.replays_placements());
-        replay.set_scale(config.scale);
-        replay
     }
 
     fn start(
@@ -179,26 +216,17 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let text = toml::to_string(&saved).expect("a config serialises");
         let path = out_dir.join(CONFIG_FILE);
         std::fs::write(&path, text).map_err(EngineError::io(&path))?;
-        let replay = Self::configure(Replay::open(trace_dir)?, &policy, config);
-        let kinds = policy.message_kinds();
-        Ok(Simulation {
-            outputs: RunOutputs::create(out_dir, kinds, config.part_ticks)?,
-            config,
-            trace_dir,
-            out_dir,
-            policy,
-            kinds,
-            replay,
+        let state = State {
+            replay: Replay::open(trace_dir)?,
             cell: Cell::default(),
             agents: Vec::new(),
-            mailbox: Mailbox::new(0),
-            scratch: RoundScratch::default(),
+            messages: Vec::new(),
             acc: Accumulator::default(),
+            outputs: OutputState::default(),
             next_tick: 0,
-            total,
             wall_before_s: 0.0,
-            header,
-        })
+        };
+        Self::assemble((config, trace_dir, out_dir), policy, state, (total, header))
     }
 
     fn restore(
@@ -224,7 +252,6 @@ impl<'a, P: Policy> Simulation<'a, P> {
         }
         let cell = state::load_cell(&mut snap.section("cell")?)?;
         let replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
-        let replay = Self::configure(replay, &policy, config);
         let mut r = snap.section("policy")?;
         policy.load_state(&mut r)?;
         let agents: Vec<P::Agent> = r.serde()?;
@@ -236,25 +263,17 @@ impl<'a, P: Policy> Simulation<'a, P> {
         }
         let (acc, outputs, wall_before_s): (Accumulator, OutputState, f64) =
             snap.section("run")?.serde()?;
-        let kinds = policy.message_kinds();
-        Ok(Simulation {
-            outputs: RunOutputs::resume(out_dir, kinds, config.part_ticks, outputs)?,
-            mailbox: Mailbox::group(&messages, agents.len()),
-            scratch: RoundScratch::default(),
-            config,
-            trace_dir,
-            out_dir,
-            policy,
-            kinds,
+        let state = State {
             replay,
             cell,
             agents,
+            messages,
             acc,
+            outputs,
             next_tick,
-            total,
             wall_before_s,
-            header,
-        })
+        };
+        Self::assemble((config, trace_dir, out_dir), policy, state, (total, header))
     }
 
     /// Writes a snapshot of the state before `self.next_tick` and prunes old ones.
