@@ -257,7 +257,13 @@ pub struct Cell {
     pub(crate) attr_index: AttributeIndex,
     /// Tasks with a migration in flight.
     pub migrating: u32,
+    /// [`Cell::constraints`]' length at which [`Cell::set_constraints`] next looks for rows no
+    /// task refers to (a pure cache: not saved).
+    pub(crate) compact_at: usize,
 }
+
+/// Constraint rows below which they are never compacted.
+const COMPACT_MIN_ROWS: usize = 1 << 20;
 
 /// Node attributes in compressed-sparse-row form: node `n`'s are entries
 /// `offsets[n]..offsets[n + 1]`, sorted by name. The change log (`dirty`, `log`, `marks`) serves
@@ -328,6 +334,47 @@ impl Cell {
         let start = self.tasks.constraint_start[t.index()] as usize;
         let len = self.tasks.constraint_len[t.index()] as usize;
         &self.constraints[start..start + len]
+    }
+
+    /// Gives task `t` the constraints `rows` (at most 65,535), replacing any it had.
+    ///
+    /// The rows of ended tasks and of replaced sets stay in [`Cell::constraints`] until they are
+    /// at least half of it; then (looked for each time the rows have doubled, from 1 Mi rows)
+    /// only the live tasks' rows are kept, in slot order. Without that the rows would grow with
+    /// every task the trace submits: ~140 MB a day at 8x.
+    pub fn set_constraints(&mut self, t: TaskIdx, rows: &[Constraint]) {
+        if self.constraints.len() + rows.len() >= self.compact_at.max(COMPACT_MIN_ROWS) {
+            self.compact_constraints();
+        }
+        let i = t.index();
+        self.tasks.constraint_start[i] = self.constraints.len() as u32;
+        self.tasks.constraint_len[i] = rows.len() as u16;
+        self.constraints.extend_from_slice(rows);
+    }
+
+    /// Keeps only the constraint rows of live tasks if the others are at least half of them.
+    fn compact_constraints(&mut self) {
+        let tasks = &mut self.tasks;
+        let live = |state: &[TaskState], i: usize| state[i] != TaskState::Free;
+        let kept: usize = (0..tasks.len())
+            .filter(|&i| live(&tasks.state, i))
+            .map(|i| tasks.constraint_len[i] as usize)
+            .sum();
+        if kept * 2 <= self.constraints.len() {
+            let mut rows = Vec::with_capacity(kept);
+            for i in 0..tasks.len() {
+                let start = tasks.constraint_start[i] as usize;
+                let len = tasks.constraint_len[i] as usize;
+                if !live(&tasks.state, i) {
+                    (tasks.constraint_start[i], tasks.constraint_len[i]) = (0, 0);
+                    continue;
+                }
+                tasks.constraint_start[i] = rows.len() as u32;
+                rows.extend_from_slice(&self.constraints[start..start + len]);
+            }
+            self.constraints = rows;
+        }
+        self.compact_at = 2 * self.constraints.len();
     }
 
     /// Sets attribute `name` of node `n`.
@@ -720,6 +767,66 @@ mod tests {
         assert!(!cell.satisfies(n, t));
         cell.tasks.constraint_len[t.index()] = 0;
         assert!(cell.satisfies(m, t), "no constraints");
+    }
+
+    /// The constraint rows of ended tasks and replaced sets are dropped once they are at least
+    /// half of the rows (looked for when the rows reach 1 Mi, then each time they have doubled);
+    /// every live task keeps exactly its own constraints.
+    #[test]
+    fn dead_constraint_rows_are_dropped() {
+        use ingest::codes::comparison::EQUAL;
+        let mut cell = Cell::default();
+        let rows_of = |id: u32, n: u32| -> Vec<Constraint> {
+            (0..n)
+                .map(|k| Constraint {
+                    name: id,
+                    op: EQUAL,
+                    value: k,
+                    value_int: None,
+                })
+                .collect()
+        };
+        let mut expected: Vec<Option<Vec<Constraint>>> = Vec::new();
+        let mut add = |cell: &mut Cell, id: u32, n: u32| {
+            let t = cell.tasks.alloc(u64::from(id), 0, 0, 0);
+            cell.set_constraints(t, &rows_of(id, n));
+            expected.resize(cell.tasks.len(), None);
+            expected[t.index()] = Some(rows_of(id, n));
+            t
+        };
+        let first: Vec<TaskIdx> = (0..40).map(|id| add(&mut cell, id, 30_000)).collect();
+        // The 35th set reached 1 Mi rows, all live: nothing dropped, next look at twice that.
+        assert_eq!(cell.constraints.len(), 1_200_000);
+        assert_eq!(cell.compact_at, 2 * 1_020_000);
+        for &t in &first[..38] {
+            cell.end(t);
+        }
+        cell.set_constraints(first[39], &rows_of(39, 10));
+        let mut id = 40;
+        while cell.constraints.len() + 30_000 < 2 * 1_020_000 {
+            add(&mut cell, id, 30_000);
+            id += 1;
+        }
+        assert_eq!(cell.constraints.len(), 1_200_010 + 27 * 30_000);
+        add(&mut cell, id, 30_000);
+        // Live: task 38 (30k), task 39 (10) and 28 new sets of 30k; the old rows went first.
+        assert_eq!(cell.constraints.len(), 30_000 + 10 + 28 * 30_000);
+        assert_eq!(cell.compact_at, 2 * (30_000 + 10 + 27 * 30_000));
+        for i in 0..cell.tasks.len() {
+            if cell.tasks.state[i] == TaskState::Free {
+                continue;
+            }
+            let want = if i == first[39].index() {
+                rows_of(39, 10)
+            } else {
+                expected[i].clone().expect("a live task was given rows")
+            };
+            assert_eq!(
+                cell.constraints_of(TaskIdx(i as u32)),
+                &want[..],
+                "slot {i}"
+            );
+        }
     }
 
     #[test]

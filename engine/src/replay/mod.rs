@@ -399,9 +399,7 @@ impl Replay {
                 s.stats.events_for_unknown_tasks += set.rows.len() as u64;
                 return;
             };
-            cell.tasks.constraint_start[t.index()] = cell.constraints.len() as u32;
-            cell.tasks.constraint_len[t.index()] = set.rows.len() as u16;
-            cell.constraints.extend_from_slice(&set.rows);
+            cell.set_constraints(t, &set.rows);
         });
         set.rows.clear();
     }

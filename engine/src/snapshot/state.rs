@@ -237,8 +237,8 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
         tasks,
         constraints,
         attributes,
-        attr_index: Default::default(),
         migrating,
+        ..Cell::default()
     };
     cell.index_attributes();
     let (n, t, c) = (cell.nodes.len(), &cell.tasks, cell.constraints.len());
