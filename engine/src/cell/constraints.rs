@@ -1,0 +1,329 @@
+//! Task constraints and node attributes: which nodes a task may run on.
+//!
+//! The attributes' source of truth is [`Cell`]'s ordered map; [`AttributeIndex`] lays them out
+//! per node (CSR) for the hot path and logs which nodes changed, epoch after epoch, for caches
+//! such as MASB's match memo. Constraint rows live in one vector, a task holding a range of it;
+//! rows no live task refers to are dropped once they are half of it.
+
+use super::{Cell, TaskState};
+use crate::ids::{NodeIdx, TaskIdx};
+
+/// One placement constraint: `attribute op value` on interned strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Constraint {
+    /// Interned attribute name.
+    pub name: u32,
+    /// Comparison operator code.
+    pub op: u8,
+    /// Interned value text (0 = empty).
+    pub value: u32,
+    /// Integer reading of the value.
+    pub value_int: Option<i64>,
+}
+
+/// Constraint rows below which they are never compacted.
+const COMPACT_MIN_ROWS: usize = 1 << 20;
+
+/// Node attributes in compressed-sparse-row form: node `n`'s are entries
+/// `offsets[n]..offsets[n + 1]`, sorted by name. The change log (`dirty`, `log`, `marks`) serves
+/// caches of this process only: it is neither saved nor shown.
+#[derive(Default, Clone)]
+pub(crate) struct AttributeIndex {
+    /// False after a change, until rebuilt.
+    fresh: bool,
+    /// Rebuilds so far (see [`Cell::attributes_epoch`]).
+    epoch: u64,
+    /// Nodes whose attributes changed since the last rebuild.
+    dirty: Vec<NodeIdx>,
+    /// Nodes whose attributes changed, epoch after epoch: epoch `e`'s changes (those that made
+    /// it) end at `marks[e]` (`marks[0]` = 0). Counted from the cell's creation or restore.
+    log: Vec<NodeIdx>,
+    marks: Vec<u32>,
+    offsets: Vec<u32>,
+    names: Vec<u32>,
+    values: Vec<(u32, Option<i64>)>,
+}
+
+impl std::fmt::Debug for AttributeIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttributeIndex")
+            .field("fresh", &self.fresh)
+            .field("epoch", &self.epoch)
+            .field("offsets", &self.offsets)
+            .field("names", &self.names)
+            .field("values", &self.values)
+            .finish()
+    }
+}
+
+impl Cell {
+    /// Whether node `n` satisfies every constraint of task `t` (interned value 0 = empty text,
+    /// which is how an absent attribute reads). Reads the attribute index when it is fresh (the
+    /// replay rebuilds it after every trace window), the ordered map otherwise.
+    pub fn satisfies(&self, n: NodeIdx, t: TaskIdx) -> bool {
+        self.meets(n, self.constraints_of(t))
+    }
+
+    /// Whether node `n` satisfies every constraint of `constraints` (as [`Cell::satisfies`]).
+    pub fn meets(&self, n: NodeIdx, constraints: &[Constraint]) -> bool {
+        if constraints.is_empty() {
+            return true;
+        }
+        let index = &self.attr_index;
+        // The node's slice of the index when it is fresh, else the ordered map.
+        let slice = (index.fresh && n.index() + 1 < index.offsets.len()).then(|| {
+            let range = index.offsets[n.index()] as usize..index.offsets[n.index() + 1] as usize;
+            (&index.names[range.clone()], &index.values[range])
+        });
+        let attribute = |name: u32| match slice {
+            Some((names, values)) => names
+                .iter()
+                .position(|&have| have == name)
+                .map(|p| values[p]),
+            None => self.attributes.get(&(n, name)).copied(),
+        };
+        constraints.iter().all(|c| {
+            let (have, have_int) = attribute(c.name).unwrap_or((0, None));
+            ingest::codes::constraint_holds(c.op, have, have_int, c.value, c.value_int)
+        })
+    }
+
+    /// Task `t`'s constraints.
+    pub fn constraints_of(&self, t: TaskIdx) -> &[Constraint] {
+        let start = self.tasks.constraint_start[t.index()] as usize;
+        let len = self.tasks.constraint_len[t.index()] as usize;
+        &self.constraints[start..start + len]
+    }
+
+    /// Gives task `t` the constraints `rows` (at most 65,535), replacing any it had.
+    ///
+    /// The rows of ended tasks and of replaced sets stay in [`Cell::constraints`] until they are
+    /// at least half of it; then (looked for each time the rows have doubled, from 1 Mi rows)
+    /// only the live tasks' rows are kept, in slot order. Without that the rows would grow with
+    /// every task the trace submits: ~140 MB a day at 8x.
+    pub fn set_constraints(&mut self, t: TaskIdx, rows: &[Constraint]) {
+        if self.constraints.len() + rows.len() >= self.compact_at.max(COMPACT_MIN_ROWS) {
+            self.compact_constraints();
+        }
+        let i = t.index();
+        self.tasks.constraint_start[i] = self.constraints.len() as u32;
+        self.tasks.constraint_len[i] = rows.len() as u16;
+        self.constraints.extend_from_slice(rows);
+    }
+
+    /// Keeps only the constraint rows of live tasks if the others are at least half of them.
+    fn compact_constraints(&mut self) {
+        let tasks = &mut self.tasks;
+        let live = |state: &[TaskState], i: usize| state[i] != TaskState::Free;
+        let kept: usize = (0..tasks.len())
+            .filter(|&i| live(&tasks.state, i))
+            .map(|i| tasks.constraint_len[i] as usize)
+            .sum();
+        if kept * 2 <= self.constraints.len() {
+            let mut rows = Vec::with_capacity(kept);
+            for i in 0..tasks.len() {
+                let start = tasks.constraint_start[i] as usize;
+                let len = tasks.constraint_len[i] as usize;
+                if !live(&tasks.state, i) {
+                    (tasks.constraint_start[i], tasks.constraint_len[i]) = (0, 0);
+                    continue;
+                }
+                tasks.constraint_start[i] = rows.len() as u32;
+                rows.extend_from_slice(&self.constraints[start..start + len]);
+            }
+            self.constraints = rows;
+        }
+        self.compact_at = 2 * self.constraints.len();
+    }
+
+    /// Sets attribute `name` of node `n`.
+    pub fn set_attribute(&mut self, n: NodeIdx, name: u32, value: (u32, Option<i64>)) {
+        self.attributes.insert((n, name), value);
+        self.attr_index.fresh = false;
+        self.attr_index.dirty.push(n);
+    }
+
+    /// Deletes attribute `name` of node `n`.
+    pub fn remove_attribute(&mut self, n: NodeIdx, name: u32) {
+        if self.attributes.remove(&(n, name)).is_some() {
+            self.attr_index.fresh = false;
+            self.attr_index.dirty.push(n);
+        }
+    }
+
+    /// Rebuilds the attribute index if attributes or nodes changed since it was built.
+    pub fn index_attributes(&mut self) {
+        let index = &mut self.attr_index;
+        if index.fresh && index.offsets.len() == self.nodes.len() + 1 {
+            return;
+        }
+        // New nodes alone (no attributes yet) leave earlier nodes' matches as they were.
+        let attributes_changed = !index.fresh;
+        index.offsets.clear();
+        index.names.clear();
+        index.values.clear();
+        let mut entries = self.attributes.iter().peekable();
+        for n in 0..self.nodes.len() {
+            index.offsets.push(index.names.len() as u32);
+            while let Some(&(&(node, name), &value)) = entries.peek() {
+                if node.index() != n {
+                    break;
+                }
+                index.names.push(name);
+                index.values.push(value);
+                entries.next();
+            }
+        }
+        index.offsets.push(index.names.len() as u32);
+        index.fresh = true;
+        if attributes_changed {
+            if index.marks.is_empty() {
+                index.marks.push(0);
+            }
+            index.epoch += 1;
+            index.log.append(&mut index.dirty);
+            index.marks.push(index.log.len() as u32);
+        }
+    }
+
+    /// Changes whenever node attributes change (counted at [`Cell::index_attributes`]), so
+    /// results derived from attributes can be kept until it moves.
+    pub fn attributes_epoch(&self) -> u64 {
+        self.attr_index.epoch
+    }
+
+    /// The nodes whose attributes changed after epoch `since` (in change order, possibly more
+    /// than once), so results derived from attributes at `since` can be brought up to date node
+    /// by node; `None` when `since` is not a past epoch of this cell.
+    pub fn attribute_changes_since(&self, since: u64) -> Option<&[NodeIdx]> {
+        let index = &self.attr_index;
+        if since == index.epoch {
+            return Some(&[]);
+        }
+        let start = *index.marks.get(usize::try_from(since).ok()?)? as usize;
+        Some(&index.log[start..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attribute_changes_are_logged_per_epoch() {
+        let mut cell = Cell::default();
+        let a = cell.nodes.push(1);
+        cell.index_attributes(); // the first build: epoch 1, no changes
+        let b = cell.nodes.push(2);
+        cell.index_attributes();
+        assert_eq!(
+            cell.attributes_epoch(),
+            1,
+            "new nodes alone change no epoch"
+        );
+        cell.set_attribute(a, 7, (1, None));
+        cell.index_attributes();
+        cell.set_attribute(b, 7, (1, None));
+        cell.remove_attribute(a, 7);
+        cell.remove_attribute(a, 8); // absent: no change
+        cell.index_attributes();
+        assert_eq!(cell.attributes_epoch(), 3);
+        assert_eq!(cell.attribute_changes_since(1), Some(&[a, b, a][..]));
+        assert_eq!(cell.attribute_changes_since(2), Some(&[b, a][..]));
+        assert_eq!(cell.attribute_changes_since(3), Some(&[][..]));
+        assert_eq!(cell.attribute_changes_since(4), None);
+    }
+
+    #[test]
+    fn constraints_are_matched_against_node_attributes() {
+        use ingest::codes::comparison::*;
+        let mut cell = Cell::default();
+        let (n, m) = (cell.nodes.push(1), cell.nodes.push(2));
+        // Interned: 0 = "", 1 = name "a", 2 = value "7", 3 = value "x".
+        cell.set_attribute(n, 1, (2, Some(7)));
+        let t = cell.tasks.alloc(1, 0, 0, 0);
+        let c = |op, value, value_int| Constraint {
+            name: 1,
+            op,
+            value,
+            value_int,
+        };
+        cell.constraints
+            .extend([c(GREATER_THAN, 0, Some(5)), c(NOT_EQUAL, 3, None)]);
+        cell.tasks.constraint_len[t.index()] = 2;
+        assert!(cell.satisfies(n, t), "7 > 5 and 7 != x");
+        assert!(!cell.satisfies(m, t), "no attribute: not comparable");
+        cell.index_attributes();
+        assert!(cell.satisfies(n, t), "the same through the index");
+        assert!(!cell.satisfies(m, t));
+        cell.set_attribute(m, 1, (2, Some(9)));
+        assert!(cell.satisfies(m, t), "a change is seen before re-indexing");
+        cell.index_attributes();
+        assert!(cell.satisfies(m, t), "and after");
+        cell.remove_attribute(n, 1);
+        cell.index_attributes();
+        assert!(!cell.satisfies(n, t));
+        cell.tasks.constraint_len[t.index()] = 0;
+        assert!(cell.satisfies(m, t), "no constraints");
+    }
+
+    /// The constraint rows of ended tasks and replaced sets are dropped once they are at least
+    /// half of the rows (looked for when the rows reach 1 Mi, then each time they have doubled);
+    /// every live task keeps exactly its own constraints.
+    #[test]
+    fn dead_constraint_rows_are_dropped() {
+        use ingest::codes::comparison::EQUAL;
+        let mut cell = Cell::default();
+        let rows_of = |id: u32, n: u32| -> Vec<Constraint> {
+            (0..n)
+                .map(|k| Constraint {
+                    name: id,
+                    op: EQUAL,
+                    value: k,
+                    value_int: None,
+                })
+                .collect()
+        };
+        let mut expected: Vec<Option<Vec<Constraint>>> = Vec::new();
+        let mut add = |cell: &mut Cell, id: u32, n: u32| {
+            let t = cell.tasks.alloc(u64::from(id), 0, 0, 0);
+            cell.set_constraints(t, &rows_of(id, n));
+            expected.resize(cell.tasks.len(), None);
+            expected[t.index()] = Some(rows_of(id, n));
+            t
+        };
+        let first: Vec<TaskIdx> = (0..40).map(|id| add(&mut cell, id, 30_000)).collect();
+        // The 35th set reached 1 Mi rows, all live: nothing dropped, next look at twice that.
+        assert_eq!(cell.constraints.len(), 1_200_000);
+        assert_eq!(cell.compact_at, 2 * 1_020_000);
+        for &t in &first[..38] {
+            cell.end(t);
+        }
+        cell.set_constraints(first[39], &rows_of(39, 10));
+        let mut id = 40;
+        while cell.constraints.len() + 30_000 < 2 * 1_020_000 {
+            add(&mut cell, id, 30_000);
+            id += 1;
+        }
+        assert_eq!(cell.constraints.len(), 1_200_010 + 27 * 30_000);
+        add(&mut cell, id, 30_000);
+        // Live: task 38 (30k), task 39 (10) and 28 new sets of 30k; the old rows went first.
+        assert_eq!(cell.constraints.len(), 30_000 + 10 + 28 * 30_000);
+        assert_eq!(cell.compact_at, 2 * (30_000 + 10 + 27 * 30_000));
+        for i in 0..cell.tasks.len() {
+            if cell.tasks.state[i] == TaskState::Free {
+                continue;
+            }
+            let want = if i == first[39].index() {
+                rows_of(39, 10)
+            } else {
+                expected[i].clone().expect("a live task was given rows")
+            };
+            assert_eq!(
+                cell.constraints_of(TaskIdx(i as u32)),
+                &want[..],
+                "slot {i}"
+            );
+        }
+    }
+}

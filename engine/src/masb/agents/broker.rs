@@ -1,0 +1,297 @@
+//! A broker agent (BA): its cache of node reports, the initial allocation of the pending tasks it
+//! is given each tick (SIAS over the fit index or the matching nodes, then AllocationRequests in a
+//! weighted order) and the candidates it returns for migrations (SRAS).
+
+use super::*;
+
+/// Nodes a broker asks, in weighted order, for one new task.
+const INITIAL_TOP: usize = 10;
+
+/// A broker's state. Its cache is the brokers' shared cache (`Masb::cache`, the reports every
+/// broker has heard of by this round) with the reports it received itself this round laid
+/// over it ([`BrokerCache`]): the others hear of those one round later.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Broker {
+    /// This round's own reports and what is derived from the cache (no state).
+    #[serde(skip)]
+    pub cache: BrokerCache,
+    /// This tick's initial allocations, by slot. Answers name their slot, so finding one is
+    /// O(1); cleared at each tick's first round.
+    pub allocations: Vec<Allocation>,
+    /// The nodes each allocation asks, in order (`Allocation::next..end`).
+    pub asks: Vec<Recommendation>,
+    /// Scoring buffers (no state).
+    #[serde(skip)]
+    pub scratch: ScoreScratch,
+}
+
+/// How a broker reads the cache in a round: the shared cache with its own reports of the round
+/// laid over it, and the indexes over that cache (all pure caches, rebuilt on demand).
+#[derive(Debug, Clone, Default)]
+pub struct BrokerCache {
+    /// Reports received this round (cleared at every step).
+    pub fresh: Vec<CacheEntry>,
+    /// The shared cache with `fresh` laid over it, when `fresh` is not empty and a selection
+    /// reads the cache (`view_round` says for which round it is current).
+    pub view: Vec<CacheEntry>,
+    /// The global round `view` was built in.
+    pub view_round: Option<u64>,
+    /// Where unconstrained new tasks fit, rebuilt at each tick's first round.
+    pub fit: FitIndex,
+    /// Matching cache positions per constraint set, for the running tasks this broker finds
+    /// migration candidates for (pending tasks read the policy's shared memo).
+    pub memo: MatchMemo,
+}
+
+impl BrokerCache {
+    /// The cache at global round `g`: `shared` alone, or with this round's own reports laid
+    /// over it (built once per round, only when there are some).
+    fn entries<'s>(&'s mut self, shared: &'s [CacheEntry], g: u64) -> &'s [CacheEntry] {
+        self.build_view(shared, g);
+        current(&self.fresh, &self.view, shared)
+    }
+
+    /// Lays this round's own reports over `shared` into `view`, once per global round `g` (only
+    /// when there are some).
+    fn build_view(&mut self, shared: &[CacheEntry], g: u64) {
+        if !self.fresh.is_empty() && self.view_round != Some(g) {
+            self.view.clear();
+            self.view.extend_from_slice(shared);
+            for e in &self.fresh {
+                CacheEntry::store(&mut self.view, *e);
+            }
+            self.view_round = Some(g);
+        }
+    }
+
+    /// Rebuilds the fit index over the cache at global round `g`, at `now_s`.
+    fn rebuild_fit(
+        &mut self,
+        ctx: &StepCtx<'_>,
+        (shared, g): (&[CacheEntry], u64),
+        now_s: f64,
+        config: &MasbConfig,
+    ) {
+        let online = |n: NodeIdx| ctx.cell.nodes.is_online(n);
+        self.build_view(shared, g);
+        let entries = current(&self.fresh, &self.view, shared);
+        self.fit.rebuild(entries, now_s, config, &online);
+    }
+
+    /// The cache as migration candidates for task `t` are selected from, with the nodes meeting
+    /// its constraints from the shared memo when it holds them this tick, else this broker's.
+    fn view_for<'s>(
+        &'s mut self,
+        ctx: &StepCtx<'s>,
+        (shared, g): (&'s [CacheEntry], u64),
+        shared_memo: &'s MatchMemo,
+        t: TaskIdx,
+    ) -> CacheView<'s> {
+        let meets = |n: NodeIdx| ctx.cell.satisfies(n, t);
+        let changes = |since| ctx.cell.attribute_changes_since(since);
+        let attributes = (ctx.cell.attributes_epoch(), &changes as &dyn Fn(u64) -> _);
+        self.build_view(shared, g);
+        let key = ctx.cell.constraints_of(t);
+        let nodes = ctx.cell.nodes.len();
+        let matching = match shared_memo.used(key) {
+            Some(positions) => Some(positions),
+            None => self.memo.positions(attributes, key, nodes, &meets),
+        };
+        CacheView {
+            entries: current(&self.fresh, &self.view, shared),
+            matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
+            fit: None,
+            ok: None,
+        }
+    }
+
+    /// The cache (as built for this round) as a pending task's initial allocation reads it,
+    /// with the nodes meeting its constraints (`None`: it has none) and the fit index.
+    fn initial_view<'s>(
+        &'s self,
+        ctx: &StepCtx<'s>,
+        shared: &'s [CacheEntry],
+        matching: Option<&'s [u32]>,
+    ) -> CacheView<'s> {
+        CacheView {
+            entries: current(&self.fresh, &self.view, shared),
+            matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
+            fit: matching.is_none().then_some(&self.fit),
+            ok: Some(&self.fit),
+        }
+    }
+}
+
+/// The cache a broker reads: `shared`, or `view` when it has reports of its own this round.
+fn current<'s>(
+    fresh: &[CacheEntry],
+    view: &'s [CacheEntry],
+    shared: &'s [CacheEntry],
+) -> &'s [CacheEntry] {
+    if fresh.is_empty() { shared } else { view }
+}
+
+/// One initial allocation a broker runs in a tick.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Allocation {
+    /// The task and its generation.
+    pub task: (TaskIdx, u32),
+    /// Its demand.
+    pub demand: Demand,
+    /// The next node to ask, in the broker's `asks`.
+    pub next: u32,
+    /// Past the last node to ask.
+    pub end: u32,
+}
+
+impl Masb {
+    /// A broker's round.
+    pub(in crate::masb) fn broker_step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        b: &mut Broker,
+        samples: &mut Vec<String>,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let mut rng = ctx.rng(me);
+        let now_s = self.now_s(ctx);
+        let g = self.global_round(ctx);
+        let shared = (&self.cache[..], g);
+        // A report updates this broker's cache now and every other broker's a round later: the
+        // CacheShare messages of the protocol, counted, delivered through the shared cache.
+        // A node reports once per tick, so an inbox holds at most one report per node.
+        b.cache.fresh.clear();
+        for e in inbox {
+            if let Msg::NodeReport(entry) = e.msg {
+                let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
+                if self.cache.get(entry.node.index()).is_none_or(newer) {
+                    b.cache.fresh.push(entry);
+                }
+                out.act(Action::Publish(entry));
+                let others = u64::from(self.brokers - 1);
+                out.count_delivered(Msg::CacheShare(entry).kind(), others);
+            }
+        }
+        // Unset entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
+        for e in inbox {
+            match e.msg {
+                Msg::AllocationAnswer {
+                    slot,
+                    task,
+                    generation,
+                    accepted,
+                } => {
+                    let Some(a) = b
+                        .allocations
+                        .get_mut(slot as usize)
+                        .filter(|a| a.task == (task, generation))
+                    else {
+                        continue;
+                    };
+                    if accepted || a.next >= a.end {
+                        // Placed, or unplaceable now: pending, retried next tick.
+                        a.next = a.end;
+                        continue;
+                    }
+                    let node = b.asks[a.next as usize].node;
+                    a.next += 1;
+                    out.send(
+                        self.agent_of(node),
+                        Msg::AllocationRequest {
+                            slot,
+                            task,
+                            generation,
+                            demand: a.demand,
+                        },
+                    );
+                }
+                Msg::GetCandidateNodesRequest {
+                    task,
+                    generation,
+                    demand,
+                } => {
+                    let source = self.node_of(e.from);
+                    let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                    let recs = migration_candidates(
+                        b.cache.view_for(ctx, shared, &self.memo, task),
+                        source,
+                        &demand,
+                        now_s,
+                        &self.config,
+                        &mut rng,
+                        &matches,
+                    );
+                    if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
+                        let line = serde_json::json!({
+                            "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
+                            "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
+                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache.entries(shared.0, g).iter().filter(|c| c.reported_s.is_finite()).count(),
+                            "candidates": recs_json(ctx, &recs),
+                        });
+                        samples.push(line.to_string());
+                    }
+                    out.send(
+                        e.from,
+                        Msg::GetCandidateNodesResponse {
+                            task,
+                            generation,
+                            candidates: CandidateList::new(&recs),
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        if ctx.round == 0 {
+            b.allocations.clear();
+            b.asks.clear();
+            b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
+            b.cache.memo.trim();
+            let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
+            for &Assigned { task, set } in assigned {
+                let (task, generation) = task;
+                if !Self::live(ctx, task, generation, TaskState::Pending) {
+                    continue;
+                }
+                let demand = Self::demand(ctx, task);
+                let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                let (scratch, asks) = (&mut b.scratch, &mut b.asks);
+                let start = asks.len();
+                let matching = set.map(|i| self.memo.set(i));
+                let view = b.cache.initial_view(ctx, shared.0, matching);
+                let at = (now_s, &self.config);
+                let top = INITIAL_TOP;
+                initial_asks(view, &demand, at, &mut rng, &matches, top, scratch, asks);
+                let order = &asks[start..];
+                if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
+                    let line = serde_json::json!({
+                        "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round, "broker": me.0,
+                        "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, scratch.ranked()),
+                        "ask_order": recs_json(ctx, order),
+                    });
+                    samples.push(line.to_string());
+                }
+                if let Some(first) = order.first() {
+                    let slot = b.allocations.len() as u32;
+                    out.send(
+                        self.agent_of(first.node),
+                        Msg::AllocationRequest {
+                            slot,
+                            task,
+                            generation,
+                            demand,
+                        },
+                    );
+                    b.allocations.push(Allocation {
+                        task: (task, generation),
+                        demand,
+                        next: start as u32 + 1,
+                        end: asks.len() as u32,
+                    });
+                }
+            }
+        }
+    }
+}

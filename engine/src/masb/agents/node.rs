@@ -1,0 +1,460 @@
+//! A node agent (NA): reports its node each tick, answers allocation and migration requests on
+//! the node's current load, and runs the SAN process when its node is overloaded (SCS, candidates
+//! from its broker, requests to the targets, the move).
+
+use super::*;
+
+/// Where a node agent is in its SAN process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Phase {
+    /// No SAN process.
+    #[default]
+    Idle,
+    /// Step 2: waiting for the broker's candidates.
+    WaitCandidates,
+    /// Step 3: waiting for answers to the migration requests.
+    WaitAnswers,
+    /// Step 5: waiting for the chosen target's confirmation.
+    WaitConfirm,
+}
+
+/// A node agent's state.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct NodeAgent {
+    /// SAN phase.
+    pub phase: Phase,
+    /// Tasks selected by SCS still to move (after the current one).
+    pub queue: Vec<(TaskIdx, u32)>,
+    /// The task being moved and its generation.
+    pub task: (TaskIdx, u32),
+    /// Its demand.
+    pub demand: Demand,
+    /// Recommendations from the broker.
+    pub candidates: Vec<Recommendation>,
+    /// Acceptances with the target's fresh load.
+    pub answers: Vec<(Recommendation, NodeState)>,
+    /// Answers (acceptances and rejections) received.
+    pub answered: usize,
+    /// Targets in the order to try, and the next one.
+    pub order: Vec<Recommendation>,
+    /// Index of the next target in `order`.
+    pub next: usize,
+    /// Global round at which the 30 s wait ends.
+    pub deadline: u64,
+    /// Global round at which the recommendations expire (3 minutes).
+    pub expires: u64,
+    /// The tick in which every task of the tick's index still on the node was seen to meet its
+    /// constraints: true for the rest of the tick (constraints and attributes change only when
+    /// the trace is applied; tasks placed since were matched on arrival). A pure cache.
+    #[serde(skip)]
+    pub constraints_ok_tick: Option<u32>,
+}
+
+impl Masb {
+    /// A node agent's round.
+    pub(in crate::masb) fn node_step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        na: &mut NodeAgent,
+        samples: &mut Vec<String>,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let n = self.node_of(me);
+        let nodes = &ctx.cell.nodes;
+        let i = n.index();
+        if i >= nodes.len() || !nodes.online[i] {
+            return; // an unreachable node answers nothing
+        }
+        if ctx.round != 0 && inbox.is_empty() && na.phase == Phase::Idle {
+            // Most agents in most rounds: nothing to answer, only SCS's cheap tests to run.
+            self.select_and_start(ctx, n, na, samples, out);
+            return;
+        }
+        let g = self.global_round(ctx);
+        let (cpu_cap, mem_cap) = (norm(nodes.cpu_cap[i]), norm(nodes.mem_cap[i]));
+        // Resources promised this round (accepted allocations and migrations), on top of the cell.
+        let (mut cpu, mut mem) = (norm(nodes.cpu_used[i]), norm(nodes.mem_used[i]));
+        let (mut prod_cpu, mut prod_mem) =
+            (norm(nodes.prod_cpu_req[i]), norm(nodes.prod_mem_req[i]));
+        if ctx.round == 0 {
+            let entry = CacheEntry {
+                node: n,
+                cpu_cap,
+                mem_cap,
+                cpu_req: norm(nodes.cpu_req[i]),
+                mem_req: norm(nodes.mem_req[i]),
+                cpu_used: cpu,
+                mem_used: mem,
+                reported_s: self.now_s(ctx),
+            };
+            out.send(self.broker_of(n), Msg::NodeReport(entry));
+        }
+        let production = |t: TaskIdx| ctx.cell.tasks.production[t.index()];
+        for e in inbox {
+            let load = NodeState {
+                cpu_cap,
+                mem_cap,
+                cpu,
+                mem,
+            };
+            match e.msg {
+                Msg::AllocationRequest {
+                    slot,
+                    task,
+                    generation,
+                    demand,
+                } => {
+                    let prod = production(task);
+                    let ok = Self::live(ctx, task, generation, TaskState::Pending)
+                        && ctx.cell.satisfies(n, task)
+                        && accepts(&load, &demand)
+                        && (!prod
+                            || (prod_cpu + demand.cpu_req <= cpu_cap
+                                && prod_mem + demand.mem_req <= mem_cap));
+                    if ok {
+                        (cpu, mem) = (cpu + demand.cpu_use, mem + demand.mem_use);
+                        if prod {
+                            (prod_cpu, prod_mem) =
+                                (prod_cpu + demand.cpu_req, prod_mem + demand.mem_req);
+                        }
+                        out.act(Action::Place {
+                            task,
+                            generation,
+                            node: n,
+                        });
+                    }
+                    out.send(
+                        e.from,
+                        Msg::AllocationAnswer {
+                            slot,
+                            task,
+                            generation,
+                            accepted: ok,
+                        },
+                    );
+                }
+                Msg::TaskMigrationRequest {
+                    task,
+                    generation,
+                    demand,
+                    forced,
+                } => {
+                    let ok = Self::live(ctx, task, generation, TaskState::Running)
+                        && ctx.cell.satisfies(n, task)
+                        && final_check(&load, &demand, forced);
+                    let reply = if ok {
+                        Msg::TaskMigrationAcceptanceResponse {
+                            task,
+                            generation,
+                            load,
+                        }
+                    } else {
+                        Msg::TaskMigrationRejectionResponse { task, generation }
+                    };
+                    out.send(e.from, reply);
+                }
+                Msg::TaskMigrationProcessRequest {
+                    task,
+                    generation,
+                    demand,
+                    forced,
+                } => {
+                    let prod = production(task);
+                    let ok = Self::live(ctx, task, generation, TaskState::Running)
+                        && !ctx.cell.tasks.migrating_to[task.index()].is_some()
+                        && ctx.cell.satisfies(n, task)
+                        && final_check(&load, &demand, forced)
+                        && (forced
+                            || !prod
+                            || (prod_cpu + demand.cpu_req <= cpu_cap
+                                && prod_mem + demand.mem_req <= mem_cap));
+                    if ok {
+                        (cpu, mem) = (cpu + demand.cpu_use, mem + demand.mem_use);
+                        if prod {
+                            (prod_cpu, prod_mem) =
+                                (prod_cpu + demand.cpu_req, prod_mem + demand.mem_req);
+                        }
+                        let source = ctx.cell.tasks.node[task.index()];
+                        out.act(Action::Migrate {
+                            task,
+                            generation,
+                            source,
+                            target: n,
+                            forced,
+                        });
+                        out.send(
+                            e.from,
+                            Msg::TaskMigrationProcessConfirmationResponse { task, generation },
+                        );
+                    } else {
+                        out.act(Action::Collision { task, target: n });
+                        out.send(
+                            e.from,
+                            Msg::TaskMigrationProcessErrorResponse { task, generation },
+                        );
+                    }
+                }
+                Msg::GetCandidateNodesResponse {
+                    task,
+                    generation,
+                    candidates,
+                } if na.phase == Phase::WaitCandidates && na.task == (task, generation) => {
+                    na.candidates = candidates.to_vec();
+                    na.answers.clear();
+                    na.answered = 0;
+                    for r in &na.candidates {
+                        out.send(
+                            self.agent_of(r.node),
+                            Msg::TaskMigrationRequest {
+                                task,
+                                generation,
+                                demand: na.demand,
+                                forced: r.forced,
+                            },
+                        );
+                    }
+                    na.phase = Phase::WaitAnswers;
+                    na.deadline = g + self.rounds_for(self.config.answer_wait_s);
+                }
+                Msg::TaskMigrationAcceptanceResponse {
+                    task,
+                    generation,
+                    load,
+                } if na.phase == Phase::WaitAnswers && na.task == (task, generation) => {
+                    let from = self.node_of(e.from);
+                    if let Some(r) = na.candidates.iter().find(|r| r.node == from) {
+                        na.answers.push((*r, load));
+                    }
+                    na.answered += 1;
+                }
+                Msg::TaskMigrationRejectionResponse { task, generation }
+                    if na.phase == Phase::WaitAnswers && na.task == (task, generation) =>
+                {
+                    na.answered += 1;
+                }
+                Msg::TaskMigrationProcessConfirmationResponse { task, generation }
+                    if na.phase == Phase::WaitConfirm && na.task == (task, generation) =>
+                {
+                    self.next_selected(ctx, n, na, out, g);
+                }
+                Msg::TaskMigrationProcessErrorResponse { task, generation }
+                    if na.phase == Phase::WaitConfirm && na.task == (task, generation) =>
+                {
+                    self.try_next_target(na, out);
+                }
+                _ => {}
+            }
+        }
+        if na.phase == Phase::WaitAnswers
+            && (na.answered >= na.candidates.len() || g >= na.deadline)
+        {
+            let mut rng = ctx.rng(me);
+            na.order = target_order(&na.answers, &na.demand, &self.config, &mut rng);
+            if sampled(ctx, 5_000, &[me.0 as u64, na.task.0.0 as u64, 3]) {
+                let acceptors: Vec<serde_json::Value> = na
+                    .answers
+                    .iter()
+                    .map(|(r, l)| serde_json::json!({"machine": ctx.cell.nodes.machine_id[r.node.index()], "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem, "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap}))
+                    .collect();
+                let line = serde_json::json!({
+                    "kind": "target_selection", "tick": ctx.tick.0, "round": ctx.round,
+                    "source_machine": ctx.cell.nodes.machine_id[n.index()],
+                    "task": task_json(ctx, na.task.0, &na.demand), "candidates": na.candidates.len(),
+                    "acceptors": acceptors, "order": recs_json(ctx, &na.order),
+                });
+                samples.push(line.to_string());
+            }
+            na.next = 0;
+            na.phase = Phase::WaitConfirm;
+            self.try_next_target(na, out);
+        }
+        if na.phase != Phase::Idle && g >= na.expires {
+            na.phase = Phase::Idle; // recommendations expired: back to SCS
+            na.queue.clear();
+        }
+        if na.phase == Phase::Idle {
+            self.select_and_start(ctx, n, na, samples, out);
+        }
+    }
+
+    /// Step 5 (again): the next target in order, or give up on this task.
+    fn try_next_target(&self, na: &mut NodeAgent, out: &mut Outbox<'_, Msg, Action>) {
+        let (task, generation) = na.task;
+        match na.order.get(na.next) {
+            Some(r) => {
+                na.next += 1;
+                out.send(
+                    self.agent_of(r.node),
+                    Msg::TaskMigrationProcessRequest {
+                        task,
+                        generation,
+                        demand: na.demand,
+                        forced: r.forced,
+                    },
+                );
+            }
+            None => {
+                out.act(Action::MigrationFailed { task: na.task.0 });
+                na.phase = Phase::Idle;
+                na.queue.clear();
+            }
+        }
+    }
+
+    /// After a confirmation: the next task SCS selected, or idle.
+    fn next_selected(
+        &self,
+        ctx: &StepCtx<'_>,
+        n: NodeIdx,
+        na: &mut NodeAgent,
+        out: &mut Outbox<'_, Msg, Action>,
+        g: u64,
+    ) {
+        na.phase = Phase::Idle;
+        while let Some((task, generation)) = na.queue.pop() {
+            if Self::live(ctx, task, generation, TaskState::Running)
+                && ctx.cell.tasks.node[task.index()] == n
+            {
+                self.request_candidates(ctx, n, na, out, g, (task, generation));
+                return;
+            }
+        }
+    }
+
+    fn request_candidates(
+        &self,
+        ctx: &StepCtx<'_>,
+        n: NodeIdx,
+        na: &mut NodeAgent,
+        out: &mut Outbox<'_, Msg, Action>,
+        g: u64,
+        task: (TaskIdx, u32),
+    ) {
+        na.task = task;
+        na.demand = Self::demand(ctx, task.0);
+        na.phase = Phase::WaitCandidates;
+        na.expires = g + self.rounds_for(self.config.recommendation_ttl_s);
+        out.send(
+            self.broker_of(n),
+            Msg::GetCandidateNodesRequest {
+                task: task.0,
+                generation: task.1,
+                demand: na.demand,
+            },
+        );
+    }
+
+    /// Step 1: if the node is overloaded or holds a task whose constraints it no longer meets (and
+    /// nothing of it is migrating out), select tasks by SCS and ask the broker about the first.
+    fn select_and_start(
+        &self,
+        ctx: &StepCtx<'_>,
+        n: NodeIdx,
+        na: &mut NodeAgent,
+        samples: &mut Vec<String>,
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let g = self.global_round(ctx);
+        let nodes = &ctx.cell.nodes;
+        let i = n.index();
+        // Cheap tests first: most node agents are idle in most rounds and allocate nothing.
+        let running = |t: &&TaskIdx| {
+            ctx.cell.tasks.node[t.index()] == n
+                && ctx.cell.tasks.state[t.index()] == TaskState::Running
+        };
+        let on_node = || self.tasks_on(n).iter().filter(running);
+        if !nodes.load(i).overloaded() {
+            if na.constraints_ok_tick == Some(ctx.tick.0) {
+                return;
+            }
+            if on_node().all(|&t| ctx.cell.satisfies(n, t)) {
+                na.constraints_ok_tick = Some(ctx.tick.0);
+                return;
+            }
+        }
+        if on_node().any(|t| ctx.cell.tasks.migrating_to[t.index()].is_some()) {
+            return;
+        }
+        let tasks: Vec<TaskIdx> = on_node().copied().collect();
+        if tasks.is_empty() {
+            return;
+        }
+        let load = NodeState {
+            cpu_cap: norm(nodes.cpu_cap[i]),
+            mem_cap: norm(nodes.mem_cap[i]),
+            cpu: norm(nodes.cpu_used[i]),
+            mem: norm(nodes.mem_used[i]),
+        };
+        let candidates: Vec<Candidate> = tasks
+            .iter()
+            .map(|&t| {
+                let d = Self::demand(ctx, t);
+                Candidate {
+                    cpu_use: d.cpu_use,
+                    mem_use: d.mem_use,
+                    cpu_req: d.cpu_req,
+                    mem_req: d.mem_req,
+                    production: ctx.cell.tasks.production[t.index()],
+                    cost_mb: crate::masb::cost::migration_cost(d.cpu_use, d.mem_use, &self.config)
+                        .cost_mb,
+                    compulsory: !ctx.cell.satisfies(n, t),
+                }
+            })
+            .collect();
+        // Overloaded only by migrations coming in (they count on both nodes): nothing of its own
+        // needs to move; wait for the transfers to end.
+        if crate::masb::scs::evaluate(
+            load.cpu_cap,
+            load.mem_cap,
+            &candidates,
+            &vec![false; candidates.len()],
+            &self.config,
+        )
+        .stable()
+        {
+            return;
+        }
+        let mut rng: Rng = ctx.rng(self.agent_of(n));
+        let _ = rng.next_u64(); // a stream distinct from the one used for target ordering
+        let selection = tabu_search(
+            load.cpu_cap,
+            load.mem_cap,
+            &candidates,
+            &self.config,
+            &mut rng,
+        );
+        if sampled(ctx, 50, &[n.0 as u64, 4]) {
+            let listed: Vec<serde_json::Value> = tasks
+                .iter()
+                .zip(&candidates)
+                .zip(&selection.chosen)
+                .map(|((t, c), chosen)| {
+                    serde_json::json!({
+                        "job_id": ctx.cell.tasks.job_id[t.index()], "task_index": ctx.cell.tasks.task_index[t.index()],
+                        "cpu_use": c.cpu_use, "mem_use": c.mem_use, "cpu_req": c.cpu_req, "mem_req": c.mem_req,
+                        "production": c.production, "cost_mb": c.cost_mb, "compulsory": c.compulsory, "chosen": chosen,
+                    })
+                })
+                .collect();
+            let line = serde_json::json!({
+                "kind": "scs", "tick": ctx.tick.0, "round": ctx.round,
+                "machine": ctx.cell.nodes.machine_id[n.index()], "cpu_cap": load.cpu_cap, "mem_cap": load.mem_cap,
+                "tasks": listed, "fitness": selection.fitness, "cost_mb": selection.cost_mb,
+            });
+            samples.push(line.to_string());
+        }
+        let mut chosen: Vec<(TaskIdx, u32)> = tasks
+            .iter()
+            .zip(&selection.chosen)
+            .filter(|(_, c)| **c)
+            .map(|(t, _)| (*t, ctx.cell.tasks.generation[t.index()]))
+            .collect();
+        chosen.reverse(); // popped from the back: first selected goes first
+        na.queue = chosen;
+        if let Some(first) = na.queue.pop() {
+            self.request_candidates(ctx, n, na, out, g, first);
+        }
+    }
+}
