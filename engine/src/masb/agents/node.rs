@@ -4,6 +4,47 @@
 
 use super::*;
 
+/// A node's load as its agent answers requests in a round: the cell's usage and production
+/// requests, plus what the agent promised earlier in the round (accepted allocations and
+/// migrations).
+struct Promised {
+    cpu_cap: f64,
+    mem_cap: f64,
+    cpu: f64,
+    mem: f64,
+    prod_cpu: f64,
+    prod_mem: f64,
+}
+
+impl Promised {
+    /// Capacities and usage, as requests are checked against and answers report.
+    fn load(&self) -> NodeState {
+        NodeState {
+            cpu_cap: self.cpu_cap,
+            mem_cap: self.mem_cap,
+            cpu: self.cpu,
+            mem: self.mem,
+        }
+    }
+
+    /// A production task's requests fit with the production requests already on the node (RUS
+    /// rule); any other task's always do.
+    fn production_fits(&self, task: &Demand, production: bool) -> bool {
+        !production
+            || (self.prod_cpu + task.cpu_req <= self.cpu_cap
+                && self.prod_mem + task.mem_req <= self.mem_cap)
+    }
+
+    /// Counts an accepted task on the node.
+    fn take(&mut self, task: &Demand, production: bool) {
+        (self.cpu, self.mem) = (self.cpu + task.cpu_use, self.mem + task.mem_use);
+        if production {
+            (self.prod_cpu, self.prod_mem) =
+                (self.prod_cpu + task.cpu_req, self.prod_mem + task.mem_req);
+        }
+    }
+}
+
 /// Where a node agent is in its SAN process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
@@ -73,32 +114,30 @@ impl Masb {
             return;
         }
         let g = self.global_round(ctx);
-        let (cpu_cap, mem_cap) = (norm(nodes.cpu_cap[i]), norm(nodes.mem_cap[i]));
-        // Resources promised this round (accepted allocations and migrations), on top of the cell.
-        let (mut cpu, mut mem) = (norm(nodes.cpu_used[i]), norm(nodes.mem_used[i]));
-        let (mut prod_cpu, mut prod_mem) =
-            (norm(nodes.prod_cpu_req[i]), norm(nodes.prod_mem_req[i]));
+        let mut promised = Promised {
+            cpu_cap: norm(nodes.cpu_cap[i]),
+            mem_cap: norm(nodes.mem_cap[i]),
+            cpu: norm(nodes.cpu_used[i]),
+            mem: norm(nodes.mem_used[i]),
+            prod_cpu: norm(nodes.prod_cpu_req[i]),
+            prod_mem: norm(nodes.prod_mem_req[i]),
+        };
         if ctx.round == 0 {
             let entry = CacheEntry {
                 node: n,
-                cpu_cap,
-                mem_cap,
+                cpu_cap: promised.cpu_cap,
+                mem_cap: promised.mem_cap,
                 cpu_req: norm(nodes.cpu_req[i]),
                 mem_req: norm(nodes.mem_req[i]),
-                cpu_used: cpu,
-                mem_used: mem,
+                cpu_used: promised.cpu,
+                mem_used: promised.mem,
                 reported_s: self.now_s(ctx),
             };
             out.send(self.broker_of(n), Msg::NodeReport(entry));
         }
         let production = |t: TaskIdx| ctx.cell.tasks.production[t.index()];
         for e in inbox {
-            let load = NodeState {
-                cpu_cap,
-                mem_cap,
-                cpu,
-                mem,
-            };
+            let load = promised.load();
             match e.msg {
                 Msg::AllocationRequest {
                     slot,
@@ -110,15 +149,9 @@ impl Masb {
                     let ok = Self::live(ctx, task, generation, TaskState::Pending)
                         && ctx.cell.satisfies(n, task)
                         && accepts(&load, &demand)
-                        && (!prod
-                            || (prod_cpu + demand.cpu_req <= cpu_cap
-                                && prod_mem + demand.mem_req <= mem_cap));
+                        && promised.production_fits(&demand, prod);
                     if ok {
-                        (cpu, mem) = (cpu + demand.cpu_use, mem + demand.mem_use);
-                        if prod {
-                            (prod_cpu, prod_mem) =
-                                (prod_cpu + demand.cpu_req, prod_mem + demand.mem_req);
-                        }
+                        promised.take(&demand, prod);
                         out.act(Action::Place {
                             task,
                             generation,
@@ -166,16 +199,9 @@ impl Masb {
                         && !ctx.cell.tasks.migrating_to[task.index()].is_some()
                         && ctx.cell.satisfies(n, task)
                         && final_check(&load, &demand, forced)
-                        && (forced
-                            || !prod
-                            || (prod_cpu + demand.cpu_req <= cpu_cap
-                                && prod_mem + demand.mem_req <= mem_cap));
+                        && (forced || promised.production_fits(&demand, prod));
                     if ok {
-                        (cpu, mem) = (cpu + demand.cpu_use, mem + demand.mem_use);
-                        if prod {
-                            (prod_cpu, prod_mem) =
-                                (prod_cpu + demand.cpu_req, prod_mem + demand.mem_req);
-                        }
+                        promised.take(&demand, prod);
                         let source = ctx.cell.tasks.node[task.index()];
                         out.act(Action::Migrate {
                             task,
