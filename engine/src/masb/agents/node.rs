@@ -349,6 +349,8 @@ impl Masb {
         }
     }
 
+    /// SAN step 2 for `task`: asks the node's broker for candidate targets and waits for them
+    /// (the recommendations expire after `recommendation_ttl_s`).
     fn request_candidates(
         &self,
         ctx: &StepCtx<'_>,
