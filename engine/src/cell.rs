@@ -6,6 +6,8 @@
 //!   whose `node` or `migrating_to` is that node (all amounts are integer units, `units.rs`): a
 //!   migrating task counts on both its source and its target (SPEC 6);
 //! - `Cell::migrating` is the number of tasks with a `migrating_to`;
+//! - a live task's constraints (`constraint_start`, `constraint_len`) lie inside
+//!   `Cell::constraints`;
 //! - a task slot is `Free` (on the free list, every other column stale), `Pending` (`node` is
 //!   NONE) or `Running` (on exactly one online-or-just-removed node). A `TaskIdx` stops being valid
 //!   when the task ends: its slot is reused by the next new task.
@@ -396,6 +398,11 @@ impl Cell {
         let n = self.nodes.len();
         let mut sums = vec![[0u64; 7]; n];
         for i in 0..self.tasks.len() {
+            let constraints_end =
+                self.tasks.constraint_start[i] as usize + self.tasks.constraint_len[i] as usize;
+            if self.tasks.state[i] != TaskState::Free && constraints_end > self.constraints.len() {
+                return Err(format!("task slot {i}'s constraints lie beyond the rows"));
+            }
             if self.tasks.state[i] != TaskState::Running {
                 continue;
             }

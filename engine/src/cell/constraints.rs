@@ -325,5 +325,6 @@ mod tests {
                 "slot {i}"
             );
         }
+        cell.check().expect("ranges inside the rows");
     }
 }
