@@ -102,8 +102,9 @@ impl Matched {
 const MATCH_BLOCK: u32 = 4096;
 
 impl MatchMemo {
-    /// Starts a tick: a memo holding more than 1,024 sets or 16 Mi positions (64 MiB) keeps only the sets used since the last trim, and forgets everything if that is still
-    /// too much. Earlier indices are invalid afterwards.
+    /// Starts a tick: a memo holding more than 1,024 sets or 16 Mi positions (64 MiB) keeps
+    /// only the sets used since the last trim, and forgets everything if that is still too
+    /// much. Earlier indices are invalid afterwards.
     pub fn trim(&mut self) {
         let too_big = |sets: &[MemoSet]| {
             sets.len() > MEMO_SETS
