@@ -246,3 +246,38 @@ fn crc32(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+/// A finished run whose summary was removed resumes from an earlier snapshot to the outputs of
+/// an uninterrupted run (its finished samples file taken back); with that file gone too, the
+/// resume is refused, naming it, rather than writing a samples file with a hole.
+#[test]
+fn a_finished_run_resumes_from_a_snapshot_and_lost_samples_are_refused() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let args = args_with(
+        "masb",
+        &run,
+        &["--threads", "2", "--snapshot-every-sim-minutes", "30"],
+    );
+    let out = cellsim(&strs(&args));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let kept = snapshots(&run);
+    assert!(kept.len() >= 2, "{kept:?}");
+    for newer in &kept[1..] {
+        std::fs::remove_file(newer).unwrap();
+    }
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, reference);
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    std::fs::remove_file(run.join("samples.jsonl")).unwrap();
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("samples.jsonl.partial") && stderr.contains("incomplete"),
+        "{stderr}"
+    );
+}

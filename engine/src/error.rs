@@ -33,6 +33,16 @@ pub enum EngineError {
     /// A snapshot cannot be used (corrupt, truncated, foreign, another version or run).
     #[error(transparent)]
     Snapshot(#[from] crate::snapshot::SnapshotError),
+    /// An output file a snapshot continues holds less than the snapshot says was written.
+    #[error(
+        "{path}: {problem}: the outputs written before the snapshot are incomplete, so the run cannot continue from it"
+    )]
+    OutputsIncomplete {
+        /// The output file.
+        path: PathBuf,
+        /// What is missing.
+        problem: String,
+    },
     /// No snapshot of the run directory can be resumed from.
     #[error("{dir}: no usable snapshot: {reasons}")]
     NoUsableSnapshot {

@@ -356,12 +356,31 @@ impl RunOutputs {
             }
         }
         let samples_partial = dir.join(format!("{SAMPLES_FILE}.partial"));
+        let samples_final = dir.join(SAMPLES_FILE);
+        if state.samples_len > 0 && !samples_partial.exists() && samples_final.exists() {
+            // A finished run resumed from one of its snapshots (its summary removed): the
+            // finished samples file starts with what the snapshot's outputs hold.
+            std::fs::rename(&samples_final, &samples_partial)
+                .map_err(EngineError::io(&samples_partial))?;
+        }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .write(true)
             .truncate(false)
             .open(&samples_partial)
             .map_err(EngineError::io(&samples_partial))?;
+        let held = (file.metadata())
+            .map_err(EngineError::io(&samples_partial))?
+            .len();
+        if held < state.samples_len {
+            return Err(EngineError::OutputsIncomplete {
+                path: samples_partial,
+                problem: format!(
+                    "{held} bytes, but the snapshot's outputs end at byte {}",
+                    state.samples_len
+                ),
+            });
+        }
         file.set_len(state.samples_len)
             .map_err(EngineError::io(&samples_partial))?;
         let mut samples = std::io::BufWriter::new(file);
