@@ -254,6 +254,9 @@ pub struct Cell {
     /// [`Cell::constraints`]' length at which [`Cell::set_constraints`] next looks for rows no
     /// task refers to (a pure cache: not saved).
     pub(crate) compact_at: usize,
+    /// Tasks placed since [`Cell::take_started`] was last called, in placement order (not
+    /// saved: a restored replay looks at every task it awaits once).
+    pub(crate) started: Vec<TaskIdx>,
 }
 
 impl Cell {
@@ -289,6 +292,13 @@ impl Cell {
         self.tasks.state[t.index()] = TaskState::Running;
         self.tasks.start_us[t.index()] = now_us;
         self.add_to_node(t, 1);
+        self.started.push(t);
+    }
+
+    /// The tasks placed since the last call, in placement order (a task placed twice is listed
+    /// twice).
+    pub fn take_started(&mut self) -> Vec<TaskIdx> {
+        std::mem::take(&mut self.started)
     }
 
     /// Takes running task `t` off its node (aborting a migration in flight); it becomes pending.

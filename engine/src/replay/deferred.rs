@@ -106,20 +106,15 @@ impl Replay {
     /// Applies the deferred events due before `end_us` and schedules the ends of awaited runs
     /// the policy has started since.
     pub(super) fn apply_deferred(&mut self, cell: &mut Cell, end_us: i64, ev: &mut TickEvents) {
-        let mut still_waiting = Vec::new();
-        for w in std::mem::take(&mut self.awaiting_start) {
-            let i = w.task.index();
-            if cell.tasks.generation[i] != w.generation || cell.tasks.state[i] == TaskState::Free {
-                continue;
-            }
-            if cell.tasks.state[i] == TaskState::Running {
-                let due = cell.tasks.start_us[i] + w.run_us;
-                self.defer((due, None), cell, w.task, DeferredKind::End);
-            } else {
-                still_waiting.push(w);
-            }
+        let started = cell.take_started();
+        let mut runs = std::mem::take(&mut self.started_runs);
+        runs.clear();
+        self.awaiting.take_started(cell, &started, &mut runs);
+        for w in &runs {
+            let due = cell.tasks.start_us[w.task.index()] + w.run_us;
+            self.defer((due, None), cell, w.task, DeferredKind::End);
         }
-        self.awaiting_start = still_waiting;
+        self.started_runs = runs;
         while let Some(d) = self.deferred.pop_before(end_us) {
             let i = d.task.index();
             if cell.tasks.generation[i] != d.generation || cell.tasks.state[i] == TaskState::Free {
@@ -154,7 +149,7 @@ impl Replay {
                 TaskState::Pending => {
                     // Measured from the end of the SCHEDULE's tick, as the policy's start is.
                     let run_us = now_us - sched;
-                    self.awaiting_start.push(AwaitingStart {
+                    self.awaiting.push(AwaitingStart {
                         task: t,
                         generation: cell.tasks.generation[i],
                         run_us,

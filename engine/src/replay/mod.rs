@@ -25,11 +25,13 @@ use crate::cell::{Cell, Constraint, NOT_SCHEDULED, TaskState};
 use crate::error::Result;
 use crate::ids::{NodeIdx, TaskIdx};
 
+mod awaiting;
 mod deferred;
 mod queue;
 use crate::scale::Scale;
 use crate::trace::Cursor;
 use crate::units::to_units;
+pub use awaiting::AwaitingList;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
 pub use queue::DeferredQueue;
 
@@ -95,7 +97,9 @@ pub struct Replay {
     pub(crate) window_end_us: i64,
     pub(crate) deferred: DeferredQueue,
     pub(crate) deferred_seq: u64,
-    pub(crate) awaiting_start: Vec<AwaitingStart>,
+    pub(crate) awaiting: AwaitingList,
+    /// Scratch: the awaited runs the policy started since the last tick.
+    started_runs: Vec<AwaitingStart>,
     pub(crate) scale: Scale,
     /// Scratch: the instances of the row being applied.
     instances: Vec<(u64, u32)>,
@@ -246,7 +250,8 @@ impl Replay {
             window_end_us: i64::MIN,
             deferred: DeferredQueue::default(),
             deferred_seq: 0,
-            awaiting_start: Vec::new(),
+            awaiting: AwaitingList::default(),
+            started_runs: Vec::new(),
             scale: Scale::default(),
             instances: Vec::new(),
             usage_rows: Vec::new(),
