@@ -79,42 +79,21 @@ impl<M: Copy> Mailbox<M> {
 
     /// Groups the messages of `parts` by receiver into `self` (stable: part order, then order
     /// within a part), reusing its buffers; messages to agents beyond `agents` are dropped. A
-    /// counting sort: `order` receives the (part, index) of each message in receiver order.
+    /// counting sort (`csr.rs`): `order` receives the (part, index) of each message in receiver
+    /// order.
     fn regroup<P: AsRef<[Envelope<M>]>>(
         &mut self,
         parts: &[P],
         agents: usize,
         order: &mut Vec<(u32, u32)>,
     ) {
-        self.offsets.clear();
-        self.offsets.resize(agents + 1, 0);
-        for m in parts {
-            for e in m.as_ref() {
-                if e.to.index() < agents {
-                    self.offsets[e.to.index() + 1] += 1;
-                }
-            }
-        }
-        for a in 0..agents {
-            self.offsets[a + 1] += self.offsets[a];
-        }
-        let total = self.offsets[agents] as usize;
-        order.clear();
-        order.resize(total, (0, 0));
-        // `offsets[a]` is used as agent a's next slot, then restored by a shift.
-        for (c, m) in parts.iter().enumerate() {
-            for (k, e) in m.as_ref().iter().enumerate() {
-                if e.to.index() < agents {
-                    let slot = &mut self.offsets[e.to.index()];
-                    order[*slot as usize] = (c as u32, k as u32);
-                    *slot += 1;
-                }
-            }
-        }
-        for a in (1..=agents).rev() {
-            self.offsets[a] = self.offsets[a - 1];
-        }
-        self.offsets[0] = 0;
+        let items = || {
+            (parts.iter().enumerate()).flat_map(|(c, m)| {
+                let m = m.as_ref().iter().enumerate();
+                m.map(move |(k, e)| (e.to.index(), (c as u32, k as u32)))
+            })
+        };
+        crate::csr::group_by_key(agents, items, &mut self.offsets, order);
         self.messages.clear();
         self.messages.extend(
             order

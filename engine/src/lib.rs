@@ -13,6 +13,7 @@ pub mod borg;
 pub mod cell;
 pub mod classify;
 pub mod config;
+pub mod csr;
 pub mod error;
 pub mod executor;
 pub mod ids;

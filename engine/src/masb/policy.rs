@@ -141,35 +141,17 @@ impl Masb {
         }
     }
 
-    /// Rebuilds the per-node index of running tasks (a counting sort by node, into the buffers
-    /// of the last tick).
+    /// Rebuilds the per-node index of running tasks (`csr.rs`, into the buffers of the last
+    /// tick).
     fn index_tasks(&mut self, cell: &Cell) {
-        let n = cell.nodes.len();
-        let offsets = &mut self.node_task_offsets;
-        offsets.clear();
-        offsets.resize(n + 1, 0);
-        for i in 0..cell.tasks.len() {
-            if cell.tasks.state[i] == TaskState::Running {
-                offsets[cell.tasks.node[i].index() + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            offsets[k + 1] += offsets[k];
-        }
-        // `offsets[node]` serves as the node's next slot, then is restored by a shift.
-        self.node_tasks.clear();
-        self.node_tasks.resize(offsets[n] as usize, TaskIdx::NONE);
-        for i in 0..cell.tasks.len() {
-            if cell.tasks.state[i] == TaskState::Running {
-                let slot = &mut offsets[cell.tasks.node[i].index()];
-                self.node_tasks[*slot as usize] = TaskIdx(i as u32);
-                *slot += 1;
-            }
-        }
-        for k in (1..=n).rev() {
-            offsets[k] = offsets[k - 1];
-        }
-        offsets[0] = 0;
+        let tasks = &cell.tasks;
+        let running = || {
+            (0..tasks.len())
+                .filter(|&i| tasks.state[i] == TaskState::Running)
+                .map(|i| (tasks.node[i].index(), TaskIdx(i as u32)))
+        };
+        let (offsets, out) = (&mut self.node_task_offsets, &mut self.node_tasks);
+        crate::csr::group_by_key(cell.nodes.len(), running, offsets, out);
     }
 }
 

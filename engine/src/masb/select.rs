@@ -372,7 +372,7 @@ pub fn weighted_order_into(
 }
 
 /// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]) in a
-/// score-weighted random order, appended to `asks`; returns the number appended.
+/// score-weighted random order, appended to `asks`.
 #[allow(clippy::too_many_arguments)]
 pub fn initial_asks(
     cache: CacheView<'_>,
@@ -383,13 +383,11 @@ pub fn initial_asks(
     top: usize,
     scratch: &mut ScoreScratch,
     asks: &mut Vec<Recommendation>,
-) -> usize {
+) {
     let mut ranked = std::mem::take(&mut scratch.ranked);
     initial_top(cache, task, at, rng, matches, top, scratch, &mut ranked);
-    let before = asks.len();
     weighted_order_into(&ranked, ranked.len(), rng, scratch, asks);
     scratch.ranked = ranked;
-    asks.len() - before
 }
 
 /// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS

@@ -13,13 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::queue::LaneKey;
 use super::{Replay, TickEvents};
+use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
+use crate::ids::TaskIdx;
 
 /// Lanes of deferred ends from task_events (`queue.rs`).
 const LANE_TASK_EVENTS: u8 = 0;
 /// Lanes of deferred usage rows.
 pub(super) const LANE_USAGE: u8 = 1;
-use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
-use crate::ids::TaskIdx;
 
 /// A trace event held back in workload mode until the shifted run reaches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
