@@ -50,7 +50,8 @@ pub struct InFlight {
 }
 
 /// A pending task a broker offers this tick (and its generation), with the index of its
-/// constraint set in the shared match memo (`None`: no constraints).
+/// constraint set in the shared match memo (`None`: no constraints). Pending in that generation
+/// when `begin_tick` made the list, hence in the tick's first round, which offers it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Assigned {
     pub task: (TaskIdx, u32),

@@ -252,9 +252,8 @@ impl Masb {
             let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
             for &Assigned { task, set } in assigned {
                 let (task, generation) = task;
-                if !Self::live(ctx, task, generation, TaskState::Pending) {
-                    continue;
-                }
+                // `begin_tick` kept only live pending tasks, and nothing ran since.
+                debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
                 let demand = Self::demand(ctx, task);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                 let (scratch, asks) = (&mut b.scratch, &mut b.asks);
