@@ -1,0 +1,315 @@
+//! A new task's initial allocation (SPEC 6; seed 000 sections 6.1-6.2): SIAS over at most
+//! `initial_candidates` fresh, matching cache entries (or the fit index's window for an
+//! unconstrained task), the best few asked in a score-weighted random order.
+
+use ingest::rng::Rng;
+
+use super::{CacheView, Demand, Recommendation, scan};
+use crate::ids::NodeIdx;
+use crate::masb::MasbConfig;
+use crate::masb::score::{self, ranking, sias_for_ranking};
+
+/// Buffers a broker reuses for every task it scores (no allocation per task).
+#[derive(Debug, Clone, Default)]
+pub struct ScoreScratch {
+    positions: Vec<u32>,
+    exponents: Vec<(f64, u32)>,
+    ranked: Vec<Recommendation>,
+    weights: Vec<f64>,
+    left: Vec<Recommendation>,
+}
+
+impl ScoreScratch {
+    /// The ranking of the last [`initial_asks`] (best first, at most `top`).
+    pub fn ranked(&self) -> &[Recommendation] {
+        &self.ranked
+    }
+}
+
+/// SIAS-scored nodes for a new task, best first (ties by node index); zero scores left out.
+pub fn initial_candidates(
+    cache: CacheView<'_>,
+    task: &Demand,
+    now_s: f64,
+    config: &MasbConfig,
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+) -> Vec<Recommendation> {
+    let mut scratch = ScoreScratch::default();
+    let mut out = Vec::new();
+    initial_top(
+        cache,
+        task,
+        (now_s, config),
+        rng,
+        matches,
+        usize::MAX,
+        &mut scratch,
+        &mut out,
+    );
+    out
+}
+
+/// The first `top` of [`initial_candidates`], into `out` (cleared), using `scratch`.
+///
+/// Under the plain ranking (`sias_gain` off) with `F_STEEP > 1` a score rises with its exponent,
+/// so only the entries whose exponent is within a margin of the `top`-th largest are raised to
+/// the power: the margin (a relative score difference of 1e-6, far above the power's rounding
+/// error) keeps every entry that could tie with or beat the `top`-th. The result and the random
+/// draws are those of scoring every entry (tested).
+#[allow(clippy::too_many_arguments)]
+pub fn initial_top(
+    cache: CacheView<'_>,
+    task: &Demand,
+    (now_s, config): (f64, &MasbConfig),
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+    top: usize,
+    scratch: &mut ScoreScratch,
+    out: &mut Vec<Recommendation>,
+) {
+    out.clear();
+    let positions = &mut scratch.positions;
+    positions.clear();
+    match cache.fit {
+        Some(fit) => {
+            let n = cache.entries.len();
+            let offset = if n == 0 {
+                0
+            } else {
+                rng.below(n as u64) as usize
+            };
+            let (head, tail) = fit.window(offset, task.cpu_req);
+            positions.extend_from_slice(head);
+            positions.extend_from_slice(tail);
+        }
+        None => {
+            scan(
+                cache,
+                now_s,
+                config.initial_candidates,
+                (config, NodeIdx::NONE),
+                rng,
+                matches,
+                positions,
+            );
+            // Entries whose headroom is surely short score 0: not read at all.
+            if let Some(index) = cache.ok {
+                positions.retain(|&p| index.may_fit(p as usize, task.cpu_req));
+            }
+        }
+    }
+    let entries = cache.entries;
+    let after = |p: u32| {
+        entries[p as usize]
+            .requested()
+            .plus(task.cpu_req, task.mem_req)
+    };
+    let shape = &config.sias;
+    // Under a GAIN ranking, or a score that does not rise with its exponent, every candidate is
+    // scored (two vectors per task; neither is the default).
+    if config.sias_gain || shape.steep <= 1.0 {
+        let scores: Vec<_> = positions
+            .iter()
+            .map(|&p| {
+                sias_for_ranking(
+                    &entries[p as usize].requested(),
+                    task.cpu_req,
+                    task.mem_req,
+                    config,
+                )
+            })
+            .collect();
+        out.extend(
+            positions
+                .iter()
+                .zip(ranking(&scores, config.sias_gain))
+                .filter(|(_, w)| *w > 0.0)
+                .map(|(&p, w)| Recommendation {
+                    node: entries[p as usize].node,
+                    score: w,
+                    forced: false,
+                }),
+        );
+    } else {
+        let exponents = &mut scratch.exponents;
+        exponents.clear();
+        exponents.extend(
+            positions
+                .iter()
+                .filter_map(|&p| score::exponent(shape, &after(p), config).map(|e| (e, p))),
+        );
+        if exponents.len() > top {
+            let (_, kth, _) = exponents.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
+            let cut = kth.0 - 1e-6 / shape.steep.ln();
+            exponents.retain(|&(e, _)| e >= cut);
+        }
+        out.extend(exponents.iter().filter_map(|&(e, p)| {
+            let s = score::of_exponent(shape, e);
+            (s > 0.0).then_some(Recommendation {
+                node: entries[p as usize].node,
+                score: s,
+                forced: false,
+            })
+        }));
+    }
+    // Nodes are distinct, so the order is total.
+    out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+    out.truncate(top);
+}
+
+/// The first `limit` items of a score-weighted random order of `items` (drawing without
+/// replacement: higher scores tend to come first, no item twice).
+pub fn weighted_order(
+    items: &[Recommendation],
+    limit: usize,
+    rng: &mut Rng,
+) -> Vec<Recommendation> {
+    let mut order = Vec::with_capacity(limit.min(items.len()));
+    weighted_order_into(items, limit, rng, &mut ScoreScratch::default(), &mut order);
+    order
+}
+
+/// [`weighted_order`], appended to `out`, using `scratch`'s buffers.
+pub fn weighted_order_into(
+    items: &[Recommendation],
+    limit: usize,
+    rng: &mut Rng,
+    scratch: &mut ScoreScratch,
+    out: &mut Vec<Recommendation>,
+) {
+    let (left, weights) = (&mut scratch.left, &mut scratch.weights);
+    left.clear();
+    left.extend_from_slice(items);
+    weights.clear();
+    weights.extend(left.iter().map(|r| r.score.max(1e-12)));
+    let mut drawn = 0;
+    while !left.is_empty() && drawn < limit {
+        let k = rng.weighted(weights);
+        weights.remove(k);
+        out.push(left.remove(k));
+        drawn += 1;
+    }
+}
+
+/// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]) in a
+/// score-weighted random order, appended to `asks`.
+#[allow(clippy::too_many_arguments)]
+pub fn initial_asks(
+    cache: CacheView<'_>,
+    task: &Demand,
+    at: (f64, &MasbConfig),
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+    top: usize,
+    scratch: &mut ScoreScratch,
+    asks: &mut Vec<Recommendation>,
+) {
+    let mut ranked = std::mem::take(&mut scratch.ranked);
+    initial_top(cache, task, at, rng, matches, top, scratch, &mut ranked);
+    weighted_order_into(&ranked, ranked.len(), rng, scratch, asks);
+    scratch.ranked = ranked;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_cache::{entry, task};
+    use super::*;
+    use crate::masb::select::CacheEntry;
+
+    #[test]
+    fn initial_scan_respects_limit_staleness_and_constraints() {
+        let c = MasbConfig {
+            initial_candidates: 3,
+            ..MasbConfig::default()
+        };
+        // Nodes 0..6 idle; node 2 reported 301 s ago (stale); odd nodes fail the constraints.
+        let cache: Vec<CacheEntry> = (0..7)
+            .map(|n| entry(n, 0.0, if n == 2 { 0.0 } else { 300.0 }))
+            .collect();
+        let even = |n: NodeIdx| n.0.is_multiple_of(2);
+        for seed in 0..20 {
+            let got = initial_candidates(
+                CacheView::all(&cache),
+                &task(0.05),
+                301.0,
+                &c,
+                &mut Rng::new(seed, 0),
+                &even,
+            );
+            assert!(got.len() <= 3);
+            assert!(
+                got.iter().all(|r| r.node.0 % 2 == 0 && r.node.0 != 2),
+                "{got:?}"
+            );
+            assert!(got.windows(2).all(|w| w[0].score >= w[1].score));
+        }
+        // SIAS prefers the emptier node: 10 % vs 60 % requested after placement on a 0.5 node.
+        let cache = [entry(0, 0.25, 0.0), entry(1, 0.0, 0.0)];
+        let got = initial_candidates(
+            CacheView::all(&cache),
+            &task(0.05),
+            0.0,
+            &MasbConfig::default(),
+            &mut Rng::new(1, 1),
+            &|_| true,
+        );
+        assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![1, 0]);
+        // A placement leaving more than 90 % requested scores 0 and is left out.
+        let full = [entry(0, 0.44, 0.0)];
+        assert!(
+            initial_candidates(
+                CacheView::all(&full),
+                &task(0.05),
+                0.0,
+                &MasbConfig::default(),
+                &mut Rng::new(1, 1),
+                &|_| true
+            )
+            .is_empty()
+        );
+    }
+
+    /// Regression: with the free reading SIAS falls as a node fills, so SIAS_GAIN is 0 on an idle
+    /// cell; the ranking falls back to plain SIAS instead of placing nothing.
+    #[test]
+    fn sias_gain_still_places_on_an_idle_cell() {
+        let c = MasbConfig {
+            sias_gain: true,
+            ..MasbConfig::default()
+        };
+        let pick = |cache: &[CacheEntry]| {
+            let all = CacheView::all(cache);
+            initial_candidates(all, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true)
+        };
+        let mut cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
+        assert_eq!(pick(&cache).len(), 5);
+        // With one node above 70 % used on both resources, adding load raises its SIAS: it alone gains.
+        cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
+        let got = pick(&cache);
+        assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn weighted_order_follows_the_scores() {
+        let items = [
+            Recommendation {
+                node: NodeIdx(0),
+                score: 3.0,
+                forced: false,
+            },
+            Recommendation {
+                node: NodeIdx(1),
+                score: 1.0,
+                forced: false,
+            },
+        ];
+        let mut rng = Rng::new(9, 9);
+        let firsts = (0..10_000)
+            .filter(|_| weighted_order(&items, 2, &mut rng)[0].node.0 == 0)
+            .count();
+        assert_eq!(weighted_order(&items, 1, &mut rng).len(), 1);
+        // Expected 3/4 of 10,000; 4 standard deviations is ~170.
+        assert!((7_330..=7_670).contains(&firsts), "{firsts}");
+    }
+}

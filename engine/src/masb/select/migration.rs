@@ -1,0 +1,197 @@
+//! A running task's migration (SPEC 6; seed 000 sections 5.2-5.6): the broker's candidates
+//! (SRAS on actual usage, forced ones when short), a target's answers, the source's order of
+//! trying the acceptors.
+
+use ingest::rng::Rng;
+
+use super::{CacheEntry, CacheView, Demand, Recommendation, scan, weighted_order};
+use crate::ids::NodeIdx;
+use crate::masb::MasbConfig;
+use crate::masb::score::{NodeState, ranking, sras_for_ranking};
+
+/// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
+/// weight from at most `migration_scan` matching nodes, then forced candidates if short.
+pub fn migration_candidates(
+    cache: CacheView<'_>,
+    source: NodeIdx,
+    task: &Demand,
+    now_s: f64,
+    config: &MasbConfig,
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+) -> Vec<Recommendation> {
+    let wanted = config.migration_candidates as usize;
+    let mut pool = Vec::new();
+    let mut forced = Vec::new();
+    let mut positions = Vec::new();
+    scan(
+        cache,
+        now_s,
+        config.migration_scan,
+        (config, source),
+        rng,
+        matches,
+        &mut positions,
+    );
+    let entries: Vec<&CacheEntry> = positions
+        .iter()
+        .map(|&p| &cache.entries[p as usize])
+        .collect();
+    let scores: Vec<_> = entries
+        .iter()
+        .map(|e| sras_for_ranking(&e.used(), task.cpu_use, task.mem_use, config))
+        .collect();
+    for (e, w) in entries.iter().zip(ranking(&scores, config.sras_gain)) {
+        if w > 0.0 {
+            pool.push(Recommendation {
+                node: e.node,
+                score: w,
+                forced: false,
+            });
+        } else if e.cpu_cap >= task.cpu_req.max(task.cpu_use)
+            && e.mem_cap >= task.mem_req.max(task.mem_use)
+        {
+            forced.push(Recommendation {
+                node: e.node,
+                score: 0.0,
+                forced: true,
+            });
+        }
+    }
+    let mut chosen = weighted_order(&pool, wanted, rng);
+    if chosen.len() < wanted {
+        forced.sort_by_key(|r| r.node);
+        chosen.extend(forced.into_iter().take(wanted - chosen.len()));
+    }
+    chosen
+}
+
+/// A target's answer to a migration request: its usage plus incoming migrations plus this task
+/// fit its capacity (`load` holds usage including incoming).
+pub fn accepts(load: &NodeState, task: &Demand) -> bool {
+    load.cpu + task.cpu_use <= load.cpu_cap && load.mem + task.mem_use <= load.mem_cap
+}
+
+/// The target's last check before a migration starts: free resources as in [`accepts`], or for a
+/// forced migration only the node's total capacity (constraints are checked by the caller).
+pub fn final_check(load: &NodeState, task: &Demand, forced: bool) -> bool {
+    if forced {
+        task.cpu_use <= load.cpu_cap && task.mem_use <= load.mem_cap
+    } else {
+        accepts(load, task)
+    }
+}
+
+/// The source's order of trying acceptors: re-scored with SRAS on their fresh usage, drawn by
+/// weight; forced candidates after all others, in the broker's order.
+pub fn target_order(
+    acceptors: &[(Recommendation, NodeState)],
+    task: &Demand,
+    config: &MasbConfig,
+    rng: &mut Rng,
+) -> Vec<Recommendation> {
+    let fresh: Vec<&(Recommendation, NodeState)> =
+        acceptors.iter().filter(|(r, _)| !r.forced).collect();
+    let scores: Vec<_> = fresh
+        .iter()
+        .map(|(_, load)| sras_for_ranking(load, task.cpu_use, task.mem_use, config))
+        .collect();
+    let rescored: Vec<Recommendation> = fresh
+        .iter()
+        .zip(ranking(&scores, config.sras_gain))
+        .filter(|(_, w)| *w > 0.0)
+        .map(|((r, _), w)| Recommendation { score: w, ..*r })
+        .collect();
+    let mut order = weighted_order(&rescored, rescored.len(), rng);
+    order.extend(acceptors.iter().filter(|(r, _)| r.forced).map(|(r, _)| *r));
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_cache::{entry, task};
+    use super::*;
+
+    #[test]
+    fn migration_candidates_draw_fifteen_and_add_forced_when_short() {
+        let c = MasbConfig::default();
+        // 40 nodes at 60 % use: taking a 0.05 task leaves 70 % used (SRAS > 0). The source (0)
+        // is never a candidate.
+        let cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.3, 0.0)).collect();
+        let got = migration_candidates(
+            CacheView::all(&cache),
+            NodeIdx(0),
+            &task(0.05),
+            0.0,
+            &c,
+            &mut Rng::new(3, 3),
+            &|_| true,
+        );
+        assert_eq!(got.len(), 15);
+        assert!(got.iter().all(|r| !r.forced && r.node != NodeIdx(0)));
+        let distinct: std::collections::HashSet<_> = got.iter().map(|r| r.node).collect();
+        assert_eq!(distinct.len(), 15);
+        // Only 2 nodes have room; 3 are full but big enough (forced); 1 is too small in total.
+        let mut cache = vec![entry(1, 0.1, 0.0), entry(2, 0.1, 0.0)];
+        cache.extend((3..6).map(|n| entry(n, 0.48, 0.0)));
+        cache.push(CacheEntry {
+            cpu_cap: 0.04,
+            ..entry(6, 0.0, 0.0)
+        });
+        let got = migration_candidates(
+            CacheView::all(&cache),
+            NodeIdx(0),
+            &task(0.05),
+            0.0,
+            &c,
+            &mut Rng::new(4, 4),
+            &|_| true,
+        );
+        assert_eq!(got.len(), 5);
+        assert!(got[..2].iter().all(|r| !r.forced));
+        assert_eq!(
+            got[2..]
+                .iter()
+                .map(|r| (r.node.0, r.forced))
+                .collect::<Vec<_>>(),
+            vec![(3, true), (4, true), (5, true)]
+        );
+    }
+
+    #[test]
+    fn target_checks_and_order() {
+        let load = NodeState {
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu: 0.4,
+            mem: 0.1,
+        };
+        assert!(accepts(&load, &task(0.1)), "0.4 + 0.1 fits exactly");
+        assert!(!accepts(&load, &task(0.11)));
+        assert!(
+            final_check(&load, &task(0.3), true),
+            "forced: only the total capacity counts"
+        );
+        assert!(!final_check(&load, &task(0.6), true));
+        let c = MasbConfig::default();
+        let rec = |n, forced| Recommendation {
+            node: NodeIdx(n),
+            score: 1.0,
+            forced,
+        };
+        let fresh = |used| NodeState {
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu: used,
+            mem: used,
+        };
+        let acceptors = [
+            (rec(7, true), fresh(0.45)),
+            (rec(1, false), fresh(0.3)),
+            (rec(2, false), fresh(0.1)),
+        ];
+        let order = target_order(&acceptors, &task(0.05), &c, &mut Rng::new(5, 5));
+        assert_eq!(order.len(), 3);
+        assert_eq!((order[2].node.0, order[2].forced), (7, true), "forced last");
+    }
+}
