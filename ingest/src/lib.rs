@@ -1,12 +1,14 @@
 //! GCD 2011 trace ingest and synthetic trace generation.
 //!
-//! - [`tables`] and [`codes`]: the trace's tables, columns and code values, in one place.
+//! - [`tables`] and [`codes`]: the trace's tables, columns and code values, in one place;
+//!   [`columns`]: typed access to the ingested datasets' batches.
 //! - [`ingest()`]: CSV(.gz) part files to time-sorted Parquet datasets (`cellsim ingest`).
 //! - [`synth`]: a seeded synthetic cell written in the same CSV.gz layout (`cellsim gen`).
 #![deny(missing_docs)]
 
 pub mod chunk;
 pub mod codes;
+pub mod columns;
 pub mod dataset;
 pub mod error;
 pub mod ingest;

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 
 use ingest::codes::constraint_holds;
+use ingest::columns::ConstraintRow;
 use ingest::{Dataset, Table};
 use serde::Serialize;
 
-use super::columns::{i64_at, strings, u8s, u32s, u64s};
 use super::machines::AttrValue;
 use crate::error::Result;
 
@@ -68,38 +68,23 @@ pub fn constraint_stats(
     stats.present = true;
     // The latest constraint set of each task: rows of one task at one time form its set.
     let mut sets: HashMap<(u64, u32), (i64, Vec<Constraint>)> = HashMap::new();
-    let columns = [
-        "time",
-        "job_id",
-        "task_index",
-        "comparison_operator",
-        "attribute_name",
-        "attribute_value",
-        "attribute_value_int",
-    ];
-    for batch in ds.batches(&columns)? {
+    for batch in ds.batches(&ConstraintRow::COLUMNS)? {
         let b = batch?;
-        let (time, job, index, op) = (
-            super::columns::i64s(&b, 0),
-            u64s(&b, 1),
-            u32s(&b, 2),
-            u8s(&b, 3),
-        );
-        let (names, values) = (strings(&b, 4), strings(&b, 5));
         for row in 0..b.num_rows() {
+            let r = ConstraintRow::read(&b, row);
             stats.rows += 1;
-            stats.per_operator[op[row] as usize] += 1;
+            stats.per_operator[r.op as usize] += 1;
             let c = Constraint {
-                op: op[row],
-                name: names[row].unwrap_or_default().to_string(),
-                value: values[row].unwrap_or_default().to_string(),
-                value_int: i64_at(&b, 6, row),
+                op: r.op,
+                name: r.name.to_string(),
+                value: r.value.to_string(),
+                value_int: r.value_int,
             };
             let entry = sets
-                .entry((job[row], index[row]))
-                .or_insert((time[row], Vec::new()));
-            if entry.0 != time[row] {
-                *entry = (time[row], Vec::new());
+                .entry((r.job_id, r.task_index))
+                .or_insert((r.time_us, Vec::new()));
+            if entry.0 != r.time_us {
+                *entry = (r.time_us, Vec::new());
             }
             entry.1.push(c);
         }

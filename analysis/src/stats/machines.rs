@@ -7,8 +7,8 @@ use ingest::codes::machine_event;
 use ingest::{Dataset, Table};
 use serde::Serialize;
 
-use super::columns::{bool_at, f32_at, i64_at, i64s, strings, u8s, u64s};
 use crate::error::Result;
+use ingest::columns::{bool_at, f32_at, i64_at, i64s, strings, u8s, u64s};
 
 /// The 2011 cell's machine shapes (Reiss et al., SoCC 2012): CPU, memory, machines of 12,583.
 pub use ingest::synth::cell::{MACHINE_MIX, REAL_CELL_MACHINES};

@@ -5,7 +5,6 @@
 //! (600 s) to the last event; usage is resource-time from task_usage over the full hours covered,
 //! divided by the capacity online at each hour's start.
 
-mod columns;
 pub mod constraints;
 pub mod machines;
 mod render;

@@ -10,8 +10,8 @@ use ingest::codes::{PRODUCTION_PRIORITY, task_event};
 use ingest::{Dataset, Table};
 use serde::Serialize;
 
-use super::columns::{f32_at, i64s, u8s, u32s, u64s};
 use crate::error::Result;
+use ingest::columns::{f32_at, i64s, u8s, u32s, u64s};
 
 /// Runs longer than this are "long" (SPEC 3.1: 20 minutes).
 pub const LONG_RUN_US: i64 = 20 * 60 * 1_000_000;

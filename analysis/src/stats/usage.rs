@@ -3,8 +3,8 @@
 
 use ingest::{Dataset, Table};
 
-use super::columns::{f32_at, i64s};
 use crate::error::Result;
+use ingest::columns::{f32_at, i64s};
 
 /// Used resource-time per bucket: (CPU x seconds, memory x seconds).
 pub type UsageBuckets = Vec<(f64, f64)>;

@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float32Type, Int32Type, Int64Type, UInt8Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, RecordBatch, StringArray};
+use arrow_array::RecordBatch;
 use ingest::Table;
 use ingest::codes::{machine_event, task_event};
 use serde::{Deserialize, Serialize};
@@ -28,12 +26,15 @@ use crate::ids::{NodeIdx, TaskIdx};
 mod awaiting;
 mod deferred;
 mod queue;
+mod rows;
 use crate::scale::Scale;
 use crate::trace::Cursor;
 use crate::units::to_units;
 pub use awaiting::AwaitingList;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
+use ingest::columns::ConstraintRow;
 pub use queue::DeferredQueue;
+use rows::{AttributeRow, MachineEventRow, TaskEventRow, UsageReading};
 
 /// A SCHEDULE event seen this tick: where the trace put the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,50 +126,6 @@ struct ConstraintSet {
     rows: Vec<Constraint>,
 }
 
-fn dict_str(b: &RecordBatch, col: usize, row: usize) -> &str {
-    let d = b.column(col).as_dictionary::<Int32Type>();
-    if d.is_null(row) {
-        return "";
-    }
-    let values = d
-        .values()
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .expect("dictionary of strings");
-    values.value(d.keys().value(row) as usize)
-}
-
-fn opt_u64(b: &RecordBatch, col: usize, row: usize) -> Option<u64> {
-    let a = b.column(col).as_primitive::<UInt64Type>();
-    a.is_valid(row).then(|| a.value(row))
-}
-
-fn opt_f32(b: &RecordBatch, col: usize, row: usize) -> Option<f32> {
-    let a = b.column(col).as_primitive::<Float32Type>();
-    a.is_valid(row).then(|| a.value(row))
-}
-
-fn opt_i64(b: &RecordBatch, col: usize, row: usize) -> Option<i64> {
-    let a = b.column(col).as_primitive::<Int64Type>();
-    a.is_valid(row).then(|| a.value(row))
-}
-
-fn u8_at(b: &RecordBatch, col: usize, row: usize) -> u8 {
-    b.column(col).as_primitive::<UInt8Type>().value(row)
-}
-
-fn u64_at(b: &RecordBatch, col: usize, row: usize) -> u64 {
-    b.column(col).as_primitive::<UInt64Type>().value(row)
-}
-
-fn u32_at(b: &RecordBatch, col: usize, row: usize) -> u32 {
-    b.column(col).as_primitive::<UInt32Type>().value(row)
-}
-
-fn i64_at(b: &RecordBatch, col: usize, row: usize) -> i64 {
-    b.column(col).as_primitive::<Int64Type>().value(row)
-}
-
 impl Replay {
     /// Opens the ingested trace in `dir`.
     pub fn open(dir: &Path) -> Result<Replay> {
@@ -181,17 +138,7 @@ impl Replay {
         let open = |table: Table, columns: &[&str]| {
             Cursor::open_at(dir, table, columns, consumed[table as usize])
         };
-        let usage = open(
-            Table::TaskUsage,
-            &[
-                "start_time",
-                "end_time",
-                "job_id",
-                "task_index",
-                "cpu_rate",
-                "canonical_memory_usage",
-            ],
-        )?;
+        let usage = open(Table::TaskUsage, &UsageReading::COLUMNS)?;
         let stats = ReplayStats {
             usage_from_trace: usage.present(),
             ..ReplayStats::default()
@@ -199,46 +146,10 @@ impl Replay {
         let mut strings = HashMap::default();
         strings.insert(String::new(), 0);
         Ok(Replay {
-            machines: open(
-                Table::MachineEvents,
-                &["time", "machine_id", "event_type", "cpus", "memory"],
-            )?,
-            attributes: open(
-                Table::MachineAttributes,
-                &[
-                    "time",
-                    "machine_id",
-                    "attribute_name",
-                    "attribute_value",
-                    "attribute_value_int",
-                    "attribute_deleted",
-                ],
-            )?,
-            task_events: open(
-                Table::TaskEvents,
-                &[
-                    "time",
-                    "job_id",
-                    "task_index",
-                    "machine_id",
-                    "event_type",
-                    "priority",
-                    "cpu_request",
-                    "memory_request",
-                ],
-            )?,
-            constraints: open(
-                Table::TaskConstraints,
-                &[
-                    "time",
-                    "job_id",
-                    "task_index",
-                    "comparison_operator",
-                    "attribute_name",
-                    "attribute_value",
-                    "attribute_value_int",
-                ],
-            )?,
+            machines: open(Table::MachineEvents, &MachineEventRow::COLUMNS)?,
+            attributes: open(Table::MachineAttributes, &AttributeRow::COLUMNS)?,
+            task_events: open(Table::TaskEvents, &TaskEventRow::COLUMNS)?,
+            constraints: open(Table::TaskConstraints, &ConstraintRow::COLUMNS)?,
             usage,
             node_of: HashMap::default(),
             task_of: HashMap::default(),
@@ -313,8 +224,9 @@ impl Replay {
             |s| &mut s.machines,
             end_us,
             |s, b, r| {
-                for m in scale.machines(u64_at(b, 1, r)) {
-                    s.machine_event(cell, b, r, m, &mut ev);
+                let row = MachineEventRow::read(b, r);
+                for m in scale.machines(row.machine_id) {
+                    s.machine_event(cell, &row, m, &mut ev);
                 }
             },
         )?;
@@ -323,11 +235,11 @@ impl Replay {
             |s| &mut s.attributes,
             end_us,
             |s, b, r| {
-                let name = s.intern(dict_str(b, 2, r));
+                let row = AttributeRow::read(b, r);
+                let name = s.intern(row.name);
                 // None: the row deletes the attribute.
-                let value = (!b.column(5).as_boolean().value(r))
-                    .then(|| (s.intern(dict_str(b, 3, r)), opt_i64(b, 4, r)));
-                for m in scale.machines(u64_at(b, 1, r)) {
+                let value = row.value.map(|(text, int)| (s.intern(text), int));
+                for m in scale.machines(row.machine_id) {
                     let node = s.node(m, cell);
                     match value {
                         Some(v) => cell.set_attribute(node, name, v),
@@ -341,9 +253,10 @@ impl Replay {
             |s| &mut s.task_events,
             end_us,
             |s, b, r| {
-                s.each_instance(u64_at(b, 1, r), u32_at(b, 2, r), |s, job, k| {
-                    let machine = opt_u64(b, 3, r).map(|m| scale.machine(m, k));
-                    s.task_event(cell, b, r, job, machine, &mut ev);
+                let row = TaskEventRow::read(b, r);
+                s.each_instance(row.job_id, row.task_index, |s, job, k| {
+                    let machine = row.machine_id.map(|m| scale.machine(m, k));
+                    s.task_event(cell, &row, job, machine, &mut ev);
                 });
             },
         )?;
@@ -354,16 +267,17 @@ impl Replay {
             end_us,
             |s, b, r| {
                 // Consecutive rows of one task at one time form its (new) constraint set.
-                let stamp = (u64_at(b, 1, r), u32_at(b, 2, r), i64_at(b, 0, r));
+                let row = ConstraintRow::read(b, r);
+                let stamp = (row.job_id, row.task_index, row.time_us);
                 if set.stamp != Some(stamp) {
                     s.set_constraints(cell, &mut set);
                     set.stamp = Some(stamp);
                 }
                 set.rows.push(Constraint {
-                    op: u8_at(b, 3, r),
-                    name: s.intern(dict_str(b, 4, r)),
-                    value: s.intern(dict_str(b, 5, r)),
-                    value_int: opt_i64(b, 6, r),
+                    op: row.op,
+                    name: s.intern(row.name),
+                    value: s.intern(row.value),
+                    value_int: row.value_int,
                 });
             },
         )?;
@@ -374,15 +288,16 @@ impl Replay {
             |s| &mut s.usage,
             end_us,
             |s, b, r| {
-                let index = u32_at(b, 3, r);
+                let reading = UsageReading::read(b, r);
+                let index = reading.task_index;
                 let row = UsageRow {
                     key: (0, index),
-                    start_us: i64_at(b, 0, r),
-                    end_us: i64_at(b, 1, r),
-                    cpu: to_units(opt_f32(b, 4, r).unwrap_or(0.0)),
-                    mem: to_units(opt_f32(b, 5, r).unwrap_or(0.0)),
+                    start_us: reading.start_us,
+                    end_us: reading.end_us,
+                    cpu: to_units(reading.cpu.unwrap_or(0.0)),
+                    mem: to_units(reading.memory.unwrap_or(0.0)),
                 };
-                s.each_instance(u64_at(b, 2, r), index, |s, job, _| {
+                s.each_instance(reading.job_id, index, |s, job, _| {
                     s.usage_rows.push(UsageRow {
                         key: (job, index),
                         ..row
@@ -466,15 +381,14 @@ impl Replay {
     fn machine_event(
         &mut self,
         cell: &mut Cell,
-        b: &RecordBatch,
-        r: usize,
+        row: &MachineEventRow,
         machine_id: u64,
         ev: &mut TickEvents,
     ) {
         let n = self.node(machine_id, cell);
         let i = n.index();
         ev.machine_changes += 1;
-        match u8_at(b, 2, r) {
+        match row.kind {
             machine_event::REMOVE => {
                 cell.nodes.online[i] = false;
                 for t in 0..cell.tasks.len() {
@@ -492,10 +406,10 @@ impl Replay {
             }
             _ => {
                 // ADD and UPDATE carry capacities; an empty field keeps the previous value.
-                if let Some(c) = opt_f32(b, 3, r) {
+                if let Some(c) = row.cpus {
                     cell.nodes.cpu_cap[i] = to_units(c);
                 }
-                if let Some(m) = opt_f32(b, 4, r) {
+                if let Some(m) = row.memory {
                     cell.nodes.mem_cap[i] = to_units(m);
                 }
                 cell.nodes.online[i] = true;
@@ -509,16 +423,14 @@ impl Replay {
     fn task_event(
         &mut self,
         cell: &mut Cell,
-        b: &RecordBatch,
-        r: usize,
+        row: &TaskEventRow,
         job: u64,
         machine: Option<Option<u64>>,
         ev: &mut TickEvents,
     ) {
-        let now = i64_at(b, 0, r);
-        let key = (job, u32_at(b, 2, r));
-        let kind = u8_at(b, 4, r);
-        let priority = u8_at(b, 5, r);
+        let now = row.time_us;
+        let key = (job, row.task_index);
+        let (kind, priority) = (row.kind, row.priority);
         let existing = self.task_of.get(&key).copied();
         let t = match (existing, kind) {
             (Some(t), _) => t,
@@ -541,7 +453,7 @@ impl Replay {
         if cell.tasks.priority[t.index()] != priority {
             cell.set_priority(t, priority);
         }
-        let (cpu, mem) = (opt_f32(b, 6, r), opt_f32(b, 7, r));
+        let (cpu, mem) = (row.cpu_request, row.memory_request);
         if cpu.is_some() || mem.is_some() {
             let i = t.index();
             let cpu = cpu.map_or(cell.tasks.cpu_req[i], to_units);

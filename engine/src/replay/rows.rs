@@ -1,0 +1,186 @@
+//! The rows the replay reads: for each table, the projection it is opened with and the typed
+//! reading of one row, side by side so that column positions and names cannot drift apart.
+//! A row is decoded once, however many scaled instances it is applied to.
+//!
+//! Every projection starts with the table's time key (what [`Cursor`](crate::trace::Cursor)
+//! orders by). Task constraints are read as [`ingest::columns::ConstraintRow`], which the
+//! statistics of `analysis` read too.
+
+use arrow_array::RecordBatch;
+use ingest::columns::{bool_at, f32_at, i64_at, i64s, str_at, u8s, u32s, u64_at, u64s};
+
+/// One `machine_events` row.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MachineEventRow {
+    /// The machine.
+    pub machine_id: u64,
+    /// ADD, REMOVE or UPDATE (`codes::machine_event`).
+    pub kind: u8,
+    /// CPU capacity, when given.
+    pub cpus: Option<f32>,
+    /// Memory capacity, when given.
+    pub memory: Option<f32>,
+}
+
+impl MachineEventRow {
+    /// The projection [`MachineEventRow::read`] reads.
+    pub const COLUMNS: [&'static str; 5] = ["time", "machine_id", "event_type", "cpus", "memory"];
+
+    /// Row `r` of a batch read with [`MachineEventRow::COLUMNS`].
+    pub fn read(b: &RecordBatch, r: usize) -> MachineEventRow {
+        MachineEventRow {
+            machine_id: u64s(b, 1)[r],
+            kind: u8s(b, 2)[r],
+            cpus: f32_at(b, 3, r),
+            memory: f32_at(b, 4, r),
+        }
+    }
+}
+
+/// One `machine_attributes` row.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AttributeRow<'a> {
+    /// The machine.
+    pub machine_id: u64,
+    /// Attribute name.
+    pub name: &'a str,
+    /// The value text and its integer reading; `None`: the row deletes the attribute.
+    pub value: Option<(&'a str, Option<i64>)>,
+}
+
+impl<'a> AttributeRow<'a> {
+    /// The projection [`AttributeRow::read`] reads.
+    pub const COLUMNS: [&'static str; 6] = [
+        "time",
+        "machine_id",
+        "attribute_name",
+        "attribute_value",
+        "attribute_value_int",
+        "attribute_deleted",
+    ];
+
+    /// Row `r` of a batch read with [`AttributeRow::COLUMNS`].
+    pub fn read(b: &'a RecordBatch, r: usize) -> AttributeRow<'a> {
+        AttributeRow {
+            machine_id: u64s(b, 1)[r],
+            name: str_at(b, 2, r),
+            value: (!bool_at(b, 5, r)).then(|| (str_at(b, 3, r), i64_at(b, 4, r))),
+        }
+    }
+}
+
+/// One `task_events` row.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TaskEventRow {
+    /// When, microseconds.
+    pub time_us: i64,
+    /// The task's job.
+    pub job_id: u64,
+    /// The task's index in its job.
+    pub task_index: u32,
+    /// The machine the row names, if any.
+    pub machine_id: Option<u64>,
+    /// Event type (`codes::task_event`).
+    pub kind: u8,
+    /// Priority 0..11.
+    pub priority: u8,
+    /// CPU request, when given.
+    pub cpu_request: Option<f32>,
+    /// Memory request, when given.
+    pub memory_request: Option<f32>,
+}
+
+impl TaskEventRow {
+    /// The projection [`TaskEventRow::read`] reads.
+    pub const COLUMNS: [&'static str; 8] = [
+        "time",
+        "job_id",
+        "task_index",
+        "machine_id",
+        "event_type",
+        "priority",
+        "cpu_request",
+        "memory_request",
+    ];
+
+    /// Row `r` of a batch read with [`TaskEventRow::COLUMNS`].
+    pub fn read(b: &RecordBatch, r: usize) -> TaskEventRow {
+        TaskEventRow {
+            time_us: i64s(b, 0)[r],
+            job_id: u64s(b, 1)[r],
+            task_index: u32s(b, 2)[r],
+            machine_id: u64_at(b, 3, r),
+            kind: u8s(b, 4)[r],
+            priority: u8s(b, 5)[r],
+            cpu_request: f32_at(b, 6, r),
+            memory_request: f32_at(b, 7, r),
+        }
+    }
+}
+
+/// One `task_usage` row (the fields the replay applies).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UsageReading {
+    /// Window start, microseconds.
+    pub start_us: i64,
+    /// Window end, microseconds.
+    pub end_us: i64,
+    /// The task's job.
+    pub job_id: u64,
+    /// The task's index in its job.
+    pub task_index: u32,
+    /// Mean CPU rate, when given.
+    pub cpu: Option<f32>,
+    /// Canonical memory usage, when given.
+    pub memory: Option<f32>,
+}
+
+impl UsageReading {
+    /// The projection [`UsageReading::read`] reads.
+    pub const COLUMNS: [&'static str; 6] = [
+        "start_time",
+        "end_time",
+        "job_id",
+        "task_index",
+        "cpu_rate",
+        "canonical_memory_usage",
+    ];
+
+    /// Row `r` of a batch read with [`UsageReading::COLUMNS`].
+    pub fn read(b: &RecordBatch, r: usize) -> UsageReading {
+        UsageReading {
+            start_us: i64s(b, 0)[r],
+            end_us: i64s(b, 1)[r],
+            job_id: u64s(b, 2)[r],
+            task_index: u32s(b, 3)[r],
+            cpu: f32_at(b, 4, r),
+            memory: f32_at(b, 5, r),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ingest::Table;
+    use ingest::columns::ConstraintRow;
+
+    /// Every projection names columns of its table's schema, time key first.
+    #[test]
+    fn projections_name_schema_columns() {
+        let cases: [(Table, &[&str]); 5] = [
+            (Table::MachineEvents, &MachineEventRow::COLUMNS),
+            (Table::MachineAttributes, &AttributeRow::COLUMNS),
+            (Table::TaskEvents, &TaskEventRow::COLUMNS),
+            (Table::TaskConstraints, &ConstraintRow::COLUMNS),
+            (Table::TaskUsage, &UsageReading::COLUMNS),
+        ];
+        for (table, columns) in cases {
+            let schema = table.arrow_schema();
+            assert_eq!(schema.field(0).name(), columns[0], "{table:?}");
+            for c in columns {
+                assert!(schema.field_with_name(c).is_ok(), "{table:?} {c}");
+            }
+        }
+    }
+}
