@@ -104,6 +104,8 @@ pub struct Replay {
     pub(crate) scale: Scale,
     /// Scratch: the instances of the row being applied.
     instances: Vec<(u64, u32)>,
+    /// Scratch: nodes removed by this tick's machine events, their tasks not yet displaced.
+    removed: Vec<NodeIdx>,
     /// Scratch: the tick's usage rows, per task instance, and what they resolve to.
     usage_rows: Vec<UsageRow>,
     usage_tasks: Vec<(Option<TaskIdx>, i64)>,
@@ -165,6 +167,7 @@ impl Replay {
             started_runs: Vec::new(),
             scale: Scale::default(),
             instances: Vec::new(),
+            removed: Vec::new(),
             usage_rows: Vec::new(),
             usage_tasks: Vec::new(),
         })
@@ -230,6 +233,7 @@ impl Replay {
                 }
             },
         )?;
+        self.displace_from_removed(cell, &mut ev);
         self.drain(
             Table::MachineAttributes,
             |s| &mut s.attributes,
@@ -378,6 +382,33 @@ impl Replay {
             .or_insert_with(|| cell.nodes.push(machine_id))
     }
 
+    /// Takes the running tasks off the nodes removed in this tick's machine events
+    /// ([`Replay::removed`]), into `ev.displaced_tasks`, and aborts migrations towards them: one
+    /// pass over the tasks, however many removals. Each task's outcome is the one of handling
+    /// the removals one by one; only the order of `displaced_tasks` (ascending here) differs.
+    fn displace_from_removed(&mut self, cell: &mut Cell, ev: &mut TickEvents) {
+        if self.removed.is_empty() {
+            return;
+        }
+        let mut gone = vec![false; cell.nodes.len()];
+        for n in self.removed.drain(..) {
+            gone[n.index()] = true;
+        }
+        let on_gone = |n: NodeIdx| n.is_some() && gone[n.index()];
+        for t in 0..cell.tasks.len() {
+            if cell.tasks.state[t] != TaskState::Running {
+                continue;
+            }
+            if on_gone(cell.tasks.migrating_to[t]) {
+                cell.abort_migration(TaskIdx(t as u32));
+            }
+            if on_gone(cell.tasks.node[t]) {
+                cell.unplace(TaskIdx(t as u32));
+                ev.displaced_tasks.push(TaskIdx(t as u32));
+            }
+        }
+    }
+
     fn machine_event(
         &mut self,
         cell: &mut Cell,
@@ -391,18 +422,7 @@ impl Replay {
         match row.kind {
             machine_event::REMOVE => {
                 cell.nodes.online[i] = false;
-                for t in 0..cell.tasks.len() {
-                    if cell.tasks.state[t] != TaskState::Running {
-                        continue;
-                    }
-                    if cell.tasks.migrating_to[t] == n {
-                        cell.abort_migration(TaskIdx(t as u32));
-                    }
-                    if cell.tasks.node[t] == n {
-                        cell.unplace(TaskIdx(t as u32));
-                        ev.displaced_tasks.push(TaskIdx(t as u32));
-                    }
-                }
+                self.removed.push(n);
             }
             _ => {
                 // ADD and UPDATE carry capacities; an empty field keeps the previous value.
