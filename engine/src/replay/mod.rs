@@ -515,3 +515,54 @@ impl Replay {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two nodes removed in one tick (hand-worked): the tasks on either are displaced once each,
+    /// in ascending order; a migration from a kept node towards a removed one is aborted, the
+    /// task staying where it runs; tasks elsewhere are untouched; node sums stay exact.
+    #[test]
+    fn removals_of_a_tick_displace_their_tasks_in_one_pass() {
+        let empty = tempfile::tempdir().unwrap();
+        let mut replay = Replay::open(empty.path()).unwrap();
+        let mut cell = Cell::default();
+        let [a, b, c] = [1, 2, 3].map(|m| {
+            let n = cell.nodes.push(m);
+            cell.nodes.online[n.index()] = true;
+            (cell.nodes.cpu_cap[n.index()], cell.nodes.mem_cap[n.index()]) = (1_000, 1_000);
+            n
+        });
+        let t: Vec<TaskIdx> = (0..5).map(|i| cell.tasks.alloc(1, i, 0, 0)).collect();
+        for &task in &t {
+            cell.set_request(task, 10, 10);
+        }
+        cell.place(t[0], b, 0);
+        cell.place(t[1], c, 0);
+        cell.place(t[2], a, 0);
+        cell.place(t[3], c, 0);
+        // t[4] stays pending.
+        assert!(cell.start_migration(t[1], b));
+        replay.removed = vec![b, a];
+        let mut ev = TickEvents::default();
+        replay.displace_from_removed(&mut cell, &mut ev);
+        assert_eq!(ev.displaced_tasks, vec![t[0], t[2]]);
+        assert!(replay.removed.is_empty());
+        for (task, state, node) in [
+            (t[0], TaskState::Pending, NodeIdx::NONE),
+            (t[1], TaskState::Running, c),
+            (t[2], TaskState::Pending, NodeIdx::NONE),
+            (t[3], TaskState::Running, c),
+            (t[4], TaskState::Pending, NodeIdx::NONE),
+        ] {
+            assert_eq!(cell.tasks.state[task.index()], state);
+            assert_eq!(cell.tasks.node[task.index()], node);
+            assert_eq!(cell.tasks.migrating_to[task.index()], NodeIdx::NONE);
+        }
+        assert_eq!(cell.migrating, 0);
+        let count = |n: NodeIdx| cell.nodes.task_count[n.index()];
+        assert_eq!((count(a), count(b), count(c)), (0, 0, 2));
+        cell.check().unwrap();
+    }
+}
