@@ -24,6 +24,10 @@ pub struct Constraint {
 /// Constraint rows below which they are never compacted.
 const COMPACT_MIN_ROWS: usize = 1 << 20;
 
+/// Entries of the attribute change log past which its older half is dropped (1 MiB of nodes):
+/// a cache that has not caught up since an epoch older than what is left rebuilds instead.
+const CHANGE_LOG_MAX: usize = 1 << 18;
+
 /// Node attributes in compressed-sparse-row form: node `n`'s are entries
 /// `offsets[n]..offsets[n + 1]`, sorted by name. The change log (`dirty`, `log`, `marks`) serves
 /// caches of this process only: it is neither saved nor shown.
@@ -35,10 +39,12 @@ pub(crate) struct AttributeIndex {
     epoch: u64,
     /// Nodes whose attributes changed since the last rebuild.
     dirty: Vec<NodeIdx>,
-    /// Nodes whose attributes changed, epoch after epoch: epoch `e`'s changes (those that made
-    /// it) end at `marks[e]` (`marks[0]` = 0). Counted from the cell's creation or restore.
+    /// Nodes whose attributes changed, epoch after epoch: the changes after epoch
+    /// `first_epoch + k` start at `log[marks[k]]`. Epochs count from the cell's creation or
+    /// restore; the log keeps at most about [`CHANGE_LOG_MAX`] entries, the newest epochs'.
     log: Vec<NodeIdx>,
     marks: Vec<u32>,
+    first_epoch: u64,
     offsets: Vec<u32>,
     names: Vec<u32>,
     values: Vec<(u32, Option<i64>)>,
@@ -183,6 +189,9 @@ impl Cell {
             index.epoch += 1;
             index.log.append(&mut index.dirty);
             index.marks.push(index.log.len() as u32);
+            if index.log.len() > CHANGE_LOG_MAX {
+                index.forget_older_half();
+            }
         }
     }
 
@@ -200,8 +209,24 @@ impl Cell {
         if since == index.epoch {
             return Some(&[]);
         }
-        let start = *index.marks.get(usize::try_from(since).ok()?)? as usize;
+        let k = since.checked_sub(index.first_epoch)?;
+        let start = *index.marks.get(usize::try_from(k).ok()?)? as usize;
         Some(&index.log[start..])
+    }
+}
+
+impl AttributeIndex {
+    /// Drops the change log's epochs that end in its older half (at least the oldest one).
+    fn forget_older_half(&mut self) {
+        let half = (self.log.len() / 2) as u32;
+        let k = self.marks.partition_point(|&m| m < half).max(1);
+        let cut = self.marks[k];
+        self.log.drain(..cut as usize);
+        self.marks.drain(..k);
+        for m in &mut self.marks {
+            *m -= cut;
+        }
+        self.first_epoch += k as u64;
     }
 }
 
@@ -232,6 +257,45 @@ mod tests {
         assert_eq!(cell.attribute_changes_since(2), Some(&[b, a][..]));
         assert_eq!(cell.attribute_changes_since(3), Some(&[][..]));
         assert_eq!(cell.attribute_changes_since(4), None);
+    }
+
+    /// The change log stays bounded: once past `CHANGE_LOG_MAX` entries its older half goes,
+    /// old epochs then reading as unknown (`None`) and recent ones as before.
+    #[test]
+    fn the_change_log_forgets_old_epochs() {
+        let mut cell = Cell::default();
+        let a = cell.nodes.push(1);
+        cell.index_attributes();
+        let per_epoch = 1_000;
+        let epochs = (CHANGE_LOG_MAX / per_epoch + 1) as u32;
+        for e in 0..epochs {
+            for k in 0..per_epoch as u32 {
+                cell.set_attribute(a, 7, (1 + (e * per_epoch as u32 + k) % 2, None));
+            }
+            cell.index_attributes();
+            let log = &cell.attr_index.log;
+            assert!(
+                log.len() <= CHANGE_LOG_MAX,
+                "epoch {e}: {} entries",
+                log.len()
+            );
+        }
+        let now = cell.attributes_epoch();
+        assert_eq!(now, 1 + u64::from(epochs));
+        // The changes after epoch k start at entry (k - 1) x 1,000 (the first build changed
+        // nothing); the 263rd epoch of changes took the log to 263,000 entries, and the epochs
+        // whose changes start before its half (131,500), 0 to 132, went.
+        let first = cell.attr_index.first_epoch;
+        assert_eq!(first, 133);
+        assert_eq!(cell.attr_index.log.len(), 131 * per_epoch);
+        assert_eq!(cell.attribute_changes_since(first - 1), None);
+        assert_eq!(cell.attribute_changes_since(1), None);
+        for since in [first, now - 1] {
+            let changes = cell.attribute_changes_since(since).unwrap();
+            assert_eq!(changes.len(), (now - since) as usize * per_epoch);
+            assert!(changes.iter().all(|&n| n == a));
+        }
+        assert_eq!(cell.attribute_changes_since(now), Some(&[][..]));
     }
 
     #[test]
