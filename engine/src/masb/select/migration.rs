@@ -115,18 +115,16 @@ mod tests {
     #[test]
     fn migration_candidates_draw_fifteen_and_add_forced_when_short() {
         let c = MasbConfig::default();
+        // A 0.05 task leaving node 0, drawn from `cache` with random stream `seed`.
+        let candidates = |cache: &[CacheEntry], seed: u64| {
+            let all = CacheView::all(cache);
+            let mut rng = Rng::new(seed, seed);
+            migration_candidates(all, NodeIdx(0), &task(0.05), 0.0, &c, &mut rng, &|_| true)
+        };
         // 40 nodes at 60 % use: taking a 0.05 task leaves 70 % used (SRAS > 0). The source (0)
         // is never a candidate.
         let cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.3, 0.0)).collect();
-        let got = migration_candidates(
-            CacheView::all(&cache),
-            NodeIdx(0),
-            &task(0.05),
-            0.0,
-            &c,
-            &mut Rng::new(3, 3),
-            &|_| true,
-        );
+        let got = candidates(&cache, 3);
         assert_eq!(got.len(), 15);
         assert!(got.iter().all(|r| !r.forced && r.node != NodeIdx(0)));
         let distinct: std::collections::HashSet<_> = got.iter().map(|r| r.node).collect();
@@ -138,15 +136,7 @@ mod tests {
             cpu_cap: 0.04,
             ..entry(6, 0.0, 0.0)
         });
-        let got = migration_candidates(
-            CacheView::all(&cache),
-            NodeIdx(0),
-            &task(0.05),
-            0.0,
-            &c,
-            &mut Rng::new(4, 4),
-            &|_| true,
-        );
+        let got = candidates(&cache, 4);
         assert_eq!(got.len(), 5);
         assert!(got[..2].iter().all(|r| !r.forced));
         assert_eq!(
