@@ -17,6 +17,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use ingest::Table;
 use ingest::codes::{machine_event, task_event};
+use ingest::columns::ConstraintRow;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::{Cell, Constraint, NOT_SCHEDULED, TaskState};
@@ -32,7 +33,6 @@ use crate::trace::Cursor;
 use crate::units::to_units;
 pub use awaiting::AwaitingList;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
-use ingest::columns::ConstraintRow;
 pub use queue::DeferredQueue;
 use rows::{AttributeRow, MachineEventRow, TaskEventRow, UsageReading};
 
