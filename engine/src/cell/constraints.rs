@@ -216,7 +216,7 @@ impl Cell {
 }
 
 impl AttributeIndex {
-    /// Drops the change log's epochs that end in its older half (at least the oldest one).
+    /// Drops the change log's epochs whose changes start in its older half (at least one).
     fn forget_older_half(&mut self) {
         let half = (self.log.len() / 2) as u32;
         let k = self.marks.partition_point(|&m| m < half).max(1);
