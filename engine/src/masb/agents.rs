@@ -78,8 +78,12 @@ impl Masb {
     }
 
     fn now_s(&self, ctx: &StepCtx<'_>) -> f64 {
-        ctx.tick.0 as f64 * self.round_s * self.rounds_per_tick as f64
-            + ctx.round as f64 * self.round_s
+        self.round_start_s(ctx.tick.0 as u64, ctx.round)
+    }
+
+    /// Simulated seconds at the start of round `round` of tick `tick` (what agents call now).
+    pub(super) fn round_start_s(&self, tick: u64, round: u32) -> f64 {
+        tick as f64 * self.round_s * self.rounds_per_tick as f64 + round as f64 * self.round_s
     }
 
     fn broker_of(&self, n: NodeIdx) -> AgentIdx {

@@ -1,6 +1,7 @@
-//! A broker's per-tick index of where unconstrained new tasks can fit, so that initial
-//! allocation need not score the 200 scanned nodes of every pending task one by one (SPEC 6,
-//! `select::initial_candidates`).
+//! A per-tick index of where unconstrained new tasks can fit in a broker's cache, so that
+//! initial allocation need not score the 200 scanned nodes of every pending task one by one
+//! (SPEC 6, `select::initial_candidates`). The policy builds one over the shared cache for all
+//! brokers at the start of a tick; a broker that reads reports of its own then builds its own.
 //!
 //! The scan of a task visits, from a random cache offset, the first `initial_candidates` entries
 //! that are fresh and whose node is online (the window); SIAS is positive only on those whose

@@ -14,6 +14,7 @@ use ingest::rng::Rng;
 use super::MasbConfig;
 use super::agents::MasbAgent;
 use super::cost::migration_cost;
+use super::fit::FitIndex;
 use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::select::CacheEntry;
@@ -25,6 +26,7 @@ use crate::policy::{
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 use crate::units::UNITS;
+use ingest::codes::TRACE_START_US;
 
 /// A migration in flight.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -69,6 +71,7 @@ pub struct Masb {
     pub rounds_per_tick: u32,
     /// Simulated seconds per round.
     pub round_s: f64,
+    tick_us: i64,
     seed: u64,
     node_task_offsets: Vec<u32>,
     node_tasks: Vec<TaskIdx>,
@@ -77,6 +80,11 @@ pub struct Masb {
     /// The brokers' shared match memo: current in every round for the constraint sets of the
     /// tick's pending tasks (a pure cache).
     pub(super) memo: MatchMemo,
+    /// Where unconstrained tasks fit in the shared cache at the start of the tick's first round
+    /// (`fit_at_s`), built once for every broker that has no reports of its own then (a pure
+    /// cache: the same index each broker would build).
+    pub(super) fit: FitIndex,
+    pub(super) fit_at_s: Option<f64>,
     pending: Vec<(TaskIdx, u32)>,
     /// Migrations in flight.
     pub in_flight: Vec<InFlight>,
@@ -95,11 +103,14 @@ impl Masb {
             brokers: 0,
             rounds_per_tick: rounds_per_tick.max(1),
             round_s: tick_s as f64 / rounds_per_tick.max(1) as f64,
+            tick_us: i64::from(tick_s) * 1_000_000,
             seed,
             node_task_offsets: Vec::new(),
             node_tasks: Vec::new(),
             assigned: Vec::new(),
             memo: MatchMemo::default(),
+            fit: FitIndex::default(),
+            fit_at_s: None,
             pending: Vec::new(),
             in_flight: Vec::new(),
             cache: Vec::new(),
@@ -223,6 +234,13 @@ impl Policy for Masb {
             self.assigned[rng.below(self.brokers as u64) as usize].push(Assigned { task, set });
         }
         self.memo.refresh_used(cell);
+        // `now_us` ends the tick (`run.rs`): the first round starts one tick earlier.
+        let tick = (now_us - TRACE_START_US) / self.tick_us.max(1) - 1;
+        let round_0_s = self.round_start_s(tick.max(0) as u64, 0);
+        let online = |n: NodeIdx| cell.nodes.is_online(n);
+        self.fit
+            .rebuild(&self.cache, round_0_s, &self.config, &online);
+        self.fit_at_s = Some(round_0_s);
     }
 
     fn step(
@@ -362,6 +380,35 @@ impl Policy for Masb {
     fn take_samples(&mut self, agents: &mut [MasbAgent], out: &mut Vec<String>) {
         for a in agents {
             out.append(&mut a.samples);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fit index `begin_tick` builds is for the start of the tick's first round, the moment
+    /// the brokers read it at (else each broker builds its own), for any tick length and round
+    /// count.
+    #[test]
+    fn the_shared_fit_index_is_for_the_first_round() {
+        for (tick_s, rounds) in [(60, 6), (60, 7), (300, 1)] {
+            let mut masb = Masb::new(MasbConfig::default(), rounds, tick_s, 1);
+            let mut cell = Cell::default();
+            cell.nodes.push(1);
+            let mut agents = Vec::new();
+            for tick in [0u64, 1, 1_000] {
+                let tick_us = i64::from(tick_s) * 1_000_000;
+                let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
+                let events = TickEvents::default();
+                let mut counters = PolicyCounters::default();
+                let (agents, inject) = (&mut agents, &mut Vec::new());
+                masb.begin_tick(&mut cell, end_us, &events, agents, inject, &mut counters);
+                let want = tick as f64 * tick_s as f64 / rounds as f64 * rounds as f64;
+                assert_eq!(masb.fit_at_s, Some(masb.round_start_s(tick, 0)));
+                assert_eq!(masb.fit_at_s, Some(want), "tick {tick} of {tick_s} s");
+            }
         }
     }
 }

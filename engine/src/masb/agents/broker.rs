@@ -36,7 +36,8 @@ pub struct BrokerCache {
     pub view: Vec<CacheEntry>,
     /// The global round `view` was built in.
     pub view_round: Option<u64>,
-    /// Where unconstrained new tasks fit, rebuilt at each tick's first round.
+    /// Where unconstrained new tasks fit, rebuilt at a tick's first round when this broker has
+    /// reports of its own then (else the policy's index over the shared cache serves).
     pub fit: FitIndex,
     /// Matching cache positions per constraint set, for the running tasks this broker finds
     /// migration candidates for (pending tasks read the policy's shared memo).
@@ -106,18 +107,20 @@ impl BrokerCache {
     }
 
     /// The cache (as built for this round) as a pending task's initial allocation reads it,
-    /// with the nodes meeting its constraints (`None`: it has none) and the fit index.
+    /// with the nodes meeting its constraints (`None`: it has none) and `fit`, the fit index
+    /// over exactly these entries.
     fn initial_view<'s>(
         &'s self,
         ctx: &StepCtx<'s>,
         shared: &'s [CacheEntry],
         matching: Option<&'s [u32]>,
+        fit: &'s FitIndex,
     ) -> CacheView<'s> {
         CacheView {
             entries: current(&self.fresh, &self.view, shared),
             matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
-            fit: matching.is_none().then_some(&self.fit),
-            ok: Some(&self.fit),
+            fit: matching.is_none().then_some(fit),
+            ok: Some(fit),
         }
     }
 }
@@ -247,7 +250,12 @@ impl Masb {
         if ctx.round == 0 {
             b.allocations.clear();
             b.asks.clear();
-            b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
+            // The policy's index over the shared cache, unless this broker reads its own
+            // reports laid over it (or the index is not this round's).
+            let own_fit = !b.cache.fresh.is_empty() || self.fit_at_s != Some(now_s);
+            if own_fit {
+                b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
+            }
             b.cache.memo.trim();
             let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
             for &Assigned { task, set } in assigned {
@@ -259,7 +267,8 @@ impl Masb {
                 let (scratch, asks) = (&mut b.scratch, &mut b.asks);
                 let start = asks.len();
                 let matching = set.map(|i| self.memo.set(i));
-                let view = b.cache.initial_view(ctx, shared.0, matching);
+                let fit = if own_fit { &b.cache.fit } else { &self.fit };
+                let view = b.cache.initial_view(ctx, shared.0, matching, fit);
                 let at = (now_s, &self.config);
                 let top = INITIAL_TOP;
                 initial_asks(view, &demand, at, &mut rng, &matches, top, scratch, asks);
