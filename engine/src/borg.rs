@@ -4,7 +4,7 @@
 //! is offline, is skipped and counted (`placements_skipped`), not fatal.
 
 use crate::cell::{Cell, TaskState};
-use crate::ids::AgentIdx;
+use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use crate::replay::TickEvents;
 
@@ -36,7 +36,7 @@ impl Policy for BorgReplay {
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
-        now_us: i64,
+        (_, now_us): (Tick, i64),
         events: &TickEvents,
         _agents: &mut Vec<()>,
         _inject: &mut Vec<Envelope<()>>,

@@ -216,11 +216,12 @@ pub trait Policy: Sync {
     /// Index into [`Policy::message_kinds`] of a message.
     fn message_kind(&self, msg: &Self::Msg) -> usize;
 
-    /// Start of a tick, after the trace events are applied.
+    /// Start of a tick, after the trace events are applied; `at` = (the tick, when it ends in
+    /// microseconds).
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
-        now_us: i64,
+        at: (Tick, i64),
         events: &TickEvents,
         agents: &mut Vec<Self::Agent>,
         inject: &mut Vec<Envelope<Self::Msg>>,

@@ -357,8 +357,14 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let mut counts = vec![0u64; self.kinds.len()];
         let mut inject = Vec::new();
         let (cell, agents) = (&mut self.cell, &mut self.agents);
-        self.policy
-            .begin_tick(cell, end_us, &events, agents, &mut inject, &mut counters);
+        self.policy.begin_tick(
+            cell,
+            (Tick(tick), end_us),
+            &events,
+            agents,
+            &mut inject,
+            &mut counters,
+        );
         if !inject.is_empty() {
             let mut all = self.mailbox.messages().to_vec();
             all.extend(inject);

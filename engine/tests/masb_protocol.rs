@@ -81,7 +81,7 @@ impl Harness {
         let mut inject = Vec::new();
         self.masb.begin_tick(
             &mut self.cell,
-            now,
+            (Tick(self.tick), now),
             &TickEvents::default(),
             &mut self.agents,
             &mut inject,

@@ -205,7 +205,7 @@ mod tests {
                 .collect();
             let offline: Vec<bool> = (0..n).map(|_| r.below(8) == 0).collect();
             let online = |x: NodeIdx| !offline[x.index()];
-            let offline_as_online: Vec<bool> = offline.iter().map(|o| !o).collect();
+            let online_flags: Vec<bool> = offline.iter().map(|o| !o).collect();
             let config = MasbConfig {
                 initial_candidates: [1, 5, 40, 200][case % 4],
                 ..MasbConfig::default()
@@ -264,7 +264,7 @@ mod tests {
                 let both = |x: NodeIdx| online(x) && meets(x);
                 let matching: Vec<u32> = (0..n as u32).filter(|&x| meets(NodeIdx(x))).collect();
                 let view = CacheView {
-                    matching: Some((&matching, &offline_as_online)),
+                    matching: Some((&matching, &online_flags)),
                     ok: Some(&fit),
                     ..CacheView::all(&cache)
                 };

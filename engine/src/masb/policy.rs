@@ -19,14 +19,13 @@ use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::select::CacheEntry;
 use crate::cell::{Cell, Constraint, TaskState};
-use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{
     Envelope, MigrationOutcome, MigrationRecord, Outbox, Policy, PolicyCounters, StepCtx,
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 use crate::units::UNITS;
-use ingest::codes::TRACE_START_US;
 
 /// A migration in flight.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -71,7 +70,6 @@ pub struct Masb {
     pub rounds_per_tick: u32,
     /// Simulated seconds per round.
     pub round_s: f64,
-    tick_us: i64,
     seed: u64,
     node_task_offsets: Vec<u32>,
     node_tasks: Vec<TaskIdx>,
@@ -103,7 +101,6 @@ impl Masb {
             brokers: 0,
             rounds_per_tick: rounds_per_tick.max(1),
             round_s: tick_s as f64 / rounds_per_tick.max(1) as f64,
-            tick_us: i64::from(tick_s) * 1_000_000,
             seed,
             node_task_offsets: Vec::new(),
             node_tasks: Vec::new(),
@@ -191,7 +188,7 @@ impl Policy for Masb {
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
-        now_us: i64,
+        (tick, now_us): (Tick, i64),
         events: &TickEvents,
         agents: &mut Vec<MasbAgent>,
         _inject: &mut Vec<Envelope<Msg>>,
@@ -234,9 +231,7 @@ impl Policy for Masb {
             self.assigned[rng.below(self.brokers as u64) as usize].push(Assigned { task, set });
         }
         self.memo.refresh_used(cell);
-        // `now_us` ends the tick (`run.rs`): the first round starts one tick earlier.
-        let tick = (now_us - TRACE_START_US) / self.tick_us.max(1) - 1;
-        let round_0_s = self.round_start_s(tick.max(0) as u64, 0);
+        let round_0_s = self.round_start_s(u64::from(tick.0), 0);
         let online = |n: NodeIdx| cell.nodes.is_online(n);
         self.fit
             .rebuild(&self.cache, round_0_s, &self.config, &online);
@@ -389,8 +384,8 @@ mod tests {
     use super::*;
 
     /// The fit index `begin_tick` builds is for the start of the tick's first round, the moment
-    /// the brokers read it at (else each broker builds its own), for any tick length and round
-    /// count.
+    /// the brokers read it at (else each broker builds its own), not the tick's end, for any
+    /// tick length and round count.
     #[test]
     fn the_shared_fit_index_is_for_the_first_round() {
         for (tick_s, rounds) in [(60, 6), (60, 7), (300, 1)] {
@@ -398,15 +393,16 @@ mod tests {
             let mut cell = Cell::default();
             cell.nodes.push(1);
             let mut agents = Vec::new();
-            for tick in [0u64, 1, 1_000] {
+            for tick in [0u32, 1, 1_000] {
                 let tick_us = i64::from(tick_s) * 1_000_000;
-                let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
+                let end_us = ingest::codes::TRACE_START_US + (i64::from(tick) + 1) * tick_us;
+                let at = (Tick(tick), end_us);
                 let events = TickEvents::default();
                 let mut counters = PolicyCounters::default();
                 let (agents, inject) = (&mut agents, &mut Vec::new());
-                masb.begin_tick(&mut cell, end_us, &events, agents, inject, &mut counters);
-                let want = tick as f64 * tick_s as f64 / rounds as f64 * rounds as f64;
-                assert_eq!(masb.fit_at_s, Some(masb.round_start_s(tick, 0)));
+                masb.begin_tick(&mut cell, at, &events, agents, inject, &mut counters);
+                let want =
+                    f64::from(tick) * f64::from(tick_s) / f64::from(rounds) * f64::from(rounds);
                 assert_eq!(masb.fit_at_s, Some(want), "tick {tick} of {tick_s} s");
             }
         }
