@@ -338,7 +338,7 @@ pub struct RunOutputs {
 impl RunOutputs {
     /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks) at `state`, a snapshot's
     /// or the default one of a new run: parts and samples written after it are discarded.
-    pub fn resume(
+    pub fn open(
         dir: &Path,
         message_kinds: &[&str],
         part_ticks: u32,
