@@ -75,7 +75,7 @@ impl FitIndex {
             let mut level = 0;
             if now_s - e.reported_s <= ttl && online(e.node) {
                 count += 1;
-                let room = config.max_use * e.cpu_cap - e.cpu_req;
+                let room = config.max_use * e.cpu_cap - e.sias_load(config.sias_node_load).cpu;
                 for (k, &t) in THRESHOLDS.iter().enumerate() {
                     if room < t {
                         break;
@@ -174,6 +174,7 @@ mod tests {
     use ingest::rng::Rng;
 
     use super::*;
+    use crate::masb::SiasNodeLoad;
     use crate::masb::select::{CacheView, Demand, ScoreScratch, initial_candidates, initial_top};
 
     /// The indexed window gives exactly the plain scan's candidates (scores, order) and leaves
@@ -197,8 +198,8 @@ mod tests {
                         mem_cap,
                         cpu_req: cpu_cap * r.below(1_000) as f64 / 1_000.0,
                         mem_req: mem_cap * r.below(1_000) as f64 / 1_000.0,
-                        cpu_used: 0.0,
-                        mem_used: 0.0,
+                        cpu_used: cpu_cap * r.below(1_000) as f64 / 1_000.0,
+                        mem_used: mem_cap * r.below(1_000) as f64 / 1_000.0,
                         reported_s: if r.below(10) == 0 { -1e9 } else { 100.0 },
                     }
                 })
@@ -208,6 +209,7 @@ mod tests {
             let online_flags: Vec<bool> = offline.iter().map(|o| !o).collect();
             let config = MasbConfig {
                 initial_candidates: [1, 5, 40, 200][case % 4],
+                sias_node_load: [SiasNodeLoad::Requested, SiasNodeLoad::Used][case / 4 % 2],
                 ..MasbConfig::default()
             };
             let mut fit = FitIndex::default();

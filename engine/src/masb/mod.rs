@@ -31,6 +31,19 @@ pub enum ScoreReading {
     Used,
 }
 
+/// What SIAS reads as a node's load before the new task's request is added (SPEC 6; seed 000
+/// section 6.2: "calculated exclusively from user-defined resource requirements since the
+/// actually-used resource requirements are unknown before the task execution actually starts").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiasNodeLoad {
+    /// The requests of the tasks already on the node (every term user-defined).
+    #[default]
+    Requested,
+    /// The node's actual usage (known for running tasks; only the new task is unknown).
+    Used,
+}
+
 /// The units the score functions work in (SPEC 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -69,6 +82,8 @@ pub struct MasbConfig {
     pub score_reading: ScoreReading,
     /// Fraction or absolute units.
     pub score_units: ScoreUnits,
+    /// The node load SIAS adds the new task's request to.
+    pub sias_node_load: SiasNodeLoad,
     /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7); candidates are ranked by
     /// gain when some candidate gains, else by plain SIAS (`score::ranking`).
     pub sias_gain: bool,
@@ -130,6 +145,7 @@ impl Default for MasbConfig {
             max_use: 0.9,
             score_reading: ScoreReading::Free,
             score_units: ScoreUnits::Fraction,
+            sias_node_load: SiasNodeLoad::Requested,
             sias_gain: false,
             sras_gain: false,
             brokers_per_12500_nodes: 1,

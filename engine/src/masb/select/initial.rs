@@ -102,7 +102,7 @@ pub fn initial_top(
     let entries = cache.entries;
     let after = |p: u32| {
         entries[p as usize]
-            .requested()
+            .sias_load(config.sias_node_load)
             .plus(task.cpu_req, task.mem_req)
     };
     let shape = &config.sias;
@@ -113,7 +113,7 @@ pub fn initial_top(
             .iter()
             .map(|&p| {
                 sias_for_ranking(
-                    &entries[p as usize].requested(),
+                    &entries[p as usize].sias_load(config.sias_node_load),
                     task.cpu_req,
                     task.mem_req,
                     config,
@@ -215,6 +215,7 @@ pub fn initial_asks(
 mod tests {
     use super::super::test_cache::{entry, task};
     use super::*;
+    use crate::masb::SiasNodeLoad;
     use crate::masb::select::CacheEntry;
 
     #[test]
@@ -268,6 +269,44 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// SIAS adds the new task's request to the node's requested totals by default, or to its
+    /// actual usage under `sias_node_load = "used"`. Hand-worked on a 1.0 x 1.0 node with 85 % of
+    /// its CPU requested but 30 % used (20 % memory both ways) and a task requesting 0.1 of each:
+    /// requested reading, 95 % CPU after the placement: above 90 %, score 0, no candidate; used
+    /// reading, 40 % CPU and 30 % memory used after it: r = the free shares 0.6 and 0.7,
+    /// SIAS = 350^((0.6 - 0.3)(0.7 - 0.3)) - 0.8 = 350^0.12 - 0.8 = 1.21971.
+    #[test]
+    fn sias_reads_the_nodes_requests_or_its_usage() {
+        let cache = [CacheEntry {
+            node: NodeIdx(0),
+            cpu_cap: 1.0,
+            mem_cap: 1.0,
+            cpu_req: 0.85,
+            mem_req: 0.2,
+            cpu_used: 0.3,
+            mem_used: 0.2,
+            reported_s: 0.0,
+        }];
+        let task = Demand {
+            cpu_req: 0.1,
+            mem_req: 0.1,
+            cpu_use: 0.05,
+            mem_use: 0.05,
+        };
+        let pick = |sias_node_load| {
+            let c = MasbConfig {
+                sias_node_load,
+                ..MasbConfig::default()
+            };
+            let all = CacheView::all(&cache);
+            initial_candidates(all, &task, 0.0, &c, &mut Rng::new(1, 1), &|_| true)
+        };
+        assert!(pick(SiasNodeLoad::Requested).is_empty());
+        let used = pick(SiasNodeLoad::Used);
+        assert_eq!(used.len(), 1);
+        assert!((used[0].score - 1.219_71).abs() < 1e-5, "{used:?}");
     }
 
     /// Regression: with the free reading SIAS falls as a node fills, so SIAS_GAIN is 0 on an idle

@@ -27,7 +27,7 @@ pub use migration::{accepts, final_check, migration_candidates, target_order};
 
 use ingest::rng::Rng;
 
-use super::MasbConfig;
+use super::{MasbConfig, SiasNodeLoad};
 use super::score::NodeState;
 use crate::ids::NodeIdx;
 
@@ -80,6 +80,15 @@ impl CacheEntry {
             mem_cap: self.mem_cap,
             cpu: self.cpu_req,
             mem: self.mem_req,
+        }
+    }
+
+    /// The node as SIAS reads it before the new task: its requested totals or its usage
+    /// (`sias_node_load`).
+    pub fn sias_load(&self, load: SiasNodeLoad) -> NodeState {
+        match load {
+            SiasNodeLoad::Requested => self.requested(),
+            SiasNodeLoad::Used => self.used(),
         }
     }
 
