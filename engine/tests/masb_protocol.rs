@@ -6,13 +6,14 @@
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
 
+use engine::cell::TaskState;
 use engine::cell::{Cell, Constraint};
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
-use engine::masb::MasbConfig;
 use engine::masb::agents::MasbAgent;
 use engine::masb::policy::Masb;
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
+use engine::masb::{MasbConfig, SiasNodeLoad};
 use engine::policy::{MigrationOutcome, Policy, PolicyCounters};
 use engine::replay::TickEvents;
 use engine::units::to_units;
@@ -30,6 +31,8 @@ struct Harness {
     log: Vec<(u64, u32, u32, &'static str)>,
     /// Message counts per tick and kind, as the run's ticks table has them.
     counts: Vec<Vec<u64>>,
+    /// New tasks handed to MASB at the next tick's start.
+    submitted: Vec<TaskIdx>,
 }
 
 impl Harness {
@@ -61,6 +64,7 @@ impl Harness {
             counters: PolicyCounters::default(),
             log: Vec::new(),
             counts: Vec::new(),
+            submitted: Vec::new(),
         }
     }
 
@@ -72,6 +76,14 @@ impl Harness {
         t
     }
 
+    /// A new task requesting `cpu`/`mem`, waiting for MASB from the next tick on.
+    fn submit(&mut self, cpu: f32, mem: f32) -> TaskIdx {
+        let t = self.cell.tasks.alloc(2, self.cell.tasks.len() as u32, 0, 0);
+        self.cell.set_request(t, to_units(cpu), to_units(mem));
+        self.submitted.push(t);
+        t
+    }
+
     fn now_us(&self) -> i64 {
         600_000_000 + (self.tick as i64 + 1) * 60_000_000
     }
@@ -79,10 +91,14 @@ impl Harness {
     fn begin(&mut self) {
         let now = self.now_us();
         let mut inject = Vec::new();
+        let events = TickEvents {
+            submitted: std::mem::take(&mut self.submitted),
+            ..TickEvents::default()
+        };
         self.masb.begin_tick(
             &mut self.cell,
             (Tick(self.tick), now),
-            &TickEvents::default(),
+            &events,
             &mut self.agents,
             &mut inject,
             &mut self.counters,
@@ -364,4 +380,41 @@ fn reports_are_shared_with_every_other_broker() {
         h.log.iter().all(|e| e.3 != "cache_share"),
         "shares never pass through the mailbox"
     );
+}
+
+/// Initial allocation on a node whose tasks request much more than they use (non-production,
+/// so the RUS rule reserves nothing): node 0 (0.5 / 0.5) holds a task requesting 0.45 CPU and
+/// 0.1 memory that uses 0.05 and 0.1. A new task requesting 0.1 / 0.1 would leave 110 % of the
+/// node's CPU requested (SIAS 0 under `sias_node_load = "requested"`: the broker asks nobody and
+/// the task waits) but 30 % of its CPU and 40 % of its memory used (SIAS > 0 under the default
+/// `"used"`: once the node's first report is in the broker's cache, the broker asks node 0 in the
+/// second tick's round 0 (global round 6), its agent accepts in round 7 and the task runs).
+#[test]
+fn initial_allocation_on_a_node_whose_tasks_use_less_than_they_request() {
+    for load in [SiasNodeLoad::Used, SiasNodeLoad::Requested] {
+        let config = MasbConfig {
+            sias_node_load: load,
+            ..MasbConfig::default()
+        };
+        let mut h = Harness::with_config(1, config);
+        let big = h.task(0, 0.45, 0.1);
+        h.cell
+            .set_usage(big, to_units(0.05), to_units(0.1), i64::MAX);
+        let new = h.submit(0.1, 0.1);
+        h.rounds(12);
+        let state = h.cell.tasks.state[new.index()];
+        if load == SiasNodeLoad::Used {
+            assert_eq!(h.messages_in(6), vec![(0, 1, "allocation_request")]);
+            assert_eq!(h.messages_in(7), vec![(1, 0, "allocation_answer")]);
+            assert_eq!(state, TaskState::Running);
+            assert_eq!(h.cell.tasks.node[new.index()], NodeIdx(0));
+        } else {
+            assert!(
+                h.log.iter().all(|e| e.3 != "allocation_request"),
+                "{:?}",
+                h.log
+            );
+            assert_eq!(state, TaskState::Pending);
+        }
+    }
 }

@@ -27,8 +27,8 @@ pub use migration::{accepts, final_check, migration_candidates, target_order};
 
 use ingest::rng::Rng;
 
-use super::{MasbConfig, SiasNodeLoad};
 use super::score::NodeState;
+use super::{MasbConfig, SiasNodeLoad};
 use crate::ids::NodeIdx;
 
 /// What a broker knows of a node (normalised units), from the node's last report.
