@@ -6,8 +6,7 @@
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
 
-use engine::cell::TaskState;
-use engine::cell::{Cell, Constraint};
+use engine::cell::{Cell, Constraint, TaskState};
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
 use engine::masb::agents::MasbAgent;

@@ -92,7 +92,8 @@ pub struct MasbConfig {
     pub score_reading: ScoreReading,
     /// Fraction or absolute units.
     pub score_units: ScoreUnits,
-    /// The node load SIAS adds the new task's request to.
+    /// The node load SIAS adds the new task's request to: its usage (default) or its requested
+    /// totals ([`SiasNodeLoad`]).
     pub sias_node_load: SiasNodeLoad,
     /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7); candidates are ranked by
     /// gain when some candidate gains, else by plain SIAS (`score::ranking`).

@@ -10,7 +10,7 @@
 
 use super::{MasbConfig, ScoreReading, ScoreShape, ScoreUnits};
 
-/// A node state to score: capacity and the amount in use (requested for SIAS, used for SRAS),
+/// A node state to score: capacity and the amount in use (for SIAS the load of `sias_node_load`, for SRAS the usage),
 /// both in the trace's normalised units.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeState {

@@ -271,8 +271,8 @@ mod tests {
         );
     }
 
-    /// SIAS adds the new task's request to the node's requested totals by default, or to its
-    /// actual usage under `sias_node_load = "used"`. Hand-worked on a 1.0 x 1.0 node with 85 % of
+    /// SIAS adds the new task's request to the node's actual usage by default (`sias_node_load =
+    /// "used"`), or to its requested totals under `"requested"`. Hand-worked on a 1.0 x 1.0 node with 85 % of
     /// its CPU requested but 30 % used (20 % memory both ways) and a task requesting 0.1 of each:
     /// requested reading, 95 % CPU after the placement: above 90 %, score 0, no candidate; used
     /// reading, 40 % CPU and 30 % memory used after it: r = the free shares 0.6 and 0.7,

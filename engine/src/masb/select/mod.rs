@@ -73,7 +73,7 @@ impl CacheEntry {
         }
     }
 
-    /// The node as its requested totals (what SIAS scores).
+    /// The node as its requested totals (what SIAS scores under `sias_node_load = "requested"`).
     pub fn requested(&self) -> NodeState {
         NodeState {
             cpu_cap: self.cpu_cap,
