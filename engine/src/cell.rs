@@ -176,13 +176,29 @@ impl Cell {
     }
 
     /// Sets the task's measured usage until `until_us`.
+    ///
+    /// Only the usage sums of its node (and migration target) change, by the difference: the
+    /// same wrapping arithmetic as taking the task off and adding it back ([`Cell::modify`]),
+    /// without touching the other sums (the most frequent change: one per usage row).
     pub fn set_usage(&mut self, t: TaskIdx, cpu: u32, mem: u32, until_us: i64) {
-        self.modify(t, |tasks, i| {
-            tasks.cpu_use[i] = cpu;
-            tasks.mem_use[i] = mem;
-            tasks.use_is_request[i] = false;
-            tasks.use_until_us[i] = until_us;
-        });
+        let i = t.index();
+        let tasks = &mut self.tasks;
+        if tasks.state[i] == TaskState::Running {
+            let d_cpu = cpu as i64 - tasks.cpu_use[i] as i64;
+            let d_mem = mem as i64 - tasks.mem_use[i] as i64;
+            let nodes = &mut self.nodes;
+            for node in [tasks.node[i], tasks.migrating_to[i]] {
+                if node.is_some() {
+                    let n = node.index();
+                    nodes.cpu_used[n] = (nodes.cpu_used[n] as i64 + d_cpu) as u32;
+                    nodes.mem_used[n] = (nodes.mem_used[n] as i64 + d_mem) as u32;
+                }
+            }
+        }
+        tasks.cpu_use[i] = cpu;
+        tasks.mem_use[i] = mem;
+        tasks.use_is_request[i] = false;
+        tasks.use_until_us[i] = until_us;
     }
 
     /// Changes the task's priority (and so whether it counts as production).
@@ -307,6 +323,10 @@ mod tests {
         cell.unplace(b);
         assert_eq!(cell.tasks.state[b.index()], TaskState::Pending);
         assert_eq!(sums(&cell, n), [50, 150, 120, 200, 0, 0, 1]);
+        // A pending task's usage moves no node.
+        cell.set_usage(b, 7, 9, 400);
+        assert_eq!(sums(&cell, n), [50, 150, 120, 200, 0, 0, 1]);
+        cell.check().unwrap();
         let generation = cell.tasks.generation[a.index()];
         cell.end(a);
         assert_eq!(sums(&cell, n), [0; 7]);
@@ -345,6 +365,7 @@ mod tests {
         assert_eq!(cell.migrating, 1);
         // Usage changes while migrating move both nodes.
         cell.set_usage(t, 10, 20, 99);
+        assert_eq!(sums(&cell, src), [10, 20, 30, 40, 30, 40, 1]);
         assert_eq!(sums(&cell, dst), [10, 20, 30, 40, 30, 40, 1]);
         cell.check().unwrap();
         cell.finish_migration(t);
