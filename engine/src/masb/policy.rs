@@ -247,7 +247,8 @@ impl Policy for Masb {
         out: &mut Outbox<'_, Msg, Action>,
     ) {
         if me.0 < self.brokers {
-            self.broker_step(ctx, me, &mut agent.broker, &mut agent.samples, inbox, out);
+            let broker = agent.broker.get_or_insert_with(Box::default);
+            self.broker_step(ctx, me, broker, &mut agent.samples, inbox, out);
         } else {
             self.node_step(ctx, me, &mut agent.node, &mut agent.samples, inbox, out);
         }

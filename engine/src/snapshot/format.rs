@@ -30,8 +30,8 @@ compile_error!("snapshots store little-endian columns; big-endian targets are no
 pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// Format version written and the only one read. Raised whenever the layout of any section
 /// changes, including the policy's postcard-encoded state (2: MASB brokers keep their asks in
-/// one flat vector).
-pub const VERSION: u32 = 2;
+/// one flat vector; 3: a MASB agent's broker state is optional, present for brokers only).
+pub const VERSION: u32 = 3;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
