@@ -85,10 +85,12 @@ impl Cell {
         self.started.push(t);
     }
 
-    /// The tasks placed since the last call, in placement order (a task placed twice is listed
-    /// twice).
-    pub fn take_started(&mut self) -> Vec<TaskIdx> {
-        std::mem::take(&mut self.started)
+    /// Puts into `out` (cleared) the tasks placed since the last call, in placement order (a task
+    /// placed twice is listed twice); `out`'s old buffer collects the next ones, so a caller that
+    /// keeps `out` allocates nothing once both have grown.
+    pub fn take_started(&mut self, out: &mut Vec<TaskIdx>) {
+        out.clear();
+        std::mem::swap(&mut self.started, out);
     }
 
     /// Takes running task `t` off its node (aborting a migration in flight); it becomes pending.

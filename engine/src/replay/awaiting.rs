@@ -153,7 +153,8 @@ mod tests {
             if round % 97 == 96 {
                 list = AwaitingList::restored(list.entries().copied().collect());
             }
-            let started = cell.take_started();
+            let mut started = Vec::new();
+            cell.take_started(&mut started);
             let mut got = Vec::new();
             list.take_started(&cell, &started, &mut got);
             // The full scan: drop stale entries, hand out the running ones, keep the rest.

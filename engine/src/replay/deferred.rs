@@ -106,10 +106,12 @@ impl Replay {
     /// Applies the deferred events due before `end_us` and schedules the ends of awaited runs
     /// the policy has started since.
     pub(super) fn apply_deferred(&mut self, cell: &mut Cell, end_us: i64, ev: &mut TickEvents) {
-        let started = cell.take_started();
+        let mut started = std::mem::take(&mut self.started_tasks);
+        cell.take_started(&mut started);
         let mut runs = std::mem::take(&mut self.started_runs);
         runs.clear();
         self.awaiting.take_started(cell, &started, &mut runs);
+        self.started_tasks = started;
         for w in &runs {
             let due = cell.tasks.start_us[w.task.index()] + w.run_us;
             self.defer((due, None), cell, w.task, DeferredKind::End);

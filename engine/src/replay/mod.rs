@@ -99,6 +99,8 @@ pub struct Replay {
     pub(crate) deferred: DeferredQueue,
     pub(crate) deferred_seq: u64,
     pub(crate) awaiting: AwaitingList,
+    /// Scratch: the tasks the policy placed since the last tick.
+    started_tasks: Vec<TaskIdx>,
     /// Scratch: the awaited runs the policy started since the last tick.
     started_runs: Vec<AwaitingStart>,
     pub(crate) scale: Scale,
@@ -164,6 +166,7 @@ impl Replay {
             deferred: DeferredQueue::default(),
             deferred_seq: 0,
             awaiting: AwaitingList::default(),
+            started_tasks: Vec::new(),
             started_runs: Vec::new(),
             scale: Scale::default(),
             instances: Vec::new(),

@@ -382,7 +382,9 @@ mod tests {
         let mut back = load_cell(&mut snap.section("cell").unwrap()).unwrap();
         // Placements the replay has not taken yet are not saved (a restored replay looks at
         // every task awaiting its start); all else comes back.
-        assert_eq!(cell.take_started(), [t, u]);
+        let mut started = Vec::new();
+        cell.take_started(&mut started);
+        assert_eq!(started, [t, u]);
         assert_eq!(format!("{back:?}"), format!("{cell:?}"));
         assert_eq!(
             back.tasks.alloc(7, 0, 0, 0),
