@@ -203,6 +203,24 @@ impl Cell {
         tasks.use_until_us[i] = until_us;
     }
 
+    /// Reads the columns [`Cell::set_usage`] and the deferred-event check before it read for
+    /// task `t`, and folds them into a value of no meaning (pass it to `std::hint::black_box`).
+    /// A pass of such independent reads ahead of a batch of updates brings the tasks' cache lines
+    /// in together: the out-of-order core overlaps the misses that the updates, one after the
+    /// other, would wait for in turn.
+    pub fn preload_usage(&self, t: TaskIdx) -> u32 {
+        let i = t.index();
+        let tasks = &self.tasks;
+        tasks.generation[i]
+            ^ tasks.state[i] as u32
+            ^ tasks.node[i].0
+            ^ tasks.migrating_to[i].0
+            ^ tasks.cpu_use[i]
+            ^ tasks.mem_use[i]
+            ^ u32::from(tasks.use_is_request[i])
+            ^ tasks.use_until_us[i] as u32
+    }
+
     /// Changes the task's priority (and so whether it counts as production).
     pub fn set_priority(&mut self, t: TaskIdx, priority: u8) {
         self.modify(t, |tasks, i| {

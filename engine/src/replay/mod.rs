@@ -103,6 +103,8 @@ pub struct Replay {
     started_tasks: Vec<TaskIdx>,
     /// Scratch: the awaited runs the policy started since the last tick.
     started_runs: Vec<AwaitingStart>,
+    /// Scratch: deferred events due this tick, a batch at a time.
+    due_events: Vec<Deferred>,
     pub(crate) scale: Scale,
     /// Scratch: the instances of the row being applied.
     instances: Vec<(u64, u32)>,
@@ -168,6 +170,7 @@ impl Replay {
             awaiting: AwaitingList::default(),
             started_tasks: Vec::new(),
             started_runs: Vec::new(),
+            due_events: Vec::new(),
             scale: Scale::default(),
             instances: Vec::new(),
             removed: Vec::new(),
