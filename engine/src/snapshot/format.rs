@@ -30,8 +30,11 @@ compile_error!("snapshots store little-endian columns; big-endian targets are no
 pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// Format version written and the only one read. Raised whenever the layout of any section
 /// changes, including the policy's postcard-encoded state (2: MASB brokers keep their asks in
-/// one flat vector; 3: a MASB agent's broker state is optional, present for brokers only).
-pub const VERSION: u32 = 3;
+/// one flat vector; 3: a MASB agent's broker state is optional, present for brokers only), and
+/// whenever the policy's random draws change, so that a resumed run always continues as the run
+/// that wrote the snapshot would have (4: a migration's candidates are drawn from the cumulative
+/// scores, `masb/select/draw.rs`).
+pub const VERSION: u32 = 4;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -4,6 +4,7 @@
 
 use ingest::rng::Rng;
 
+use super::draw::{DrawScratch, weighted_order_into};
 use super::{CacheView, Demand, Recommendation, scan};
 use crate::ids::NodeIdx;
 use crate::masb::MasbConfig;
@@ -15,8 +16,7 @@ pub struct ScoreScratch {
     positions: Vec<u32>,
     exponents: Vec<(f64, u32)>,
     ranked: Vec<Recommendation>,
-    weights: Vec<f64>,
-    left: Vec<Recommendation>,
+    draw: DrawScratch,
 }
 
 impl ScoreScratch {
@@ -158,40 +158,6 @@ pub fn initial_top(
     out.truncate(top);
 }
 
-/// The first `limit` items of a score-weighted random order of `items` (drawing without
-/// replacement: higher scores tend to come first, no item twice).
-pub fn weighted_order(
-    items: &[Recommendation],
-    limit: usize,
-    rng: &mut Rng,
-) -> Vec<Recommendation> {
-    let mut order = Vec::with_capacity(limit.min(items.len()));
-    weighted_order_into(items, limit, rng, &mut ScoreScratch::default(), &mut order);
-    order
-}
-
-/// [`weighted_order`], appended to `out`, using `scratch`'s buffers.
-pub fn weighted_order_into(
-    items: &[Recommendation],
-    limit: usize,
-    rng: &mut Rng,
-    scratch: &mut ScoreScratch,
-    out: &mut Vec<Recommendation>,
-) {
-    let (left, weights) = (&mut scratch.left, &mut scratch.weights);
-    left.clear();
-    left.extend_from_slice(items);
-    weights.clear();
-    weights.extend(left.iter().map(|r| r.score.max(1e-12)));
-    let mut drawn = 0;
-    while !left.is_empty() && drawn < limit {
-        let k = rng.weighted(weights);
-        weights.remove(k);
-        out.push(left.remove(k));
-        drawn += 1;
-    }
-}
-
 /// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]) in a
 /// score-weighted random order, appended to `asks`.
 #[allow(clippy::too_many_arguments)]
@@ -207,7 +173,7 @@ pub fn initial_asks(
 ) {
     let mut ranked = std::mem::take(&mut scratch.ranked);
     initial_top(cache, task, at, rng, matches, top, scratch, &mut ranked);
-    weighted_order_into(&ranked, ranked.len(), rng, scratch, asks);
+    weighted_order_into(&ranked, ranked.len(), rng, &mut scratch.draw, asks);
     scratch.ranked = ranked;
 }
 
@@ -327,28 +293,5 @@ mod tests {
         cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
         let got = pick(&cache);
         assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
-    }
-
-    #[test]
-    fn weighted_order_follows_the_scores() {
-        let items = [
-            Recommendation {
-                node: NodeIdx(0),
-                score: 3.0,
-                forced: false,
-            },
-            Recommendation {
-                node: NodeIdx(1),
-                score: 1.0,
-                forced: false,
-            },
-        ];
-        let mut rng = Rng::new(9, 9);
-        let firsts = (0..10_000)
-            .filter(|_| weighted_order(&items, 2, &mut rng)[0].node.0 == 0)
-            .count();
-        assert_eq!(weighted_order(&items, 1, &mut rng).len(), 1);
-        // Expected 3/4 of 10,000; 4 standard deviations is ~170.
-        assert!((7_330..=7_670).contains(&firsts), "{firsts}");
     }
 }

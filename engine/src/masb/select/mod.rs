@@ -12,17 +12,16 @@
 //!   request; [`target_order`]: the source's re-scoring of acceptors with fresh usage, forced
 //!   candidates last.
 //!
-//! Submodules: `initial.rs` (a new task's candidates and asking order), `migration.rs` (a
-//! migrating task's candidates and its targets' answers); this file holds what both read: the
-//! cache entries, the demand, the scan of the cache.
+//! Submodules: `draw.rs` (score-weighted random orders), `initial.rs` (a new task's candidates
+//! and asking order), `migration.rs` (a migrating task's candidates and its targets' answers);
+//! this file holds what they read: the cache entries, the demand, the scan of the cache.
 
+mod draw;
 mod initial;
 mod migration;
 
-pub use initial::{
-    ScoreScratch, initial_asks, initial_candidates, initial_top, weighted_order,
-    weighted_order_into,
-};
+pub use draw::{DrawScratch, weighted_order, weighted_order_into};
+pub use initial::{ScoreScratch, initial_asks, initial_candidates, initial_top};
 pub use migration::{accepts, final_check, migration_candidates, target_order};
 
 use ingest::rng::Rng;
