@@ -265,6 +265,14 @@ pub fn report(args: ReportArgs) -> Result<()> {
     }
     let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
     print!("{}", analysis::report::render(&names, &runs));
+    let mut settings = Vec::new();
+    for dir in &args.runs {
+        settings.push(
+            analysis::settings::load_settings(dir)
+                .with_context(|| format!("reading run {}", dir.display()))?,
+        );
+    }
+    print!("{}", analysis::settings::render_settings(&names, &settings));
     if args.timing {
         let timings: Vec<_> = args
             .runs
