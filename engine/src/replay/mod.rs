@@ -7,7 +7,8 @@
 //! [`Placement`] hint in [`TickEvents`] that borg-replay follows and other policies ignore.
 //! Hash maps from trace IDs to indices live here, at trace-apply time, never in the round path.
 //!
-//! Workload mode (every policy but borg-replay, SPEC 5.5) lives in `replay/deferred.rs`.
+//! Row handlers for machine and task events live in `replay/events.rs`; workload mode (every
+//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`.
 
 use std::collections::BTreeMap;
 
@@ -16,16 +17,16 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use ingest::Table;
-use ingest::codes::{machine_event, task_event};
 use ingest::columns::ConstraintRow;
 use serde::{Deserialize, Serialize};
 
-use crate::cell::{Cell, Constraint, NOT_SCHEDULED, TaskState};
+use crate::cell::{Cell, Constraint};
 use crate::error::Result;
 use crate::ids::{NodeIdx, TaskIdx};
 
 mod awaiting;
 mod deferred;
+mod events;
 mod queue;
 mod rows;
 use crate::scale::Scale;
@@ -379,196 +380,5 @@ impl Replay {
         }
         rows.clear();
         (self.usage_rows, self.usage_tasks) = (rows, tasks);
-    }
-
-    fn node(&mut self, machine_id: u64, cell: &mut Cell) -> NodeIdx {
-        *self
-            .node_of
-            .entry(machine_id)
-            .or_insert_with(|| cell.nodes.push(machine_id))
-    }
-
-    /// Takes the running tasks off the nodes removed in this tick's machine events
-    /// ([`Replay::removed`]), into `ev.displaced_tasks`, and aborts migrations towards them: one
-    /// pass over the tasks, however many removals. Each task's outcome is the one of handling
-    /// the removals one by one; only the order of `displaced_tasks` (ascending here) differs.
-    fn displace_from_removed(&mut self, cell: &mut Cell, ev: &mut TickEvents) {
-        if self.removed.is_empty() {
-            return;
-        }
-        let mut gone = vec![false; cell.nodes.len()];
-        for n in self.removed.drain(..) {
-            gone[n.index()] = true;
-        }
-        let on_gone = |n: NodeIdx| n.is_some() && gone[n.index()];
-        for t in 0..cell.tasks.len() {
-            if cell.tasks.state[t] != TaskState::Running {
-                continue;
-            }
-            if on_gone(cell.tasks.migrating_to[t]) {
-                cell.abort_migration(TaskIdx(t as u32));
-            }
-            if on_gone(cell.tasks.node[t]) {
-                cell.unplace(TaskIdx(t as u32));
-                ev.displaced_tasks.push(TaskIdx(t as u32));
-            }
-        }
-    }
-
-    fn machine_event(
-        &mut self,
-        cell: &mut Cell,
-        row: &MachineEventRow,
-        machine_id: u64,
-        ev: &mut TickEvents,
-    ) {
-        let n = self.node(machine_id, cell);
-        let i = n.index();
-        ev.machine_changes += 1;
-        match row.kind {
-            machine_event::REMOVE => {
-                cell.nodes.online[i] = false;
-                self.removed.push(n);
-            }
-            _ => {
-                // ADD and UPDATE carry capacities; an empty field keeps the previous value.
-                if let Some(c) = row.cpus {
-                    cell.nodes.cpu_cap[i] = to_units(c);
-                }
-                if let Some(m) = row.memory {
-                    cell.nodes.mem_cap[i] = to_units(m);
-                }
-                cell.nodes.online[i] = true;
-            }
-        }
-    }
-
-    /// One task event row for the task instance `job` (the row's own job ID unless scaled), whose
-    /// recorded machine is `machine`: `None` when the row names none, `Some(None)` when
-    /// compaction removed it.
-    fn task_event(
-        &mut self,
-        cell: &mut Cell,
-        row: &TaskEventRow,
-        job: u64,
-        machine: Option<Option<u64>>,
-        ev: &mut TickEvents,
-    ) {
-        let now = row.time_us;
-        let key = (job, row.task_index);
-        let (kind, priority) = (row.kind, row.priority);
-        let existing = self.task_of.get(&key).copied();
-        let t = match (existing, kind) {
-            (Some(t), _) => t,
-            (None, task_event::SUBMIT | task_event::SCHEDULE) => {
-                let t = cell.tasks.alloc(key.0, key.1, priority, now);
-                self.task_of.insert(key, t);
-                ev.submitted.push(t);
-                t
-            }
-            (None, _) => {
-                self.stats.events_for_unknown_tasks += 1;
-                return;
-            }
-        };
-        if task_event::is_terminal(kind) {
-            self.task_of.remove(&key);
-            self.end_run(cell, t, now, ev);
-            return;
-        }
-        if cell.tasks.priority[t.index()] != priority {
-            cell.set_priority(t, priority);
-        }
-        let (cpu, mem) = (row.cpu_request, row.memory_request);
-        if cpu.is_some() || mem.is_some() {
-            let i = t.index();
-            let cpu = cpu.map_or(cell.tasks.cpu_req[i], to_units);
-            let mem = mem.map_or(cell.tasks.mem_req[i], to_units);
-            cell.set_request(t, cpu, mem);
-        }
-        if kind == task_event::SCHEDULE && cell.tasks.trace_sched_us[t.index()] == NOT_SCHEDULED {
-            cell.tasks.trace_sched_us[t.index()] = self.window_end_us;
-        }
-        match kind {
-            task_event::SUBMIT
-                if existing.is_some() && cell.tasks.state[t.index()] == TaskState::Pending =>
-            {
-                cell.tasks.submit_us[t.index()] = now;
-                ev.submitted.push(t);
-            }
-            task_event::SCHEDULE if cell.tasks.state[t.index()] == TaskState::Pending => {
-                let machine = machine.flatten();
-                let node = match machine.and_then(|m| self.node_of.get(&m)) {
-                    Some(n) => *n,
-                    None => {
-                        self.stats.unknown_machine_placements += 1;
-                        if let Some(m) = machine
-                            && self.unknown.insert(m)
-                        {
-                            self.stats.unknown_machines += 1;
-                        }
-                        NodeIdx::NONE
-                    }
-                };
-                let generation = cell.tasks.generation[t.index()];
-                ev.placements.push(Placement {
-                    task: t,
-                    generation,
-                    node,
-                });
-            }
-            _ => {}
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two nodes removed in one tick (hand-worked): the tasks on either are displaced once each,
-    /// in ascending order; a migration from a kept node towards a removed one is aborted, the
-    /// task staying where it runs; tasks elsewhere are untouched; node sums stay exact.
-    #[test]
-    fn removals_of_a_tick_displace_their_tasks_in_one_pass() {
-        let empty = tempfile::tempdir().unwrap();
-        let mut replay = Replay::open(empty.path()).unwrap();
-        let mut cell = Cell::default();
-        let [a, b, c] = [1, 2, 3].map(|m| {
-            let n = cell.nodes.push(m);
-            cell.nodes.online[n.index()] = true;
-            (cell.nodes.cpu_cap[n.index()], cell.nodes.mem_cap[n.index()]) = (1_000, 1_000);
-            n
-        });
-        let t: Vec<TaskIdx> = (0..5).map(|i| cell.tasks.alloc(1, i, 0, 0)).collect();
-        for &task in &t {
-            cell.set_request(task, 10, 10);
-        }
-        cell.place(t[0], b, 0);
-        cell.place(t[1], c, 0);
-        cell.place(t[2], a, 0);
-        cell.place(t[3], c, 0);
-        // t[4] stays pending.
-        assert!(cell.start_migration(t[1], b));
-        replay.removed = vec![b, a];
-        let mut ev = TickEvents::default();
-        replay.displace_from_removed(&mut cell, &mut ev);
-        assert_eq!(ev.displaced_tasks, vec![t[0], t[2]]);
-        assert!(replay.removed.is_empty());
-        for (task, state, node) in [
-            (t[0], TaskState::Pending, NodeIdx::NONE),
-            (t[1], TaskState::Running, c),
-            (t[2], TaskState::Pending, NodeIdx::NONE),
-            (t[3], TaskState::Running, c),
-            (t[4], TaskState::Pending, NodeIdx::NONE),
-        ] {
-            assert_eq!(cell.tasks.state[task.index()], state);
-            assert_eq!(cell.tasks.node[task.index()], node);
-            assert_eq!(cell.tasks.migrating_to[task.index()], NodeIdx::NONE);
-        }
-        assert_eq!(cell.migrating, 0);
-        let count = |n: NodeIdx| cell.nodes.task_count[n.index()];
-        assert_eq!((count(a), count(b), count(c)), (0, 0, 2));
-        cell.check().unwrap();
     }
 }
