@@ -3,7 +3,7 @@
 //! usage, requests and migration figures.
 
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use engine::RunSummary;
 use engine::run::SUMMARY_FILE;
@@ -12,15 +12,20 @@ use crate::error::{AnalysisError, Result};
 
 /// Reads `RUN_DIR/summary.json`.
 pub fn load_run(dir: &Path) -> Result<RunSummary> {
-    let path = dir.join(SUMMARY_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|source| AnalysisError::NotARun {
-        path: path.clone(),
-        source,
-    })?;
+    let (path, text) = read_summary(dir)?;
     serde_json::from_str(&text).map_err(|e| AnalysisError::BadRunSummary {
         path,
         problem: e.to_string(),
     })
+}
+
+/// The path and text of `RUN_DIR/summary.json`.
+pub(crate) fn read_summary(dir: &Path) -> Result<(PathBuf, String)> {
+    let path = dir.join(SUMMARY_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok((path, text)),
+        Err(source) => Err(AnalysisError::NotARun { path, source }),
+    }
 }
 
 /// The table for runs labelled by `names`.

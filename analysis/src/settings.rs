@@ -12,7 +12,6 @@ use std::fmt::Write;
 use std::path::Path;
 
 use engine::RunConfig;
-use engine::run::SUMMARY_FILE;
 use serde_json::Value;
 
 use crate::error::{AnalysisError, Result};
@@ -32,11 +31,7 @@ const HIDDEN: [&str; 6] = [
 
 /// The configuration recorded in `RUN_DIR/summary.json`, over the keys of today's defaults.
 pub fn load_settings(dir: &Path) -> Result<Settings> {
-    let path = dir.join(SUMMARY_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|source| AnalysisError::NotARun {
-        path: path.clone(),
-        source,
-    })?;
+    let (path, text) = crate::report::read_summary(dir)?;
     let bad = |problem: String| AnalysisError::BadRunSummary {
         path: path.clone(),
         problem,
@@ -119,6 +114,7 @@ pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::run::SUMMARY_FILE;
 
     /// A summary's config as written today, and one from before `sias_node_load` existed with
     /// another seed: the rows name exactly the keys that differ, `absent` where missing.

@@ -66,6 +66,25 @@ pub struct AwaitingStart {
     pub run_us: i64,
 }
 
+/// Applies one due event unless its task slot has ended or been reused since; true when it
+/// ended a run.
+fn apply_due(cell: &mut Cell, d: &Deferred) -> bool {
+    let i = d.task.index();
+    if cell.tasks.generation[i] != d.generation || cell.tasks.state[i] == TaskState::Free {
+        return false;
+    }
+    match d.kind {
+        DeferredKind::End => {
+            cell.end(d.task);
+            true
+        }
+        DeferredKind::Usage { cpu, mem, until_us } => {
+            cell.set_usage(d.task, cpu, mem, until_us);
+            false
+        }
+    }
+}
+
 impl Replay {
     /// Switches to workload mode (module doc): for every policy that does not follow the trace's
     /// placements.
@@ -134,21 +153,7 @@ impl Replay {
                 .fold(0, |acc, d| acc ^ cell.preload_usage(d.task));
             std::hint::black_box(warm);
             for d in &due {
-                let i = d.task.index();
-                if cell.tasks.generation[i] != d.generation
-                    || cell.tasks.state[i] == TaskState::Free
-                {
-                    continue;
-                }
-                match d.kind {
-                    DeferredKind::End => {
-                        cell.end(d.task);
-                        ev.ended += 1;
-                    }
-                    DeferredKind::Usage { cpu, mem, until_us } => {
-                        cell.set_usage(d.task, cpu, mem, until_us)
-                    }
-                }
+                ev.ended += u64::from(apply_due(cell, d));
             }
         }
         self.due_events = due;
@@ -247,24 +252,10 @@ mod tests {
         let mut expected = cell.clone();
         let mut sorted = events.clone();
         sorted.sort();
-        let mut ended = 0;
-        for d in &sorted {
-            let i = d.task.index();
-            if expected.tasks.generation[i] != d.generation
-                || expected.tasks.state[i] == TaskState::Free
-            {
-                continue;
-            }
-            match d.kind {
-                DeferredKind::End => {
-                    expected.end(d.task);
-                    ended += 1;
-                }
-                DeferredKind::Usage { cpu, mem, until_us } => {
-                    expected.set_usage(d.task, cpu, mem, until_us)
-                }
-            }
-        }
+        let ended: u64 = sorted
+            .iter()
+            .map(|d| u64::from(apply_due(&mut expected, d)))
+            .sum();
         assert!(ended > 0);
         replay.deferred = events.into_iter().collect();
         let mut ev = TickEvents::default();
