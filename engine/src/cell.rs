@@ -47,6 +47,9 @@ pub struct Cell {
     /// Tasks placed since [`Cell::take_started`] was last called, in placement order (not
     /// saved: a restored replay looks at every task it awaits once).
     pub(crate) started: Vec<TaskIdx>,
+    /// Per node, what [`Cell::constraint_stamp`] returns (grown on demand; not saved: what a
+    /// policy derived from it is not saved either).
+    pub(crate) constraint_stamps: Vec<u64>,
 }
 
 impl Cell {

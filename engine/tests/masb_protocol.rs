@@ -1,7 +1,8 @@
 //! MASB's protocol on tiny hand-built cells, each scenario asserting the exact message sequence
 //! round by round: a successful migration; a rejection then success; a collision of two
 //! migrations on one target (one wins, the other retries); a forced migration for a task only
-//! one full node can host; and recommendations expiring, then SCS restarting.
+//! one full node can host; recommendations expiring, then SCS restarting; constraint changes
+//! between ticks noticed by a node agent that had seen its tasks meet them.
 //!
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
@@ -355,6 +356,49 @@ fn recommendations_expire_then_scs_restarts() {
         h.log
     );
     assert_eq!(h.messages_in(18), vec![(1, 0, GET)]);
+}
+
+/// Node 0 runs a task constrained to attribute 1 = 7, which both nodes have: its agent, having
+/// seen the task meet its constraints, stays silent tick after tick. When node 0 loses the
+/// attribute, or the task's constraints change to attribute 1 = 8, between two ticks, the task
+/// becomes compulsory and the agent asks the broker for candidates in the next tick's first round.
+#[test]
+fn constraint_changes_between_ticks_are_noticed() {
+    let wants_seven = Constraint {
+        name: 1,
+        op: ingest::codes::comparison::EQUAL,
+        value: 2,
+        value_int: Some(7),
+    };
+    for change in 0..3 {
+        let mut h = Harness::new(2);
+        for n in 0..2 {
+            h.cell.set_attribute(NodeIdx(n), 1, (2, Some(7)));
+        }
+        let t = h.task(0, 0.05, 0.05);
+        h.cell.set_constraints(t, &[wants_seven]);
+        h.rounds(12);
+        assert!(h.log.is_empty(), "{:?}", h.log);
+        match change {
+            0 => {}
+            1 => h.cell.remove_attribute(NodeIdx(0), 1),
+            _ => {
+                let wants_eight = Constraint {
+                    value: 3,
+                    value_int: Some(8),
+                    ..wants_seven
+                };
+                h.cell.set_constraints(t, &[wants_eight]);
+            }
+        }
+        h.rounds(6);
+        let expected = if change == 0 {
+            vec![]
+        } else {
+            vec![(1, 0, GET)]
+        };
+        assert_eq!(h.messages_in(12), expected, "change {change}");
+    }
 }
 
 /// Cache sharing among brokers: every node report is counted as shared with each other broker

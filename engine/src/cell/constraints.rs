@@ -115,6 +115,10 @@ impl Cell {
         self.tasks.constraint_start[i] = self.constraints.len() as u32;
         self.tasks.constraint_len[i] = rows.len() as u16;
         self.constraints.extend_from_slice(rows);
+        if self.tasks.state[i] == TaskState::Running {
+            self.touch_constraints(self.tasks.node[i]);
+            self.touch_constraints(self.tasks.migrating_to[i]);
+        }
     }
 
     /// Keeps only the constraint rows of live tasks if the others are at least half of them.
@@ -145,16 +149,39 @@ impl Cell {
     /// Sets attribute `name` of node `n`.
     pub fn set_attribute(&mut self, n: NodeIdx, name: u32, value: (u32, Option<i64>)) {
         self.attributes.insert((n, name), value);
-        self.attr_index.fresh = false;
-        self.attr_index.dirty.push(n);
+        self.attributes_changed(n);
     }
 
     /// Deletes attribute `name` of node `n`.
     pub fn remove_attribute(&mut self, n: NodeIdx, name: u32) {
         if self.attributes.remove(&(n, name)).is_some() {
-            self.attr_index.fresh = false;
-            self.attr_index.dirty.push(n);
+            self.attributes_changed(n);
         }
+    }
+
+    fn attributes_changed(&mut self, n: NodeIdx) {
+        self.attr_index.fresh = false;
+        self.attr_index.dirty.push(n);
+        self.touch_constraints(n);
+    }
+
+    /// A value that changes whenever node `n`'s attributes change or a task running on it (or
+    /// migrating to it) gets new constraints. A policy that saw every task on `n` meet its
+    /// constraints may trust that while the stamp stays, provided it matches each task it
+    /// places or migrates there on arrival (as [`Cell::satisfies`] does).
+    pub fn constraint_stamp(&self, n: NodeIdx) -> u64 {
+        self.constraint_stamps.get(n.index()).copied().unwrap_or(0)
+    }
+
+    /// Moves node `n`'s [`Cell::constraint_stamp`] (nothing for `NodeIdx::NONE`).
+    fn touch_constraints(&mut self, n: NodeIdx) {
+        if !n.is_some() {
+            return;
+        }
+        if self.constraint_stamps.len() <= n.index() {
+            self.constraint_stamps.resize(n.index() + 1, 0);
+        }
+        self.constraint_stamps[n.index()] += 1;
     }
 
     /// Rebuilds the attribute index if attributes or nodes changed since it was built.
@@ -257,6 +284,47 @@ mod tests {
         assert_eq!(cell.attribute_changes_since(2), Some(&[b, a][..]));
         assert_eq!(cell.attribute_changes_since(3), Some(&[][..]));
         assert_eq!(cell.attribute_changes_since(4), None);
+    }
+
+    /// A node's constraint stamp moves when its attributes change or a task running on it (or
+    /// migrating to it) gets new constraints, and for nothing else.
+    #[test]
+    fn constraint_stamps_move_with_what_can_break_a_match() {
+        let mut cell = Cell::default();
+        let [a, b, c] = [1, 2, 3].map(|m| {
+            let n = cell.nodes.push(m);
+            cell.nodes.online[n.index()] = true;
+            (cell.nodes.cpu_cap[n.index()], cell.nodes.mem_cap[n.index()]) = (1_000, 1_000);
+            n
+        });
+        let stamps = |cell: &Cell| [a, b, c].map(|n| cell.constraint_stamp(n));
+        assert_eq!(stamps(&cell), [0, 0, 0]);
+        cell.set_attribute(a, 7, (1, None));
+        cell.remove_attribute(b, 7); // absent: no change
+        assert_eq!(stamps(&cell), [1, 0, 0]);
+        cell.remove_attribute(a, 7);
+        assert_eq!(stamps(&cell), [2, 0, 0]);
+        let rows = [Constraint {
+            name: 7,
+            op: ingest::codes::comparison::EQUAL,
+            value: 1,
+            value_int: None,
+        }];
+        let pending = cell.tasks.alloc(1, 0, 0, 0);
+        cell.set_constraints(pending, &rows);
+        assert_eq!(stamps(&cell), [2, 0, 0], "a pending task is on no node");
+        let moving = cell.tasks.alloc(1, 1, 0, 0);
+        cell.place(moving, b, 0);
+        assert!(cell.start_migration(moving, c));
+        assert_eq!(
+            stamps(&cell),
+            [2, 0, 0],
+            "placements are matched on arrival"
+        );
+        cell.set_constraints(moving, &rows);
+        assert_eq!(stamps(&cell), [2, 1, 1]);
+        cell.index_attributes();
+        assert_eq!(stamps(&cell), [2, 1, 1]);
     }
 
     /// The change log stays bounded: once past `CHANGE_LOG_MAX` entries its older half goes,

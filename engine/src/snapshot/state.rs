@@ -381,10 +381,13 @@ mod tests {
         let snap = Snapshot::open(&path).unwrap();
         let mut back = load_cell(&mut snap.section("cell").unwrap()).unwrap();
         // Placements the replay has not taken yet are not saved (a restored replay looks at
-        // every task awaiting its start); all else comes back.
+        // every task awaiting its start), nor constraint stamps (nor what policies derive from
+        // them); all else comes back.
         let mut started = Vec::new();
         cell.take_started(&mut started);
         assert_eq!(started, [t, u]);
+        assert_eq!(cell.constraint_stamp(a), 1);
+        cell.constraint_stamps.clear();
         assert_eq!(format!("{back:?}"), format!("{cell:?}"));
         assert_eq!(
             back.tasks.alloc(7, 0, 0, 0),

@@ -84,11 +84,12 @@ pub struct NodeAgent {
     pub deadline: u64,
     /// Global round at which the recommendations expire (3 minutes).
     pub expires: u64,
-    /// The tick in which every task of the tick's index still on the node was seen to meet its
-    /// constraints: true for the rest of the tick (constraints and attributes change only when
-    /// the trace is applied; tasks placed since were matched on arrival). A pure cache.
+    /// The node's [`Cell::constraint_stamp`](crate::cell::Cell::constraint_stamp) when every
+    /// task of the tick's index still on the node was last seen to meet its constraints: true
+    /// while the stamp stays (tasks placed or migrated here since were matched on arrival). A
+    /// pure cache.
     #[serde(skip)]
-    pub constraints_ok_tick: Option<u32>,
+    pub constraints_ok_stamp: Option<u64>,
 }
 
 impl Masb {
@@ -394,11 +395,12 @@ impl Masb {
         };
         let on_node = || self.tasks_on(n).iter().filter(running);
         if !nodes.load(i).overloaded() {
-            if na.constraints_ok_tick == Some(ctx.tick.0) {
+            let stamp = ctx.cell.constraint_stamp(n);
+            if na.constraints_ok_stamp == Some(stamp) {
                 return;
             }
             if on_node().all(|&t| ctx.cell.satisfies(n, t)) {
-                na.constraints_ok_tick = Some(ctx.tick.0);
+                na.constraints_ok_stamp = Some(stamp);
                 return;
             }
         }
