@@ -12,7 +12,8 @@
 //! one per draw). When drawn items hold most of the weight, redraws pile up; after
 //! [`REBUILD_AFTER`] in a row the cumulative scores are rebuilt with the drawn items at zero.
 //! Invariant: `cumulative[i]` is the sum of the scores of the items `0..=i` not drawn at the last
-//! rebuild, so it never decreases and an item with score zero can never be found.
+//! rebuild, so it never decreases and an item drawn before that rebuild (zero width) can never be
+//! found again.
 
 use ingest::rng::Rng;
 
@@ -56,8 +57,20 @@ pub fn weighted_order_into(
         return;
     }
     if items.len() <= SEQUENTIAL_UP_TO {
-        return sequential_draws(items, limit, rng, scratch, out);
+        sequential_draws(items, limit, rng, scratch, out);
+    } else {
+        redrawing_draws(items, limit, rng, scratch, out);
     }
+}
+
+/// Draws with replacement from the cumulative scores, redrawing repeats (module doc).
+fn redrawing_draws(
+    items: &[Recommendation],
+    limit: usize,
+    rng: &mut Rng,
+    scratch: &mut DrawScratch,
+    out: &mut Vec<Recommendation>,
+) {
     let DrawScratch {
         cumulative, drawn, ..
     } = scratch;
@@ -144,8 +157,17 @@ mod tests {
         assert!((7_330..=7_670).contains(&firsts), "{firsts}");
     }
 
+    type Draws = fn(&[Recommendation], usize, &mut Rng, &mut DrawScratch, &mut Vec<Recommendation>);
+
+    /// Both ways of drawing (whichever a list's length picks).
+    const BOTH: [(&str, Draws); 2] = [
+        ("sequential", sequential_draws),
+        ("redrawing", redrawing_draws),
+    ];
+
     /// Every ordered outcome of drawing 3 of 4 items, against its probability worked out by
-    /// enumeration (product over draws of the score over the scores not yet drawn).
+    /// enumeration (product over draws of the score over the scores not yet drawn), for both
+    /// ways of drawing.
     #[test]
     fn orders_have_the_probabilities_of_drawing_without_replacement() {
         let scores = [1.0, 2.0, 3.0, 10.0];
@@ -165,45 +187,58 @@ mod tests {
             }
         }
         let runs = 200_000;
-        let mut seen = std::collections::BTreeMap::<Vec<u32>, u32>::new();
-        let (mut rng, mut scratch) = (Rng::new(4, 1), DrawScratch::default());
-        let mut order = Vec::new();
-        for _ in 0..runs {
-            order.clear();
-            weighted_order_into(&all, 3, &mut rng, &mut scratch, &mut order);
-            *seen
-                .entry(order.iter().map(|r| r.node.0).collect())
-                .or_default() += 1;
-        }
-        assert_eq!(
-            seen.keys().collect::<Vec<_>>(),
-            expected.keys().collect::<Vec<_>>()
-        );
-        for (outcome, p) in expected {
-            let n = runs as f64;
-            let sd = (n * p * (1.0 - p)).sqrt();
-            let got = seen[&outcome] as f64;
-            assert!(
-                (got - n * p).abs() < 5.0 * sd + 1.0,
-                "{outcome:?}: {got} vs {}",
-                n * p
+        for (name, draws) in BOTH {
+            let mut seen = std::collections::BTreeMap::<Vec<u32>, u32>::new();
+            let (mut rng, mut scratch) = (Rng::new(4, 1), DrawScratch::default());
+            let mut order = Vec::new();
+            for _ in 0..runs {
+                order.clear();
+                draws(&all, 3, &mut rng, &mut scratch, &mut order);
+                *seen
+                    .entry(order.iter().map(|r| r.node.0).collect())
+                    .or_default() += 1;
+            }
+            assert_eq!(
+                seen.keys().collect::<Vec<_>>(),
+                expected.keys().collect::<Vec<_>>(),
+                "{name}"
             );
+            for (outcome, &p) in &expected {
+                let n = runs as f64;
+                let sd = (n * p * (1.0 - p)).sqrt();
+                let got = seen[outcome] as f64;
+                assert!(
+                    (got - n * p).abs() < 5.0 * sd + 1.0,
+                    "{name} {outcome:?}: {got} vs {}",
+                    n * p
+                );
+            }
         }
     }
 
-    /// One item holding nearly all the weight, zero scores, and more wanted than there are:
-    /// every item comes out once, the heavy one first (the rebuild ends the redraws).
+    /// One item holding nearly all the weight, zero scores, and every item wanted: each comes
+    /// out once, the heavy one first (for the redrawing way, the rebuild ends the redraws); the
+    /// public entry point picks the way by length and caps the count.
     #[test]
     fn lopsided_scores_still_draw_every_item_once() {
         let all = items(&[0.0, 1e12, 0.0, 1e-9, 5.0]);
-        for seed in 0..100 {
-            let order = weighted_order(&all, 9, &mut Rng::new(seed, 3));
-            assert_eq!(order.len(), 5);
-            assert_eq!(order[0].node, NodeIdx(1));
-            let mut nodes: Vec<u32> = order.iter().map(|r| r.node.0).collect();
-            nodes.sort_unstable();
-            assert_eq!(nodes, vec![0, 1, 2, 3, 4]);
+        for (name, draws) in BOTH {
+            for seed in 0..100 {
+                let mut order = Vec::new();
+                let mut scratch = DrawScratch::default();
+                draws(&all, 5, &mut Rng::new(seed, 3), &mut scratch, &mut order);
+                assert_eq!(order[0].node, NodeIdx(1), "{name}");
+                let mut nodes: Vec<u32> = order.iter().map(|r| r.node.0).collect();
+                nodes.sort_unstable();
+                assert_eq!(nodes, vec![0, 1, 2, 3, 4], "{name}");
+            }
         }
+        let long = items(&vec![1.0; SEQUENTIAL_UP_TO + 1]);
+        let order = weighted_order(&long, 100, &mut Rng::new(1, 1));
+        let mut nodes: Vec<u32> = order.iter().map(|r| r.node.0).collect();
+        nodes.sort_unstable();
+        assert_eq!(nodes, (0..=SEQUENTIAL_UP_TO as u32).collect::<Vec<_>>());
+        assert_eq!(weighted_order(&all, 9, &mut Rng::new(0, 0)).len(), 5);
         assert!(weighted_order(&[], 3, &mut Rng::new(0, 0)).is_empty());
     }
 }
