@@ -22,8 +22,8 @@ use super::protocol::{Action, CandidateList, Msg};
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
-    CacheEntry, CacheView, Demand, Recommendation, ScoreScratch, accepts, final_check,
-    initial_asks, migration_candidates, target_order,
+    CacheEntry, CacheView, Demand, MigrationScratch, Recommendation, ScoreScratch, accepts,
+    final_check, initial_asks, migration_candidates_into, target_order,
 };
 use crate::cell::TaskState;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};

@@ -124,16 +124,13 @@ pub fn sras_for_ranking(before: &NodeState, cpu: f64, mem: f64, config: &MasbCon
 /// gains when some candidate gains. Candidates with a plain score of 0 (a resource above 90 %)
 /// never rank. With the free reading, SIAS falls as a node fills, so SIAS_GAIN is 0 for almost
 /// every placement; falling back to the plain score then keeps the policy placing tasks.
-pub fn ranking(scores: &[Scored], use_gain: bool) -> Vec<f64> {
+pub fn ranking(scores: &[Scored], use_gain: bool) -> impl Iterator<Item = f64> + '_ {
     let any_gain = use_gain && scores.iter().any(|s| s.plain > 0.0 && s.gain > 0.0);
-    scores
-        .iter()
-        .map(|s| match (s.plain > 0.0, any_gain) {
-            (false, _) => 0.0,
-            (true, true) => s.gain,
-            (true, false) => s.plain,
-        })
-        .collect()
+    scores.iter().map(move |s| match (s.plain > 0.0, any_gain) {
+        (false, _) => 0.0,
+        (true, true) => s.gain,
+        (true, false) => s.plain,
+    })
 }
 
 #[cfg(test)]
@@ -256,12 +253,15 @@ mod tests {
         // Ranking: gains when some candidate gains, else the plain scores; never a 0 plain score.
         let over = initial_score(&node(0.85), 0.1, 0.1, &c); // 95 % used: plain 0
         assert_eq!(
-            ranking(&[idle, tight, over], true),
+            ranking(&[idle, tight, over], true).collect::<Vec<_>>(),
             vec![0.0, tight.gain, 0.0]
         );
-        assert_eq!(ranking(&[idle, over], true), vec![idle.plain, 0.0]);
         assert_eq!(
-            ranking(&[idle, tight], false),
+            ranking(&[idle, over], true).collect::<Vec<_>>(),
+            vec![idle.plain, 0.0]
+        );
+        assert_eq!(
+            ranking(&[idle, tight], false).collect::<Vec<_>>(),
             vec![idle.plain, tight.plain]
         );
     }

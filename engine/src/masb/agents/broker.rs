@@ -23,6 +23,12 @@ pub struct Broker {
     /// Scoring buffers (no state).
     #[serde(skip)]
     pub scratch: ScoreScratch,
+    /// Buffers of the migration requests it answers (no state).
+    #[serde(skip)]
+    pub migration: MigrationScratch,
+    /// The candidates of the migration request being answered (no state).
+    #[serde(skip)]
+    pub candidates: Vec<Recommendation>,
 }
 
 /// How a broker reads the cache in a round: the shared cache with its own reports of the round
@@ -217,21 +223,22 @@ impl Masb {
                 } => {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                    let recs = migration_candidates(
+                    let recs = &mut b.candidates;
+                    migration_candidates_into(
                         b.cache.view_for(ctx, shared, &self.memo, task),
-                        source,
-                        &demand,
-                        now_s,
-                        &self.config,
+                        (source, &demand),
+                        (now_s, &self.config),
                         &mut rng,
                         &matches,
+                        &mut b.migration,
+                        recs,
                     );
                     if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
                         let line = serde_json::json!({
                             "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
                             "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
                             "task": task_json(ctx, task, &demand), "cache_entries": b.cache.entries(shared.0, g).iter().filter(|c| c.reported_s.is_finite()).count(),
-                            "candidates": recs_json(ctx, &recs),
+                            "candidates": recs_json(ctx, recs),
                         });
                         samples.push(line.to_string());
                     }
@@ -240,7 +247,7 @@ impl Masb {
                         Msg::GetCandidateNodesResponse {
                             task,
                             generation,
-                            candidates: CandidateList::new(&recs),
+                            candidates: CandidateList::new(recs),
                         },
                     );
                 }

@@ -4,10 +4,21 @@
 
 use ingest::rng::Rng;
 
-use super::{CacheEntry, CacheView, Demand, Recommendation, scan, weighted_order};
+use super::draw::{DrawScratch, weighted_order, weighted_order_into};
+use super::{CacheView, Demand, Recommendation, scan};
 use crate::ids::NodeIdx;
 use crate::masb::MasbConfig;
-use crate::masb::score::{NodeState, ranking, sras_for_ranking};
+use crate::masb::score::{NodeState, Scored, ranking, sras_for_ranking};
+
+/// Buffers a broker reuses for every migration request it answers (no state between calls).
+#[derive(Debug, Clone, Default)]
+pub struct MigrationScratch {
+    positions: Vec<u32>,
+    scores: Vec<Scored>,
+    pool: Vec<Recommendation>,
+    forced: Vec<Recommendation>,
+    draw: DrawScratch,
+}
 
 /// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
 /// weight from at most `migration_scan` matching nodes, then forced candidates if short.
@@ -20,10 +31,40 @@ pub fn migration_candidates(
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
 ) -> Vec<Recommendation> {
+    let mut chosen = Vec::new();
+    let at = (now_s, config);
+    let mut scratch = MigrationScratch::default();
+    migration_candidates_into(
+        cache,
+        (source, task),
+        at,
+        rng,
+        matches,
+        &mut scratch,
+        &mut chosen,
+    );
+    chosen
+}
+
+/// [`migration_candidates`] into `chosen` (cleared), using `scratch`'s buffers.
+pub fn migration_candidates_into(
+    cache: CacheView<'_>,
+    (source, task): (NodeIdx, &Demand),
+    (now_s, config): (f64, &MasbConfig),
+    rng: &mut Rng,
+    matches: &dyn Fn(NodeIdx) -> bool,
+    scratch: &mut MigrationScratch,
+    chosen: &mut Vec<Recommendation>,
+) {
     let wanted = config.migration_candidates as usize;
-    let mut pool = Vec::new();
-    let mut forced = Vec::new();
-    let mut positions = Vec::new();
+    let MigrationScratch {
+        positions,
+        scores,
+        pool,
+        forced,
+        draw,
+    } = scratch;
+    positions.clear();
     scan(
         cache,
         now_s,
@@ -31,17 +72,22 @@ pub fn migration_candidates(
         (config, source),
         rng,
         matches,
-        &mut positions,
+        positions,
     );
-    let entries: Vec<&CacheEntry> = positions
+    let entry = |p: &u32| &cache.entries[*p as usize];
+    scores.clear();
+    scores.extend(
+        positions
+            .iter()
+            .map(|p| sras_for_ranking(&entry(p).used(), task.cpu_use, task.mem_use, config)),
+    );
+    pool.clear();
+    forced.clear();
+    for (e, w) in positions
         .iter()
-        .map(|&p| &cache.entries[p as usize])
-        .collect();
-    let scores: Vec<_> = entries
-        .iter()
-        .map(|e| sras_for_ranking(&e.used(), task.cpu_use, task.mem_use, config))
-        .collect();
-    for (e, w) in entries.iter().zip(ranking(&scores, config.sras_gain)) {
+        .map(entry)
+        .zip(ranking(scores, config.sras_gain))
+    {
         if w > 0.0 {
             pool.push(Recommendation {
                 node: e.node,
@@ -58,12 +104,12 @@ pub fn migration_candidates(
             });
         }
     }
-    let mut chosen = weighted_order(&pool, wanted, rng);
+    chosen.clear();
+    weighted_order_into(pool, wanted, rng, draw, chosen);
     if chosen.len() < wanted {
         forced.sort_by_key(|r| r.node);
-        chosen.extend(forced.into_iter().take(wanted - chosen.len()));
+        chosen.extend(forced.iter().take(wanted - chosen.len()));
     }
-    chosen
 }
 
 /// A target's answer to a migration request: its usage plus incoming migrations plus this task
@@ -109,6 +155,7 @@ pub fn target_order(
 
 #[cfg(test)]
 mod tests {
+    use super::super::CacheEntry;
     use super::super::test_cache::{entry, task};
     use super::*;
 
