@@ -225,9 +225,13 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         .with_context(|| format!("running {} on {}", config.policy.as_str(), trace.display()))?;
     match outcome {
         RunOutcome::Complete(summary) => {
+            let names = [out.display().to_string()];
+            print!("{}", analysis::report::render(&names, &[*summary]));
+            let settings = analysis::settings::load_settings(out)
+                .with_context(|| format!("reading run {}", out.display()))?;
             print!(
                 "{}",
-                analysis::report::render(&[out.display().to_string()], &[*summary])
+                analysis::settings::render_settings(&names, &[settings])
             );
             println!("outputs in {}", out.display());
             Ok(())

@@ -155,6 +155,29 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     let out = cellsim(&["report", &dir.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is this a finished `cellsim run` directory?"));
+
+    // Every setting at its default: no settings rows. Another seed: its row, at the end of the
+    // run and in the report, beside the first run's default.
+    assert!(!stdout.contains("settings (not default)"), "{stdout}");
+    let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .args(["run", "--seed", "7", "--hours", "1", "--out", "seven"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seed_row = |stdout: &str| {
+        let rows: Vec<&str> = stdout
+            .lines()
+            .skip_while(|l| *l != "settings (not default)")
+            .collect();
+        rows.iter()
+            .find(|l| l.trim_start().starts_with("seed "))
+            .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(seed_row(&text(&out.stdout)).as_deref(), Some("7"));
+    let seven = dir.path().join("seven").display().to_string();
+    let out = cellsim(&["report", &run, &seven]);
+    assert_eq!(seed_row(&text(&out.stdout)).as_deref(), Some("1 7"));
 }
 
 #[test]
