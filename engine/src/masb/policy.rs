@@ -150,16 +150,15 @@ impl Masb {
         }
     }
 
-    /// Rebuilds the per-node index of running tasks (`csr.rs`, into the buffers of the last
-    /// tick).
-    fn index_tasks(&mut self, cell: &Cell) {
+    /// Rebuilds the per-node index of running tasks (`csr.rs`) into `offsets` and `out`, the
+    /// buffers of the last tick.
+    fn index_tasks(cell: &Cell, offsets: &mut Vec<u32>, out: &mut Vec<TaskIdx>) {
         let tasks = &cell.tasks;
         let running = || {
             (0..tasks.len())
                 .filter(|&i| tasks.state[i] == TaskState::Running)
                 .map(|i| (tasks.node[i].index(), TaskIdx(i as u32)))
         };
-        let (offsets, out) = (&mut self.node_task_offsets, &mut self.node_tasks);
         crate::csr::group_by_key(cell.nodes.len(), running, offsets, out);
     }
 }
@@ -202,39 +201,59 @@ impl Policy for Masb {
             self.brokers as usize + cell.nodes.len(),
             MasbAgent::default(),
         );
-        self.index_tasks(cell);
-        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
-            self.pending.push((t, cell.tasks.generation[t.index()]));
-        }
-        self.pending.retain(|&(t, g)| {
-            cell.tasks.generation[t.index()] == g
-                && cell.tasks.state[t.index()] == TaskState::Pending
-        });
-        // Last tick's waiting tasks are still in order, the new ones follow: the stable sort
-        // merges the two runs in linear time (equal entries are identical, so no order is lost).
-        self.pending.sort();
-        self.pending.dedup();
-        self.assigned.resize_with(self.brokers as usize, Vec::new);
-        for a in &mut self.assigned {
-            a.clear();
-        }
-        let mut rng = Rng::new(ingest::rng::hash_keys(self.seed, &[0xba, now_us as u64]), 0);
-        self.memo.trim();
-        // The tasks of a job are mostly neighbours, with the same constraints.
-        let mut last: (&[Constraint], Option<u32>) = (&[], None);
-        for &task in &self.pending {
-            let key = cell.constraints_of(task.0);
-            if key != last.0 {
-                last = (key, self.memo.slot(key));
-            }
-            let set = last.1;
-            self.assigned[rng.below(self.brokers as u64) as usize].push(Assigned { task, set });
-        }
-        self.memo.refresh_used(cell);
         let round_0_s = self.round_start_s(u64::from(tick.0), 0);
-        let online = |n: NodeIdx| cell.nodes.is_online(n);
-        self.fit
-            .rebuild(&self.cache, round_0_s, &self.config, &online);
+        let cell = &*cell;
+        let Masb {
+            node_task_offsets,
+            node_tasks,
+            pending,
+            assigned,
+            memo,
+            fit,
+            cache,
+            config,
+            brokers,
+            seed,
+            ..
+        } = self;
+        // Two independent halves, one per thread: the running-task index; the waiting tasks
+        // assigned to brokers, the match memo and the fit index.
+        rayon::join(
+            || Self::index_tasks(cell, node_task_offsets, node_tasks),
+            || {
+                for &t in events.submitted.iter().chain(&events.displaced_tasks) {
+                    pending.push((t, cell.tasks.generation[t.index()]));
+                }
+                pending.retain(|&(t, g)| {
+                    cell.tasks.generation[t.index()] == g
+                        && cell.tasks.state[t.index()] == TaskState::Pending
+                });
+                // Last tick's waiting tasks are still in order, the new ones follow: the stable
+                // sort merges the two runs in linear time (equal entries are identical, so no
+                // order is lost).
+                pending.sort();
+                pending.dedup();
+                assigned.resize_with(*brokers as usize, Vec::new);
+                for a in assigned.iter_mut() {
+                    a.clear();
+                }
+                let mut rng = Rng::new(ingest::rng::hash_keys(*seed, &[0xba, now_us as u64]), 0);
+                memo.trim();
+                // The tasks of a job are mostly neighbours, with the same constraints.
+                let mut last: (&[Constraint], Option<u32>) = (&[], None);
+                for &task in pending.iter() {
+                    let key = cell.constraints_of(task.0);
+                    if key != last.0 {
+                        last = (key, memo.slot(key));
+                    }
+                    let set = last.1;
+                    assigned[rng.below(*brokers as u64) as usize].push(Assigned { task, set });
+                }
+                memo.refresh_used(cell);
+                let online = |n: NodeIdx| cell.nodes.is_online(n);
+                fit.rebuild(cache, round_0_s, config, &online);
+            },
+        );
         self.fit_at_s = Some(round_0_s);
     }
 
