@@ -228,10 +228,18 @@ pub fn run_round<P: Policy>(
         }
         scratch.actions.append(&mut output.actions);
     }
-    policy.apply(cell, now_us, &scratch.actions, counters);
-    scratch
-        .spare
-        .regroup(&scratch.chunks[..chunks], agents.len(), &mut scratch.order);
+    // The actions change the cell, the grouping reads only the chunks' messages: one thread each.
+    let RoundScratch {
+        chunks: outputs,
+        actions,
+        spare,
+        order,
+    } = scratch;
+    let receivers = agents.len();
+    rayon::join(
+        || policy.apply(cell, now_us, actions, counters),
+        || spare.regroup(&outputs[..chunks], receivers, order),
+    );
     std::mem::swap(mailbox, &mut scratch.spare);
 }
 

@@ -186,7 +186,7 @@ pub struct MigrationRecord {
 }
 
 /// A scheduling policy. See the module doc for the tick structure.
-pub trait Policy: Sync {
+pub trait Policy: Send + Sync {
     /// A message between agents (plain data, no heap); serialisable for snapshots.
     type Msg: Copy + Send + Sync + Serialize + DeserializeOwned;
     /// Per-agent state, stepped in parallel; serialisable for snapshots.
