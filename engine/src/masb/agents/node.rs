@@ -146,13 +146,14 @@ impl Masb {
                     generation,
                     demand,
                 } => {
-                    let prod = production(task);
-                    let ok = Self::live(ctx, task, generation, TaskState::Pending)
+                    // The load test first: it reads only the message and refuses most requests
+                    // without touching the task's columns (all tests are pure).
+                    let ok = accepts(&load, &demand)
+                        && Self::live(ctx, task, generation, TaskState::Pending)
                         && ctx.cell.satisfies(n, task)
-                        && accepts(&load, &demand)
-                        && promised.production_fits(&demand, prod);
+                        && promised.production_fits(&demand, production(task));
                     if ok {
-                        promised.take(&demand, prod);
+                        promised.take(&demand, production(task));
                         out.act(Action::Place {
                             task,
                             generation,
@@ -175,9 +176,9 @@ impl Masb {
                     demand,
                     forced,
                 } => {
-                    let ok = Self::live(ctx, task, generation, TaskState::Running)
-                        && ctx.cell.satisfies(n, task)
-                        && final_check(&load, &demand, forced);
+                    let ok = final_check(&load, &demand, forced)
+                        && Self::live(ctx, task, generation, TaskState::Running)
+                        && ctx.cell.satisfies(n, task);
                     let reply = if ok {
                         Msg::TaskMigrationAcceptanceResponse {
                             task,
