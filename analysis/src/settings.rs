@@ -163,5 +163,15 @@ mod tests {
         assert_eq!(render_settings(&names[..1], &[plain]), "");
         let err = load_settings(dir.path()).unwrap_err().to_string();
         assert!(err.contains("summary.json"), "{err}");
+        for (name, text) in [("no-config", "{}"), ("truncated", "{\"config\": {")] {
+            let run = dir.path().join(name);
+            std::fs::create_dir(&run).unwrap();
+            std::fs::write(run.join(SUMMARY_FILE), text).unwrap();
+            let err = load_settings(&run).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("{name}/summary.json: not a run summary")),
+                "{err}"
+            );
+        }
     }
 }
