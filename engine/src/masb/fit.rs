@@ -6,11 +6,10 @@
 //! The scan of a task visits, from a random cache offset, the first `initial_candidates` entries
 //! that are fresh and whose node is online (the window); SIAS is positive only on those whose
 //! headroom `max_use * cap - load` takes the task (load: the node's usage or requested totals,
-//! `sias_node_load`). The index holds the prefix counts of
-//! fresh-and-online entries, where each offset's window ends (one sweep at build time), and, per
-//! CPU-headroom threshold, the positions at or above it with a coarse step index into them; a
-//! task looks only at the positions of the highest threshold below its CPU request that lie in
-//! its window. Constrained tasks read the same index to tell fresh-and-online entries and
+//! `sias_node_load`). The index holds the prefix counts of fresh-and-online entries, where each
+//! offset's window ends (one sweep at build time), and, per CPU-headroom threshold, the
+//! positions at or above it with a coarse step index into them; a task looks only at the
+//! positions of the highest threshold below its CPU request that lie in its window. Constrained tasks read the same index to tell fresh-and-online entries and
 //! surely-short headroom apart (`select::scan`). Scores, their order and the random draws are
 //! exactly those of the plain scan (tested against it).
 

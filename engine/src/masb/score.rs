@@ -10,8 +10,8 @@
 
 use super::{MasbConfig, ScoreReading, ScoreShape, ScoreUnits};
 
-/// A node state to score: capacity and the amount in use (for SIAS the load of `sias_node_load`, for SRAS the usage),
-/// both in the trace's normalised units.
+/// A node state to score: capacity and the amount in use (for SIAS the load `sias_node_load`
+/// names, for SRAS the usage), both in the trace's normalised units.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeState {
     /// CPU capacity.

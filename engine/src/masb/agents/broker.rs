@@ -26,9 +26,6 @@ pub struct Broker {
     /// Buffers of the migration requests it answers (no state).
     #[serde(skip)]
     pub migration: MigrationScratch,
-    /// The candidates of the migration request being answered (no state).
-    #[serde(skip)]
-    pub candidates: Vec<Recommendation>,
 }
 
 /// How a broker reads the cache in a round: the shared cache with its own reports of the round
@@ -223,15 +220,13 @@ impl Masb {
                 } => {
                     let source = self.node_of(e.from);
                     let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                    let recs = &mut b.candidates;
-                    migration_candidates_into(
+                    let recs = migration_candidates(
                         b.cache.view_for(ctx, shared, &self.memo, task),
                         (source, &demand),
                         (now_s, &self.config),
                         &mut rng,
                         &matches,
                         &mut b.migration,
-                        recs,
                     );
                     if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
                         let line = serde_json::json!({

@@ -238,11 +238,11 @@ mod tests {
     }
 
     /// SIAS adds the new task's request to the node's actual usage by default (`sias_node_load =
-    /// "used"`), or to its requested totals under `"requested"`. Hand-worked on a 1.0 x 1.0 node with 85 % of
-    /// its CPU requested but 30 % used (20 % memory both ways) and a task requesting 0.1 of each:
-    /// requested reading, 95 % CPU after the placement: above 90 %, score 0, no candidate; used
-    /// reading, 40 % CPU and 30 % memory used after it: r = the free shares 0.6 and 0.7,
-    /// SIAS = 350^((0.6 - 0.3)(0.7 - 0.3)) - 0.8 = 350^0.12 - 0.8 = 1.21971.
+    /// "used"`), or to its requested totals under `"requested"`. Hand-worked on a 1.0 x 1.0 node
+    /// with 85 % of its CPU requested but 30 % used (20 % memory both ways) and a task requesting
+    /// 0.1 of each: requested reading, 95 % CPU after the placement: above 90 %, score 0, no
+    /// candidate; used reading, 40 % CPU and 30 % memory used after it: r = the free shares 0.6
+    /// and 0.7, SIAS = 350^((0.6 - 0.3)(0.7 - 0.3)) - 0.8 = 350^0.12 - 0.8 = 1.21971.
     #[test]
     fn sias_reads_the_nodes_requests_or_its_usage() {
         let cache = [CacheEntry {

@@ -18,44 +18,20 @@ pub struct MigrationScratch {
     pool: Vec<Recommendation>,
     forced: Vec<Recommendation>,
     draw: DrawScratch,
+    chosen: Vec<Recommendation>,
 }
 
 /// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
-/// weight from at most `migration_scan` matching nodes, then forced candidates if short.
-pub fn migration_candidates(
-    cache: CacheView<'_>,
-    source: NodeIdx,
-    task: &Demand,
-    now_s: f64,
-    config: &MasbConfig,
-    rng: &mut Rng,
-    matches: &dyn Fn(NodeIdx) -> bool,
-) -> Vec<Recommendation> {
-    let mut chosen = Vec::new();
-    let at = (now_s, config);
-    let mut scratch = MigrationScratch::default();
-    migration_candidates_into(
-        cache,
-        (source, task),
-        at,
-        rng,
-        matches,
-        &mut scratch,
-        &mut chosen,
-    );
-    chosen
-}
-
-/// [`migration_candidates`] into `chosen` (cleared), using `scratch`'s buffers.
-pub fn migration_candidates_into(
+/// weight from at most `migration_scan` matching nodes, then forced candidates if short. They
+/// live in `scratch` until its next use.
+pub fn migration_candidates<'s>(
     cache: CacheView<'_>,
     (source, task): (NodeIdx, &Demand),
     (now_s, config): (f64, &MasbConfig),
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
-    scratch: &mut MigrationScratch,
-    chosen: &mut Vec<Recommendation>,
-) {
+    scratch: &'s mut MigrationScratch,
+) -> &'s [Recommendation] {
     let wanted = config.migration_candidates as usize;
     let MigrationScratch {
         positions,
@@ -63,6 +39,7 @@ pub fn migration_candidates_into(
         pool,
         forced,
         draw,
+        chosen,
     } = scratch;
     positions.clear();
     scan(
@@ -110,6 +87,7 @@ pub fn migration_candidates_into(
         forced.sort_by_key(|r| r.node);
         chosen.extend(forced.iter().take(wanted - chosen.len()));
     }
+    chosen
 }
 
 /// A target's answer to a migration request: its usage plus incoming migrations plus this task
@@ -166,7 +144,10 @@ mod tests {
         let candidates = |cache: &[CacheEntry], seed: u64| {
             let all = CacheView::all(cache);
             let mut rng = Rng::new(seed, seed);
-            migration_candidates(all, NodeIdx(0), &task(0.05), 0.0, &c, &mut rng, &|_| true)
+            let mut scratch = MigrationScratch::default();
+            let leaving = (NodeIdx(0), &task(0.05));
+            migration_candidates(all, leaving, (0.0, &c), &mut rng, &|_| true, &mut scratch)
+                .to_vec()
         };
         // 40 nodes at 60 % use: taking a 0.05 task leaves 70 % used (SRAS > 0). The source (0)
         // is never a candidate.

@@ -22,10 +22,7 @@ mod migration;
 
 pub use draw::{DrawScratch, weighted_order, weighted_order_into};
 pub use initial::{ScoreScratch, initial_asks, initial_candidates, initial_top};
-pub use migration::{
-    MigrationScratch, accepts, final_check, migration_candidates, migration_candidates_into,
-    target_order,
-};
+pub use migration::{MigrationScratch, accepts, final_check, migration_candidates, target_order};
 
 use ingest::rng::Rng;
 
