@@ -10,8 +10,9 @@
 //! offset's window ends (one sweep at build time), and, per CPU-headroom threshold, the
 //! positions at or above it with a coarse step index into them; a task looks only at the
 //! positions of the highest threshold below its CPU request that lie in its window. Constrained tasks read the same index to tell fresh-and-online entries and
-//! surely-short headroom apart (`select::scan`). Scores, their order and the random draws are
-//! exactly those of the plain scan (tested against it).
+//! surely-short headroom apart (`select::scan`). The index also holds every entry's load as
+//! shares of its capacity ([`LoadShare`]), so that scoring a window needs no division. Scores,
+//! their order and the random draws are exactly those of the plain scan (tested against it).
 
 use super::MasbConfig;
 use super::select::CacheEntry;
@@ -27,6 +28,32 @@ const SLACK: f64 = 1e-9;
 /// Positions per step of the coarse index into each list.
 const STEP: usize = 64;
 
+/// An entry's load (the one SIAS reads, `sias_node_load`) as shares of its capacity, and the
+/// share one normalised unit makes: the load after a placement is `cpu + cpu_req * per_cpu`,
+/// within a few roundings of the exact `(load + cpu_req) / cap`, without a division. An entry
+/// that is not fresh and online, or has no capacity, has infinite shares: never in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadShare {
+    /// CPU load / CPU capacity.
+    pub cpu: f64,
+    /// Memory load / memory capacity.
+    pub mem: f64,
+    /// 1 / CPU capacity.
+    pub per_cpu: f64,
+    /// 1 / memory capacity.
+    pub per_mem: f64,
+}
+
+impl LoadShare {
+    /// Never in.
+    const NONE: LoadShare = LoadShare {
+        cpu: f64::INFINITY,
+        mem: f64::INFINITY,
+        per_cpu: 0.0,
+        per_mem: 0.0,
+    };
+}
+
 /// The index over one broker's cache at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct FitIndex {
@@ -36,6 +63,8 @@ pub struct FitIndex {
     lists: Vec<Vec<u32>>,
     /// Per position, the thresholds its CPU headroom meets (it is in `lists[k]` for `k` below).
     levels: Vec<u8>,
+    /// Per position, the entry's load as shares of its capacity.
+    shares: Vec<LoadShare>,
     /// Per threshold, `steps[k][j]`: entries of `lists[k]` below position `j * STEP` (so that
     /// finding a position in a list searches at most one step).
     steps: Vec<Vec<u32>>,
@@ -70,12 +99,23 @@ impl FitIndex {
             l.clear();
         }
         self.levels.clear();
+        self.shares.clear();
         let mut count = 0u32;
         for (p, e) in cache.iter().enumerate() {
             let mut level = 0;
+            let mut share = LoadShare::NONE;
             if now_s - e.reported_s <= ttl && online(e.node) {
                 count += 1;
-                let room = config.max_use * e.cpu_cap - e.sias_load(config.sias_node_load).cpu;
+                let load = e.sias_load(config.sias_node_load);
+                if e.cpu_cap > 0.0 && e.mem_cap > 0.0 {
+                    share = LoadShare {
+                        cpu: load.cpu / e.cpu_cap,
+                        mem: load.mem / e.mem_cap,
+                        per_cpu: 1.0 / e.cpu_cap,
+                        per_mem: 1.0 / e.mem_cap,
+                    };
+                }
+                let room = config.max_use * e.cpu_cap - load.cpu;
                 for (k, &t) in THRESHOLDS.iter().enumerate() {
                     if room < t {
                         break;
@@ -85,6 +125,7 @@ impl FitIndex {
                 }
             }
             self.levels.push(level);
+            self.shares.push(share);
             self.ok_before.push(count);
         }
         let n = cache.len();
@@ -131,6 +172,11 @@ impl FitIndex {
         self.ok_before.get(p + 1) > self.ok_before.get(p)
     }
 
+    /// Every entry's load as shares of its capacity, by position.
+    pub fn shares(&self) -> &[LoadShare] {
+        &self.shares
+    }
+
     /// Whether the entry at position `p` may score above 0 for a task requesting `cpu` (false
     /// only when its CPU headroom is surely short: the test of [`FitIndex::window`]).
     pub fn may_fit(&self, p: usize, cpu: f64) -> bool {
@@ -174,8 +220,8 @@ mod tests {
     use ingest::rng::Rng;
 
     use super::*;
-    use crate::masb::SiasNodeLoad;
     use crate::masb::select::{CacheView, Demand, ScoreScratch, initial_candidates, initial_top};
+    use crate::masb::{ScoreReading, SiasNodeLoad};
 
     /// The indexed window gives exactly the plain scan's candidates (scores, order) and leaves
     /// the random stream where the scan leaves it, over random caches (stale entries, offline
@@ -210,6 +256,7 @@ mod tests {
             let config = MasbConfig {
                 initial_candidates: [1, 5, 40, 200][case % 4],
                 sias_node_load: [SiasNodeLoad::Requested, SiasNodeLoad::Used][case / 4 % 2],
+                score_reading: [ScoreReading::Free, ScoreReading::Used][case / 8 % 2],
                 ..MasbConfig::default()
             };
             let mut fit = FitIndex::default();

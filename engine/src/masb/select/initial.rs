@@ -7,14 +7,20 @@ use ingest::rng::Rng;
 use super::draw::{DrawScratch, weighted_order_into};
 use super::{CacheView, Demand, Recommendation, scan};
 use crate::ids::NodeIdx;
-use crate::masb::MasbConfig;
+use crate::masb::fit::LoadShare;
 use crate::masb::score::{self, ranking, sias_for_ranking};
+use crate::masb::{MasbConfig, ScoreReading, ScoreUnits};
+
+/// A bound on the error of an exponent or load share computed from [`LoadShare`]s (a few
+/// roundings of numbers near 1, ~1e-15), far below the margins it is compared with.
+const SHARE_ERROR: f64 = 1e-9;
 
 /// Buffers a broker reuses for every task it scores (no allocation per task).
 #[derive(Debug, Clone, Default)]
 pub struct ScoreScratch {
     positions: Vec<u32>,
     exponents: Vec<(f64, u32)>,
+    kept: Vec<u32>,
     ranked: Vec<Recommendation>,
     draw: DrawScratch,
 }
@@ -55,8 +61,10 @@ pub fn initial_candidates(
 /// Under the plain ranking (`sias_gain` off) with `F_STEEP > 1` a score rises with its exponent,
 /// so only the entries whose exponent is within a margin of the `top`-th largest are raised to
 /// the power: the margin (a relative score difference of 1e-6, far above the power's rounding
-/// error) keeps every entry that could tie with or beat the `top`-th. The result and the random
-/// draws are those of scoring every entry (tested).
+/// error) keeps every entry that could tie with or beat the `top`-th. With the view's index (in
+/// fraction units) the exponents are first estimated from its load shares ([`near_best`]) and
+/// computed exactly only for the entries the estimate keeps. The result and the random draws are
+/// those of scoring every entry (tested).
 #[allow(clippy::too_many_arguments)]
 pub fn initial_top(
     cache: CacheView<'_>,
@@ -131,6 +139,29 @@ pub fn initial_top(
                     forced: false,
                 }),
         );
+    } else if let Some(index) = cache
+        .ok
+        .filter(|_| config.score_units == ScoreUnits::Fraction)
+    {
+        let kept = &mut scratch.kept;
+        let shares = index.shares();
+        near_best(
+            shares,
+            positions,
+            task,
+            config,
+            top,
+            &mut scratch.exponents,
+            kept,
+        );
+        out.extend(kept.iter().filter_map(|&p| {
+            let s = score::of_exponent(shape, score::exponent(shape, &after(p), config)?);
+            (s > 0.0).then_some(Recommendation {
+                node: entries[p as usize].node,
+                score: s,
+                forced: false,
+            })
+        }));
     } else {
         let exponents = &mut scratch.exponents;
         exponents.clear();
@@ -156,6 +187,54 @@ pub fn initial_top(
     // Nodes are distinct, so the order is total.
     out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
     out.truncate(top);
+}
+
+/// The positions among `positions` that may be among the `top` best SIAS exponents, into `kept`
+/// (cleared), estimated from the entries' load shares without a division (`exponents` is a
+/// buffer). An entry whose estimated load is beyond `max_use` by more than the estimate's error is
+/// left out (its score is surely 0), one within the error of it is kept whatever its exponent;
+/// of the others, those within the exact path's margin (plus twice the error) of the `top`-th
+/// best estimate are kept. So `kept` holds every entry the exact path keeps ([`initial_top`]).
+/// Fraction units only (where the exponent's factors are `1 - bias - share` or `share - bias`).
+fn near_best(
+    shares: &[LoadShare],
+    positions: &[u32],
+    task: &Demand,
+    config: &MasbConfig,
+    top: usize,
+    exponents: &mut Vec<(f64, u32)>,
+    kept: &mut Vec<u32>,
+) {
+    let shape = &config.sias;
+    let limit = config.max_use + 1e-12;
+    let (base, sign) = match config.score_reading {
+        ScoreReading::Free => (1.0 - shape.bias, -1.0),
+        ScoreReading::Used => (-shape.bias, 1.0),
+    };
+    kept.clear();
+    // Written at `n` whether or not in, `n` advanced only when in: no branch to mispredict.
+    exponents.clear();
+    exponents.resize(positions.len(), (0.0, 0));
+    let mut n = 0;
+    for &p in positions {
+        let s = &shares[p as usize];
+        let cpu = s.cpu + task.cpu_req * s.per_cpu;
+        let mem = s.mem + task.mem_req * s.per_mem;
+        let high = cpu.max(mem);
+        if (high - limit).abs() <= SHARE_ERROR {
+            kept.push(p); // too close to call (rare): the exact test decides
+        }
+        exponents[n] = ((base + sign * cpu) * (base + sign * mem), p);
+        n += usize::from(high < limit - SHARE_ERROR);
+    }
+    exponents.truncate(n);
+    if top > 0 && exponents.len() > top {
+        let (_, kth, _) = exponents.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
+        let cut = kth.0 - 1e-6 / shape.steep.ln() - 2.0 * SHARE_ERROR;
+        kept.extend(exponents.iter().filter(|e| e.0 >= cut).map(|e| e.1));
+    } else {
+        kept.extend(exponents.iter().map(|e| e.1));
+    }
 }
 
 /// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]) in a
@@ -273,6 +352,68 @@ mod tests {
         let used = pick(SiasNodeLoad::Used);
         assert_eq!(used.len(), 1);
         assert!((used[0].score - 1.219_71).abs() < 1e-5, "{used:?}");
+    }
+
+    /// The estimate from the index's load shares keeps exactly what scoring every entry keeps
+    /// when placements land on the 90 % limit or within rounding of it (the exact test, with its
+    /// 1e-12 tolerance, decides those), on nodes of several sizes, for several `top`.
+    #[test]
+    fn estimated_exponents_keep_the_entries_on_the_limit() {
+        use crate::masb::fit::FitIndex;
+        let config = MasbConfig::default();
+        let task = Demand {
+            cpu_req: 0.1,
+            mem_req: 0.05,
+            cpu_use: 0.0,
+            mem_use: 0.0,
+        };
+        let offsets = [-1e-9, -1e-11, -1e-13, 0.0, 1e-13, 5e-13, 2e-12, 1e-11, 1e-9];
+        let mut cache = Vec::new();
+        for (k, &cap) in [1.0, 0.5, 0.25, 0.3].iter().enumerate() {
+            for (j, &off) in offsets.iter().enumerate() {
+                // After the task: 90 % of both resources, plus `off` and another offset (both
+                // factors of the exponent -0.2: a score of 350^0.04 - 0.8 = 0.464 > 0); every
+                // third node has 10 % more CPU free (a higher score).
+                let node = NodeIdx((k * offsets.len() + j) as u32);
+                let roomier = if j % 3 == 0 { 0.1 * cap } else { 0.0 };
+                let cpu = 0.9 * cap - 0.1 + off - roomier;
+                let mem = 0.9 * cap - 0.05 + offsets[(j + k + 3) % offsets.len()];
+                cache.push(CacheEntry {
+                    node,
+                    cpu_cap: cap,
+                    mem_cap: cap,
+                    cpu_req: cpu,
+                    mem_req: mem,
+                    cpu_used: cpu,
+                    mem_used: mem,
+                    reported_s: 0.0,
+                });
+            }
+        }
+        let mut fit = FitIndex::default();
+        fit.rebuild(&cache, 0.0, &config, &|_| true);
+        let (mut scratch, mut plain, mut estimated) = (ScoreScratch::default(), vec![], vec![]);
+        for top in [1, 3, 10, 100] {
+            let indexed = CacheView {
+                ok: Some(&fit),
+                ..CacheView::all(&cache)
+            };
+            for (view, out) in [
+                (CacheView::all(&cache), &mut plain),
+                (indexed, &mut estimated),
+            ] {
+                let at = (0.0, &config);
+                let mut rng = Rng::new(3, 0);
+                initial_top(view, &task, at, &mut rng, &|_| true, top, &mut scratch, out);
+            }
+            assert_eq!(plain, estimated, "top {top}");
+        }
+        // Placements within the exact test's tolerance of 90 % score; those beyond it do not.
+        assert!(
+            plain.len() > 10 && plain.len() < cache.len(),
+            "{}",
+            plain.len()
+        );
     }
 
     /// Regression: with the free reading SIAS falls as a node fills, so SIAS_GAIN is 0 on an idle
