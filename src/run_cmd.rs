@@ -227,12 +227,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         RunOutcome::Complete(summary) => {
             let names = [out.display().to_string()];
             print!("{}", analysis::report::render(&names, &[*summary]));
-            let settings = analysis::settings::load_settings(out)
-                .with_context(|| format!("reading run {}", out.display()))?;
-            print!(
-                "{}",
-                analysis::settings::render_settings(&names, &[settings])
-            );
+            print_settings(&names, &[out.to_path_buf()])?;
             println!("outputs in {}", out.display());
             Ok(())
         }
@@ -255,6 +250,20 @@ fn toml_text(config: &RunConfig) -> Result<String> {
     toml::to_string(&shown).context("encoding the config")
 }
 
+/// Prints the settings rows (the keys each run set away from the defaults) of the runs in
+/// `dirs`, labelled `names`.
+fn print_settings(names: &[String], dirs: &[PathBuf]) -> Result<()> {
+    let mut settings = Vec::new();
+    for dir in dirs {
+        settings.push(
+            analysis::settings::load_settings(dir)
+                .with_context(|| format!("reading run {}", dir.display()))?,
+        );
+    }
+    print!("{}", analysis::settings::render_settings(names, &settings));
+    Ok(())
+}
+
 /// Runs `cellsim report`.
 pub fn report(args: ReportArgs) -> Result<()> {
     let mut runs = Vec::new();
@@ -269,14 +278,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
     }
     let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
     print!("{}", analysis::report::render(&names, &runs));
-    let mut settings = Vec::new();
-    for dir in &args.runs {
-        settings.push(
-            analysis::settings::load_settings(dir)
-                .with_context(|| format!("reading run {}", dir.display()))?,
-        );
-    }
-    print!("{}", analysis::settings::render_settings(&names, &settings));
+    print_settings(&names, &args.runs)?;
     if args.timing {
         let timings: Vec<_> = args
             .runs

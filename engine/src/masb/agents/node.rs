@@ -147,13 +147,15 @@ impl Masb {
                     demand,
                 } => {
                     // The load test first: it reads only the message and refuses most requests
-                    // without touching the task's columns (all tests are pure).
-                    let ok = accepts(&load, &demand)
+                    // without touching the task's columns (all tests are pure). Accepted: the
+                    // task's production flag.
+                    let accepted = (accepts(&load, &demand)
                         && Self::live(ctx, task, generation, TaskState::Pending)
-                        && ctx.cell.satisfies(n, task)
-                        && promised.production_fits(&demand, production(task));
-                    if ok {
-                        promised.take(&demand, production(task));
+                        && ctx.cell.satisfies(n, task))
+                    .then(|| production(task))
+                    .filter(|&prod| promised.production_fits(&demand, prod));
+                    if let Some(prod) = accepted {
+                        promised.take(&demand, prod);
                         out.act(Action::Place {
                             task,
                             generation,
@@ -166,7 +168,7 @@ impl Masb {
                             slot,
                             task,
                             generation,
-                            accepted: ok,
+                            accepted: accepted.is_some(),
                         },
                     );
                 }

@@ -114,6 +114,16 @@ pub fn initial_top(
             .plus(task.cpu_req, task.mem_req)
     };
     let shape = &config.sias;
+    let recommend = |p: u32, score: f64| {
+        (score > 0.0).then_some(Recommendation {
+            node: entries[p as usize].node,
+            score,
+            forced: false,
+        })
+    };
+    // Exponents this close to the `top`-th best may still score as high (module doc of
+    // `initial_top`): a relative score difference of 1e-6.
+    let margin = 1e-6 / shape.steep.ln();
     // Under a GAIN ranking, or a score that does not rise with its exponent, every candidate is
     // scored (two vectors per task; neither is the default).
     if config.sias_gain || shape.steep <= 1.0 {
@@ -128,39 +138,31 @@ pub fn initial_top(
                 )
             })
             .collect();
+        let weights = ranking(&scores, config.sias_gain);
         out.extend(
             positions
                 .iter()
-                .zip(ranking(&scores, config.sias_gain))
-                .filter(|(_, w)| *w > 0.0)
-                .map(|(&p, w)| Recommendation {
-                    node: entries[p as usize].node,
-                    score: w,
-                    forced: false,
-                }),
+                .zip(weights)
+                .filter_map(|(&p, w)| recommend(p, w)),
         );
     } else if let Some(index) = cache
         .ok
         .filter(|_| config.score_units == ScoreUnits::Fraction)
     {
-        let kept = &mut scratch.kept;
-        let shares = index.shares();
+        let (exponents, kept) = (&mut scratch.exponents, &mut scratch.kept);
         near_best(
-            shares,
+            index.shares(),
             positions,
             task,
-            config,
-            top,
-            &mut scratch.exponents,
+            (config, top, margin),
+            exponents,
             kept,
         );
         out.extend(kept.iter().filter_map(|&p| {
-            let s = score::of_exponent(shape, score::exponent(shape, &after(p), config)?);
-            (s > 0.0).then_some(Recommendation {
-                node: entries[p as usize].node,
-                score: s,
-                forced: false,
-            })
+            recommend(
+                p,
+                score::of_exponent(shape, score::exponent(shape, &after(p), config)?),
+            )
         }));
     } else {
         let exponents = &mut scratch.exponents;
@@ -170,19 +172,10 @@ pub fn initial_top(
                 .iter()
                 .filter_map(|&p| score::exponent(shape, &after(p), config).map(|e| (e, p))),
         );
-        if exponents.len() > top {
-            let (_, kth, _) = exponents.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
-            let cut = kth.0 - 1e-6 / shape.steep.ln();
-            exponents.retain(|&(e, _)| e >= cut);
-        }
-        out.extend(exponents.iter().filter_map(|&(e, p)| {
-            let s = score::of_exponent(shape, e);
-            (s > 0.0).then_some(Recommendation {
-                node: entries[p as usize].node,
-                score: s,
-                forced: false,
-            })
-        }));
+        keep_near_top(exponents, top, margin);
+        out.extend(
+            (exponents.iter()).filter_map(|&(e, p)| recommend(p, score::of_exponent(shape, e))),
+        );
     }
     // Nodes are distinct, so the order is total.
     out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
@@ -193,15 +186,14 @@ pub fn initial_top(
 /// (cleared), estimated from the entries' load shares without a division (`exponents` is a
 /// buffer). An entry whose estimated load is beyond `max_use` by more than the estimate's error is
 /// left out (its score is surely 0), one within the error of it is kept whatever its exponent;
-/// of the others, those within the exact path's margin (plus twice the error) of the `top`-th
+/// of the others, those within the exact path's `margin` (plus twice the error) of the `top`-th
 /// best estimate are kept. So `kept` holds every entry the exact path keeps ([`initial_top`]).
 /// Fraction units only (where the exponent's factors are `1 - bias - share` or `share - bias`).
 fn near_best(
     shares: &[LoadShare],
     positions: &[u32],
     task: &Demand,
-    config: &MasbConfig,
-    top: usize,
+    (config, top, margin): (&MasbConfig, usize, f64),
     exponents: &mut Vec<(f64, u32)>,
     kept: &mut Vec<u32>,
 ) {
@@ -228,12 +220,17 @@ fn near_best(
         n += usize::from(high < limit - SHARE_ERROR);
     }
     exponents.truncate(n);
+    keep_near_top(exponents, top, margin + 2.0 * SHARE_ERROR);
+    kept.extend(exponents.iter().map(|e| e.1));
+}
+
+/// Keeps the exponents within `margin` of the `top`-th largest (all of them when there are no
+/// more than `top`).
+fn keep_near_top(exponents: &mut Vec<(f64, u32)>, top: usize, margin: f64) {
     if top > 0 && exponents.len() > top {
         let (_, kth, _) = exponents.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
-        let cut = kth.0 - 1e-6 / shape.steep.ln() - 2.0 * SHARE_ERROR;
-        kept.extend(exponents.iter().filter(|e| e.0 >= cut).map(|e| e.1));
-    } else {
-        kept.extend(exponents.iter().map(|e| e.1));
+        let cut = kth.0 - margin;
+        exponents.retain(|&(e, _)| e >= cut);
     }
 }
 
