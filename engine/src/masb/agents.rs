@@ -25,7 +25,7 @@ use super::select::{
     CacheEntry, CacheView, Demand, MigrationScratch, Recommendation, ScoreScratch, accepts,
     final_check, initial_asks, migration_candidates, target_order,
 };
-use crate::cell::TaskState;
+use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 use crate::policy::{Envelope, Outbox, StepCtx};
 use crate::units::UNITS;
@@ -100,8 +100,8 @@ impl Masb {
     }
 
     /// A task's demand from the cell (normalised).
-    pub(super) fn demand(ctx: &StepCtx<'_>, t: TaskIdx) -> Demand {
-        let tasks = &ctx.cell.tasks;
+    pub(super) fn demand(cell: &Cell, t: TaskIdx) -> Demand {
+        let tasks = &cell.tasks;
         let i = t.index();
         Demand {
             cpu_req: norm(tasks.cpu_req[i]),

@@ -17,7 +17,7 @@ use super::cost::migration_cost;
 use super::fit::FitIndex;
 use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
-use super::select::CacheEntry;
+use super::select::{CacheEntry, Demand};
 use crate::cell::{Cell, Constraint, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{
@@ -51,12 +51,14 @@ pub struct InFlight {
 }
 
 /// A pending task a broker offers this tick (and its generation), with the index of its
-/// constraint set in the shared match memo (`None`: no constraints). Pending in that generation
-/// when `begin_tick` made the list, hence in the tick's first round, which offers it.
+/// constraint set in the shared match memo (`None`: no constraints) and its demand. Pending in
+/// that generation when `begin_tick` made the list, hence in the tick's first round, which offers
+/// it; the demand is read there, in task order, rather than task by task in a broker's offers.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Assigned {
     pub task: (TaskIdx, u32),
     pub set: Option<u32>,
+    pub demand: Demand,
 }
 
 /// The MASB policy's shared state.
@@ -246,8 +248,9 @@ impl Policy for Masb {
                     if key != last.0 {
                         last = (key, memo.slot(key));
                     }
-                    let set = last.1;
-                    assigned[rng.below(*brokers as u64) as usize].push(Assigned { task, set });
+                    let (set, demand) = (last.1, Self::demand(cell, task.0));
+                    let broker = rng.below(*brokers as u64) as usize;
+                    assigned[broker].push(Assigned { task, set, demand });
                 }
                 memo.refresh_used(cell);
                 let online = |n: NodeIdx| cell.nodes.is_online(n);

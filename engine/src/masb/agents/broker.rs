@@ -260,11 +260,11 @@ impl Masb {
             }
             b.cache.memo.trim();
             let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
-            for &Assigned { task, set } in assigned {
+            for &Assigned { task, set, demand } in assigned {
                 let (task, generation) = task;
                 // `begin_tick` kept only live pending tasks, and nothing ran since.
                 debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
-                let demand = Self::demand(ctx, task);
+                debug_assert!(demand == Self::demand(ctx.cell, task));
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                 let (scratch, asks) = (&mut b.scratch, &mut b.asks);
                 let start = asks.len();

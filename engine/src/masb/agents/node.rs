@@ -365,7 +365,7 @@ impl Masb {
         task: (TaskIdx, u32),
     ) {
         na.task = task;
-        na.demand = Self::demand(ctx, task.0);
+        na.demand = Self::demand(ctx.cell, task.0);
         na.phase = Phase::WaitCandidates;
         na.expires = g + self.rounds_for(self.config.recommendation_ttl_s);
         out.send(
@@ -423,7 +423,7 @@ impl Masb {
         let candidates: Vec<Candidate> = tasks
             .iter()
             .map(|&t| {
-                let d = Self::demand(ctx, t);
+                let d = Self::demand(ctx.cell, t);
                 Candidate {
                     cpu_use: d.cpu_use,
                     mem_use: d.mem_use,
