@@ -6,7 +6,9 @@
 //! it (the ingest writes exactly that schema); a mismatch is a programming error and panics.
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float32Type, Int32Type, Int64Type, UInt8Type, UInt32Type, UInt64Type};
+use arrow_array::types::{
+    ArrowPrimitiveType, Float32Type, Int32Type, Int64Type, UInt8Type, UInt32Type, UInt64Type,
+};
 use arrow_array::{Array, RecordBatch, StringArray};
 
 /// i64 column `i` values (for non-null columns such as time keys).
@@ -29,22 +31,24 @@ pub fn u8s(b: &RecordBatch, i: usize) -> &[u8] {
     b.column(i).as_primitive::<UInt8Type>().values()
 }
 
+/// Nullable primitive column `i` as a function of the row, `None` where null (empty in the
+/// trace): the column is looked up and downcast once, however many rows are read.
+pub fn nullable<T: ArrowPrimitiveType>(
+    b: &RecordBatch,
+    i: usize,
+) -> impl Fn(usize) -> Option<T::Native> + '_ {
+    let a = b.column(i).as_primitive::<T>();
+    move |row| a.is_valid(row).then(|| a.value(row))
+}
+
 /// f32 column `i` at `row`, `None` when empty in the trace.
 pub fn f32_at(b: &RecordBatch, i: usize, row: usize) -> Option<f32> {
-    let a = b.column(i).as_primitive::<Float32Type>();
-    a.is_valid(row).then(|| a.value(row))
+    nullable::<Float32Type>(b, i)(row)
 }
 
 /// i64 column `i` at `row`, `None` when null.
 pub fn i64_at(b: &RecordBatch, i: usize, row: usize) -> Option<i64> {
-    let a = b.column(i).as_primitive::<Int64Type>();
-    a.is_valid(row).then(|| a.value(row))
-}
-
-/// u64 column `i` at `row`, `None` when empty in the trace.
-pub fn u64_at(b: &RecordBatch, i: usize, row: usize) -> Option<u64> {
-    let a = b.column(i).as_primitive::<UInt64Type>();
-    a.is_valid(row).then(|| a.value(row))
+    nullable::<Int64Type>(b, i)(row)
 }
 
 /// Boolean column `i` at `row` (false when null).

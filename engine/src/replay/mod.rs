@@ -11,6 +11,7 @@
 //! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
@@ -204,19 +205,20 @@ impl Replay {
         stats
     }
 
-    /// Runs `apply` on every row of one table before `end_us`, counting the rows. The cursor is
-    /// taken out of `self` while `apply` gets `self` mutably.
+    /// Runs `apply` on every row of one table before `end_us`, a run of rows of one batch at a
+    /// time, counting the rows. The cursor is taken out of `self` while `apply` gets `self`
+    /// mutably.
     fn drain(
         &mut self,
         table: Table,
         cursor: fn(&mut Replay) -> &mut Cursor,
         end_us: i64,
-        mut apply: impl FnMut(&mut Replay, &RecordBatch, usize),
+        mut apply: impl FnMut(&mut Replay, &RecordBatch, Range<usize>),
     ) -> Result<()> {
         let mut rows = std::mem::replace(cursor(self), Cursor::none());
-        let result = rows.each_before(end_us, |b, r| {
-            self.rows[table as usize] += 1;
-            apply(self, b, r);
+        let result = rows.each_before(end_us, |b, run| {
+            self.rows[table as usize] += run.len() as u64;
+            apply(self, b, run);
             Ok(())
         });
         *cursor(self) = rows;
@@ -233,10 +235,12 @@ impl Replay {
             Table::MachineEvents,
             |s| &mut s.machines,
             end_us,
-            |s, b, r| {
-                let row = MachineEventRow::read(b, r);
-                for m in scale.machines(row.machine_id) {
-                    s.machine_event(cell, &row, m, &mut ev);
+            |s, b, run| {
+                let read = MachineEventRow::reader(b);
+                for row in run.map(read) {
+                    for m in scale.machines(row.machine_id) {
+                        s.machine_event(cell, &row, m, &mut ev);
+                    }
                 }
             },
         )?;
@@ -245,16 +249,17 @@ impl Replay {
             Table::MachineAttributes,
             |s| &mut s.attributes,
             end_us,
-            |s, b, r| {
-                let row = AttributeRow::read(b, r);
-                let name = s.intern(row.name);
-                // None: the row deletes the attribute.
-                let value = row.value.map(|(text, int)| (s.intern(text), int));
-                for m in scale.machines(row.machine_id) {
-                    let node = s.node(m, cell);
-                    match value {
-                        Some(v) => cell.set_attribute(node, name, v),
-                        None => cell.remove_attribute(node, name),
+            |s, b, run| {
+                for row in run.map(|r| AttributeRow::read(b, r)) {
+                    let name = s.intern(row.name);
+                    // None: the row deletes the attribute.
+                    let value = row.value.map(|(text, int)| (s.intern(text), int));
+                    for m in scale.machines(row.machine_id) {
+                        let node = s.node(m, cell);
+                        match value {
+                            Some(v) => cell.set_attribute(node, name, v),
+                            None => cell.remove_attribute(node, name),
+                        }
                     }
                 }
             },
@@ -263,12 +268,14 @@ impl Replay {
             Table::TaskEvents,
             |s| &mut s.task_events,
             end_us,
-            |s, b, r| {
-                let row = TaskEventRow::read(b, r);
-                s.each_instance(row.job_id, row.task_index, |s, job, k| {
-                    let machine = row.machine_id.map(|m| scale.machine(m, k));
-                    s.task_event(cell, &row, job, machine, &mut ev);
-                });
+            |s, b, run| {
+                let read = TaskEventRow::reader(b);
+                for row in run.map(read) {
+                    s.each_instance(row.job_id, row.task_index, |s, job, k| {
+                        let machine = row.machine_id.map(|m| scale.machine(m, k));
+                        s.task_event(cell, &row, job, machine, &mut ev);
+                    });
+                }
             },
         )?;
         let mut set = ConstraintSet::default();
@@ -276,20 +283,21 @@ impl Replay {
             Table::TaskConstraints,
             |s| &mut s.constraints,
             end_us,
-            |s, b, r| {
+            |s, b, run| {
                 // Consecutive rows of one task at one time form its (new) constraint set.
-                let row = ConstraintRow::read(b, r);
-                let stamp = (row.job_id, row.task_index, row.time_us);
-                if set.stamp != Some(stamp) {
-                    s.set_constraints(cell, &mut set);
-                    set.stamp = Some(stamp);
+                for row in run.map(|r| ConstraintRow::read(b, r)) {
+                    let stamp = (row.job_id, row.task_index, row.time_us);
+                    if set.stamp != Some(stamp) {
+                        s.set_constraints(cell, &mut set);
+                        set.stamp = Some(stamp);
+                    }
+                    set.rows.push(Constraint {
+                        op: row.op,
+                        name: s.intern(row.name),
+                        value: s.intern(row.value),
+                        value_int: row.value_int,
+                    });
                 }
-                set.rows.push(Constraint {
-                    op: row.op,
-                    name: s.intern(row.name),
-                    value: s.intern(row.value),
-                    value_int: row.value_int,
-                });
             },
         )?;
         self.set_constraints(cell, &mut set);
@@ -298,22 +306,24 @@ impl Replay {
             Table::TaskUsage,
             |s| &mut s.usage,
             end_us,
-            |s, b, r| {
-                let reading = UsageReading::read(b, r);
-                let index = reading.task_index;
-                let row = UsageRow {
-                    key: (0, index),
-                    start_us: reading.start_us,
-                    end_us: reading.end_us,
-                    cpu: to_units(reading.cpu.unwrap_or(0.0)),
-                    mem: to_units(reading.memory.unwrap_or(0.0)),
-                };
-                s.each_instance(reading.job_id, index, |s, job, _| {
-                    s.usage_rows.push(UsageRow {
-                        key: (job, index),
-                        ..row
+            |s, b, run| {
+                let read = UsageReading::reader(b);
+                for reading in run.map(read) {
+                    let index = reading.task_index;
+                    let row = UsageRow {
+                        key: (0, index),
+                        start_us: reading.start_us,
+                        end_us: reading.end_us,
+                        cpu: to_units(reading.cpu.unwrap_or(0.0)),
+                        mem: to_units(reading.memory.unwrap_or(0.0)),
+                    };
+                    s.each_instance(reading.job_id, index, |s, job, _| {
+                        s.usage_rows.push(UsageRow {
+                            key: (job, index),
+                            ..row
+                        });
                     });
-                });
+                }
             },
         )?;
         self.apply_usage(cell);

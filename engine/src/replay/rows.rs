@@ -1,13 +1,15 @@
 //! The rows the replay reads: for each table, the projection it is opened with and the typed
 //! reading of one row, side by side so that column positions and names cannot drift apart.
-//! A row is decoded once, however many scaled instances it is applied to.
+//! A row is decoded once, however many scaled instances it is applied to, and a batch's columns
+//! are looked up once per run of rows (`reader`), not once per row.
 //!
 //! Every projection starts with the table's time key (what [`Cursor`](crate::trace::Cursor)
 //! orders by). Task constraints are read as [`ingest::columns::ConstraintRow`], which the
 //! statistics of `analysis` read too.
 
 use arrow_array::RecordBatch;
-use ingest::columns::{bool_at, f32_at, i64_at, i64s, str_at, u8s, u32s, u64_at, u64s};
+use arrow_array::types::{Float32Type, UInt64Type};
+use ingest::columns::{bool_at, i64_at, i64s, nullable, str_at, u8s, u32s, u64s};
 
 /// One `machine_events` row.
 #[derive(Debug, Clone, Copy)]
@@ -26,13 +28,15 @@ impl MachineEventRow {
     /// The projection [`MachineEventRow::read`] reads.
     pub const COLUMNS: [&'static str; 5] = ["time", "machine_id", "event_type", "cpus", "memory"];
 
-    /// Row `r` of a batch read with [`MachineEventRow::COLUMNS`].
-    pub fn read(b: &RecordBatch, r: usize) -> MachineEventRow {
-        MachineEventRow {
-            machine_id: u64s(b, 1)[r],
-            kind: u8s(b, 2)[r],
-            cpus: f32_at(b, 3, r),
-            memory: f32_at(b, 4, r),
+    /// The rows of a batch read with [`MachineEventRow::COLUMNS`], by row number.
+    pub fn reader(b: &RecordBatch) -> impl Fn(usize) -> MachineEventRow + '_ {
+        let (machine_id, kind) = (u64s(b, 1), u8s(b, 2));
+        let (cpus, memory) = (nullable::<Float32Type>(b, 3), nullable::<Float32Type>(b, 4));
+        move |r| MachineEventRow {
+            machine_id: machine_id[r],
+            kind: kind[r],
+            cpus: cpus(r),
+            memory: memory(r),
         }
     }
 }
@@ -103,17 +107,21 @@ impl TaskEventRow {
         "memory_request",
     ];
 
-    /// Row `r` of a batch read with [`TaskEventRow::COLUMNS`].
-    pub fn read(b: &RecordBatch, r: usize) -> TaskEventRow {
-        TaskEventRow {
-            time_us: i64s(b, 0)[r],
-            job_id: u64s(b, 1)[r],
-            task_index: u32s(b, 2)[r],
-            machine_id: u64_at(b, 3, r),
-            kind: u8s(b, 4)[r],
-            priority: u8s(b, 5)[r],
-            cpu_request: f32_at(b, 6, r),
-            memory_request: f32_at(b, 7, r),
+    /// The rows of a batch read with [`TaskEventRow::COLUMNS`], by row number.
+    pub fn reader(b: &RecordBatch) -> impl Fn(usize) -> TaskEventRow + '_ {
+        let (time_us, job_id, task_index) = (i64s(b, 0), u64s(b, 1), u32s(b, 2));
+        let machine_id = nullable::<UInt64Type>(b, 3);
+        let (kind, priority) = (u8s(b, 4), u8s(b, 5));
+        let (cpu, memory) = (nullable::<Float32Type>(b, 6), nullable::<Float32Type>(b, 7));
+        move |r| TaskEventRow {
+            time_us: time_us[r],
+            job_id: job_id[r],
+            task_index: task_index[r],
+            machine_id: machine_id(r),
+            kind: kind[r],
+            priority: priority[r],
+            cpu_request: cpu(r),
+            memory_request: memory(r),
         }
     }
 }
@@ -146,15 +154,18 @@ impl UsageReading {
         "canonical_memory_usage",
     ];
 
-    /// Row `r` of a batch read with [`UsageReading::COLUMNS`].
-    pub fn read(b: &RecordBatch, r: usize) -> UsageReading {
-        UsageReading {
-            start_us: i64s(b, 0)[r],
-            end_us: i64s(b, 1)[r],
-            job_id: u64s(b, 2)[r],
-            task_index: u32s(b, 3)[r],
-            cpu: f32_at(b, 4, r),
-            memory: f32_at(b, 5, r),
+    /// The rows of a batch read with [`UsageReading::COLUMNS`], by row number.
+    pub fn reader(b: &RecordBatch) -> impl Fn(usize) -> UsageReading + '_ {
+        let (start_us, end_us) = (i64s(b, 0), i64s(b, 1));
+        let (job_id, task_index) = (u64s(b, 2), u32s(b, 3));
+        let (cpu, memory) = (nullable::<Float32Type>(b, 4), nullable::<Float32Type>(b, 5));
+        move |r| UsageReading {
+            start_us: start_us[r],
+            end_us: end_us[r],
+            job_id: job_id[r],
+            task_index: task_index[r],
+            cpu: cpu(r),
+            memory: memory(r),
         }
     }
 }
