@@ -29,6 +29,27 @@ pub fn selected(salt: u64, keys: &[u64], pct: u32) -> bool {
     ingest::rng::hash_keys(salt, keys) % 1_000_000 < pct as u64 * 10_000
 }
 
+/// The IDs of the copies of the last job [`Scale::tasks`] was asked for: consecutive trace rows
+/// mostly name one job, so its copy IDs are hashed once rather than for every row.
+#[derive(Debug, Clone, Default)]
+pub struct CopyIds {
+    job: Option<u64>,
+    ids: Vec<u64>,
+}
+
+impl CopyIds {
+    /// [`Scale::copy_id`] of copies `0..multiply` of `job`.
+    pub fn of(&mut self, job: u64, multiply: u32) -> &[u64] {
+        if self.job != Some(job) || self.ids.len() != multiply as usize {
+            self.job = Some(job);
+            self.ids.clear();
+            self.ids
+                .extend((0..multiply).map(|k| Scale::copy_id(job, k)));
+        }
+        &self.ids
+    }
+}
+
 /// The scaling of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -99,19 +120,17 @@ impl Scale {
     }
 
     /// Appends to `out` the replayed instances of task (`job`, `index`): (job ID, machine copy).
-    pub fn tasks(&self, job: u64, index: u32, out: &mut Vec<(u64, u32)>) {
+    /// `copies` holds the copy IDs of the last job asked for.
+    pub fn tasks(&self, job: u64, index: u32, copies: &mut CopyIds, out: &mut Vec<(u64, u32)>) {
         out.clear();
         if self.is_identity() {
             out.push((job, 0));
             return;
         }
-        for k in 0..self.multiply {
-            let job_k = Self::copy_id(job, k);
-            let extra = selected(
-                WORKLOAD_SALT,
-                &[job_k, index as u64],
-                self.workload_pct % 100,
-            );
+        for (k, &job_k) in (0..self.multiply).zip(copies.of(job, self.multiply)) {
+            // Drawn only when it can select: `selected(.., 0)` is false whatever the hash.
+            let share = self.workload_pct % 100;
+            let extra = share > 0 && selected(WORKLOAD_SALT, &[job_k, index as u64], share);
             let instances = self.workload_pct / 100 + extra as u32;
             for d in 0..instances {
                 let id = if d == 0 {
@@ -133,7 +152,7 @@ mod tests {
     fn identity_maps_to_itself() {
         let s = Scale::default();
         let mut out = Vec::new();
-        s.tasks(42, 3, &mut out);
+        s.tasks(42, 3, &mut CopyIds::default(), &mut out);
         assert_eq!(out, [(42, 0)]);
         assert_eq!(s.machine(7, 0), Some(7));
     }
@@ -145,10 +164,10 @@ mod tests {
             workload_pct: 150,
             compact_pct: 100,
         };
-        let mut out = Vec::new();
+        let (mut out, mut copies) = (Vec::new(), CopyIds::default());
         let (mut total, mut ids) = (0, std::collections::HashSet::new());
         for job in 0..2_000u64 {
-            s.tasks(job, 0, &mut out);
+            s.tasks(job, 0, &mut copies, &mut out);
             total += out.len();
             for &(id, k) in &out {
                 assert!(k < 3);
@@ -162,8 +181,29 @@ mod tests {
             workload_pct: 0,
             ..Scale::default()
         };
-        dropped.tasks(1, 1, &mut out);
+        dropped.tasks(1, 1, &mut copies, &mut out);
         assert!(out.is_empty());
+    }
+
+    /// The memo answers what hashing every time would, whatever the order of the jobs asked
+    /// for; a whole-hundred workload gives exactly that many instances per copy.
+    #[test]
+    fn copy_ids_memo_and_whole_workloads() {
+        let mut copies = CopyIds::default();
+        for (job, multiply) in [(5, 3), (5, 3), (6, 3), (5, 3), (5, 2), (7, 1)] {
+            let expected: Vec<u64> = (0..multiply).map(|k| Scale::copy_id(job, k)).collect();
+            assert_eq!(copies.of(job, multiply), expected);
+        }
+        let double = Scale {
+            multiply: 2,
+            workload_pct: 200,
+            compact_pct: 100,
+        };
+        let mut out = Vec::new();
+        for job in 0..100 {
+            double.tasks(job, 1, &mut copies, &mut out);
+            assert_eq!(out.iter().map(|i| i.1).collect::<Vec<_>>(), [0, 0, 1, 1]);
+        }
     }
 
     #[test]

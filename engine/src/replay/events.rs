@@ -75,15 +75,14 @@ impl Replay {
         }
     }
 
-    /// One task event row for the task instance `job` (the row's own job ID unless scaled), whose
-    /// recorded machine is `machine`: `None` when the row names none, `Some(None)` when
-    /// compaction removed it.
+    /// One task event row for the task instance `job` (the row's own job ID unless scaled) of
+    /// machine copy `k`, whose recorded machine is copy `k` of the row's machine (none when the
+    /// row names none or compaction removed it).
     pub(super) fn task_event(
         &mut self,
         cell: &mut Cell,
         row: &TaskEventRow,
-        job: u64,
-        machine: Option<Option<u64>>,
+        (job, k): (u64, u32),
         ev: &mut TickEvents,
     ) {
         let now = row.time_us;
@@ -129,7 +128,8 @@ impl Replay {
                 ev.submitted.push(t);
             }
             task_event::SCHEDULE if cell.tasks.state[t.index()] == TaskState::Pending => {
-                let machine = machine.flatten();
+                // Only a SCHEDULE names a machine the replay uses: its copy ID is hashed here.
+                let machine = row.machine_id.and_then(|m| self.scale.machine(m, k));
                 let node = match machine.and_then(|m| self.node_of.get(&m)) {
                     Some(n) => *n,
                     None => {

@@ -30,7 +30,7 @@ mod deferred;
 mod events;
 mod queue;
 mod rows;
-use crate::scale::Scale;
+use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
 use crate::units::to_units;
 pub use awaiting::AwaitingList;
@@ -110,6 +110,8 @@ pub struct Replay {
     pub(crate) scale: Scale,
     /// Scratch: the instances of the row being applied.
     instances: Vec<(u64, u32)>,
+    /// The copy IDs of the last job scaled.
+    copy_ids: CopyIds,
     /// Scratch: nodes removed by this tick's machine events, their tasks not yet displaced.
     removed: Vec<NodeIdx>,
     /// Scratch: the tick's usage rows, per task instance, and what they resolve to.
@@ -175,6 +177,7 @@ impl Replay {
             due_events: Vec::new(),
             scale: Scale::default(),
             instances: Vec::new(),
+            copy_ids: CopyIds::default(),
             removed: Vec::new(),
             usage_rows: Vec::new(),
             usage_tasks: Vec::new(),
@@ -272,8 +275,7 @@ impl Replay {
                 let read = TaskEventRow::reader(b);
                 for row in run.map(read) {
                     s.each_instance(row.job_id, row.task_index, |s, job, k| {
-                        let machine = row.machine_id.map(|m| scale.machine(m, k));
-                        s.task_event(cell, &row, job, machine, &mut ev);
+                        s.task_event(cell, &row, (job, k), &mut ev);
                     });
                 }
             },
@@ -349,7 +351,7 @@ impl Replay {
     /// the scaling (`scale.rs`); the instance list is a reused scratch buffer.
     fn each_instance(&mut self, job: u64, index: u32, mut f: impl FnMut(&mut Replay, u64, u32)) {
         let mut instances = std::mem::take(&mut self.instances);
-        self.scale.tasks(job, index, &mut instances);
+        (self.scale).tasks(job, index, &mut self.copy_ids, &mut instances);
         for &(job, k) in &instances {
             f(self, job, k);
         }
