@@ -1,6 +1,7 @@
 //! Grouping by key in compressed-sparse-row form: a stable counting sort into buffers the caller
-//! keeps, so that once they have grown a grouping allocates nothing. Used for the mailbox
-//! (messages by receiver, every round) and MASB's running tasks by node (every tick).
+//! keeps, so that once they have grown a grouping allocates nothing. Used for MASB's running tasks
+//! by node (every tick); the mailbox groups its messages by receiver the same way, on two threads
+//! (`executor.rs`).
 //!
 //! Invariant of the result: key `k`'s items are `out[offsets[k]..offsets[k + 1]]`, in the order
 //! the items came.

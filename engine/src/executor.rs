@@ -32,18 +32,25 @@ impl Default for Granularity {
 }
 
 /// Messages grouped by receiver: `messages[offsets[a]..offsets[a + 1]]` is agent `a`'s inbox.
+/// Invariant: the first `held` entries of `messages` are the messages held; the entries beyond
+/// are left over from larger groupings (kept so that a grouping writes into initialised slots).
 #[derive(Debug, Clone)]
 pub struct Mailbox<M> {
     messages: Vec<Envelope<M>>,
+    held: usize,
     offsets: Vec<u32>,
+    /// Scratch: each receiver's next slot while grouping.
+    cursors: Vec<u32>,
 }
 
-impl<M: Copy> Mailbox<M> {
+impl<M: Copy + Send + Sync> Mailbox<M> {
     /// An empty mailbox for `agents` agents.
     pub fn new(agents: usize) -> Mailbox<M> {
         Mailbox {
             messages: Vec::new(),
+            held: 0,
             offsets: vec![0; agents + 1],
+            cursors: Vec::new(),
         }
     }
 
@@ -57,48 +64,71 @@ impl<M: Copy> Mailbox<M> {
 
     /// Every message held, grouped by receiver.
     pub fn messages(&self) -> &[Envelope<M>] {
-        &self.messages
+        &self.messages[..self.held]
     }
 
     /// Messages held.
     pub fn len(&self) -> usize {
-        self.messages.len()
+        self.held
     }
 
     /// True when no messages are held.
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+        self.held == 0
     }
 
     /// Groups `sent` by receiver (stable); messages to agents beyond `agents` are dropped.
     pub fn group(sent: &[Envelope<M>], agents: usize) -> Mailbox<M> {
         let mut mailbox = Mailbox::new(agents);
-        mailbox.regroup(&[sent], agents, &mut Vec::new());
+        mailbox.regroup(&[sent], agents);
         mailbox
     }
 
     /// Groups the messages of `parts` by receiver into `self` (stable: part order, then order
     /// within a part), reusing its buffers; messages to agents beyond `agents` are dropped. A
-    /// counting sort (`csr.rs`): `order` receives the (part, index) of each message in receiver
-    /// order.
-    fn regroup<P: AsRef<[Envelope<M>]>>(
-        &mut self,
-        parts: &[P],
-        agents: usize,
-        order: &mut Vec<(u32, u32)>,
-    ) {
-        let items = || {
-            (parts.iter().enumerate()).flat_map(|(c, m)| {
-                let m = m.as_ref().iter().enumerate();
-                m.map(move |(k, e)| (e.to.index(), (c as u32, k as u32)))
-            })
-        };
-        crate::csr::group_by_key(agents, items, &mut self.offsets, order);
-        self.messages.clear();
-        self.messages.extend(
-            order
-                .iter()
-                .map(|&(c, k)| parts[c as usize].as_ref()[k as usize]),
+    /// counting sort: the messages are counted per receiver (one pass), then the receivers split
+    /// in two ranges holding about half of the messages each, and each range's messages written
+    /// to their slots on a thread of its own (both threads read every message).
+    fn regroup<P: AsRef<[Envelope<M>]> + Sync>(&mut self, parts: &[P], agents: usize) {
+        let all = || parts.iter().flat_map(|m| m.as_ref().iter());
+        let offsets = &mut self.offsets;
+        offsets.clear();
+        offsets.resize(agents + 1, 0);
+        for a in all().map(|e| e.to.index()).filter(|&a| a < agents) {
+            offsets[a + 1] += 1;
+        }
+        for a in 0..agents {
+            offsets[a + 1] += offsets[a];
+        }
+        let held = offsets[agents] as usize;
+        if self.messages.len() < held {
+            let first = *all().find(|e| e.to.index() < agents).expect("held > 0");
+            self.messages.resize(held, first);
+        }
+        self.held = held;
+        // The receivers from `split` on hold the second half of the messages.
+        let split = offsets
+            .partition_point(|&o| (o as usize) < held / 2)
+            .min(agents);
+        self.cursors.clear();
+        self.cursors.extend_from_slice(&offsets[..agents]);
+        let (low_slots, high_slots) = self.messages[..held].split_at_mut(offsets[split] as usize);
+        let (low_cursors, high_cursors) = self.cursors.split_at_mut(split);
+        let scatter =
+            |range: std::ops::Range<usize>, slots: &mut [Envelope<M>], cursors: &mut [u32]| {
+                let base = range.start;
+                let first_slot = cursors.first().map_or(0, |&c| c as usize);
+                for e in all() {
+                    if range.contains(&e.to.index()) {
+                        let cursor = &mut cursors[e.to.index() - base];
+                        slots[*cursor as usize - first_slot] = *e;
+                        *cursor += 1;
+                    }
+                }
+            };
+        rayon::join(
+            || scatter(0..split, low_slots, low_cursors),
+            || scatter(split..agents, high_slots, high_cursors),
         );
     }
 }
@@ -121,20 +151,18 @@ impl<M, A> AsRef<[Envelope<M>]> for ChunkOutput<M, A> {
 pub type MessageCounts = Vec<u64>;
 
 /// Buffers a run keeps across rounds, so a round allocates nothing once they have grown (SPEC
-/// 5.2): each chunk's message, action and count buffers, the gather order of the grouping, the
-/// actions in agent order and the spare mailbox the next round's messages are grouped into.
+/// 5.2): each chunk's message, action and count buffers, the actions in agent order and the
+/// spare mailbox the next round's messages are grouped into.
 pub struct RoundScratch<M, A> {
     chunks: Vec<ChunkOutput<M, A>>,
-    order: Vec<(u32, u32)>,
     actions: Vec<(AgentIdx, A)>,
     spare: Mailbox<M>,
 }
 
-impl<M: Copy, A> Default for RoundScratch<M, A> {
+impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {
     fn default() -> Self {
         RoundScratch {
             chunks: Vec::new(),
-            order: Vec::new(),
             actions: Vec::new(),
             spare: Mailbox::new(0),
         }
@@ -233,12 +261,11 @@ pub fn run_round<P: Policy>(
         chunks: outputs,
         actions,
         spare,
-        order,
     } = scratch;
     let receivers = agents.len();
     rayon::join(
         || policy.apply(cell, now_us, actions, counters),
-        || spare.regroup(&outputs[..chunks], receivers, order),
+        || spare.regroup(&outputs[..chunks], receivers),
     );
     std::mem::swap(mailbox, &mut scratch.spare);
 }
@@ -246,6 +273,49 @@ pub fn run_round<P: Policy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Against grouping by filtering, over several parts: every receiver's messages in part
+    /// order then sender order, receivers out of range dropped, whatever the split between the
+    /// two threads falls on (all messages to one receiver, none, the last agent only); a mailbox
+    /// regrouped after holding more messages shows only the new ones.
+    #[test]
+    fn regrouping_parts_matches_filtering() {
+        let mut r = ingest::rng::Rng::new(3, 0);
+        let mut mailbox = Mailbox::new(0);
+        let agents = 40;
+        for case in 0..60u32 {
+            let parts: Vec<Vec<Envelope<u32>>> = (0..r.below(5))
+                .map(|_| {
+                    (0..r.below(300))
+                        .map(|i| {
+                            let to = match case % 4 {
+                                0 => r.below(agents as u64 + 3) as u32,
+                                1 => 7,
+                                2 => agents as u32 - 1,
+                                _ => (r.below(3) * 19) as u32,
+                            };
+                            Envelope {
+                                from: AgentIdx(case),
+                                to: AgentIdx(to),
+                                msg: i as u32,
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            mailbox.regroup(&parts, agents);
+            let all: Vec<Envelope<u32>> = parts.iter().flatten().copied().collect();
+            let mut expected_all = Vec::new();
+            for a in 0..agents {
+                let expected: Vec<_> = all.iter().filter(|e| e.to.index() == a).copied().collect();
+                assert_eq!(mailbox.inbox(a), &expected[..], "case {case}, agent {a}");
+                expected_all.extend(expected);
+            }
+            assert_eq!(mailbox.messages(), &expected_all[..]);
+            assert_eq!(mailbox.len(), expected_all.len());
+            assert!(mailbox.inbox(agents).is_empty());
+        }
+    }
 
     #[test]
     fn grouping_is_stable_by_receiver() {
