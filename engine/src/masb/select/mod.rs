@@ -179,8 +179,8 @@ pub(super) fn scan(
     let fresh = |e: &CacheEntry| now_s - e.reported_s <= ttl && e.node != exclude;
     match view.matching {
         None => out.extend(
-            (0..n)
-                .map(|k| (offset + k) % n)
+            (offset..n)
+                .chain(0..offset)
                 .filter(|&p| fresh(&cache[p]) && matches(cache[p].node))
                 .take(limit as usize)
                 .map(|p| p as u32),
