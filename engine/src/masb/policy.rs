@@ -152,6 +152,49 @@ impl Masb {
         }
     }
 
+    /// Brings the waiting tasks up to date with `events` (new and displaced tasks in, tasks no
+    /// longer pending in their generation out, in task order) and assigns each to a broker drawn
+    /// from the tick's stream (`brokers`, `seed`, `now_us`), with its demand and its constraint
+    /// set's slot in `memo`, which then matches the sets now in use.
+    fn assign_waiting(
+        cell: &Cell,
+        events: &TickEvents,
+        pending: &mut Vec<(TaskIdx, u32)>,
+        assigned: &mut Vec<Vec<Assigned>>,
+        memo: &mut MatchMemo,
+        (brokers, seed, now_us): (u32, u64, i64),
+    ) {
+        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
+            pending.push((t, cell.tasks.generation[t.index()]));
+        }
+        pending.retain(|&(t, g)| {
+            cell.tasks.generation[t.index()] == g
+                && cell.tasks.state[t.index()] == TaskState::Pending
+        });
+        // Last tick's waiting tasks are still in order, the new ones follow: the stable sort
+        // merges the two runs in linear time (equal entries are identical, so no order is lost).
+        pending.sort();
+        pending.dedup();
+        assigned.resize_with(brokers as usize, Vec::new);
+        for a in assigned.iter_mut() {
+            a.clear();
+        }
+        let mut rng = Rng::new(ingest::rng::hash_keys(seed, &[0xba, now_us as u64]), 0);
+        memo.trim();
+        // The tasks of a job are mostly neighbours, with the same constraints.
+        let mut last: (&[Constraint], Option<u32>) = (&[], None);
+        for &task in pending.iter() {
+            let key = cell.constraints_of(task.0);
+            if key != last.0 {
+                last = (key, memo.slot(key));
+            }
+            let (set, demand) = (last.1, Self::demand(cell, task.0));
+            let broker = rng.below(brokers as u64) as usize;
+            assigned[broker].push(Assigned { task, set, demand });
+        }
+        memo.refresh_used(cell);
+    }
+
     /// Rebuilds the per-node index of running tasks (`csr.rs`) into `offsets` and `out`, the
     /// buffers of the last tick.
     fn index_tasks(cell: &Cell, offsets: &mut Vec<u32>, out: &mut Vec<TaskIdx>) {
@@ -218,43 +261,19 @@ impl Policy for Masb {
             seed,
             ..
         } = self;
-        // Two independent halves, one per thread: the running-task index; the waiting tasks
-        // assigned to brokers, the match memo and the fit index.
+        // Three independent parts, spread over the threads: the running-task index; the waiting
+        // tasks assigned to brokers with the match memo; the fit index.
+        let online = |n: NodeIdx| cell.nodes.is_online(n);
         rayon::join(
             || Self::index_tasks(cell, node_task_offsets, node_tasks),
             || {
-                for &t in events.submitted.iter().chain(&events.displaced_tasks) {
-                    pending.push((t, cell.tasks.generation[t.index()]));
-                }
-                pending.retain(|&(t, g)| {
-                    cell.tasks.generation[t.index()] == g
-                        && cell.tasks.state[t.index()] == TaskState::Pending
-                });
-                // Last tick's waiting tasks are still in order, the new ones follow: the stable
-                // sort merges the two runs in linear time (equal entries are identical, so no
-                // order is lost).
-                pending.sort();
-                pending.dedup();
-                assigned.resize_with(*brokers as usize, Vec::new);
-                for a in assigned.iter_mut() {
-                    a.clear();
-                }
-                let mut rng = Rng::new(ingest::rng::hash_keys(*seed, &[0xba, now_us as u64]), 0);
-                memo.trim();
-                // The tasks of a job are mostly neighbours, with the same constraints.
-                let mut last: (&[Constraint], Option<u32>) = (&[], None);
-                for &task in pending.iter() {
-                    let key = cell.constraints_of(task.0);
-                    if key != last.0 {
-                        last = (key, memo.slot(key));
-                    }
-                    let (set, demand) = (last.1, Self::demand(cell, task.0));
-                    let broker = rng.below(*brokers as u64) as usize;
-                    assigned[broker].push(Assigned { task, set, demand });
-                }
-                memo.refresh_used(cell);
-                let online = |n: NodeIdx| cell.nodes.is_online(n);
-                fit.rebuild(cache, round_0_s, config, &online);
+                rayon::join(
+                    || {
+                        let draw = (*brokers, *seed, now_us);
+                        Self::assign_waiting(cell, events, pending, assigned, memo, draw);
+                    },
+                    || fit.rebuild(cache, round_0_s, config, &online),
+                )
             },
         );
         self.fit_at_s = Some(round_0_s);
