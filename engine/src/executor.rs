@@ -13,6 +13,7 @@
 use rayon::prelude::*;
 
 use crate::cell::Cell;
+use crate::csr::Scatter;
 use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 
@@ -86,50 +87,12 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
 
     /// Groups the messages of `parts` by receiver into `self` (stable: part order, then order
     /// within a part), reusing its buffers; messages to agents beyond `agents` are dropped. A
-    /// counting sort: the messages are counted per receiver (one pass), then the receivers split
-    /// in two ranges holding about half of the messages each, and each range's messages written
-    /// to their slots on a thread of its own (both threads read every message).
+    /// counting sort on two threads (`csr.rs`).
     fn regroup<P: AsRef<[Envelope<M>]> + Sync>(&mut self, parts: &[P], agents: usize) {
-        let all = || parts.iter().flat_map(|m| m.as_ref().iter());
-        let offsets = &mut self.offsets;
-        offsets.clear();
-        offsets.resize(agents + 1, 0);
-        for a in all().map(|e| e.to.index()).filter(|&a| a < agents) {
-            offsets[a + 1] += 1;
-        }
-        for a in 0..agents {
-            offsets[a + 1] += offsets[a];
-        }
-        let held = offsets[agents] as usize;
-        if self.messages.len() < held {
-            let first = *all().find(|e| e.to.index() < agents).expect("held > 0");
-            self.messages.resize(held, first);
-        }
-        self.held = held;
-        // The receivers from `split` on hold the second half of the messages.
-        let split = offsets
-            .partition_point(|&o| (o as usize) < held / 2)
-            .min(agents);
-        self.cursors.clear();
-        self.cursors.extend_from_slice(&offsets[..agents]);
-        let (low_slots, high_slots) = self.messages[..held].split_at_mut(offsets[split] as usize);
-        let (low_cursors, high_cursors) = self.cursors.split_at_mut(split);
-        let scatter =
-            |range: std::ops::Range<usize>, slots: &mut [Envelope<M>], cursors: &mut [u32]| {
-                let base = range.start;
-                let first_slot = cursors.first().map_or(0, |&c| c as usize);
-                for e in all() {
-                    if range.contains(&e.to.index()) {
-                        let cursor = &mut cursors[e.to.index() - base];
-                        slots[*cursor as usize - first_slot] = *e;
-                        *cursor += 1;
-                    }
-                }
-            };
-        rayon::join(
-            || scatter(0..split, low_slots, low_cursors),
-            || scatter(split..agents, high_slots, high_cursors),
-        );
+        let items = || (parts.iter()).flat_map(|m| m.as_ref().iter().map(|e| (e.to.index(), *e)));
+        let (offsets, cursors) = (&mut self.offsets, &mut self.cursors);
+        let by = (agents, Scatter::TwoThreads);
+        self.held = crate::csr::group_by_key(by, items, offsets, cursors, &mut self.messages);
     }
 }
 

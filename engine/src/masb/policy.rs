@@ -19,6 +19,7 @@ use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::select::{CacheEntry, Demand};
 use crate::cell::{Cell, Constraint, TaskState};
+use crate::csr::Scatter;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{
     Envelope, MigrationOutcome, MigrationRecord, Outbox, Policy, PolicyCounters, StepCtx,
@@ -75,6 +76,8 @@ pub struct Masb {
     seed: u64,
     node_task_offsets: Vec<u32>,
     node_tasks: Vec<TaskIdx>,
+    /// Scratch of the running-task index's grouping.
+    node_task_cursors: Vec<u32>,
     /// Each broker's pending tasks of this tick, with their constraint sets in `memo`.
     pub(super) assigned: Vec<Vec<Assigned>>,
     /// The brokers' shared match memo: current in every round for the constraint sets of the
@@ -106,6 +109,7 @@ impl Masb {
             seed,
             node_task_offsets: Vec::new(),
             node_tasks: Vec::new(),
+            node_task_cursors: Vec::new(),
             assigned: Vec::new(),
             memo: MatchMemo::default(),
             fit: FitIndex::default(),
@@ -196,15 +200,21 @@ impl Masb {
     }
 
     /// Rebuilds the per-node index of running tasks (`csr.rs`) into `offsets` and `out`, the
-    /// buffers of the last tick.
-    fn index_tasks(cell: &Cell, offsets: &mut Vec<u32>, out: &mut Vec<TaskIdx>) {
+    /// buffers of the last tick (`cursors`: scratch).
+    fn index_tasks(
+        cell: &Cell,
+        offsets: &mut Vec<u32>,
+        cursors: &mut Vec<u32>,
+        out: &mut Vec<TaskIdx>,
+    ) {
         let tasks = &cell.tasks;
         let running = || {
             (0..tasks.len())
                 .filter(|&i| tasks.state[i] == TaskState::Running)
                 .map(|i| (tasks.node[i].index(), TaskIdx(i as u32)))
         };
-        crate::csr::group_by_key(cell.nodes.len(), running, offsets, out);
+        let by = (cell.nodes.len(), Scatter::OneThread);
+        crate::csr::group_by_key(by, running, offsets, cursors, out);
     }
 }
 
@@ -251,6 +261,7 @@ impl Policy for Masb {
         let Masb {
             node_task_offsets,
             node_tasks,
+            node_task_cursors,
             pending,
             assigned,
             memo,
@@ -265,7 +276,7 @@ impl Policy for Masb {
         // tasks assigned to brokers with the match memo; the fit index.
         let online = |n: NodeIdx| cell.nodes.is_online(n);
         rayon::join(
-            || Self::index_tasks(cell, node_task_offsets, node_tasks),
+            || Self::index_tasks(cell, node_task_offsets, node_task_cursors, node_tasks),
             || {
                 rayon::join(
                     || {
