@@ -114,11 +114,10 @@ impl<M, A> AsRef<[Envelope<M>]> for ChunkOutput<M, A> {
 pub type MessageCounts = Vec<u64>;
 
 /// Buffers a run keeps across rounds, so a round allocates nothing once they have grown (SPEC
-/// 5.2): each chunk's message, action and count buffers, the actions in agent order and the
-/// spare mailbox the next round's messages are grouped into.
+/// 5.2): each chunk's message, action and count buffers and the spare mailbox the next round's
+/// messages are grouped into.
 pub struct RoundScratch<M, A> {
     chunks: Vec<ChunkOutput<M, A>>,
-    actions: Vec<(AgentIdx, A)>,
     spare: Mailbox<M>,
 }
 
@@ -126,7 +125,6 @@ impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {
     fn default() -> Self {
         RoundScratch {
             chunks: Vec::new(),
-            actions: Vec::new(),
             spare: Mailbox::new(0),
         }
     }
@@ -212,23 +210,25 @@ pub fn run_round<P: Policy>(
                 }
             });
     }
-    scratch.actions.clear();
-    for output in &mut scratch.chunks[..chunks] {
+    for output in &scratch.chunks[..chunks] {
         for (total, k) in counts.iter_mut().zip(&output.counted) {
             *total += k;
         }
-        scratch.actions.append(&mut output.actions);
     }
     // The actions change the cell, the grouping reads only the chunks' messages: one thread each.
+    // The chunks' actions are applied chunk by chunk, in agent order (not copied into one list).
     let RoundScratch {
         chunks: outputs,
-        actions,
         spare,
     } = scratch;
-    let receivers = agents.len();
+    let (outputs, receivers) = (&outputs[..chunks], agents.len());
     rayon::join(
-        || policy.apply(cell, now_us, actions, counters),
-        || spare.regroup(&outputs[..chunks], receivers),
+        || {
+            for output in outputs {
+                policy.apply(cell, now_us, &output.actions, counters);
+            }
+        },
+        || spare.regroup(outputs, receivers),
     );
     std::mem::swap(mailbox, &mut scratch.spare);
 }

@@ -238,7 +238,9 @@ pub trait Policy: Send + Sync {
         out: &mut Outbox<'_, Self::Msg, Self::Action>,
     );
 
-    /// Applies a round's actions, in agent order.
+    /// Applies a run of a round's actions, in agent order: a round's actions come in several
+    /// consecutive runs (one per work item), so applying them must not depend on where one run
+    /// ends and the next begins.
     fn apply(
         &mut self,
         cell: &mut Cell,
