@@ -30,7 +30,6 @@ pub struct DrawScratch {
     cumulative: Vec<f64>,
     drawn: Vec<bool>,
     weights: Vec<f64>,
-    left: Vec<Recommendation>,
 }
 
 /// The first `limit` items of a score-weighted random order of `items` (module doc).
@@ -96,7 +95,11 @@ fn redrawing_draws(
     }
 }
 
-/// Draws from the items not yet drawn, one pass over their scores per draw (module doc).
+/// Draws from the items not yet drawn, one pass over their scores per draw (module doc): what
+/// [`Rng::weighted`] over the weights left, each drawn item removed, gives, with a drawn item's
+/// weight set to 0 instead of removed. The zeros change neither the sum (adding 0 to a sum of
+/// positive weights keeps it) nor the walk (a draw `x >= 0` is never below 0, and subtracting 0
+/// keeps it); only the fallback for a draw rounded past the end names the last item left.
 fn sequential_draws(
     items: &[Recommendation],
     limit: usize,
@@ -104,15 +107,26 @@ fn sequential_draws(
     scratch: &mut DrawScratch,
     out: &mut Vec<Recommendation>,
 ) {
-    let (left, weights) = (&mut scratch.left, &mut scratch.weights);
-    left.clear();
-    left.extend_from_slice(items);
+    let weights = &mut scratch.weights;
     weights.clear();
-    weights.extend(left.iter().map(|r| r.score.max(1e-12)));
+    weights.extend(items.iter().map(|r| r.score.max(1e-12)));
     for _ in 0..limit {
-        let k = rng.weighted(weights);
-        weights.remove(k);
-        out.push(left.remove(k));
+        let total: f64 = weights.iter().sum();
+        let mut x = rng.f64() * total;
+        let last_left = weights
+            .iter()
+            .rposition(|&w| w > 0.0)
+            .expect("limit <= items");
+        let mut k = last_left;
+        for (i, &w) in weights.iter().enumerate() {
+            if x < w {
+                k = i;
+                break;
+            }
+            x -= w;
+        }
+        weights[k] = 0.0;
+        out.push(items[k]);
     }
 }
 
@@ -213,6 +227,42 @@ mod tests {
                     n * p
                 );
             }
+        }
+    }
+
+    /// The sequential way against drawing with [`Rng::weighted`] from the weights left and
+    /// removing each drawn item: the same orders and the same random draws used, on random
+    /// scores (zeros, ties, spreads over many orders of magnitude) and every length up to the
+    /// sequential limit.
+    #[test]
+    fn sequential_draws_match_removing_drawn_items() {
+        let mut r = Rng::new(12, 0);
+        let mut scratch = DrawScratch::default();
+        for case in 0..3_000 {
+            let n = 1 + r.below(SEQUENTIAL_UP_TO as u64) as usize;
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match case % 3 {
+                    0 => r.f64(),
+                    1 => [0.0, 1.0, 1e-13, 2.0][r.below(4) as usize],
+                    _ => 10f64.powf(r.f64() * 40.0 - 20.0),
+                })
+                .collect();
+            let all = items(&scores);
+            let limit = 1 + r.below(n as u64) as usize;
+            let (mut a, mut b) = (Rng::new(case, 5), Rng::new(case, 5));
+            let mut got = Vec::new();
+            sequential_draws(&all, limit, &mut a, &mut scratch, &mut got);
+            let mut left = all.clone();
+            let mut weights: Vec<f64> = left.iter().map(|i| i.score.max(1e-12)).collect();
+            let expected: Vec<Recommendation> = (0..limit)
+                .map(|_| {
+                    let k = b.weighted(&weights);
+                    weights.remove(k);
+                    left.remove(k)
+                })
+                .collect();
+            assert_eq!(got, expected, "case {case}");
+            assert_eq!(a.next_u64(), b.next_u64(), "case {case}");
         }
     }
 
