@@ -351,7 +351,8 @@ impl Replay {
     /// the scaling (`scale.rs`); the instance list is a reused scratch buffer.
     fn each_instance(&mut self, job: u64, index: u32, mut f: impl FnMut(&mut Replay, u64, u32)) {
         let mut instances = std::mem::take(&mut self.instances);
-        (self.scale).tasks(job, index, &mut self.copy_ids, &mut instances);
+        self.scale
+            .tasks(job, index, &mut self.copy_ids, &mut instances);
         for &(job, k) in &instances {
             f(self, job, k);
         }
