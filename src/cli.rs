@@ -171,4 +171,8 @@ pub struct ReportArgs {
     /// whole and by phase (from timing/).
     #[arg(long)]
     pub timing: bool,
+    /// With --timing: the medians over the ticks from this one on (e.g. the window a run resumed
+    /// from a snapshot ran), not over all ticks after the first.
+    #[arg(long, value_name = "TICK", requires = "timing")]
+    pub from_tick: Option<u32>,
 }

@@ -283,7 +283,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
         let timings: Vec<_> = args
             .runs
             .iter()
-            .map(|d| analysis::timing::phase_medians(d).ok())
+            .map(|d| analysis::timing::phase_medians(d, args.from_tick).ok())
             .collect();
         print!("{}", analysis::report::render_timing(&names, &timings));
     }

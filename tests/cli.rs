@@ -152,6 +152,21 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         "two runs side by side"
     );
 
+    // The wall-clock profile over the whole run and over a window of it (`scripts/ab.sh`).
+    let median_row = |args: &[&str]| {
+        let out = cellsim(args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with("ms per tick (median)"));
+        row.map(str::to_string)
+    };
+    assert!(median_row(&["report", &run, "--timing"]).is_some());
+    assert!(median_row(&["report", &run, "--timing", "--from-tick", "300"]).is_some());
+    let out = cellsim(&["report", &run, "--from-tick", "300"]);
+    assert_eq!(out.status.code(), Some(2), "--from-tick needs --timing");
+
     let out = cellsim(&["report", &dir.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is this a finished `cellsim run` directory?"));

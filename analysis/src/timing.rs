@@ -1,12 +1,13 @@
 //! A run's wall-clock profile from its `timing/` parts: the median milliseconds per tick, whole
 //! and by phase (trace apply, policy, metrics, output), over the ticks after the first (which
-//! places the whole initial cell and is reported on its own).
+//! places the whole initial cell and is reported on its own), or over the ticks from a given one
+//! on (a window resumed from a snapshot, as `scripts/ab.sh` compares builds on).
 
 use std::fs::File;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Float64Type;
+use arrow_array::types::{Float64Type, UInt32Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::{AnalysisError, Result};
@@ -23,11 +24,11 @@ pub const PHASES: [&str; 5] = [
 /// Median milliseconds per tick by phase.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseMedians {
-    /// Ticks read.
+    /// Ticks read (all of them, whatever the window).
     pub ticks: usize,
     /// The first tick's whole time.
     pub first_tick_ms: f64,
-    /// Medians over the later ticks, in [`PHASES`] order.
+    /// Medians over the later ticks (or those of the window), in [`PHASES`] order.
     pub medians: [f64; 5],
     /// Snapshots written (ticks with a snapshot time recorded).
     pub snapshots: usize,
@@ -48,8 +49,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Reads `RUN/timing/*.parquet`.
-pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
+/// Reads `RUN/timing/*.parquet`; the medians are over the ticks after the run's first, or, with
+/// `from_tick`, over those from that tick on (still without the run's first).
+pub fn phase_medians(run: &Path, from_tick: Option<u32>) -> Result<PhaseMedians> {
     let dir = run.join("timing");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|source| AnalysisError::NotARun {
@@ -61,6 +63,7 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
         .collect();
     files.sort();
     let mut columns: [Vec<f64>; 5] = Default::default();
+    let mut ticks = Vec::new();
     let mut snapshot_ms = Vec::new();
     for f in files {
         let bad = |problem: String| AnalysisError::BadRunSummary {
@@ -76,6 +79,8 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
             .map_err(|e| bad(e.to_string()))?;
         for batch in reader {
             let batch = batch.map_err(|e| bad(e.to_string()))?;
+            let i = (batch.schema().index_of("tick")).map_err(|_| bad("no column tick".into()))?;
+            ticks.extend_from_slice(batch.column(i).as_primitive::<UInt32Type>().values());
             for (k, name) in PHASES.iter().enumerate() {
                 let i = batch
                     .schema()
@@ -90,11 +95,15 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
             }
         }
     }
-    let ticks = columns[0].len();
     let first_tick_ms = columns[0].first().copied().unwrap_or(0.0);
-    let medians = columns.map(|c| median(c.into_iter().skip(1).collect()));
+    let from = from_tick.unwrap_or(0);
+    let in_window = |row: usize| row > 0 && ticks.get(row).is_some_and(|&t| t >= from);
+    let medians = columns.map(|c| {
+        let window = c.into_iter().enumerate().filter(|&(row, _)| in_window(row));
+        median(window.map(|(_, ms)| ms).collect())
+    });
     Ok(PhaseMedians {
-        ticks,
+        ticks: ticks.len(),
         first_tick_ms,
         medians,
         snapshots: snapshot_ms.len(),
@@ -105,6 +114,62 @@ pub fn phase_medians(run: &Path) -> Result<PhaseMedians> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run's timing over ticks 0-5 (the first placing the cell), then resumed at tick 3: the
+    /// medians over all ticks after the first, and over the window from tick 3 on.
+    #[test]
+    fn medians_over_the_run_or_a_window() {
+        use std::sync::Arc;
+
+        use arrow_array::{Float64Array, RecordBatch, UInt32Array};
+        use arrow_schema::{DataType, Field, Schema};
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("timing")).unwrap();
+        let mut fields = vec![Field::new("tick", DataType::UInt32, false)];
+        for name in PHASES.iter().chain(&["snapshot_ms"]) {
+            fields.push(Field::new(*name, DataType::Float64, false));
+        }
+        let schema = Arc::new(Schema::new(fields));
+        // Two parts: ticks 0-2 before the snapshot, 3-5 after the resume.
+        let walls = [[100.0, 10.0, 12.0], [30.0, 20.0, 25.0]];
+        for (part, wall) in walls.iter().enumerate() {
+            let ticks = UInt32Array::from_iter_values((0..3).map(|t| t + 3 * part as u32));
+            let mut columns: Vec<arrow_array::ArrayRef> = vec![Arc::new(ticks)];
+            for k in 0..PHASES.len() + 1 {
+                let scale = if k == 0 { 1.0 } else { 0.5 };
+                let snapshot = k == PHASES.len();
+                columns.push(Arc::new(Float64Array::from_iter_values(
+                    wall.iter().map(|w| if snapshot { 0.0 } else { w * scale }),
+                )));
+            }
+            let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+            let path = dir.path().join(format!("timing/part-{part}.parquet"));
+            let mut w = parquet::arrow::ArrowWriter::try_new(
+                std::fs::File::create(path).unwrap(),
+                schema.clone(),
+                None,
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+        }
+        let all = phase_medians(dir.path(), None).unwrap();
+        assert_eq!((all.ticks, all.first_tick_ms), (6, 100.0));
+        // Ticks 1-5: 10, 12, 30, 20, 25.
+        assert_eq!(all.medians[0], 20.0);
+        assert_eq!(all.medians[1], 10.0);
+        let window = phase_medians(dir.path(), Some(3)).unwrap();
+        // Ticks 3-5: 30, 20, 25.
+        assert_eq!(
+            (window.ticks, window.medians[0], window.medians[2]),
+            (6, 25.0, 12.5)
+        );
+        assert_eq!(
+            phase_medians(dir.path(), Some(0)).unwrap().medians,
+            all.medians
+        );
+    }
 
     #[test]
     fn medians_of_odd_and_even_counts() {
