@@ -24,7 +24,8 @@ pub enum Scatter {
 /// initialised slots once it has grown); `cursors` is a buffer. `items` is called up to four
 /// times, from two threads, and must yield the same pairs every time.
 pub fn group_by_key<T, I>(
-    (keys, scatter_by): (usize, Scatter),
+    keys: usize,
+    scatter_by: Scatter,
     items: impl Fn() -> I + Sync,
     offsets: &mut Vec<u32>,
     cursors: &mut Vec<u32>,
@@ -98,7 +99,7 @@ mod tests {
                 .collect();
             let items = || pairs.iter().copied();
             let by = [Scatter::OneThread, Scatter::TwoThreads][case % 2];
-            let n = group_by_key((keys, by), items, &mut offsets, &mut cursors, &mut out);
+            let n = group_by_key(keys, by, items, &mut offsets, &mut cursors, &mut out);
             assert_eq!(offsets.len(), keys + 1);
             let mut all = Vec::new();
             for k in 0..keys {

@@ -91,8 +91,8 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     fn regroup<P: AsRef<[Envelope<M>]> + Sync>(&mut self, parts: &[P], agents: usize) {
         let items = || (parts.iter()).flat_map(|m| m.as_ref().iter().map(|e| (e.to.index(), *e)));
         let (offsets, cursors) = (&mut self.offsets, &mut self.cursors);
-        let by = (agents, Scatter::TwoThreads);
-        self.held = crate::csr::group_by_key(by, items, offsets, cursors, &mut self.messages);
+        let (by, messages) = (Scatter::TwoThreads, &mut self.messages);
+        self.held = crate::csr::group_by_key(agents, by, items, offsets, cursors, messages);
     }
 }
 

@@ -71,18 +71,29 @@ impl Rng {
         median * (sigma * self.normal()).exp()
     }
 
-    /// Index drawn with probability proportional to `weights`.
+    /// Index drawn with probability proportional to `weights` (non-negative, at least one
+    /// positive). A zero weight is never drawn: when rounding carries the draw past the end, the
+    /// last positive weight's index is returned. So zeroing the weights of items already drawn
+    /// draws exactly as removing them would (the sum and the walk skip zeros unchanged).
     pub fn weighted(&mut self, weights: &[f64]) -> usize {
         let total: f64 = weights.iter().sum();
-        let mut x = self.f64() * total;
-        for (i, w) in weights.iter().enumerate() {
-            if x < *w {
-                return i;
-            }
-            x -= w;
-        }
-        weights.len() - 1
+        walk(weights, self.f64() * total)
     }
+}
+
+/// The index whose weight holds `x` when the weights are laid end to end: each weight below `x`
+/// is subtracted in turn; past the end, the last positive weight's index.
+fn walk(weights: &[f64], mut x: f64) -> usize {
+    for (i, w) in weights.iter().enumerate() {
+        if x < *w {
+            return i;
+        }
+        x -= w;
+    }
+    weights
+        .iter()
+        .rposition(|&w| w > 0.0)
+        .unwrap_or(weights.len() - 1)
 }
 
 #[cfg(test)]
@@ -123,6 +134,26 @@ mod tests {
             .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    /// Zero weights are never drawn, not even by the fallback for a draw that rounding carries
+    /// past the end of the weights (given to the walk directly here: such draws are rare).
+    #[test]
+    fn zero_weights_are_never_drawn() {
+        let mut r = Rng::new(5, 0);
+        for _ in 0..10_000 {
+            assert_eq!(r.weighted(&[0.0, 2.0, 0.0, 0.0]), 1);
+            assert_ne!(r.weighted(&[1.0, 0.0, 3.0, 0.0]) % 2, 1);
+        }
+        let weights = [0.1, 0.2, 0.0];
+        assert_eq!(walk(&weights, 0.05), 0);
+        assert_eq!(walk(&weights, 0.25), 1);
+        assert_eq!(
+            walk(&weights, 0.4),
+            1,
+            "past the end: the last positive weight"
+        );
+        assert_eq!(walk(&[2.0], 5.0), 0);
     }
 
     #[test]

@@ -9,10 +9,11 @@
 //! `sias_node_load`). The index holds the prefix counts of fresh-and-online entries, where each
 //! offset's window ends (one sweep at build time), and, per CPU-headroom threshold, the
 //! positions at or above it with a coarse step index into them; a task looks only at the
-//! positions of the highest threshold below its CPU request that lie in its window. Constrained tasks read the same index to tell fresh-and-online entries and
-//! surely-short headroom apart (`select::scan`). The index also holds every entry's load as
-//! shares of its capacity ([`LoadShare`]), so that scoring a window needs no division. Scores,
-//! their order and the random draws are exactly those of the plain scan (tested against it).
+//! positions of the highest threshold below its CPU request that lie in its window.
+//! Constrained tasks read the same index to tell fresh-and-online entries and surely-short
+//! headroom apart (`select::scan`). The index also holds every entry's load as shares of its
+//! capacity ([`LoadShare`]), so that scoring a window needs no division. Scores, their order and
+//! the random draws are exactly those of the plain scan (tested against it).
 
 use super::MasbConfig;
 use super::select::CacheEntry;

@@ -213,8 +213,8 @@ impl Masb {
                 .filter(|&i| tasks.state[i] == TaskState::Running)
                 .map(|i| (tasks.node[i].index(), TaskIdx(i as u32)))
         };
-        let by = (cell.nodes.len(), Scatter::OneThread);
-        crate::csr::group_by_key(by, running, offsets, cursors, out);
+        let nodes = cell.nodes.len();
+        crate::csr::group_by_key(nodes, Scatter::OneThread, running, offsets, cursors, out);
     }
 }
 

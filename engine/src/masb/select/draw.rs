@@ -95,11 +95,8 @@ fn redrawing_draws(
     }
 }
 
-/// Draws from the items not yet drawn, one pass over their scores per draw (module doc): what
-/// [`Rng::weighted`] over the weights left, each drawn item removed, gives, with a drawn item's
-/// weight set to 0 instead of removed. The zeros change neither the sum (adding 0 to a sum of
-/// positive weights keeps it) nor the walk (a draw `x >= 0` is never below 0, and subtracting 0
-/// keeps it); only the fallback for a draw rounded past the end names the last item left.
+/// Draws from the items not yet drawn, one pass over their scores per draw (module doc): a drawn
+/// item's weight is set to 0, which [`Rng::weighted`] draws exactly as if it were removed.
 fn sequential_draws(
     items: &[Recommendation],
     limit: usize,
@@ -111,20 +108,7 @@ fn sequential_draws(
     weights.clear();
     weights.extend(items.iter().map(|r| r.score.max(1e-12)));
     for _ in 0..limit {
-        let total: f64 = weights.iter().sum();
-        let mut x = rng.f64() * total;
-        let last_left = weights
-            .iter()
-            .rposition(|&w| w > 0.0)
-            .expect("limit <= items");
-        let mut k = last_left;
-        for (i, &w) in weights.iter().enumerate() {
-            if x < w {
-                k = i;
-                break;
-            }
-            x -= w;
-        }
+        let k = rng.weighted(weights);
         weights[k] = 0.0;
         out.push(items[k]);
     }
