@@ -24,9 +24,14 @@ pub const WORKLOAD_SALT: u64 = 0x776f_726b_6c6f_6164;
 /// Salt of the compaction selection.
 pub const COMPACT_SALT: u64 = 0x636f_6d70_6163_7421;
 
-/// Whether the hash of `keys` falls in the first `pct` % (resolution 0.0001 %).
+/// Whether the hash of `keys` falls in the first `pct` % (resolution 0.0001 %); at 0 % and from
+/// 100 % the answer is known without hashing.
 pub fn selected(salt: u64, keys: &[u64], pct: u32) -> bool {
-    ingest::rng::hash_keys(salt, keys) % 1_000_000 < pct as u64 * 10_000
+    match pct {
+        0 => false,
+        100.. => true,
+        _ => ingest::rng::hash_keys(salt, keys) % 1_000_000 < pct as u64 * 10_000,
+    }
 }
 
 /// The IDs of the copies of the last job [`Scale::tasks`] was asked for: consecutive trace rows
@@ -110,8 +115,7 @@ impl Scale {
     /// Copy `k` of machine `id`, unless compaction removed it.
     pub fn machine(&self, id: u64, k: u32) -> Option<u64> {
         let copy = Self::copy_id(id, k);
-        (self.compact_pct == 100 || selected(COMPACT_SALT, &[copy], self.compact_pct))
-            .then_some(copy)
+        selected(COMPACT_SALT, &[copy], self.compact_pct).then_some(copy)
     }
 
     /// The copies of machine `id` that compaction keeps.
@@ -128,9 +132,11 @@ impl Scale {
             return;
         }
         for (k, &job_k) in (0..self.multiply).zip(copies.of(job, self.multiply)) {
-            // Drawn only when it can select: `selected(.., 0)` is false whatever the hash.
-            let share = self.workload_pct % 100;
-            let extra = share > 0 && selected(WORKLOAD_SALT, &[job_k, index as u64], share);
+            let extra = selected(
+                WORKLOAD_SALT,
+                &[job_k, index as u64],
+                self.workload_pct % 100,
+            );
             let instances = self.workload_pct / 100 + extra as u32;
             for d in 0..instances {
                 let id = if d == 0 {
@@ -204,6 +210,19 @@ mod tests {
             double.tasks(job, 1, &mut copies, &mut out);
             assert_eq!(out.iter().map(|i| i.1).collect::<Vec<_>>(), [0, 0, 1, 1]);
         }
+    }
+
+    /// 0 % selects nothing and 100 % everything, whatever the hash; in between, about that
+    /// share.
+    #[test]
+    fn selection_shares() {
+        let share = |pct| {
+            (0..10_000u64)
+                .filter(|&k| selected(WORKLOAD_SALT, &[k, 7], pct))
+                .count()
+        };
+        assert_eq!((share(0), share(100), share(250)), (0, 10_000, 10_000));
+        assert!((2_300..=2_700).contains(&share(25)), "{}", share(25));
     }
 
     #[test]
