@@ -53,7 +53,8 @@ pub struct RunConfig {
     pub nodes_every_ticks: u32,
     /// Node classification thresholds (SPEC 5.4).
     pub classify: Thresholds,
-    /// Verify the cell's invariants (`Cell::check`) after every tick; slow, for tests and debugging.
+    /// Verify the cell's invariants (`Cell::check`) after every tick; slow, for tests and
+    /// debugging.
     pub check_invariants: bool,
     /// Ticks per output part of `ticks/`, `migrations/` and `timing/` (a simulated day).
     pub part_ticks: u32,

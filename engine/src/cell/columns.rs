@@ -136,7 +136,8 @@ pub struct Tasks {
     /// then; a policy that replays the workload shifts the run's later events by
     /// `start_us - trace_sched_us` (`replay/deferred.rs`).
     pub trace_sched_us: Vec<i64>,
-    /// Incremented each time the slot is given to a new task, so stale references can be told apart.
+    /// Incremented each time the slot is given to a new task, so stale references can be told
+    /// apart.
     pub generation: Vec<u32>,
     /// Target of an in-flight migration, NONE otherwise.
     pub migrating_to: Vec<NodeIdx>,

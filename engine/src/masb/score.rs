@@ -268,7 +268,8 @@ mod tests {
         let idle = initial_score(&node(0.0), 0.3, 0.3, &c);
         assert_eq!(idle.gain, 0.0);
         assert!(close(idle.plain, 1.753));
-        // From 80 % to 90 % (both resources): 350^((0.1-0.3)^2) - 350^((0.2-0.3)^2) = 0.464 - 0.260.
+        // From 80 % to 90 % (both resources):
+        // 350^((0.1-0.3)^2) - 350^((0.2-0.3)^2) = 0.464 - 0.260.
         let tight = initial_score(&node(0.8), 0.1, 0.1, &c);
         assert!(close(tight.gain, 0.464 - (350f64.powf(0.01) - 0.8)));
         // Ranking: gains when some candidate gains, else the plain scores; never a 0 plain score.

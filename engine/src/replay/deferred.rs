@@ -1,13 +1,13 @@
-//! Workload mode of the replay (every policy but borg-replay, SPEC 5.5): a task runs for its recorded run
-//! time (trace SCHEDULE to terminal event) with its recorded usage series, counted from when the
-//! policy starts it. Times are kept at tick granularity: a run the policy starts `d` ticks after
-//! the tick of the trace's SCHEDULE has its later usage rows and its terminal event applied `d`
-//! ticks late (a queue of deferred events, ordered by due time then arrival); a terminal event
-//! for a task still pending in the policy but run by the trace makes it finish its recorded run
-//! time after the policy starts it. Not modelled: a policy that starts a task *earlier* than the
-//! trace did cannot see the future, so the run ends at the recorded terminal event (it runs
-//! longer); usage rows that arrive while the task is still pending in the policy set the usage it
-//! starts with.
+//! Workload mode of the replay (every policy but borg-replay, SPEC 5.5): a task runs for its
+//! recorded run time (trace SCHEDULE to terminal event) with its recorded usage series, counted
+//! from when the policy starts it. Times are kept at tick granularity: a run the policy starts `d`
+//! ticks after the tick of the trace's SCHEDULE has its later usage rows and its terminal event
+//! applied `d` ticks late (a queue of deferred events, ordered by due time then arrival); a
+//! terminal event for a task still pending in the policy but run by the trace makes it finish its
+//! recorded run time after the policy starts it. Not modelled: a policy that starts a task
+//! *earlier* than the trace did cannot see the future, so the run ends at the recorded terminal
+//! event (it runs longer); usage rows that arrive while the task is still pending in the policy set
+//! the usage it starts with.
 
 use serde::{Deserialize, Serialize};
 

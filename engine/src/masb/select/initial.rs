@@ -427,7 +427,8 @@ mod tests {
         };
         let mut cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
         assert_eq!(pick(&cache).len(), 5);
-        // With one node above 70 % used on both resources, adding load raises its SIAS: it alone gains.
+        // With one node above 70 % used on both resources, adding load raises its SIAS: it alone
+        // gains.
         cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
         let got = pick(&cache);
         assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);

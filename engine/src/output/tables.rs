@@ -1,0 +1,254 @@
+//! The output tables' Arrow schemas and the record batches built from the run's rows: `ticks/`
+//! (one row per tick, a count column per message kind of the policy), `migrations/`, `nodes/`
+//! (one row per online node of a sample) and `timing/` (wall-clock milliseconds per phase).
+//! Invariant: a batch's columns follow its schema, in order (the builders are the only place
+//! either is written down).
+
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt8Array,
+    UInt32Array, UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use serde::{Deserialize, Serialize};
+
+use crate::cell::Cell;
+use crate::classify::NodeClass;
+use crate::metrics::{TickRow, sum};
+use crate::policy::MigrationRecord;
+
+/// The `ticks.parquet` schema for a policy with these message kinds.
+pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
+    let mut f = vec![
+        Field::new("tick", DataType::UInt32, false),
+        Field::new("time_us", DataType::Int64, false),
+        Field::new("nodes_online", DataType::UInt32, false),
+        Field::new("tasks_running", DataType::UInt64, false),
+        Field::new("tasks_pending", DataType::UInt64, false),
+    ];
+    for class in &NodeClass::ALL[1..] {
+        f.push(Field::new(class.name(), DataType::UInt32, false));
+    }
+    for name in [
+        "cpu_used_ratio",
+        "mem_used_ratio",
+        "cpu_requested_ratio",
+        "mem_requested_ratio",
+        "prod_cpu_reserved_ratio",
+        "prod_mem_reserved_ratio",
+    ] {
+        f.push(Field::new(name, DataType::Float64, false));
+    }
+    f.push(Field::new("rus_breaches", DataType::UInt32, false));
+    for name in [
+        "migrations_started",
+        "migrations_completed",
+        "migrations_failed",
+    ] {
+        f.push(Field::new(name, DataType::UInt64, false));
+    }
+    f.push(Field::new("migration_cost_mb", DataType::Float64, false));
+    for name in ["forced_migrations", "collisions", "placements_skipped"] {
+        f.push(Field::new(name, DataType::UInt64, false));
+    }
+    for kind in message_kinds {
+        f.push(Field::new(format!("msg_{kind}"), DataType::UInt64, false));
+    }
+    Arc::new(Schema::new(f))
+}
+
+pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
+    let u32s = |f: &dyn Fn(&TickRow) -> u32| {
+        Arc::new(UInt32Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let u64s = |f: &dyn Fn(&TickRow) -> u64| {
+        Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let f64s = |f: &dyn Fn(&TickRow) -> f64| {
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let mut cols: Vec<ArrayRef> = vec![
+        u32s(&|r| r.tick),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.time_us))),
+        u32s(&|r| r.nodes_online),
+        u64s(&|r| r.tasks_running),
+        u64s(&|r| r.tasks_pending),
+    ];
+    for class in &NodeClass::ALL[1..] {
+        let k = *class as usize;
+        cols.push(u32s(&|r| r.classes[k]));
+    }
+    for (a, b) in [
+        (sum::CPU_USED, sum::CPU_CAP),
+        (sum::MEM_USED, sum::MEM_CAP),
+        (sum::CPU_REQ, sum::CPU_CAP),
+        (sum::MEM_REQ, sum::MEM_CAP),
+        (sum::PROD_CPU_REQ, sum::CPU_CAP),
+        (sum::PROD_MEM_REQ, sum::MEM_CAP),
+    ] {
+        cols.push(f64s(&|r| r.ratio(a, b)));
+    }
+    cols.push(u32s(&|r| r.rus_breaches));
+    cols.push(u64s(&|r| r.counters.migrations_started));
+    cols.push(u64s(&|r| r.counters.migrations_completed));
+    cols.push(u64s(&|r| r.counters.migrations_failed));
+    cols.push(f64s(&|r| r.counters.migration_cost_mb));
+    cols.push(u64s(&|r| r.counters.forced_migrations));
+    cols.push(u64s(&|r| r.counters.collisions));
+    cols.push(u64s(&|r| r.counters.placements_skipped));
+    let kinds = schema.fields().len() - cols.len();
+    for k in 0..kinds {
+        cols.push(u64s(&|r| r.messages.get(k).copied().unwrap_or(0)));
+    }
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
+
+/// The `migrations.parquet` schema.
+pub fn migrations_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("time_us", DataType::Int64, false),
+        Field::new("job_id", DataType::UInt64, false),
+        Field::new("task_index", DataType::UInt32, false),
+        Field::new("source_machine", DataType::UInt64, false),
+        Field::new("target_machine", DataType::UInt64, true),
+        Field::new("cost_mb", DataType::Float64, false),
+        Field::new("forced", DataType::Boolean, false),
+        Field::new("outcome", DataType::Utf8, false),
+    ]))
+}
+
+pub(super) fn migrations_batch(schema: &SchemaRef, rows: &[MigrationRecord]) -> RecordBatch {
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.time_us))),
+        Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.job_id))),
+        Arc::new(UInt32Array::from_iter_values(
+            rows.iter().map(|r| r.task_index),
+        )),
+        Arc::new(UInt64Array::from_iter_values(
+            rows.iter().map(|r| r.source_machine),
+        )),
+        Arc::new(UInt64Array::from(
+            rows.iter().map(|r| r.target_machine).collect::<Vec<_>>(),
+        )),
+        Arc::new(Float64Array::from_iter_values(
+            rows.iter().map(|r| r.cost_mb),
+        )),
+        Arc::new(BooleanArray::from(
+            rows.iter().map(|r| r.forced).collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| r.outcome.name()),
+        )),
+    ];
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
+
+/// The `nodes.parquet` schema.
+pub fn nodes_schema() -> SchemaRef {
+    let mut f = vec![
+        Field::new("tick", DataType::UInt32, false),
+        Field::new("time_us", DataType::Int64, false),
+        Field::new("machine_id", DataType::UInt64, false),
+        Field::new("class", DataType::Utf8, false),
+        Field::new("class_code", DataType::UInt8, false),
+    ];
+    for name in [
+        "cpu_cap",
+        "mem_cap",
+        "cpu_used",
+        "mem_used",
+        "prod_cpu_req",
+        "prod_mem_req",
+    ] {
+        f.push(Field::new(name, DataType::Float64, false));
+    }
+    f.push(Field::new("task_count", DataType::UInt32, false));
+    Arc::new(Schema::new(f))
+}
+
+pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i64) -> RecordBatch {
+    let n = &cell.nodes;
+    let online: Vec<usize> = (0..n.len()).filter(|&i| n.online[i]).collect();
+    let norm = |col: &[u32]| {
+        Arc::new(Float64Array::from_iter_values(
+            online
+                .iter()
+                .map(|&i| col[i] as f64 / crate::units::UNITS as f64),
+        )) as ArrayRef
+    };
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt32Array::from_iter_values(online.iter().map(|_| tick))),
+        Arc::new(Int64Array::from_iter_values(online.iter().map(|_| time_us))),
+        Arc::new(UInt64Array::from_iter_values(
+            online.iter().map(|&i| n.machine_id[i]),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            online.iter().map(|&i| n.class[i].name()),
+        )),
+        Arc::new(UInt8Array::from_iter_values(
+            online.iter().map(|&i| n.class[i] as u8),
+        )),
+        norm(&n.cpu_cap),
+        norm(&n.mem_cap),
+        norm(&n.cpu_used),
+        norm(&n.mem_used),
+        norm(&n.prod_cpu_req),
+        norm(&n.prod_mem_req),
+        Arc::new(UInt32Array::from_iter_values(
+            online.iter().map(|&i| n.task_count[i]),
+        )),
+    ];
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
+
+/// Wall-clock milliseconds of one tick, by phase (not deterministic).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TickTiming {
+    /// The tick.
+    pub tick: u32,
+    /// The whole tick.
+    pub wall_ms: f64,
+    /// Applying the trace.
+    pub apply_ms: f64,
+    /// The policy: tick hooks and rounds.
+    pub policy_ms: f64,
+    /// Classification and metrics.
+    pub metrics_ms: f64,
+    /// Writing outputs.
+    pub output_ms: f64,
+    /// Writing a snapshot after this tick (0 when none was taken).
+    pub snapshot_ms: f64,
+}
+
+/// The `timing/` schema.
+pub fn timing_schema() -> SchemaRef {
+    let mut f = vec![Field::new("tick", DataType::UInt32, false)];
+    for name in [
+        "wall_ms",
+        "apply_ms",
+        "policy_ms",
+        "metrics_ms",
+        "output_ms",
+        "snapshot_ms",
+    ] {
+        f.push(Field::new(name, DataType::Float64, false));
+    }
+    Arc::new(Schema::new(f))
+}
+
+pub(super) fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBatch {
+    let f64s = |f: fn(&TickTiming) -> f64| {
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.tick))),
+        f64s(|r| r.wall_ms),
+        f64s(|r| r.apply_ms),
+        f64s(|r| r.policy_ms),
+        f64s(|r| r.metrics_ms),
+        f64s(|r| r.output_ms),
+        f64s(|r| r.snapshot_ms),
+    ];
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
