@@ -90,14 +90,18 @@ pub struct StepCtx<'a> {
 }
 
 impl StepCtx<'_> {
-    /// The random stream of `agent` for this tick and round (independent of thread count).
+    /// The random stream of `agent` for this tick and round (independent of thread count):
+    /// stream 0 of [`StepCtx::streams`].
     pub fn rng(&self, agent: AgentIdx) -> Rng {
-        Rng::new(
-            hash_keys(
-                self.seed,
-                &[agent.0 as u64, self.tick.0 as u64, self.round as u64],
-            ),
-            0,
+        Rng::new(self.streams(agent), 0)
+    }
+
+    /// The seed of `agent`'s random streams for this tick and round: `Rng::new(seed, k)` is its
+    /// stream `k`, independent of every other (stream 0 is [`StepCtx::rng`]).
+    pub fn streams(&self, agent: AgentIdx) -> u64 {
+        hash_keys(
+            self.seed,
+            &[agent.0 as u64, self.tick.0 as u64, self.round as u64],
         )
     }
 }

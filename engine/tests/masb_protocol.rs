@@ -461,3 +461,52 @@ fn initial_allocation_on_a_node_whose_tasks_use_less_than_they_request() {
         }
     }
 }
+
+/// A new task's asks depend on nothing but its own demand, its place in the broker's
+/// assignment and the cache: each draws from a random stream of its own, which is what lets the
+/// broker score its tasks in the order of their windows rather than the assignment's. Two cells
+/// alike but for the size of one new task (the 6th of 24): every other task gets the same asks,
+/// in the same order, at the tick the broker first offers them (global round 6; the cache is
+/// empty before). The large 6th task fits on 2 nodes only (0 and 15 use at most 0.01 of each
+/// resource), so it draws 2 asks instead of 10: with one stream shared by the broker's tasks,
+/// those after it would draw differently.
+#[test]
+fn a_new_tasks_asks_do_not_depend_on_the_other_new_tasks() {
+    let asks_of = |sixth: f32| {
+        let mut h = Harness::new(30);
+        for n in 0..30 {
+            h.task(n, 0.01 * (n % 7) as f32, 0.015 * (n % 5) as f32);
+        }
+        let tasks: Vec<TaskIdx> = (0..24)
+            .map(|k| match k {
+                5 => h.submit(sixth, sixth),
+                _ => h.submit(0.01 + 0.004 * k as f32, 0.02),
+            })
+            .collect();
+        h.rounds(7);
+        let b = h.agents[0].broker.as_ref().expect("agent 0 is the broker");
+        let by_task: Vec<(TaskIdx, Vec<NodeIdx>)> = (b.allocations.iter())
+            .map(|a| {
+                let asks = &b.asks[a.next as usize - 1..a.end as usize];
+                (a.task.0, asks.iter().map(|r| r.node).collect())
+            })
+            .collect();
+        (tasks, by_task)
+    };
+    let (tasks, small) = asks_of(0.02);
+    let (_, large) = asks_of(0.44);
+    assert_eq!(small.len(), 24, "every new task has nodes to ask");
+    assert!(small.iter().all(|(_, asks)| asks.len() == 10));
+    let others = |v: &[(TaskIdx, Vec<NodeIdx>)]| {
+        v.iter()
+            .filter(|(t, _)| *t != tasks[5])
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(others(&small), others(&large));
+    let sixth = |v: &[(TaskIdx, Vec<NodeIdx>)]| v.iter().find(|(t, _)| *t == tasks[5]).cloned();
+    assert_eq!(sixth(&large).map(|(_, a)| a.len()), Some(2));
+    // The asks are in random order, not the ranking's: they differ between tasks.
+    let orders: std::collections::HashSet<&Vec<NodeIdx>> = small.iter().map(|(_, a)| a).collect();
+    assert!(orders.len() > 12);
+}

@@ -33,8 +33,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// one flat vector; 3: a MASB agent's broker state is optional, present for brokers only), and
 /// whenever the policy's random draws change, so that a resumed run always continues as the run
 /// that wrote the snapshot would have (4: a migration's candidates are drawn from the cumulative
-/// scores, `masb/select/draw.rs`).
-pub const VERSION: u32 = 4;
+/// scores, `masb/select/draw.rs`; 5: a MASB broker's new tasks draw from streams of their own,
+/// scored in the order of their windows, `masb/agents/broker.rs`).
+pub const VERSION: u32 = 5;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -1,6 +1,10 @@
 //! A broker agent (BA): its cache of node reports, the initial allocation of the pending tasks it
 //! is given each tick (SIAS over the fit index or the matching nodes, then AllocationRequests in a
 //! weighted order) and the candidates it returns for migrations (SRAS).
+//!
+//! Invariant: a pending task's asks depend only on the cache, its demand and its place in the
+//! broker's assignment (it draws from a random stream of its own), never on the other tasks, so
+//! the broker may score them in any order; it sends their requests in assignment order.
 
 use super::*;
 
@@ -26,6 +30,19 @@ pub struct Broker {
     /// Buffers of the migration requests it answers (no state).
     #[serde(skip)]
     pub migration: MigrationScratch,
+    /// Buffers of its initial allocations (no state).
+    #[serde(skip)]
+    pub offers: OfferScratch,
+}
+
+/// The order a broker scores its new tasks in, and where each one's asks went.
+#[derive(Debug, Clone, Default)]
+pub struct OfferScratch {
+    /// (window offset, or `u64::MAX` for a task without a window; place in the assignment),
+    /// sorted.
+    order: Vec<(u64, u32)>,
+    /// Each task's asks in [`Broker::asks`] (start, end), by place in the assignment.
+    ranges: Vec<(u32, u32)>,
 }
 
 /// How a broker reads the cache in a round: the shared cache with its own reports of the round
@@ -250,57 +267,111 @@ impl Masb {
             }
         }
         if ctx.round == 0 {
-            b.allocations.clear();
-            b.asks.clear();
-            // The policy's index over the shared cache, unless this broker reads its own
-            // reports laid over it (or the index is not this round's).
-            let own_fit = !b.cache.fresh.is_empty() || self.fit_at_s != Some(now_s);
-            if own_fit {
-                b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
+            self.initial_allocations(ctx, me, b, samples, out);
+        }
+    }
+
+    /// A broker's initial allocations, at a tick's first round: every pending task it was given
+    /// gets its ranked nodes ([`initial_asks`]) from a random stream of its own (stream `1 + i`
+    /// of the broker's, `i` its place in the assignment), so the tasks' draws do not depend on
+    /// each other and they are scored in the order of their windows' offsets in the fit index
+    /// ([`window_offset`]; tasks without a window last): consecutive tasks then read
+    /// overlapping cache entries instead of a cold window each (at 8x the 100k-entry cache
+    /// does not fit in the CPU's caches). The requests are sent, and the allocations given
+    /// their slots, in assignment order.
+    fn initial_allocations(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        b: &mut Broker,
+        samples: &mut Vec<String>,
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let now_s = self.now_s(ctx);
+        let shared = (&self.cache[..], self.global_round(ctx));
+        b.allocations.clear();
+        b.asks.clear();
+        // The policy's index over the shared cache, unless this broker reads its own reports
+        // laid over it (or the index is not this round's).
+        let own_fit = !b.cache.fresh.is_empty() || self.fit_at_s != Some(now_s);
+        if own_fit {
+            b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
+        }
+        b.cache.memo.trim();
+        let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
+        let streams = ctx.streams(me);
+        let stream_of = |i: usize| Rng::new(streams, 1 + i as u64);
+        let cache = &b.cache;
+        let fit = if own_fit { &cache.fit } else { &self.fit };
+        let view_of = |set: Option<u32>| {
+            cache.initial_view(ctx, shared.0, set.map(|i| self.memo.set(i)), fit)
+        };
+        let OfferScratch { order, ranges } = &mut b.offers;
+        order.clear();
+        order.extend(assigned.iter().enumerate().map(|(i, a)| {
+            let offset = window_offset(&view_of(a.set), &mut stream_of(i));
+            (offset.map_or(u64::MAX, |o| o as u64), i as u32)
+        }));
+        order.sort_unstable();
+        ranges.clear();
+        ranges.resize(assigned.len(), (0, 0));
+        let at = (now_s, &self.config);
+        let offer = |i: usize, scratch: &mut ScoreScratch, asks: &mut Vec<Recommendation>| {
+            let Assigned { task, set, demand } = assigned[i];
+            let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
+            let mut rng = stream_of(i);
+            let view = view_of(set);
+            initial_asks(
+                view,
+                &demand,
+                at,
+                &mut rng,
+                &matches,
+                INITIAL_TOP,
+                scratch,
+                asks,
+            );
+        };
+        for &(_, i) in order.iter() {
+            let start = b.asks.len() as u32;
+            offer(i as usize, &mut b.scratch, &mut b.asks);
+            ranges[i as usize] = (start, b.asks.len() as u32);
+        }
+        for (i, (a, &(start, end))) in assigned.iter().zip(ranges.iter()).enumerate() {
+            let Assigned { task, demand, .. } = *a;
+            let (task, generation) = task;
+            // `begin_tick` kept only live pending tasks, and nothing ran since.
+            debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
+            debug_assert!(demand == Self::demand(ctx.cell, task));
+            if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
+                // Scored again from its own stream: the same ranking and order.
+                let mut order = Vec::new();
+                offer(i, &mut b.scratch, &mut order);
+                debug_assert!(order[..] == b.asks[start as usize..end as usize]);
+                let line = serde_json::json!({
+                    "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round, "broker": me.0,
+                    "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, b.scratch.ranked()),
+                    "ask_order": recs_json(ctx, &order),
+                });
+                samples.push(line.to_string());
             }
-            b.cache.memo.trim();
-            let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
-            for &Assigned { task, set, demand } in assigned {
-                let (task, generation) = task;
-                // `begin_tick` kept only live pending tasks, and nothing ran since.
-                debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
-                debug_assert!(demand == Self::demand(ctx.cell, task));
-                let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                let (scratch, asks) = (&mut b.scratch, &mut b.asks);
-                let start = asks.len();
-                let matching = set.map(|i| self.memo.set(i));
-                let fit = if own_fit { &b.cache.fit } else { &self.fit };
-                let view = b.cache.initial_view(ctx, shared.0, matching, fit);
-                let at = (now_s, &self.config);
-                let top = INITIAL_TOP;
-                initial_asks(view, &demand, at, &mut rng, &matches, top, scratch, asks);
-                let order = &asks[start..];
-                if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
-                    let line = serde_json::json!({
-                        "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round, "broker": me.0,
-                        "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, scratch.ranked()),
-                        "ask_order": recs_json(ctx, order),
-                    });
-                    samples.push(line.to_string());
-                }
-                if let Some(first) = order.first() {
-                    let slot = b.allocations.len() as u32;
-                    out.send(
-                        self.agent_of(first.node),
-                        Msg::AllocationRequest {
-                            slot,
-                            task,
-                            generation,
-                            demand,
-                        },
-                    );
-                    b.allocations.push(Allocation {
-                        task: (task, generation),
+            if end > start {
+                let slot = b.allocations.len() as u32;
+                out.send(
+                    self.agent_of(b.asks[start as usize].node),
+                    Msg::AllocationRequest {
+                        slot,
+                        task,
+                        generation,
                         demand,
-                        next: start as u32 + 1,
-                        end: asks.len() as u32,
-                    });
-                }
+                    },
+                );
+                b.allocations.push(Allocation {
+                    task: (task, generation),
+                    demand,
+                    next: start + 1,
+                    end,
+                });
             }
         }
     }

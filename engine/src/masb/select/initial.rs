@@ -32,6 +32,14 @@ impl ScoreScratch {
     }
 }
 
+/// Where the window of an offer over `cache`'s fit index starts: [`initial_top`]'s first draw
+/// from `rng` (`None`, drawing nothing, without a fit index or with an empty cache). Offers
+/// that know it in advance can be scored in the order of their windows.
+pub fn window_offset(cache: &CacheView<'_>, rng: &mut Rng) -> Option<usize> {
+    let n = cache.entries.len();
+    (cache.fit.is_some() && n > 0).then(|| rng.below(n as u64) as usize)
+}
+
 /// SIAS-scored nodes for a new task, best first (ties by node index); zero scores left out.
 pub fn initial_candidates(
     cache: CacheView<'_>,
@@ -81,12 +89,7 @@ pub fn initial_top(
     positions.clear();
     match cache.fit {
         Some(fit) => {
-            let n = cache.entries.len();
-            let offset = if n == 0 {
-                0
-            } else {
-                rng.below(n as u64) as usize
-            };
+            let offset = window_offset(&cache, rng).unwrap_or(0);
             let (head, tail) = fit.window(offset, task.cpu_req);
             positions.extend_from_slice(head);
             positions.extend_from_slice(tail);
