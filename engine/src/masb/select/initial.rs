@@ -126,21 +126,15 @@ pub fn initial_top(
     };
     // Exponents this close to the `top`-th best may still score as high (module doc of
     // `initial_top`): a relative score difference of 1e-6.
-    let margin = 1e-6 / shape.steep.ln();
+    let power = score::Power::of(shape);
+    let margin = 1e-6 / power.ln_steep();
     // Under a GAIN ranking, or a score that does not rise with its exponent, every candidate is
     // scored (two vectors per task; neither is the default).
     if config.sias_gain || shape.steep <= 1.0 {
-        let scores: Vec<_> = positions
-            .iter()
-            .map(|&p| {
-                sias_for_ranking(
-                    &entries[p as usize].sias_load(config.sias_node_load),
-                    task.cpu_req,
-                    task.mem_req,
-                    config,
-                )
-            })
-            .collect();
+        let mut scores = Vec::with_capacity(positions.len());
+        let loads =
+            (positions.iter()).map(|&p| entries[p as usize].sias_load(config.sias_node_load));
+        sias_for_ranking(loads, (task.cpu_req, task.mem_req), config, &mut scores);
         let weights = ranking(&scores, config.sias_gain);
         out.extend(
             positions
@@ -161,12 +155,11 @@ pub fn initial_top(
             exponents,
             kept,
         );
-        out.extend(kept.iter().filter_map(|&p| {
-            recommend(
-                p,
-                score::of_exponent(shape, score::exponent(shape, &after(p), config)?),
-            )
-        }));
+        out.extend(
+            kept.iter().filter_map(|&p| {
+                recommend(p, power.at(score::exponent(shape, &after(p), config)?))
+            }),
+        );
     } else {
         let exponents = &mut scratch.exponents;
         exponents.clear();
@@ -176,9 +169,7 @@ pub fn initial_top(
                 .filter_map(|&p| score::exponent(shape, &after(p), config).map(|e| (e, p))),
         );
         keep_near_top(exponents, top, margin);
-        out.extend(
-            (exponents.iter()).filter_map(|&(e, p)| recommend(p, score::of_exponent(shape, e))),
-        );
+        out.extend((exponents.iter()).filter_map(|&(e, p)| recommend(p, power.at(e))));
     }
     // Nodes are distinct, so the order is total.
     out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));

@@ -53,11 +53,8 @@ pub fn migration_candidates<'s>(
     );
     let entry = |p: &u32| &cache.entries[*p as usize];
     scores.clear();
-    scores.extend(
-        positions
-            .iter()
-            .map(|p| sras_for_ranking(&entry(p).used(), task.cpu_use, task.mem_use, config)),
-    );
+    let loads = positions.iter().map(|p| entry(p).used());
+    sras_for_ranking(loads, (task.cpu_use, task.mem_use), config, scores);
     pool.clear();
     forced.clear();
     for (e, w) in positions
@@ -116,10 +113,9 @@ pub fn target_order(
 ) -> Vec<Recommendation> {
     let fresh: Vec<&(Recommendation, NodeState)> =
         acceptors.iter().filter(|(r, _)| !r.forced).collect();
-    let scores: Vec<_> = fresh
-        .iter()
-        .map(|(_, load)| sras_for_ranking(load, task.cpu_use, task.mem_use, config))
-        .collect();
+    let mut scores = Vec::with_capacity(fresh.len());
+    let loads = fresh.iter().map(|(_, load)| *load);
+    sras_for_ranking(loads, (task.cpu_use, task.mem_use), config, &mut scores);
     let rescored: Vec<Recommendation> = fresh
         .iter()
         .zip(ranking(&scores, config.sras_gain))
