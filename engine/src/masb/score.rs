@@ -45,16 +45,12 @@ fn score_with(shape: &ScoreShape, power: Power, state: &NodeState, config: &Masb
     exponent(shape, state, config).map_or(0.0, |e| power.at(e))
 }
 
-/// The score from its exponent: `F_STEEP^e - F_FLOOR`, negative -> 0. For `F_STEEP > 1` it
-/// rises with the exponent, so a ranking can compare exponents and raise only the best.
-pub fn of_exponent(shape: &ScoreShape, e: f64) -> f64 {
-    Power::of(shape).at(e)
-}
-
-/// A shape's `F_STEEP^e - F_FLOOR` (negative -> 0), taken as `exp(e ln F_STEEP)`: ~2.5x faster
-/// than `powf` (brokers raise ~1.7M powers per tick on the 8x cell, most for migration
-/// candidates) and within a few ULP of it (`|e ln F_STEEP| < 4` for the paper's shapes), with
-/// the logarithm taken once for all the states a ranking scores.
+/// A shape's score from its exponent, `F_STEEP^e - F_FLOOR` (negative -> 0): for `F_STEEP > 1`
+/// it rises with the exponent, so a ranking can compare exponents and raise only the best.
+/// Taken as `exp(e ln F_STEEP)`: ~2.5x faster than `powf` (brokers raise ~1.7M powers per tick
+/// on the 8x cell, most for migration candidates) and within a few ULP of it
+/// (`|e ln F_STEEP| < 4` for the paper's shapes), the logarithm taken once for all the states
+/// a ranking scores.
 #[derive(Debug, Clone, Copy)]
 pub struct Power {
     ln_steep: f64,
@@ -145,29 +141,40 @@ pub fn reallocation_score(before: &NodeState, cpu: f64, mem: f64, config: &MasbC
     scored(shape, before, (cpu, mem), config, true)
 }
 
-/// [`initial_score`] of placing a task requesting `cpu`/`mem` on each node state of `before`,
-/// for [`ranking`] under the config's `sias_gain` switch (the gain only when the switch reads
-/// it), appended to `out`.
+/// [`initial_score`] of placing a task requesting `task` = (cpu, mem) on each node state of
+/// `before`, for [`ranking`] under the config's `sias_gain` switch (the gain only when the
+/// switch reads it), appended to `out`.
 pub fn sias_for_ranking(
     before: impl IntoIterator<Item = NodeState>,
     task: (f64, f64),
     config: &MasbConfig,
     out: &mut Vec<Scored>,
 ) {
-    let shape = (&config.sias, Power::of(&config.sias));
-    out.extend((before.into_iter()).map(|b| scored(shape, &b, task, config, config.sias_gain)));
+    for_ranking((&config.sias, config.sias_gain), before, task, config, out);
 }
 
-/// [`reallocation_score`] of moving a task using `cpu`/`mem` onto each node state of `before`,
-/// for [`ranking`] under the config's `sras_gain` switch, appended to `out`.
+/// [`reallocation_score`] of moving a task using `task` = (cpu, mem) onto each node state of
+/// `before`, for [`ranking`] under the config's `sras_gain` switch, appended to `out`.
 pub fn sras_for_ranking(
     before: impl IntoIterator<Item = NodeState>,
     task: (f64, f64),
     config: &MasbConfig,
     out: &mut Vec<Scored>,
 ) {
-    let shape = (&config.sras, Power::of(&config.sras));
-    out.extend((before.into_iter()).map(|b| scored(shape, &b, task, config, config.sras_gain)));
+    for_ranking((&config.sras, config.sras_gain), before, task, config, out);
+}
+
+/// The scores of `task` on each of `before` with `shape` (the gain when `with_gain`), the
+/// shape's power taken once.
+fn for_ranking(
+    (shape, with_gain): (&ScoreShape, bool),
+    before: impl IntoIterator<Item = NodeState>,
+    task: (f64, f64),
+    config: &MasbConfig,
+    out: &mut Vec<Scored>,
+) {
+    let shape = (shape, Power::of(shape));
+    out.extend((before.into_iter()).map(|b| scored(shape, &b, task, config, with_gain)));
 }
 
 /// The ranking weights of candidates under the GAIN switch `use_gain`: the plain scores, or the
@@ -223,7 +230,7 @@ mod tests {
         for shape in [&c.sias, &c.sras] {
             for i in -1000..=1000 {
                 let e = f64::from(i) / 1000.0;
-                let (got, want) = (of_exponent(shape, e), (shape.steep.powf(e) - shape.floor));
+                let (got, want) = (Power::of(shape).at(e), (shape.steep.powf(e) - shape.floor));
                 assert!(
                     (got - want.max(0.0)).abs() <= 8.0 * f64::EPSILON * shape.steep.powf(e),
                     "{} ^ {e}: {got} vs {want}",
