@@ -65,7 +65,12 @@ fn task_json(ctx: &StepCtx<'_>, t: TaskIdx, d: &Demand) -> serde_json::Value {
 
 fn recs_json(ctx: &StepCtx<'_>, recs: &[Recommendation]) -> serde_json::Value {
     recs.iter()
-        .map(|r| serde_json::json!({"machine": ctx.cell.nodes.machine_id[r.node.index()], "score": r.score, "forced": r.forced}))
+        .map(|r| {
+            serde_json::json!({
+                "machine": ctx.cell.nodes.machine_id[r.node.index()],
+                "score": r.score, "forced": r.forced,
+            })
+        })
         .collect()
 }
 

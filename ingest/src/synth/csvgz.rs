@@ -78,7 +78,8 @@ fn compress_loop(dir: PathBuf, parts: u32, rx: Receiver<Message>) -> Result<()> 
 
 impl TableWriter {
     /// Creates `root/<table>/` and starts its compression thread. `parts` files split the trace
-    /// window into equal spans of `part_len_us` (rows at t = 0 go to part 0, late rows to the last).
+    /// window into equal spans of `part_len_us` (rows at t = 0 go to part 0, late rows to the
+    /// last).
     pub fn new(root: &Path, table: &str, parts: u32, part_len_us: i64) -> Result<TableWriter> {
         let dir = root.join(table);
         fs::create_dir_all(&dir).map_err(IngestError::io(&dir))?;

@@ -248,8 +248,11 @@ impl Masb {
                     if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
                         let line = serde_json::json!({
                             "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
-                            "broker": me.0, "source_machine": ctx.cell.nodes.machine_id[source.index()],
-                            "task": task_json(ctx, task, &demand), "cache_entries": b.cache.entries(shared.0, g).iter().filter(|c| c.reported_s.is_finite()).count(),
+                            "broker": me.0,
+                            "source_machine": ctx.cell.nodes.machine_id[source.index()],
+                            "task": task_json(ctx, task, &demand),
+                            "cache_entries": b.cache.entries(shared.0, g).iter()
+                                .filter(|c| c.reported_s.is_finite()).count(),
                             "candidates": recs_json(ctx, recs),
                         });
                         samples.push(line.to_string());
@@ -349,8 +352,9 @@ impl Masb {
                 offer(i, &mut b.scratch, &mut order);
                 debug_assert!(order[..] == b.asks[start as usize..end as usize]);
                 let line = serde_json::json!({
-                    "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round, "broker": me.0,
-                    "task": task_json(ctx, task, &demand), "scored": recs_json(ctx, b.scratch.ranked()),
+                    "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
+                    "broker": me.0, "task": task_json(ctx, task, &demand),
+                    "scored": recs_json(ctx, b.scratch.ranked()),
                     "ask_order": recs_json(ctx, &order),
                 });
                 samples.push(line.to_string());

@@ -286,12 +286,19 @@ impl Masb {
                 let acceptors: Vec<serde_json::Value> = na
                     .answers
                     .iter()
-                    .map(|(r, l)| serde_json::json!({"machine": ctx.cell.nodes.machine_id[r.node.index()], "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem, "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap}))
+                    .map(|(r, l)| {
+                        serde_json::json!({
+                            "machine": ctx.cell.nodes.machine_id[r.node.index()],
+                            "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem,
+                            "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap,
+                        })
+                    })
                     .collect();
                 let line = serde_json::json!({
                     "kind": "target_selection", "tick": ctx.tick.0, "round": ctx.round,
                     "source_machine": ctx.cell.nodes.machine_id[n.index()],
-                    "task": task_json(ctx, na.task.0, &na.demand), "candidates": na.candidates.len(),
+                    "task": task_json(ctx, na.task.0, &na.demand),
+                    "candidates": na.candidates.len(),
                     "acceptors": acceptors, "order": recs_json(ctx, &na.order),
                 });
                 samples.push(line.to_string());
@@ -465,15 +472,19 @@ impl Masb {
                 .zip(&selection.chosen)
                 .map(|((t, c), chosen)| {
                     serde_json::json!({
-                        "job_id": ctx.cell.tasks.job_id[t.index()], "task_index": ctx.cell.tasks.task_index[t.index()],
-                        "cpu_use": c.cpu_use, "mem_use": c.mem_use, "cpu_req": c.cpu_req, "mem_req": c.mem_req,
-                        "production": c.production, "cost_mb": c.cost_mb, "compulsory": c.compulsory, "chosen": chosen,
+                        "job_id": ctx.cell.tasks.job_id[t.index()],
+                        "task_index": ctx.cell.tasks.task_index[t.index()],
+                        "cpu_use": c.cpu_use, "mem_use": c.mem_use,
+                        "cpu_req": c.cpu_req, "mem_req": c.mem_req,
+                        "production": c.production, "cost_mb": c.cost_mb,
+                        "compulsory": c.compulsory, "chosen": chosen,
                     })
                 })
                 .collect();
             let line = serde_json::json!({
                 "kind": "scs", "tick": ctx.tick.0, "round": ctx.round,
-                "machine": ctx.cell.nodes.machine_id[n.index()], "cpu_cap": load.cpu_cap, "mem_cap": load.mem_cap,
+                "machine": ctx.cell.nodes.machine_id[n.index()],
+                "cpu_cap": load.cpu_cap, "mem_cap": load.mem_cap,
                 "tasks": listed, "fitness": selection.fitness, "cost_mb": selection.cost_mb,
             });
             samples.push(line.to_string());

@@ -103,7 +103,8 @@ impl Sim<'_> {
         for slot in live {
             let t = &self.tasks[slot as usize];
             let machine = (t.machine != NO_MACHINE).then_some(t.machine);
-            // A few snapshot rows lack their creation record (missing info 2), as in the real trace.
+            // A few snapshot rows lack their creation record (missing info 2), as in the real
+            // trace.
             let missing = machine.is_some() && self.rng.chance(0.00065);
             self.emit_task(slot, task_event::SUBMIT, machine, missing, 0)?;
             self.emit_constraints(slot, 0)?;

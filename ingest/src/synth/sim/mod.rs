@@ -567,7 +567,8 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    /// The usage of running task `slot` from the later of its start and the window start to `end_us`.
+    /// The usage of running task `slot` from the later of its start and the window start to
+    /// `end_us`.
     fn usage_row(&self, slot: u32, end_us: i64) -> UsageRow {
         let t = &self.tasks[slot as usize];
         UsageRow {
