@@ -43,6 +43,8 @@ pub struct OfferScratch {
     order: Vec<(u64, u32)>,
     /// Each task's asks in [`Broker::asks`] (start, end), by place in the assignment.
     ranges: Vec<(u32, u32)>,
+    /// The sampled decision logs of the tick's offers, by place in the assignment.
+    sampled_lines: Vec<(u32, String)>,
 }
 
 /// How a broker reads the cache in a round: the shared cache with its own reports of the round
@@ -309,7 +311,11 @@ impl Masb {
         let view_of = |set: Option<u32>| {
             cache.initial_view(ctx, shared.0, set.map(|i| self.memo.set(i)), fit)
         };
-        let OfferScratch { order, ranges } = &mut b.offers;
+        let OfferScratch {
+            order,
+            ranges,
+            sampled_lines,
+        } = &mut b.offers;
         order.clear();
         order.extend(assigned.iter().enumerate().map(|(i, a)| {
             let offset = window_offset(&view_of(a.set), &mut stream_of(i));
@@ -319,10 +325,12 @@ impl Masb {
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0));
         let at = (now_s, &self.config);
-        let offer = |i: usize, scratch: &mut ScoreScratch, asks: &mut Vec<Recommendation>| {
-            let Assigned { task, set, demand } = assigned[i];
+        for &(_, i) in order.iter() {
+            let Assigned { task, set, demand } = assigned[i as usize];
             let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-            let mut rng = stream_of(i);
+            let (scratch, asks) = (&mut b.scratch, &mut b.asks);
+            let start = asks.len();
+            let mut rng = stream_of(i as usize);
             let view = view_of(set);
             initial_asks(
                 view,
@@ -334,31 +342,26 @@ impl Masb {
                 scratch,
                 asks,
             );
-        };
-        for &(_, i) in order.iter() {
-            let start = b.asks.len() as u32;
-            offer(i as usize, &mut b.scratch, &mut b.asks);
-            ranges[i as usize] = (start, b.asks.len() as u32);
+            ranges[i as usize] = (start as u32, asks.len() as u32);
+            if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
+                let line = serde_json::json!({
+                    "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
+                    "broker": me.0, "task": task_json(ctx, task.0, &demand),
+                    "scored": recs_json(ctx, scratch.ranked()),
+                    "ask_order": recs_json(ctx, &asks[start..]),
+                });
+                sampled_lines.push((i, line.to_string()));
+            }
         }
-        for (i, (a, &(start, end))) in assigned.iter().zip(ranges.iter()).enumerate() {
+        // The sampled decisions in assignment order, as the requests.
+        sampled_lines.sort_unstable_by_key(|l| l.0);
+        samples.extend(sampled_lines.drain(..).map(|l| l.1));
+        for (a, &(start, end)) in assigned.iter().zip(ranges.iter()) {
             let Assigned { task, demand, .. } = *a;
             let (task, generation) = task;
             // `begin_tick` kept only live pending tasks, and nothing ran since.
             debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
             debug_assert!(demand == Self::demand(ctx.cell, task));
-            if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
-                // Scored again from its own stream: the same ranking and order.
-                let mut order = Vec::new();
-                offer(i, &mut b.scratch, &mut order);
-                debug_assert!(order[..] == b.asks[start as usize..end as usize]);
-                let line = serde_json::json!({
-                    "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
-                    "broker": me.0, "task": task_json(ctx, task, &demand),
-                    "scored": recs_json(ctx, b.scratch.ranked()),
-                    "ask_order": recs_json(ctx, &order),
-                });
-                samples.push(line.to_string());
-            }
             if end > start {
                 let slot = b.allocations.len() as u32;
                 out.send(
