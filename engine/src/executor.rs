@@ -33,12 +33,12 @@ impl Default for Granularity {
 }
 
 /// Messages grouped by receiver: `messages[offsets[a]..offsets[a + 1]]` is agent `a`'s inbox.
-/// Invariant: the first `held` entries of `messages` are the messages held; the entries beyond
-/// are left over from larger groupings (kept so that a grouping writes into initialised slots).
+/// Invariant: the first `offsets[last]` entries of `messages` are the messages held; the entries
+/// beyond are left over from larger groupings (kept so that a grouping writes into initialised
+/// slots).
 #[derive(Debug, Clone)]
 pub struct Mailbox<M> {
     messages: Vec<Envelope<M>>,
-    held: usize,
     offsets: Vec<u32>,
     /// Scratch: each receiver's next slot while grouping.
     cursors: Vec<u32>,
@@ -49,7 +49,6 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     pub fn new(agents: usize) -> Mailbox<M> {
         Mailbox {
             messages: Vec::new(),
-            held: 0,
             offsets: vec![0; agents + 1],
             cursors: Vec::new(),
         }
@@ -65,17 +64,17 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
 
     /// Every message held, grouped by receiver.
     pub fn messages(&self) -> &[Envelope<M>] {
-        &self.messages[..self.held]
+        &self.messages[..self.len()]
     }
 
     /// Messages held.
     pub fn len(&self) -> usize {
-        self.held
+        self.offsets.last().map_or(0, |&n| n as usize)
     }
 
     /// True when no messages are held.
     pub fn is_empty(&self) -> bool {
-        self.held == 0
+        self.len() == 0
     }
 
     /// Groups `sent` by receiver (stable); messages to agents beyond `agents` are dropped.
@@ -92,7 +91,7 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
         let items = || (parts.iter()).flat_map(|m| m.as_ref().iter().map(|e| (e.to.index(), *e)));
         let (offsets, cursors) = (&mut self.offsets, &mut self.cursors);
         let (by, messages) = (Scatter::TwoThreads, &mut self.messages);
-        self.held = crate::csr::group_by_key(agents, by, items, offsets, cursors, messages);
+        crate::csr::group_by_key(agents, by, items, offsets, cursors, messages);
     }
 }
 
