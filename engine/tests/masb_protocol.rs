@@ -487,8 +487,10 @@ fn a_new_tasks_asks_do_not_depend_on_the_other_new_tasks() {
         let b = h.agents[0].broker.as_ref().expect("agent 0 is the broker");
         let by_task: Vec<(TaskIdx, Vec<NodeIdx>)> = (b.allocations.iter())
             .map(|a| {
-                let asks = &b.asks[a.next as usize - 1..a.end as usize];
-                (a.task.0, asks.iter().map(|r| r.node).collect())
+                // The node asked at round 0, then those still to ask, in order.
+                let asked = b.asks[a.next as usize - 1];
+                let asks = std::iter::once(asked).chain(a.asks_to_come(&b.asks));
+                (a.task.0, asks.map(|r| r.node).collect())
             })
             .collect();
         (tasks, by_task)

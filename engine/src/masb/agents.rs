@@ -23,7 +23,8 @@ use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
     CacheEntry, CacheView, Demand, MigrationScratch, Recommendation, ScoreScratch, accepts,
-    final_check, initial_asks, migration_candidates, target_order, window_offset,
+    draw_all, draw_to_front, final_check, initial_asks, migration_candidates, target_order,
+    window_offset,
 };
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};

@@ -13,8 +13,9 @@ const INITIAL_TOP: usize = 10;
 
 /// A broker's state. Its cache is the brokers' shared cache (`Masb::cache`, the reports every
 /// broker has heard of by this round) with the reports it received itself this round laid
-/// over it ([`BrokerCache`]): the others hear of those one round later.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+/// over it ([`BrokerCache`]): the others hear of those one round later. A snapshot stores its
+/// asks in asking order, all drawn ([`Allocation::draws`]), as they are restored.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct Broker {
     /// This round's own reports and what is derived from the cache (no state).
     #[serde(skip)]
@@ -22,7 +23,8 @@ pub struct Broker {
     /// This tick's initial allocations, by slot. Answers name their slot, so finding one is
     /// O(1); cleared at each tick's first round.
     pub allocations: Vec<Allocation>,
-    /// The nodes each allocation asks, in order (`Allocation::next..end`).
+    /// The nodes each allocation asks (`Allocation::next..end`), in asking order as far as
+    /// they are drawn ([`Allocation::draws`]).
     pub asks: Vec<Recommendation>,
     /// Scoring buffers (no state).
     #[serde(skip)]
@@ -41,8 +43,9 @@ pub struct OfferScratch {
     /// (window offset, or `u64::MAX` for a task without a window; place in the assignment),
     /// sorted.
     order: Vec<(u64, u32)>,
-    /// Each task's asks in [`Broker::asks`] (start, end), by place in the assignment.
-    ranges: Vec<(u32, u32)>,
+    /// Each task's asks in [`Broker::asks`] (start, end) and the stream the rest of their
+    /// order is drawn from, by place in the assignment.
+    ranges: Vec<(u32, u32, Option<Rng>)>,
     /// The sampled decision logs of the tick's offers, by place in the assignment.
     sampled_lines: Vec<(u32, String)>,
 }
@@ -157,7 +160,7 @@ fn current<'s>(
 }
 
 /// One initial allocation a broker runs in a tick.
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Allocation {
     /// The task and its generation.
     pub task: (TaskIdx, u32),
@@ -167,6 +170,47 @@ pub struct Allocation {
     pub next: u32,
     /// Past the last node to ask.
     pub end: u32,
+    /// The random stream the asks from `next` on are still to be drawn from (they are then in
+    /// ranking order, and each is drawn to the front when it is asked: [`draw_to_front`]);
+    /// `None` when they are in asking order already (restored from a snapshot).
+    #[serde(skip)]
+    pub draws: Option<Rng>,
+}
+
+impl Allocation {
+    /// The asks this allocation has yet to make, in asking order (`asks`: its broker's; the
+    /// order drawn from a copy of its stream).
+    pub fn asks_to_come(&self, asks: &[Recommendation]) -> Vec<Recommendation> {
+        let mut rest = asks[self.next as usize..self.end as usize].to_vec();
+        if let Some(draws) = &self.draws {
+            draw_all(&mut rest, &mut draws.clone());
+        }
+        rest
+    }
+}
+
+impl serde::Serialize for Broker {
+    /// The allocations and the asks, the asks an allocation has yet to make put in asking order
+    /// by drawing them from a copy of its stream (those of an allocation that ended stay in
+    /// ranking order: they are never read), so a restored broker asks what this one would.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The fields the derived `Deserialize` reads, in its order.
+        #[derive(serde::Serialize)]
+        struct Stored<'a> {
+            allocations: &'a [Allocation],
+            asks: &'a [Recommendation],
+        }
+        let mut asks = self.asks.clone();
+        for a in self.allocations.iter().filter(|a| a.draws.is_some()) {
+            asks[a.next as usize..a.end as usize].copy_from_slice(&a.asks_to_come(&self.asks));
+        }
+        let allocations = &self.allocations;
+        Stored {
+            allocations,
+            asks: &asks,
+        }
+        .serialize(s)
+    }
 }
 
 impl Masb {
@@ -219,6 +263,9 @@ impl Masb {
                         // Placed, or unplaceable now: pending, retried next tick.
                         a.next = a.end;
                         continue;
+                    }
+                    if let Some(draws) = &mut a.draws {
+                        draw_to_front(&mut b.asks[a.next as usize..a.end as usize], draws);
                     }
                     let node = b.asks[a.next as usize].node;
                     a.next += 1;
@@ -323,7 +370,7 @@ impl Masb {
         }));
         order.sort_unstable();
         ranges.clear();
-        ranges.resize(assigned.len(), (0, 0));
+        ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
         for &(_, i) in order.iter() {
             let Assigned { task, set, demand } = assigned[i as usize];
@@ -342,21 +389,24 @@ impl Masb {
                 scratch,
                 asks,
             );
-            ranges[i as usize] = (start as u32, asks.len() as u32);
             if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
+                // The whole order, drawn from a copy of the task's stream.
+                let mut order = asks[start..].to_vec();
+                draw_all(order.get_mut(1..).unwrap_or_default(), &mut rng.clone());
                 let line = serde_json::json!({
                     "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
                     "broker": me.0, "task": task_json(ctx, task.0, &demand),
                     "scored": recs_json(ctx, scratch.ranked()),
-                    "ask_order": recs_json(ctx, &asks[start..]),
+                    "ask_order": recs_json(ctx, &order),
                 });
                 sampled_lines.push((i, line.to_string()));
             }
+            ranges[i as usize] = (start as u32, asks.len() as u32, Some(rng));
         }
         // The sampled decisions in assignment order, as the requests.
         sampled_lines.sort_unstable_by_key(|l| l.0);
         samples.extend(sampled_lines.drain(..).map(|l| l.1));
-        for (a, &(start, end)) in assigned.iter().zip(ranges.iter()) {
+        for (a, (start, end, draws)) in assigned.iter().zip(ranges.drain(..)) {
             let Assigned { task, demand, .. } = *a;
             let (task, generation) = task;
             // `begin_tick` kept only live pending tasks, and nothing ran since.
@@ -378,8 +428,68 @@ impl Masb {
                     demand,
                     next: start + 1,
                     end,
+                    draws,
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allocation(next: u32, end: u32, draws: Option<Rng>) -> Allocation {
+        let demand = Demand {
+            cpu_req: 0.1,
+            mem_req: 0.1,
+            cpu_use: 0.0,
+            mem_use: 0.0,
+        };
+        Allocation {
+            task: (TaskIdx(next), 0),
+            demand,
+            next,
+            end,
+            draws,
+        }
+    }
+
+    /// A broker's encoding holds every allocation's asks to come in asking order, so the restored
+    /// broker (its asks no longer drawn) asks the same nodes in the same order, whether the asks
+    /// are still to be drawn or were restored already.
+    #[test]
+    fn a_restored_broker_asks_what_the_original_would() {
+        let asks: Vec<Recommendation> = (0..20)
+            .map(|n| Recommendation {
+                node: NodeIdx(n),
+                score: 0.1 + f64::from(n % 7),
+                forced: false,
+            })
+            .collect();
+        let original = Broker {
+            // Two asks made of the first ten; none of the second ten; one restored.
+            allocations: vec![
+                allocation(2, 10, Some(Rng::new(5, 1))),
+                allocation(10, 18, Some(Rng::new(5, 2))),
+                allocation(18, 20, None),
+            ],
+            asks,
+            ..Broker::default()
+        };
+        let bytes = postcard::to_allocvec(&original).unwrap();
+        let restored: Broker = postcard::from_bytes(&bytes).unwrap();
+        for (a, r) in original.allocations.iter().zip(&restored.allocations) {
+            assert!(r.draws.is_none());
+            let to_come = a.asks_to_come(&original.asks);
+            assert_eq!(to_come, r.asks_to_come(&restored.asks));
+            assert_eq!(to_come.len(), (a.end - a.next) as usize);
+        }
+        // Drawn, not kept in ranking order: the second allocation's 8 asks come out reordered.
+        let second = &original.allocations[1];
+        assert_ne!(second.asks_to_come(&original.asks), original.asks[10..18]);
+        // The asks made, and those of a restored allocation, are stored as they are.
+        assert_eq!(restored.asks[..2], original.asks[..2]);
+        assert_eq!(restored.asks[18..], original.asks[18..]);
     }
 }

@@ -114,6 +114,37 @@ fn sequential_draws(
     }
 }
 
+/// Draws the next item of a score-weighted random order from `remaining`, the items not drawn
+/// yet in their original order, and moves it to the front, the others keeping their order.
+/// This is the draw [`sequential_draws`] makes over all the items with the drawn ones at weight
+/// 0 (a zero weight adds nothing to the total and is never landed on), so an order drawn one item
+/// at a time, each when it is needed, is the order drawn at once (tested).
+pub fn draw_to_front(remaining: &mut [Recommendation], rng: &mut Rng) {
+    let mut on_stack = [0.0; SEQUENTIAL_UP_TO];
+    let mut on_heap = Vec::new();
+    let weights = if remaining.len() <= SEQUENTIAL_UP_TO {
+        &mut on_stack[..remaining.len()]
+    } else {
+        on_heap.resize(remaining.len(), 0.0);
+        &mut on_heap[..]
+    };
+    if weights.is_empty() {
+        return;
+    }
+    for (w, r) in weights.iter_mut().zip(remaining.iter()) {
+        *w = r.score.max(1e-12);
+    }
+    let k = rng.weighted(weights);
+    remaining[..=k].rotate_right(1);
+}
+
+/// `remaining` put in the order [`draw_to_front`] draws all of them in from `rng`.
+pub fn draw_all(remaining: &mut [Recommendation], rng: &mut Rng) {
+    for i in 0..remaining.len() {
+        draw_to_front(&mut remaining[i..], rng);
+    }
+}
+
 /// The cumulative scores of the items not yet drawn (module doc's invariant).
 fn rebuild(items: &[Recommendation], drawn: &[bool], cumulative: &mut Vec<f64>) {
     cumulative.clear();
@@ -141,6 +172,42 @@ mod tests {
                 forced: false,
             })
             .collect()
+    }
+
+    /// Drawing one item at a time from the items not drawn yet gives the order drawn at once,
+    /// item for item and leaving the stream at the same place, over random scores (some equal,
+    /// some below the 1e-12 floor), lengths and prefixes drawn.
+    #[test]
+    fn drawing_one_at_a_time_gives_the_order_drawn_at_once() {
+        let mut r = Rng::new(11, 0);
+        for case in 0..2_000 {
+            let n = 1 + r.below(SEQUENTIAL_UP_TO as u64) as usize;
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match r.below(4) {
+                    0 => 0.0,
+                    1 => 0.5,
+                    _ => r.f64() * 3.0,
+                })
+                .collect();
+            let all = items(&scores);
+            let wanted = 1 + r.below(n as u64) as usize;
+            let (mut at_once, mut one_by_one) = (Rng::new(case, 1), Rng::new(case, 1));
+            let expected = weighted_order(&all, wanted, &mut at_once);
+            let mut got = all.clone();
+            for i in 0..wanted {
+                draw_to_front(&mut got[i..], &mut one_by_one);
+            }
+            assert_eq!(got[..wanted], expected[..], "case {case}");
+            assert_eq!(
+                at_once.clone().f64(),
+                one_by_one.clone().f64(),
+                "case {case}"
+            );
+            // The rest, drawn all at once later, completes the order.
+            draw_all(&mut got[wanted..], &mut one_by_one);
+            let whole = weighted_order(&all, n, &mut Rng::new(case, 1));
+            assert_eq!(got, whole, "case {case}");
+        }
     }
 
     #[test]
