@@ -76,24 +76,28 @@ impl Rng {
     /// last positive weight's index is returned. So zeroing the weights of items already drawn
     /// draws exactly as removing them would (the sum and the walk skip zeros unchanged).
     pub fn weighted(&mut self, weights: &[f64]) -> usize {
-        let total: f64 = weights.iter().sum();
-        walk(weights, self.f64() * total)
+        self.weighted_by(weights.len(), |i| weights[i])
+    }
+
+    /// [`Rng::weighted`] over the `n` weights `weight(0..n)`, computed as they are read (twice
+    /// each) instead of gathered first.
+    pub fn weighted_by(&mut self, n: usize, weight: impl Fn(usize) -> f64) -> usize {
+        let total: f64 = (0..n).map(&weight).sum();
+        walk(n, weight, self.f64() * total)
     }
 }
 
-/// The index whose weight holds `x` when the weights are laid end to end: each weight below `x`
-/// is subtracted in turn; past the end, the last positive weight's index.
-fn walk(weights: &[f64], mut x: f64) -> usize {
-    for (i, w) in weights.iter().enumerate() {
-        if x < *w {
+/// The index whose weight holds `x` when the `n` weights are laid end to end: each weight below
+/// `x` is subtracted in turn; past the end, the last positive weight's index.
+fn walk(n: usize, weight: impl Fn(usize) -> f64, mut x: f64) -> usize {
+    for i in 0..n {
+        let w = weight(i);
+        if x < w {
             return i;
         }
         x -= w;
     }
-    weights
-        .iter()
-        .rposition(|&w| w > 0.0)
-        .unwrap_or(weights.len() - 1)
+    (0..n).rposition(|i| weight(i) > 0.0).unwrap_or(n - 1)
 }
 
 #[cfg(test)]
@@ -146,14 +150,15 @@ mod tests {
             assert_ne!(r.weighted(&[1.0, 0.0, 3.0, 0.0]) % 2, 1);
         }
         let weights = [0.1, 0.2, 0.0];
-        assert_eq!(walk(&weights, 0.05), 0);
-        assert_eq!(walk(&weights, 0.25), 1);
+        let of = |i: usize| weights[i];
+        assert_eq!(walk(3, of, 0.05), 0);
+        assert_eq!(walk(3, of, 0.25), 1);
         assert_eq!(
-            walk(&weights, 0.4),
+            walk(3, of, 0.4),
             1,
             "past the end: the last positive weight"
         );
-        assert_eq!(walk(&[2.0], 5.0), 0);
+        assert_eq!(walk(1, |_| 2.0, 5.0), 0);
     }
 
     #[test]

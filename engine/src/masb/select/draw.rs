@@ -120,21 +120,10 @@ fn sequential_draws(
 /// 0 (a zero weight adds nothing to the total and is never landed on), so an order drawn one item
 /// at a time, each when it is needed, is the order drawn at once (tested).
 pub fn draw_to_front(remaining: &mut [Recommendation], rng: &mut Rng) {
-    let mut on_stack = [0.0; SEQUENTIAL_UP_TO];
-    let mut on_heap = Vec::new();
-    let weights = if remaining.len() <= SEQUENTIAL_UP_TO {
-        &mut on_stack[..remaining.len()]
-    } else {
-        on_heap.resize(remaining.len(), 0.0);
-        &mut on_heap[..]
-    };
-    if weights.is_empty() {
+    if remaining.is_empty() {
         return;
     }
-    for (w, r) in weights.iter_mut().zip(remaining.iter()) {
-        *w = r.score.max(1e-12);
-    }
-    let k = rng.weighted(weights);
+    let k = rng.weighted_by(remaining.len(), |i| remaining[i].score.max(1e-12));
     remaining[..=k].rotate_right(1);
 }
 
