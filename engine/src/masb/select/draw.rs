@@ -29,7 +29,6 @@ pub const SEQUENTIAL_UP_TO: usize = 64;
 pub struct DrawScratch {
     cumulative: Vec<f64>,
     drawn: Vec<bool>,
-    weights: Vec<f64>,
 }
 
 /// The first `limit` items of a score-weighted random order of `items` (module doc).
@@ -95,29 +94,27 @@ fn redrawing_draws(
     }
 }
 
-/// Draws from the items not yet drawn, one pass over their scores per draw (module doc): a drawn
-/// item's weight is set to 0, which [`Rng::weighted`] draws exactly as if it were removed.
+/// Draws from the items not yet drawn, one pass over their scores per draw (module doc), each
+/// drawn to the front of those left ([`draw_to_front`]); needs no buffer of `scratch`'s.
 fn sequential_draws(
     items: &[Recommendation],
     limit: usize,
     rng: &mut Rng,
-    scratch: &mut DrawScratch,
+    _scratch: &mut DrawScratch,
     out: &mut Vec<Recommendation>,
 ) {
-    let weights = &mut scratch.weights;
-    weights.clear();
-    weights.extend(items.iter().map(|r| r.score.max(1e-12)));
-    for _ in 0..limit {
-        let k = rng.weighted(weights);
-        weights[k] = 0.0;
-        out.push(items[k]);
+    let start = out.len();
+    out.extend_from_slice(items);
+    for i in start..start + limit {
+        draw_to_front(&mut out[i..], rng);
     }
+    out.truncate(start + limit);
 }
 
 /// Draws the next item of a score-weighted random order from `remaining`, the items not drawn
 /// yet in their original order, and moves it to the front, the others keeping their order.
-/// This is the draw [`sequential_draws`] makes over all the items with the drawn ones at weight
-/// 0 (a zero weight adds nothing to the total and is never landed on), so an order drawn one item
+/// This is the draw over all the items with the drawn ones at weight 0 (a zero weight adds
+/// nothing to the total and is never landed on: [`Rng::weighted`]), so an order drawn one item
 /// at a time, each when it is needed, is the order drawn at once (tested).
 pub fn draw_to_front(remaining: &mut [Recommendation], rng: &mut Rng) {
     if remaining.is_empty() {
@@ -163,9 +160,23 @@ mod tests {
             .collect()
     }
 
-    /// Drawing one item at a time from the items not drawn yet gives the order drawn at once,
-    /// item for item and leaving the stream at the same place, over random scores (some equal,
-    /// some below the 1e-12 floor), lengths and prefixes drawn.
+    /// The first `limit` of a weighted order drawn over all the items, a drawn one's weight set
+    /// to 0 (the reference the draws are checked against).
+    fn zeroing_draws(items: &[Recommendation], limit: usize, rng: &mut Rng) -> Vec<Recommendation> {
+        let mut weights: Vec<f64> = items.iter().map(|r| r.score.max(1e-12)).collect();
+        (0..limit)
+            .map(|_| {
+                let k = rng.weighted(&weights);
+                weights[k] = 0.0;
+                items[k]
+            })
+            .collect()
+    }
+
+    /// Drawing one item at a time from the items not drawn yet gives the order drawn at once
+    /// over all the items with the drawn ones at weight 0, item for item and leaving the stream
+    /// at the same place, over random scores (some equal, some below the 1e-12 floor), lengths
+    /// and prefixes drawn.
     #[test]
     fn drawing_one_at_a_time_gives_the_order_drawn_at_once() {
         let mut r = Rng::new(11, 0);
@@ -181,7 +192,7 @@ mod tests {
             let all = items(&scores);
             let wanted = 1 + r.below(n as u64) as usize;
             let (mut at_once, mut one_by_one) = (Rng::new(case, 1), Rng::new(case, 1));
-            let expected = weighted_order(&all, wanted, &mut at_once);
+            let expected = zeroing_draws(&all, wanted, &mut at_once);
             let mut got = all.clone();
             for i in 0..wanted {
                 draw_to_front(&mut got[i..], &mut one_by_one);
@@ -194,8 +205,9 @@ mod tests {
             );
             // The rest, drawn all at once later, completes the order.
             draw_all(&mut got[wanted..], &mut one_by_one);
-            let whole = weighted_order(&all, n, &mut Rng::new(case, 1));
+            let whole = zeroing_draws(&all, n, &mut Rng::new(case, 1));
             assert_eq!(got, whole, "case {case}");
+            assert_eq!(weighted_order(&all, n, &mut Rng::new(case, 1)), whole);
         }
     }
 
