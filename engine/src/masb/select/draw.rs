@@ -55,7 +55,7 @@ pub fn weighted_order_into(
         return;
     }
     if items.len() <= SEQUENTIAL_UP_TO {
-        sequential_draws(items, limit, rng, scratch, out);
+        sequential_draws(items, limit, rng, out);
     } else {
         redrawing_draws(items, limit, rng, scratch, out);
     }
@@ -95,12 +95,11 @@ fn redrawing_draws(
 }
 
 /// Draws from the items not yet drawn, one pass over their scores per draw (module doc), each
-/// drawn to the front of those left ([`draw_to_front`]); needs no buffer of `scratch`'s.
+/// drawn to the front of those left ([`draw_to_front`]).
 fn sequential_draws(
     items: &[Recommendation],
     limit: usize,
     rng: &mut Rng,
-    _scratch: &mut DrawScratch,
     out: &mut Vec<Recommendation>,
 ) {
     let start = out.len();
@@ -160,57 +159,6 @@ mod tests {
             .collect()
     }
 
-    /// The first `limit` of a weighted order drawn over all the items, a drawn one's weight set
-    /// to 0 (the reference the draws are checked against).
-    fn zeroing_draws(items: &[Recommendation], limit: usize, rng: &mut Rng) -> Vec<Recommendation> {
-        let mut weights: Vec<f64> = items.iter().map(|r| r.score.max(1e-12)).collect();
-        (0..limit)
-            .map(|_| {
-                let k = rng.weighted(&weights);
-                weights[k] = 0.0;
-                items[k]
-            })
-            .collect()
-    }
-
-    /// Drawing one item at a time from the items not drawn yet gives the order drawn at once
-    /// over all the items with the drawn ones at weight 0, item for item and leaving the stream
-    /// at the same place, over random scores (some equal, some below the 1e-12 floor), lengths
-    /// and prefixes drawn.
-    #[test]
-    fn drawing_one_at_a_time_gives_the_order_drawn_at_once() {
-        let mut r = Rng::new(11, 0);
-        for case in 0..2_000 {
-            let n = 1 + r.below(SEQUENTIAL_UP_TO as u64) as usize;
-            let scores: Vec<f64> = (0..n)
-                .map(|_| match r.below(4) {
-                    0 => 0.0,
-                    1 => 0.5,
-                    _ => r.f64() * 3.0,
-                })
-                .collect();
-            let all = items(&scores);
-            let wanted = 1 + r.below(n as u64) as usize;
-            let (mut at_once, mut one_by_one) = (Rng::new(case, 1), Rng::new(case, 1));
-            let expected = zeroing_draws(&all, wanted, &mut at_once);
-            let mut got = all.clone();
-            for i in 0..wanted {
-                draw_to_front(&mut got[i..], &mut one_by_one);
-            }
-            assert_eq!(got[..wanted], expected[..], "case {case}");
-            assert_eq!(
-                at_once.clone().f64(),
-                one_by_one.clone().f64(),
-                "case {case}"
-            );
-            // The rest, drawn all at once later, completes the order.
-            draw_all(&mut got[wanted..], &mut one_by_one);
-            let whole = zeroing_draws(&all, n, &mut Rng::new(case, 1));
-            assert_eq!(got, whole, "case {case}");
-            assert_eq!(weighted_order(&all, n, &mut Rng::new(case, 1)), whole);
-        }
-    }
-
     #[test]
     fn first_draw_follows_the_scores() {
         let items = items(&[3.0, 1.0]);
@@ -227,7 +175,9 @@ mod tests {
 
     /// Both ways of drawing (whichever a list's length picks).
     const BOTH: [(&str, Draws); 2] = [
-        ("sequential", sequential_draws),
+        ("sequential", |items, limit, rng, _, out| {
+            sequential_draws(items, limit, rng, out)
+        }),
         ("redrawing", redrawing_draws),
     ];
 
@@ -282,14 +232,14 @@ mod tests {
         }
     }
 
-    /// The sequential way against drawing with [`Rng::weighted`] from the weights left and
-    /// removing each drawn item: the same orders and the same random draws used, on random
-    /// scores (zeros, ties, spreads over many orders of magnitude) and every length up to the
-    /// sequential limit.
+    /// The sequential way, and the same order drawn one item at a time as it is needed
+    /// ([`draw_to_front`]: a prefix, then the rest with [`draw_all`]), against drawing with
+    /// [`Rng::weighted`] from the weights left and removing each drawn item: the same orders and
+    /// the same random draws used, on random scores (zeros, ties, spreads over many orders of
+    /// magnitude) and every length up to the sequential limit.
     #[test]
     fn sequential_draws_match_removing_drawn_items() {
         let mut r = Rng::new(12, 0);
-        let mut scratch = DrawScratch::default();
         for case in 0..3_000 {
             let n = 1 + r.below(SEQUENTIAL_UP_TO as u64) as usize;
             let scores: Vec<f64> = (0..n)
@@ -301,20 +251,33 @@ mod tests {
                 .collect();
             let all = items(&scores);
             let limit = 1 + r.below(n as u64) as usize;
+            let removing = |limit: usize, rng: &mut Rng| {
+                let mut left = all.clone();
+                let mut weights: Vec<f64> = left.iter().map(|i| i.score.max(1e-12)).collect();
+                (0..limit)
+                    .map(|_| {
+                        let k = rng.weighted(&weights);
+                        weights.remove(k);
+                        left.remove(k)
+                    })
+                    .collect::<Vec<_>>()
+            };
             let (mut a, mut b) = (Rng::new(case, 5), Rng::new(case, 5));
             let mut got = Vec::new();
-            sequential_draws(&all, limit, &mut a, &mut scratch, &mut got);
-            let mut left = all.clone();
-            let mut weights: Vec<f64> = left.iter().map(|i| i.score.max(1e-12)).collect();
-            let expected: Vec<Recommendation> = (0..limit)
-                .map(|_| {
-                    let k = b.weighted(&weights);
-                    weights.remove(k);
-                    left.remove(k)
-                })
-                .collect();
-            assert_eq!(got, expected, "case {case}");
-            assert_eq!(a.next_u64(), b.next_u64(), "case {case}");
+            sequential_draws(&all, limit, &mut a, &mut got);
+            assert_eq!(got, removing(limit, &mut b), "case {case}");
+            assert_eq!(a.clone().next_u64(), b.clone().next_u64(), "case {case}");
+            // One at a time: the prefix leaves the stream where drawing it at once does; the
+            // rest, drawn later, completes the whole order.
+            let (mut lazy, mut whole) = (all.clone(), Rng::new(case, 5));
+            let mut one_by_one = Rng::new(case, 5);
+            for i in 0..limit {
+                draw_to_front(&mut lazy[i..], &mut one_by_one);
+            }
+            assert_eq!(lazy[..limit], got[..], "case {case}");
+            assert_eq!(one_by_one.clone().next_u64(), a.next_u64(), "case {case}");
+            draw_all(&mut lazy[limit..], &mut one_by_one);
+            assert_eq!(lazy, removing(n, &mut whole), "case {case}");
         }
     }
 
