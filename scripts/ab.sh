@@ -2,9 +2,11 @@
 # Compares two cellsim builds on one window of a run, the way the optimisation steps in
 # bench-results/ were measured: each build in turn resumes a copy of the run from its latest
 # snapshot (RUNS rounds, the builds interleaved, so that the machine's drift hits both alike),
-# and the median milliseconds per tick over the window (ticks from FROM_TICK on) are printed per
-# run, then the medians of those per build and their ratio B / A. Both builds must write the same
-# snapshot format (a build refuses another format's snapshots).
+# and the median milliseconds per tick over the window (ticks from FROM_TICK on; whole and by
+# phase) and the mean tick (which counts the slower ticks a median leaves out, such as the one in
+# five where the trace's usage rows arrive) are printed per run, then the medians of those per
+# build and their ratio B / A. Both builds must write the same snapshot format (a build refuses
+# another format's snapshots).
 #
 # Usage: scripts/ab.sh RUN_DIR FROM_TICK BIN_A BIN_B > ab.md
 #   RUN_DIR    a run whose snapshots/ hold the snapshot to resume from (the latest is used), e.g.
@@ -12,11 +14,11 @@
 #              --out RUN_DIR` for ticks 240-299 of the 12.5k cell;
 #   FROM_TICK  the first tick after that snapshot (240 there);
 #   BIN_A/B    the two `cellsim` binaries (e.g. copies of target/release/cellsim built at two
-#              commits).
+#              commits); BIN_B reads both runs' timing (`cellsim report --timing`).
 # Environment: RUNS (3), THREADS (2), WORK (a temporary directory).
 set -euo pipefail
 if [ $# -ne 4 ]; then
-  sed -n '9,17p' "$0" >&2
+  sed -n '11,19p' "$0" >&2
   exit 2
 fi
 run=$1 from=$2 bin_a=$3 bin_b=$4
@@ -28,7 +30,7 @@ for b in "$bin_a" "$bin_b"; do
 done
 work=${WORK:-$(mktemp -d -t cellsim-ab.XXXXXX)}
 mkdir -p "$work"
-rows=("ms per tick (median)" "  trace apply" "  policy")
+rows=("ms per tick (median)" "  trace apply" "  policy" "ms per tick (mean)")
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 declare -A res
 cat <<HEAD
@@ -39,8 +41,8 @@ cat <<HEAD
 - run: \`$run\`, resumed from its latest snapshot; window: ticks from $from on; $threads thread(s)
 - A: \`$bin_a\`; B: \`$bin_b\`; $runs rounds, A then B in each
 
-| round | build | ms/tick | apply | policy |
-|---|---|---|---|---|
+| round | build | ms/tick | apply | policy | mean ms/tick |
+|---|---|---|---|---|---|
 HEAD
 for i in $(seq "$runs"); do
   for side in A B; do
@@ -50,7 +52,7 @@ for i in $(seq "$runs"); do
     cp -r "$run" "$d"
     rm -f "$d/summary.json" # a finished run is resumed again from its latest snapshot
     "$bin" resume "$d" --threads "$threads" > /dev/null 2>&1
-    report=$("$bin" report "$d" --timing --from-tick "$from")
+    report=$("$bin_b" report "$d" --timing --from-tick "$from")
     line="| $i | $side"
     for row in "${rows[@]}"; do
       v=$(printf '%s\n' "$report" | awk -v r="$row" 'index($0, r) == 1 && substr($0, length(r) + 1, 1) ~ /[ ]/ {print $NF}')
@@ -62,8 +64,8 @@ for i in $(seq "$runs"); do
   done
 done
 echo
-echo "| median | ms/tick | apply | policy |"
-echo "|---|---|---|---|"
+echo "| median | ms/tick | apply | policy | mean ms/tick |"
+echo "|---|---|---|---|---|"
 for side in A B; do
   line="| $side"
   for row in "${rows[@]}"; do line+=" | $(echo "${res["$side|$row"]}" | median)"; done

@@ -114,8 +114,9 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     o
 }
 
-/// Rows of the runs' wall-clock profiles (`cellsim report --timing`): first tick, then median
-/// milliseconds per tick, whole and by phase; `-` for a run without `timing/`.
+/// Rows of the runs' wall-clock profiles (`cellsim report --timing`): first tick, median
+/// milliseconds per tick, whole and by phase, and the mean whole tick; `-` for a run without
+/// `timing/`.
 pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMedians>]) -> String {
     let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
     let mut o = String::new();
@@ -138,6 +139,7 @@ pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMed
     for (k, label) in labels.iter().enumerate() {
         row(label, &|t| t.medians[k]);
     }
+    row("ms per tick (mean)", &|t| t.mean_ms);
     row("snapshots written", &|t| t.snapshots as f64);
     row("snapshot write (ms)", &|t| t.snapshot_ms);
     o

@@ -1,7 +1,9 @@
 //! A run's wall-clock profile from its `timing/` parts: the median milliseconds per tick, whole
-//! and by phase (trace apply, policy, metrics, output), over the ticks after the first (which
-//! places the whole initial cell and is reported on its own), or over the ticks from a given one
-//! on (a window resumed from a snapshot, as `scripts/ab.sh` compares builds on).
+//! and by phase (trace apply, policy, metrics, output), and the mean whole tick, over the ticks
+//! after the first (which places the whole initial cell and is reported on its own), or over the
+//! ticks from a given one on (a window resumed from a snapshot, as `scripts/ab.sh` compares builds
+//! on). The mean counts what the median leaves out: ticks that recur slower, such as those where
+//! the trace's five-minute usage rows arrive, one tick in five.
 
 use std::fs::File;
 use std::path::Path;
@@ -30,6 +32,8 @@ pub struct PhaseMedians {
     pub first_tick_ms: f64,
     /// Medians over the later ticks (or those of the window), in [`PHASES`] order.
     pub medians: [f64; 5],
+    /// The mean whole tick over the same ticks.
+    pub mean_ms: f64,
     /// Snapshots written (ticks with a snapshot time recorded).
     pub snapshots: usize,
     /// Their median write time, ms.
@@ -98,14 +102,18 @@ pub fn phase_medians(run: &Path, from_tick: Option<u32>) -> Result<PhaseMedians>
     let first_tick_ms = columns[0].first().copied().unwrap_or(0.0);
     let from = from_tick.unwrap_or(0);
     let in_window = |row: usize| row > 0 && ticks.get(row).is_some_and(|&t| t >= from);
-    let medians = columns.map(|c| {
-        let window = c.into_iter().enumerate().filter(|&(row, _)| in_window(row));
-        median(window.map(|(_, ms)| ms).collect())
-    });
+    let window = |c: &[f64]| -> Vec<f64> {
+        let rows = c.iter().enumerate().filter(|&(row, _)| in_window(row));
+        rows.map(|(_, &ms)| ms).collect()
+    };
+    let walls = window(&columns[0]);
+    let mean_ms = walls.iter().sum::<f64>() / walls.len().max(1) as f64;
+    let medians = columns.map(|c| median(window(&c)));
     Ok(PhaseMedians {
         ticks: ticks.len(),
         first_tick_ms,
         medians,
+        mean_ms,
         snapshots: snapshot_ms.len(),
         snapshot_ms: median(snapshot_ms),
     })
@@ -159,11 +167,17 @@ mod tests {
         // Ticks 1-5: 10, 12, 30, 20, 25.
         assert_eq!(all.medians[0], 20.0);
         assert_eq!(all.medians[1], 10.0);
+        assert_eq!(all.mean_ms, 97.0 / 5.0);
         let window = phase_medians(dir.path(), Some(3)).unwrap();
         // Ticks 3-5: 30, 20, 25.
         assert_eq!(
-            (window.ticks, window.medians[0], window.medians[2]),
-            (6, 25.0, 12.5)
+            (
+                window.ticks,
+                window.medians[0],
+                window.medians[2],
+                window.mean_ms
+            ),
+            (6, 25.0, 12.5, 25.0)
         );
         assert_eq!(
             phase_medians(dir.path(), Some(0)).unwrap().medians,

@@ -85,6 +85,18 @@ fn apply_due(cell: &mut Cell, d: &Deferred) -> bool {
     }
 }
 
+/// [`Replay::start_delay_us`], given whether the replay is in workload mode.
+pub(super) fn start_delay_us(workload_mode: bool, cell: &Cell, t: TaskIdx) -> i64 {
+    let i = t.index();
+    if !workload_mode
+        || cell.tasks.state[i] != TaskState::Running
+        || cell.tasks.trace_sched_us[i] == NOT_SCHEDULED
+    {
+        return 0;
+    }
+    (cell.tasks.start_us[i] - cell.tasks.trace_sched_us[i]).max(0)
+}
+
 impl Replay {
     /// Switches to workload mode (module doc): for every policy that does not follow the trace's
     /// placements.
@@ -95,22 +107,15 @@ impl Replay {
     /// How far the policy's start of `t` lags the trace's (0 in borg-replay mode, for tasks the
     /// trace has not scheduled, and for tasks the policy started earlier).
     pub(super) fn start_delay_us(&self, cell: &Cell, t: TaskIdx) -> i64 {
-        let i = t.index();
-        if !self.workload_mode
-            || cell.tasks.state[i] != TaskState::Running
-            || cell.tasks.trace_sched_us[i] == NOT_SCHEDULED
-        {
-            return 0;
-        }
-        (cell.tasks.start_us[i] - cell.tasks.trace_sched_us[i]).max(0)
+        start_delay_us(self.workload_mode, cell, t)
     }
 
-    /// Holds back `kind` for `task` until `due_us`; `lane` as in [`DeferredQueue::push`].
+    /// Holds back `kind` for `task` in slot generation `generation` until `due_us`; `lane` as
+    /// in [`DeferredQueue::push`].
     pub(super) fn defer(
         &mut self,
         (due_us, lane): (i64, Option<LaneKey>),
-        cell: &Cell,
-        task: TaskIdx,
+        (task, generation): (TaskIdx, u32),
         kind: DeferredKind,
     ) {
         self.deferred_seq += 1;
@@ -118,7 +123,7 @@ impl Replay {
             due_us,
             seq: self.deferred_seq,
             task,
-            generation: cell.tasks.generation[task.index()],
+            generation,
             kind,
         };
         self.deferred.push(d, lane);
@@ -135,13 +140,14 @@ impl Replay {
         self.started_tasks = started;
         for w in &runs {
             let due = cell.tasks.start_us[w.task.index()] + w.run_us;
-            self.defer((due, None), cell, w.task, DeferredKind::End);
+            let task = (w.task, cell.tasks.generation[w.task.index()]);
+            self.defer((due, None), task, DeferredKind::End);
         }
         self.started_runs = runs;
         let mut due = std::mem::take(&mut self.due_events);
         loop {
             due.clear();
-            due.extend(std::iter::from_fn(|| self.deferred.pop_before(end_us)).take(DUE_CHUNK));
+            self.deferred.pop_due_into(end_us, &mut due, DUE_CHUNK);
             if due.is_empty() {
                 break;
             }
@@ -188,7 +194,8 @@ impl Replay {
                     let due = now_us + delay;
                     if due >= self.window_end_us {
                         let lane = Some((delay, LANE_TASK_EVENTS));
-                        self.defer((due, lane), cell, t, DeferredKind::End);
+                        let task = (t, cell.tasks.generation[i]);
+                        self.defer((due, lane), task, DeferredKind::End);
                         return;
                     }
                 }

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
@@ -114,10 +115,14 @@ pub struct Replay {
     copy_ids: CopyIds,
     /// Scratch: nodes removed by this tick's machine events, their tasks not yet displaced.
     removed: Vec<NodeIdx>,
-    /// Scratch: the tick's usage rows, per task instance, and what they resolve to.
+    /// Scratch: the tick's usage rows, per task instance, and what they resolve to (task, start
+    /// delay, slot generation).
     usage_rows: Vec<UsageRow>,
-    usage_tasks: Vec<(Option<TaskIdx>, i64)>,
+    usage_tasks: Vec<(Option<TaskIdx>, i64, u32)>,
 }
+
+/// Usage rows a thread looks up at a time ([`Replay::apply_usage`]).
+const USAGE_LOOKUPS_PER_JOB: usize = 4096;
 
 /// One usage row for one task instance, as read (applied by [`Replay::apply_usage`]).
 #[derive(Debug, Clone, Copy)]
@@ -361,19 +366,26 @@ impl Replay {
 
     /// Applies (or, for runs the policy started late, defers) the tick's usage rows, in order.
     /// The rows change no task's identity, state or start, so each row's task and shift are
-    /// looked up first, in passes of independent lookups (the hash probes and task columns are
-    /// cache misses a tight loop overlaps), then the rows applied one by one.
+    /// looked up first, on both threads (the hash probes and task columns are cache misses),
+    /// then the rows applied one by one.
     fn apply_usage(&mut self, cell: &mut Cell) {
         let mut rows = std::mem::take(&mut self.usage_rows);
         let mut tasks = std::mem::take(&mut self.usage_tasks);
         tasks.clear();
-        tasks.extend(rows.iter().map(|u| (self.task_of.get(&u.key).copied(), 0)));
-        for (t, delay) in &mut tasks {
-            if let Some(t) = *t {
-                *delay = self.start_delay_us(cell, t);
-            }
-        }
-        for (u, &(t, delay)) in rows.iter().zip(&tasks) {
+        let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
+        let lookup = |u: &UsageRow| {
+            let t = task_of.get(&u.key).copied();
+            let delay = t.map_or(0, |t| deferred::start_delay_us(workload_mode, cell, t));
+            let generation = t.map_or(0, |t| cell.tasks.generation[t.index()]);
+            (t, delay, generation)
+        };
+        // Read-only: both threads look up, in order (the result does not depend on the split).
+        tasks.par_extend(
+            rows.par_iter()
+                .with_min_len(USAGE_LOOKUPS_PER_JOB)
+                .map(lookup),
+        );
+        for (u, &(t, delay, generation)) in rows.iter().zip(&tasks) {
             let Some(t) = t else {
                 self.stats.usage_rows_unmatched += 1;
                 continue;
@@ -386,7 +398,7 @@ impl Replay {
                     until_us,
                 };
                 let lane = Some((delay, deferred::LANE_USAGE));
-                self.defer((u.start_us + delay, lane), cell, t, kind);
+                self.defer((u.start_us + delay, lane), (t, generation), kind);
             } else {
                 cell.set_usage(t, u.cpu, u.mem, until_us);
             }

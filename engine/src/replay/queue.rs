@@ -6,6 +6,13 @@
 //! ordered, in a small heap. Whatever would break a lane's order (ends of awaited runs, rows out
 //! of time order, a restored snapshot) goes to a general heap. Invariants: every lane is sorted
 //! by `(due_us, seq)`; `fronts` holds one entry per non-empty lane, its front's key.
+//!
+//! Events come in bursts (the usage rows of five minutes arrive in one tick, over a million at
+//! 8x) and leave as runs of one lane: [`DeferredQueue::pop_due_into`] takes a lane's events for
+//! as long as they precede every other lane's front, without a heap operation each. A lane is a
+//! FIFO of fixed-size blocks drawn from a pool the queue keeps, so a burst neither copies a
+//! growing buffer nor touches fresh memory once the pool holds the peak (a day has hundreds of
+//! shifts: one growable buffer per lane would do both at every burst).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -17,14 +24,69 @@ use super::Deferred;
 /// Which lane an event may join: its shift and its source table.
 pub type LaneKey = (i64, u8);
 
+/// Events per block of a lane (a few in unit tests, so that they cross blocks).
+#[cfg(not(test))]
+const BLOCK: usize = 4096;
+#[cfg(test)]
+const BLOCK: usize = 3;
+
 /// Deferred events, popped in `(due_us, seq)` order (module doc).
 #[derive(Debug, Default, Clone)]
 pub struct DeferredQueue {
-    lanes: Vec<VecDeque<Deferred>>,
+    lanes: Vec<Lane>,
     lane_of: FxHashMap<LaneKey, u32>,
     fronts: BinaryHeap<Reverse<(i64, u64, u32)>>,
     other: BinaryHeap<Reverse<Deferred>>,
     len: usize,
+    /// Empty blocks (capacity [`BLOCK`]) for lanes to fill.
+    pool: Vec<Vec<Deferred>>,
+}
+
+/// One lane: its events in order, in blocks of [`BLOCK`] (all full but the last); `head` events
+/// of the first block are popped already. Empty: no blocks.
+#[derive(Debug, Default, Clone)]
+struct Lane {
+    blocks: VecDeque<Vec<Deferred>>,
+    head: usize,
+}
+
+impl Lane {
+    fn front(&self) -> Option<&Deferred> {
+        self.blocks.front().map(|b| &b[self.head])
+    }
+
+    fn back(&self) -> Option<&Deferred> {
+        self.blocks.back().and_then(|b| b.last())
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Deferred> {
+        let skip = self.head;
+        self.blocks.iter().flatten().skip(skip)
+    }
+
+    fn push_back(&mut self, d: Deferred, pool: &mut Vec<Vec<Deferred>>) {
+        if self.blocks.back().is_none_or(|b| b.len() == BLOCK) {
+            let block = pool.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK));
+            self.blocks.push_back(block);
+        }
+        if let Some(b) = self.blocks.back_mut() {
+            b.push(d);
+        }
+    }
+
+    /// Removes the front event; an emptied block goes back to `pool`.
+    fn pop_front(&mut self, pool: &mut Vec<Vec<Deferred>>) -> Option<Deferred> {
+        let first = self.blocks.front()?;
+        let d = first[self.head];
+        self.head += 1;
+        if self.head == first.len() {
+            let mut block = self.blocks.pop_front()?;
+            block.clear();
+            pool.push(block);
+            self.head = 0;
+        }
+        Some(d)
+    }
 }
 
 impl DeferredQueue {
@@ -42,7 +104,7 @@ impl DeferredQueue {
     pub fn iter(&self) -> impl Iterator<Item = &Deferred> {
         self.lanes
             .iter()
-            .flatten()
+            .flat_map(Lane::iter)
             .chain(self.other.iter().map(|d| &d.0))
     }
 
@@ -56,47 +118,64 @@ impl DeferredQueue {
         let next = self.lanes.len() as u32;
         let l = *self.lane_of.entry(key).or_insert(next);
         if l == next {
-            self.lanes.push(VecDeque::new());
+            self.lanes.push(Lane::default());
         }
         let queue = &mut self.lanes[l as usize];
         match queue.back() {
             Some(last) if (last.due_us, last.seq) > (d.due_us, d.seq) => {
                 self.other.push(Reverse(d));
             }
-            Some(_) => queue.push_back(d),
+            Some(_) => queue.push_back(d, &mut self.pool),
             None => {
-                queue.push_back(d);
+                queue.push_back(d, &mut self.pool);
                 self.fronts.push(Reverse((d.due_us, d.seq, l)));
             }
         }
     }
 
-    /// Removes and returns the first event due before `end_us`, if any.
-    pub fn pop_before(&mut self, end_us: i64) -> Option<Deferred> {
-        let lane_first = self.fronts.peek().map(|f| (f.0.0, f.0.1));
-        let other_first = self.other.peek().map(|d| (d.0.due_us, d.0.seq));
-        let from_lane = match (lane_first, other_first) {
-            (None, None) => return None,
-            (Some(a), Some(b)) => a < b,
-            (a, _) => a.is_some(),
-        };
-        let first = if from_lane { lane_first } else { other_first };
-        if first.is_some_and(|(due, _)| due >= end_us) {
-            return None;
+    /// Moves the events due before `end_us` to `out`, in order, until `out` holds `max`.
+    pub fn pop_due_into(&mut self, end_us: i64, out: &mut Vec<Deferred>, max: usize) {
+        let key = |d: &Deferred| (d.due_us, d.seq);
+        while out.len() < max {
+            let lane_first = self.fronts.peek().map(|f| (f.0.0, f.0.1));
+            let other_first = self.other.peek().map(|d| key(&d.0));
+            let from_lane = match (lane_first, other_first) {
+                (None, None) => return,
+                (Some(a), Some(b)) => a < b,
+                (a, _) => a.is_some(),
+            };
+            let first = if from_lane { lane_first } else { other_first };
+            if first.is_some_and(|(due, _)| due >= end_us) {
+                return;
+            }
+            if !from_lane {
+                out.extend(self.other.pop().map(|d| d.0));
+                self.len -= 1;
+                continue;
+            }
+            let Some(Reverse((_, _, l))) = self.fronts.pop() else {
+                return;
+            };
+            // The lane's events before every other source's first, and due: one run.
+            let next_lane = self.fronts.peek().map(|f| (f.0.0, f.0.1));
+            let bound = match (next_lane, other_first) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let queue = &mut self.lanes[l as usize];
+            let before = out.len();
+            while out.len() < max
+                && let Some(d) = queue.front()
+                && d.due_us < end_us
+                && bound.is_none_or(|b| key(d) < b)
+            {
+                out.extend(queue.pop_front(&mut self.pool));
+            }
+            self.len -= out.len() - before;
+            if let Some(f) = queue.front() {
+                self.fronts.push(Reverse((f.due_us, f.seq, l)));
+            }
         }
-        self.len -= 1;
-        if !from_lane {
-            return self.other.pop().map(|d| d.0);
-        }
-        let Reverse((_, _, l)) = self.fronts.pop()?;
-        let queue = &mut self.lanes[l as usize];
-        let d = queue.pop_front();
-        match queue.front() {
-            Some(f) => self.fronts.push(Reverse((f.due_us, f.seq, l))),
-            // An emptied lane gives its memory back (a day has hundreds of shifts).
-            None => *queue = VecDeque::new(),
-        }
-        d
     }
 }
 
@@ -121,7 +200,7 @@ mod tests {
     use crate::replay::DeferredKind;
 
     /// Random pushes (in-order lanes, out-of-order rows, laneless events) and pops up to moving
-    /// horizons give exactly the order of one binary heap.
+    /// horizons, 1 to 40 at a time, give exactly the order of one binary heap.
     #[test]
     fn pops_in_the_order_of_one_heap() {
         let mut r = Rng::new(5, 0);
@@ -152,24 +231,21 @@ mod tests {
                     heap.push(Reverse(d));
                 }
                 let horizon = now + 60 * r.below(3) as i64;
+                let mut expected = Vec::new();
+                while let Some(d) = heap.peek().filter(|d| d.0.due_us < horizon) {
+                    expected.push(d.0);
+                    heap.pop();
+                }
+                let mut got = Vec::new();
                 loop {
-                    let expected = heap
-                        .peek()
-                        .filter(|d: &&Reverse<Deferred>| d.0.due_us < horizon)
-                        .map(|d| d.0);
-                    if expected.is_some() {
-                        heap.pop();
-                    }
-                    assert_eq!(
-                        queue.pop_before(horizon),
-                        expected,
-                        "case {case}, step {step}"
-                    );
-                    if expected.is_none() {
+                    let max = got.len() + 1 + r.below(40) as usize;
+                    queue.pop_due_into(horizon, &mut got, max);
+                    if got.len() < max {
                         break;
                     }
-                    popped += 1;
                 }
+                assert_eq!(got, expected, "case {case}, step {step}");
+                popped += got.len();
                 assert_eq!(queue.len(), heap.len());
             }
             assert!(popped > 500, "{popped}");
@@ -189,9 +265,9 @@ mod tests {
         let mut all: Vec<_> = queue.iter().copied().collect();
         all.sort();
         assert_eq!(all, vec![d(3, 1), d(5, 1), d(5, 2)]);
-        let mut queue = queue;
-        assert_eq!(queue.pop_before(5), Some(d(3, 1)));
-        assert_eq!(queue.pop_before(5), None);
+        let (mut queue, mut due) = (queue, Vec::new());
+        queue.pop_due_into(5, &mut due, 10);
+        assert_eq!(due, vec![d(3, 1)]);
         assert_eq!(queue.len(), 2);
     }
 }
