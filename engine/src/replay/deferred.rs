@@ -85,7 +85,8 @@ fn apply_due(cell: &mut Cell, d: &Deferred) -> bool {
     }
 }
 
-/// [`Replay::start_delay_us`], given whether the replay is in workload mode.
+/// How far the policy's start of `t` lags the trace's (0 in borg-replay mode, for tasks the
+/// trace has not scheduled, and for tasks the policy started earlier).
 pub(super) fn start_delay_us(workload_mode: bool, cell: &Cell, t: TaskIdx) -> i64 {
     let i = t.index();
     if !workload_mode
@@ -102,12 +103,6 @@ impl Replay {
     /// placements.
     pub fn set_workload_mode(&mut self, on: bool) {
         self.workload_mode = on;
-    }
-
-    /// How far the policy's start of `t` lags the trace's (0 in borg-replay mode, for tasks the
-    /// trace has not scheduled, and for tasks the policy started earlier).
-    pub(super) fn start_delay_us(&self, cell: &Cell, t: TaskIdx) -> i64 {
-        start_delay_us(self.workload_mode, cell, t)
     }
 
     /// Holds back `kind` for `task` in slot generation `generation` until `due_us`; `lane` as
@@ -189,10 +184,10 @@ impl Replay {
                     });
                     return;
                 }
-                TaskState::Running if self.start_delay_us(cell, t) > 0 => {
-                    let delay = self.start_delay_us(cell, t);
+                TaskState::Running => {
+                    let delay = start_delay_us(true, cell, t);
                     let due = now_us + delay;
-                    if due >= self.window_end_us {
+                    if delay > 0 && due >= self.window_end_us {
                         let lane = Some((delay, LANE_TASK_EVENTS));
                         let task = (t, cell.tasks.generation[i]);
                         self.defer((due, lane), task, DeferredKind::End);

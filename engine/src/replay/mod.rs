@@ -373,11 +373,12 @@ impl Replay {
         let mut tasks = std::mem::take(&mut self.usage_tasks);
         tasks.clear();
         let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
-        let lookup = |u: &UsageRow| {
-            let t = task_of.get(&u.key).copied();
-            let delay = t.map_or(0, |t| deferred::start_delay_us(workload_mode, cell, t));
-            let generation = t.map_or(0, |t| cell.tasks.generation[t.index()]);
-            (t, delay, generation)
+        let lookup = |u: &UsageRow| match task_of.get(&u.key) {
+            Some(&t) => {
+                let delay = deferred::start_delay_us(workload_mode, cell, t);
+                (Some(t), delay, cell.tasks.generation[t.index()])
+            }
+            None => (None, 0, 0),
         };
         // Read-only: both threads look up, in order (the result does not depend on the split).
         tasks.par_extend(

@@ -133,22 +133,28 @@ impl DeferredQueue {
         }
     }
 
+    /// The key of the first event in the lanes.
+    fn lanes_first(&self) -> Option<(i64, u64)> {
+        self.fronts.peek().map(|f| (f.0.0, f.0.1))
+    }
+
     /// Moves the events due before `end_us` to `out`, in order, until `out` holds `max`.
     pub fn pop_due_into(&mut self, end_us: i64, out: &mut Vec<Deferred>, max: usize) {
         let key = |d: &Deferred| (d.due_us, d.seq);
+        // The earlier of two keys, `None` standing for no event (keys are distinct: `seq`).
+        let earlier = |a: Option<(i64, u64)>, b: Option<(i64, u64)>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         while out.len() < max {
-            let lane_first = self.fronts.peek().map(|f| (f.0.0, f.0.1));
             let other_first = self.other.peek().map(|d| key(&d.0));
-            let from_lane = match (lane_first, other_first) {
-                (None, None) => return,
-                (Some(a), Some(b)) => a < b,
-                (a, _) => a.is_some(),
+            let Some(first) = earlier(self.lanes_first(), other_first) else {
+                return;
             };
-            let first = if from_lane { lane_first } else { other_first };
-            if first.is_some_and(|(due, _)| due >= end_us) {
+            if first.0 >= end_us {
                 return;
             }
-            if !from_lane {
+            if Some(first) == other_first {
                 out.extend(self.other.pop().map(|d| d.0));
                 self.len -= 1;
                 continue;
@@ -157,11 +163,7 @@ impl DeferredQueue {
                 return;
             };
             // The lane's events before every other source's first, and due: one run.
-            let next_lane = self.fronts.peek().map(|f| (f.0.0, f.0.1));
-            let bound = match (next_lane, other_first) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let bound = earlier(self.lanes_first(), other_first);
             let queue = &mut self.lanes[l as usize];
             let before = out.len();
             while out.len() < max
