@@ -205,9 +205,16 @@ pub fn initial_top(
         keep_near_top(exponents, top, margin);
         out.extend((exponents.iter()).filter_map(|&(e, p)| recommend(p, power.at(e))));
     }
-    // Nodes are distinct, so the order is total.
-    out.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+    // Nodes are distinct, so the order is total: the best `top` chosen first, then sorted (many
+    // nodes may tie, e.g. the idle ones of an empty cell).
+    let order = |a: &Recommendation, b: &Recommendation| {
+        b.score.total_cmp(&a.score).then(a.node.cmp(&b.node))
+    };
+    if top > 0 && out.len() > top {
+        out.select_nth_unstable_by(top - 1, order);
+    }
     out.truncate(top);
+    out.sort_unstable_by(order);
 }
 
 /// The positions among `positions` that may be among the `top` best SIAS exponents, into `kept`
