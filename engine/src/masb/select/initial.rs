@@ -587,6 +587,40 @@ mod tests {
         assert!(grew && shrank, "the guess should both fail and hold");
     }
 
+    /// Many nodes tie (an empty cell's identical idle nodes, as on a run's first tick): the best
+    /// 10 are the highest score, then the tied nodes by index, in that order, with or without the
+    /// fit index.
+    #[test]
+    fn tied_nodes_rank_by_index() {
+        use crate::masb::fit::FitIndex;
+        let config = MasbConfig::default();
+        let mut cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.1, 0.0)).collect();
+        cache[23] = entry(23, 0.0, 0.0); // idle: the best score
+        let mut fit = FitIndex::default();
+        fit.rebuild(&cache, 0.0, &config, &|_| true);
+        let indexed = CacheView {
+            ok: Some(&fit),
+            ..CacheView::all(&cache)
+        };
+        for view in [CacheView::all(&cache), indexed] {
+            let (mut scratch, mut out) = (ScoreScratch::default(), vec![]);
+            let mut rng = Rng::new(5, 0);
+            let at = (0.0, &config);
+            initial_top(
+                view,
+                &task(0.05),
+                at,
+                &mut rng,
+                &|_| true,
+                10,
+                &mut scratch,
+                &mut out,
+            );
+            let nodes: Vec<u32> = out.iter().map(|r| r.node.0).collect();
+            assert_eq!(nodes, [23, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        }
+    }
+
     /// Regression: with the free reading SIAS falls as a node fills, so SIAS_GAIN is 0 on an idle
     /// cell; the ranking falls back to plain SIAS instead of placing nothing.
     #[test]
