@@ -593,9 +593,12 @@ mod tests {
     #[test]
     fn tied_nodes_rank_by_index() {
         use crate::masb::fit::FitIndex;
-        let config = MasbConfig::default();
-        let mut cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.1, 0.0)).collect();
-        cache[23] = entry(23, 0.0, 0.0); // idle: the best score
+        let config = MasbConfig {
+            initial_candidates: 1_000,
+            ..MasbConfig::default()
+        };
+        let mut cache: Vec<CacheEntry> = (0..400).map(|n| entry(n, 0.1, 0.0)).collect();
+        cache[230] = entry(230, 0.0, 0.0); // idle: the best score
         let mut fit = FitIndex::default();
         fit.rebuild(&cache, 0.0, &config, &|_| true);
         let indexed = CacheView {
@@ -617,7 +620,7 @@ mod tests {
                 &mut out,
             );
             let nodes: Vec<u32> = out.iter().map(|r| r.node.0).collect();
-            assert_eq!(nodes, [23, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+            assert_eq!(nodes, [230, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
         }
     }
 
