@@ -228,7 +228,7 @@ pub fn initial_top(
 /// The `top`-th best is selected among the estimates at or above a guessed floor when at least
 /// `top` are and the cut it gives is not below the floor (then every estimate within the margin
 /// of it is among them), else among all: the same positions either way (tested against one
-/// selection over all estimates), and usually a tenth of the estimates to select from.
+/// selection over all estimates), and usually about a third of the estimates to select from.
 fn near_best(
     shares: &[LoadShare],
     positions: &[u32],
