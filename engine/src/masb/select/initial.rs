@@ -293,7 +293,11 @@ fn near_best(
     let cut = kth.map_or(f64::NEG_INFINITY, |kth| kth.0 - margin);
     kept.extend(pool.iter().filter(|e| e.0 >= cut).map(|e| e.1));
     if let Some((_, p)) = kth {
-        floor.adapt(shares[p as usize], guessed.is_some(), over > 4 * top);
+        floor.adapt(
+            shares[p as usize],
+            guessed.is_some(),
+            over > top.saturating_mul(4),
+        );
     }
 }
 
