@@ -5,9 +5,12 @@
 //! Invariant of the result: key `k`'s items are `out[offsets[k]..offsets[k + 1]]`, in the order
 //! the items came. The items are counted per key in one pass; then, for [`Scatter::TwoThreads`],
 //! the keys are split in two ranges holding about half of the items each, and each range's
-//! items are written to their slots by a thread of its own (both threads read every item: worth
-//! it for the mailbox's messages, not for the running tasks, where reading the task columns
-//! twice costs more than the writes saved).
+//! items are written to their slots by a thread of its own (both threads read every key: worth
+//! it for the mailbox's messages, whose receivers the executor keeps in a 4-byte column beside
+//! them so that a message is read only by the thread that writes it; not for the running tasks,
+//! where reading the task columns twice costs more than the writes saved).
+
+use std::borrow::Borrow;
 
 /// How [`group_by_key`] writes the items to their slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,8 +25,10 @@ pub enum Scatter {
 /// and `out[..n]`, stably, and returns `n`; pairs whose key is `keys` or more are dropped.
 /// `out` keeps its entries beyond `n` from larger groupings (so that writing never needs new
 /// initialised slots once it has grown); `cursors` is a buffer. `items` is called up to four
-/// times, from two threads, and must yield the same pairs every time.
-pub fn group_by_key<T, I>(
+/// times, from two threads, and must yield the same pairs every time. An item may be yielded
+/// by reference (`R` = `&T`): it is then read only where it is written, not by the passes that
+/// look at keys only.
+pub fn group_by_key<T, R, I>(
     keys: usize,
     scatter_by: Scatter,
     items: impl Fn() -> I + Sync,
@@ -33,11 +38,12 @@ pub fn group_by_key<T, I>(
 ) -> usize
 where
     T: Copy + Send + Sync,
-    I: Iterator<Item = (usize, T)>,
+    R: Borrow<T>,
+    I: Iterator<Item = (usize, R)>,
 {
     offsets.clear();
     offsets.resize(keys + 1, 0);
-    for (k, _) in items().filter(|&(k, _)| k < keys) {
+    for (k, _) in items().filter(|(k, _)| *k < keys) {
         offsets[k + 1] += 1;
     }
     for k in 0..keys {
@@ -45,8 +51,8 @@ where
     }
     let n = offsets[keys] as usize;
     if out.len() < n {
-        let (_, first) = items().find(|&(k, _)| k < keys).expect("n > 0 items");
-        out.resize(n, first);
+        let (_, first) = items().find(|(k, _)| *k < keys).expect("n > 0 items");
+        out.resize(n, *first.borrow());
     }
     cursors.clear();
     cursors.extend_from_slice(&offsets[..keys]);
@@ -54,7 +60,7 @@ where
         let first_slot = cursors.first().map_or(0, |&c| c as usize);
         for (k, item) in items().filter(|(k, _)| keys.contains(k)) {
             let cursor = &mut cursors[k - keys.start];
-            slots[*cursor as usize - first_slot] = item;
+            slots[*cursor as usize - first_slot] = *item.borrow();
             *cursor += 1;
         }
     };

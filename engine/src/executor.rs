@@ -80,32 +80,40 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     /// Groups `sent` by receiver (stable); messages to agents beyond `agents` are dropped.
     pub fn group(sent: &[Envelope<M>], agents: usize) -> Mailbox<M> {
         let mut mailbox = Mailbox::new(agents);
-        mailbox.regroup(&[sent], agents);
+        mailbox.regroup(|| sent.iter().map(|e| (e.to.index(), e)), agents);
         mailbox
     }
 
-    /// Groups the messages of `parts` by receiver into `self` (stable: part order, then order
-    /// within a part), reusing its buffers; messages to agents beyond `agents` are dropped. A
-    /// counting sort on two threads (`csr.rs`).
-    fn regroup<P: AsRef<[Envelope<M>]> + Sync>(&mut self, parts: &[P], agents: usize) {
-        let items = || (parts.iter()).flat_map(|m| m.as_ref().iter().map(|e| (e.to.index(), *e)));
+    /// Groups the messages `items()` yields with their receivers into `self` by receiver
+    /// (stable), reusing its buffers; messages to agents beyond `agents` are dropped. A counting
+    /// sort on two threads (`csr.rs`): `items` is called four times and must yield the same
+    /// messages each time; a message is read only where it is written.
+    fn regroup<'m, I>(&mut self, items: impl Fn() -> I + Sync, agents: usize)
+    where
+        M: 'm,
+        I: Iterator<Item = (usize, &'m Envelope<M>)>,
+    {
         let (offsets, cursors) = (&mut self.offsets, &mut self.cursors);
         let (by, messages) = (Scatter::TwoThreads, &mut self.messages);
         crate::csr::group_by_key(agents, by, items, offsets, cursors, messages);
     }
 }
 
-/// What one chunk of agents produced in a round: messages, actions tagged with their agent, and
-/// its messages counted per kind (sent and [`Outbox::count_delivered`]).
+/// What one chunk of agents produced in a round: messages, their receivers (in message order:
+/// the grouping's passes over keys read these 4-byte entries, not the messages), actions tagged
+/// with their agent, and its messages counted per kind (sent and [`Outbox::count_delivered`]).
 struct ChunkOutput<M, A> {
     messages: Vec<Envelope<M>>,
+    receivers: Vec<u32>,
     actions: Vec<(AgentIdx, A)>,
     counted: Vec<u64>,
 }
 
-impl<M, A> AsRef<[Envelope<M>]> for ChunkOutput<M, A> {
-    fn as_ref(&self) -> &[Envelope<M>] {
-        &self.messages
+impl<M, A> ChunkOutput<M, A> {
+    /// The messages with their receivers.
+    fn sent(&self) -> impl Iterator<Item = (usize, &Envelope<M>)> {
+        let receivers = self.receivers.iter().map(|&to| to as usize);
+        receivers.zip(&self.messages)
     }
 }
 
@@ -162,6 +170,7 @@ pub fn run_round<P: Policy>(
     let kinds = policy.message_kinds().len();
     scratch.chunks.resize_with(chunks, || ChunkOutput {
         messages: Vec::new(),
+        receivers: Vec::new(),
         actions: Vec::new(),
         counted: Vec::new(),
     });
@@ -185,6 +194,7 @@ pub fn run_round<P: Policy>(
             .for_each(|(c, (states, output))| {
                 let ChunkOutput {
                     messages,
+                    receivers,
                     actions,
                     counted,
                 } = output;
@@ -202,7 +212,9 @@ pub fn run_round<P: Policy>(
                     };
                     shared.step(&ctx, me, state, inbox.inbox(me.index()), &mut out);
                 }
+                receivers.clear();
                 for e in messages.iter() {
+                    receivers.push(e.to.0);
                     if let Some(k) = counted.get_mut(shared.message_kind(&e.msg)) {
                         *k += 1;
                     }
@@ -227,7 +239,7 @@ pub fn run_round<P: Policy>(
                 policy.apply(cell, now_us, &output.actions, counters);
             }
         },
-        || spare.regroup(outputs, receivers),
+        || spare.regroup(|| outputs.iter().flat_map(ChunkOutput::sent), receivers),
     );
     std::mem::swap(mailbox, &mut scratch.spare);
 }
@@ -265,7 +277,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            mailbox.regroup(&parts, agents);
+            mailbox.regroup(|| parts.iter().flatten().map(|e| (e.to.index(), e)), agents);
             let all: Vec<Envelope<u32>> = parts.iter().flatten().copied().collect();
             let mut expected_all = Vec::new();
             for a in 0..agents {
