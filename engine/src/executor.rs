@@ -86,7 +86,7 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
 
     /// Groups the messages `items()` yields with their receivers into `self` by receiver
     /// (stable), reusing its buffers; messages to agents beyond `agents` are dropped. A counting
-    /// sort on two threads (`csr.rs`): `items` is called four times and must yield the same
+    /// sort on two threads (`csr.rs`): `items` is called up to four times and must yield the same
     /// messages each time; a message is read only where it is written.
     fn regroup<'m, I>(&mut self, items: impl Fn() -> I + Sync, agents: usize)
     where
@@ -232,14 +232,14 @@ pub fn run_round<P: Policy>(
         chunks: outputs,
         spare,
     } = scratch;
-    let (outputs, receivers) = (&outputs[..chunks], agents.len());
+    let (outputs, agent_count) = (&outputs[..chunks], agents.len());
     rayon::join(
         || {
             for output in outputs {
                 policy.apply(cell, now_us, &output.actions, counters);
             }
         },
-        || spare.regroup(|| outputs.iter().flat_map(ChunkOutput::sent), receivers),
+        || spare.regroup(|| outputs.iter().flat_map(ChunkOutput::sent), agent_count),
     );
     std::mem::swap(mailbox, &mut scratch.spare);
 }
