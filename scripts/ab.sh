@@ -31,7 +31,7 @@ done
 work=${WORK:-$(mktemp -d -t cellsim-ab.XXXXXX)}
 mkdir -p "$work"
 rows=("ms per tick (median)" "  trace apply" "  policy" "ms per tick (mean)")
-median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$(dirname "$0")/lib.sh"
 declare -A res
 cat <<HEAD
 # A/B: two builds on one window
@@ -55,7 +55,7 @@ for i in $(seq "$runs"); do
     report=$("$bin_b" report "$d" --timing --from-tick "$from")
     line="| $i | $side"
     for row in "${rows[@]}"; do
-      v=$(printf '%s\n' "$report" | awk -v r="$row" 'index($0, r) == 1 && substr($0, length(r) + 1, 1) ~ /[ ]/ {print $NF}')
+      v=$(report_value "$report" "$row")
       res["$side|$row"]+="$v "
       line+=" | $v"
     done

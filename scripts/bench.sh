@@ -30,7 +30,7 @@ if [ -z "$trace" ]; then
     rm -rf "$work/csv"
   fi
 fi
-median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. scripts/lib.sh # (the working directory is the repository root)
 declare -A res
 rows=("speed (x real time)" "peak RSS (MB)" "first tick (ms)" "ms per tick (median)" "  trace apply" "  policy" "  metrics" "  output" "ms per tick (mean)")
 for i in $(seq "$runs"); do
@@ -45,7 +45,7 @@ for i in $(seq "$runs"); do
           --threads "$t" --snapshot-every-wall-minutes 0 --out "$d" > /dev/null 2>&1
         report=$("$bin" report "$d" --timing)
         for row in "${rows[@]}"; do
-          v=$(printf '%s\n' "$report" | awk -v r="$row" 'index($0, r) == 1 && substr($0, length(r) + 1, 1) ~ /[ ]/ {print $NF}')
+          v=$(report_value "$report" "$row")
           res["$policy|$cell|$t|$row"]+="$v "
         done
         rm -rf "$d"

@@ -185,7 +185,7 @@ impl Replay {
                     return;
                 }
                 TaskState::Running => {
-                    let delay = start_delay_us(true, cell, t);
+                    let delay = start_delay_us(self.workload_mode, cell, t);
                     let due = now_us + delay;
                     if delay > 0 && due >= self.window_end_us {
                         let lane = Some((delay, LANE_TASK_EVENTS));

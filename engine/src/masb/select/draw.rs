@@ -104,9 +104,7 @@ fn sequential_draws(
 ) {
     let start = out.len();
     out.extend_from_slice(items);
-    for i in start..start + limit {
-        draw_to_front(&mut out[i..], rng);
-    }
+    draw_first(&mut out[start..], limit, rng);
     out.truncate(start + limit);
 }
 
@@ -123,11 +121,17 @@ pub fn draw_to_front(remaining: &mut [Recommendation], rng: &mut Rng) {
     remaining[..=k].rotate_right(1);
 }
 
-/// `remaining` put in the order [`draw_to_front`] draws all of them in from `rng`.
-pub fn draw_all(remaining: &mut [Recommendation], rng: &mut Rng) {
-    for i in 0..remaining.len() {
+/// The first `count` of `remaining` drawn one after another with [`draw_to_front`] (the rest
+/// left in their order, to be drawn later).
+fn draw_first(remaining: &mut [Recommendation], count: usize, rng: &mut Rng) {
+    for i in 0..count.min(remaining.len()) {
         draw_to_front(&mut remaining[i..], rng);
     }
+}
+
+/// `remaining` put in the order [`draw_to_front`] draws all of them in from `rng`.
+pub fn draw_all(remaining: &mut [Recommendation], rng: &mut Rng) {
+    draw_first(remaining, remaining.len(), rng);
 }
 
 /// The cumulative scores of the items not yet drawn (module doc's invariant).
@@ -271,9 +275,7 @@ mod tests {
             // rest, drawn later, completes the whole order.
             let (mut lazy, mut whole) = (all.clone(), Rng::new(case, 5));
             let mut one_by_one = Rng::new(case, 5);
-            for i in 0..limit {
-                draw_to_front(&mut lazy[i..], &mut one_by_one);
-            }
+            draw_first(&mut lazy, limit, &mut one_by_one);
             assert_eq!(lazy[..limit], got[..], "case {case}");
             assert_eq!(one_by_one.clone().next_u64(), a.next_u64(), "case {case}");
             draw_all(&mut lazy[limit..], &mut one_by_one);
