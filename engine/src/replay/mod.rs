@@ -8,12 +8,12 @@
 //! Hash maps from trace IDs to indices live here, at trace-apply time, never in the round path.
 //!
 //! Row handlers for machine and task events live in `replay/events.rs`; workload mode (every
-//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`.
+//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`; task usage, whose rows are read on
+//! the other thread while the other tables apply, in `replay/usage.rs`.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
@@ -31,13 +31,14 @@ mod deferred;
 mod events;
 mod queue;
 mod rows;
+mod usage;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
-use crate::units::to_units;
 pub use awaiting::AwaitingList;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
 pub use queue::DeferredQueue;
 use rows::{AttributeRow, MachineEventRow, TaskEventRow, UsageReading};
+use usage::UsageRows;
 
 /// A SCHEDULE event seen this tick: where the trace put the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +90,7 @@ pub struct Replay {
     pub(crate) attributes: Cursor,
     pub(crate) task_events: Cursor,
     pub(crate) constraints: Cursor,
-    pub(crate) usage: Cursor,
+    pub(crate) usage: UsageRows,
     pub(crate) node_of: HashMap<u64, NodeIdx>,
     pub(crate) task_of: HashMap<(u64, u32), TaskIdx>,
     pub(crate) strings: HashMap<String, u32>,
@@ -115,23 +116,6 @@ pub struct Replay {
     copy_ids: CopyIds,
     /// Scratch: nodes removed by this tick's machine events, their tasks not yet displaced.
     removed: Vec<NodeIdx>,
-    /// Scratch: the tick's usage rows, per task instance, and what they resolve to (task, start
-    /// delay, slot generation).
-    usage_rows: Vec<UsageRow>,
-    usage_tasks: Vec<(Option<TaskIdx>, i64, u32)>,
-}
-
-/// Usage rows a thread looks up at a time ([`Replay::apply_usage`]).
-const USAGE_LOOKUPS_PER_JOB: usize = 4096;
-
-/// One usage row for one task instance, as read (applied by [`Replay::apply_usage`]).
-#[derive(Debug, Clone, Copy)]
-struct UsageRow {
-    key: (u64, u32),
-    start_us: i64,
-    end_us: i64,
-    cpu: u32,
-    mem: u32,
 }
 
 /// Constraint rows of one task at one time, collected until the next task's rows begin.
@@ -165,7 +149,7 @@ impl Replay {
             attributes: open(Table::MachineAttributes, &AttributeRow::COLUMNS)?,
             task_events: open(Table::TaskEvents, &TaskEventRow::COLUMNS)?,
             constraints: open(Table::TaskConstraints, &ConstraintRow::COLUMNS)?,
-            usage,
+            usage: UsageRows::new(usage),
             node_of: HashMap::default(),
             task_of: HashMap::default(),
             strings,
@@ -184,8 +168,6 @@ impl Replay {
             instances: Vec::new(),
             copy_ids: CopyIds::default(),
             removed: Vec::new(),
-            usage_rows: Vec::new(),
-            usage_tasks: Vec::new(),
         })
     }
 
@@ -234,10 +216,29 @@ impl Replay {
     }
 
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
+    /// The tick's usage rows are read on the other thread while the deferred events and the
+    /// other tables apply (`usage.rs`), and applied last.
     pub fn advance(&mut self, cell: &mut Cell, end_us: i64) -> Result<TickEvents> {
         let mut ev = TickEvents::default();
         self.window_end_us = end_us;
-        self.apply_deferred(cell, end_us, &mut ev);
+        let mut usage = std::mem::replace(&mut self.usage, UsageRows::new(Cursor::none()));
+        let scale = self.scale;
+        let (applied, read) = rayon::join(
+            || self.apply_tables(cell, end_us, &mut ev),
+            || usage.read_before(&scale, end_us),
+        );
+        self.usage = usage;
+        // The tables' error first: without the thread, they are applied before usage is read.
+        applied?;
+        self.rows[Table::TaskUsage as usize] += read?;
+        self.apply_usage(cell);
+        Ok(ev)
+    }
+
+    /// Applies the deferred events due before `end_us`, then the rows before it of every table
+    /// but task_usage, in the module doc's order.
+    fn apply_tables(&mut self, cell: &mut Cell, end_us: i64, ev: &mut TickEvents) -> Result<()> {
+        self.apply_deferred(cell, end_us, ev);
         let scale = self.scale;
         self.drain(
             Table::MachineEvents,
@@ -247,12 +248,12 @@ impl Replay {
                 let read = MachineEventRow::reader(b);
                 for row in run.map(read) {
                     for m in scale.machines(row.machine_id) {
-                        s.machine_event(cell, &row, m, &mut ev);
+                        s.machine_event(cell, &row, m, ev);
                     }
                 }
             },
         )?;
-        self.displace_from_removed(cell, &mut ev);
+        self.displace_from_removed(cell, ev);
         self.drain(
             Table::MachineAttributes,
             |s| &mut s.attributes,
@@ -280,7 +281,7 @@ impl Replay {
                 let read = TaskEventRow::reader(b);
                 for row in run.map(read) {
                     s.each_instance(row.job_id, row.task_index, |s, job, k| {
-                        s.task_event(cell, &row, (job, k), &mut ev);
+                        s.task_event(cell, &row, (job, k), ev);
                     });
                 }
             },
@@ -309,32 +310,7 @@ impl Replay {
         )?;
         self.set_constraints(cell, &mut set);
         cell.index_attributes();
-        self.drain(
-            Table::TaskUsage,
-            |s| &mut s.usage,
-            end_us,
-            |s, b, run| {
-                let read = UsageReading::reader(b);
-                for reading in run.map(read) {
-                    let index = reading.task_index;
-                    let row = UsageRow {
-                        key: (0, index),
-                        start_us: reading.start_us,
-                        end_us: reading.end_us,
-                        cpu: to_units(reading.cpu.unwrap_or(0.0)),
-                        mem: to_units(reading.memory.unwrap_or(0.0)),
-                    };
-                    s.each_instance(reading.job_id, index, |s, job, _| {
-                        s.usage_rows.push(UsageRow {
-                            key: (job, index),
-                            ..row
-                        });
-                    });
-                }
-            },
-        )?;
-        self.apply_usage(cell);
-        Ok(ev)
+        Ok(())
     }
 
     /// Gives every instance of the set's task the constraint rows collected in `set`.
@@ -362,49 +338,5 @@ impl Replay {
             f(self, job, k);
         }
         self.instances = instances;
-    }
-
-    /// Applies (or, for runs the policy started late, defers) the tick's usage rows, in order.
-    /// The rows change no task's identity, state or start, so each row's task and shift are
-    /// looked up first, on both threads (the hash probes and task columns are cache misses),
-    /// then the rows applied one by one.
-    fn apply_usage(&mut self, cell: &mut Cell) {
-        let mut rows = std::mem::take(&mut self.usage_rows);
-        let mut tasks = std::mem::take(&mut self.usage_tasks);
-        tasks.clear();
-        let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
-        let lookup = |u: &UsageRow| match task_of.get(&u.key) {
-            Some(&t) => {
-                let delay = deferred::start_delay_us(workload_mode, cell, t);
-                (Some(t), delay, cell.tasks.generation[t.index()])
-            }
-            None => (None, 0, 0),
-        };
-        // Read-only: both threads look up, in order (the result does not depend on the split).
-        tasks.par_extend(
-            rows.par_iter()
-                .with_min_len(USAGE_LOOKUPS_PER_JOB)
-                .map(lookup),
-        );
-        for (u, &(t, delay, generation)) in rows.iter().zip(&tasks) {
-            let Some(t) = t else {
-                self.stats.usage_rows_unmatched += 1;
-                continue;
-            };
-            let until_us = u.end_us + delay;
-            if delay > 0 {
-                let kind = DeferredKind::Usage {
-                    cpu: u.cpu,
-                    mem: u.mem,
-                    until_us,
-                };
-                let lane = Some((delay, deferred::LANE_USAGE));
-                self.defer((u.start_us + delay, lane), (t, generation), kind);
-            } else {
-                cell.set_usage(t, u.cpu, u.mem, until_us);
-            }
-        }
-        rows.clear();
-        (self.usage_rows, self.usage_tasks) = (rows, tasks);
     }
 }

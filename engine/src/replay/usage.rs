@@ -1,0 +1,138 @@
+//! The replay's task usage rows. A tick's rows are first read ([`UsageRows::read_before`]:
+//! decoded and expanded to their scaled task instances), which touches only the table's cursor
+//! and buffers of its own, so it runs on the other thread while the tick's other tables apply;
+//! then [`Replay::apply_usage`] looks their tasks up and applies them in order, after the task
+//! events (a task submitted in the tick finds its usage).
+
+use rayon::prelude::*;
+
+use super::Replay;
+use super::deferred::{self, DeferredKind};
+use super::rows::UsageReading;
+use crate::cell::Cell;
+use crate::error::Result;
+use crate::ids::TaskIdx;
+use crate::scale::{CopyIds, Scale};
+use crate::trace::Cursor;
+use crate::units::to_units;
+
+/// Usage rows a thread looks up at a time ([`Replay::apply_usage`]).
+const USAGE_LOOKUPS_PER_JOB: usize = 4096;
+
+/// One usage row for one task instance, as read (applied by [`Replay::apply_usage`]).
+#[derive(Debug, Clone, Copy)]
+struct UsageRow {
+    key: (u64, u32),
+    start_us: i64,
+    end_us: i64,
+    cpu: u32,
+    mem: u32,
+}
+
+/// The task_usage cursor and the tick's rows read from it. Between ticks the buffers are empty
+/// (they keep their capacity).
+pub(crate) struct UsageRows {
+    /// The table's cursor.
+    pub(crate) cursor: Cursor,
+    /// The tick's rows, per task instance, in trace order.
+    rows: Vec<UsageRow>,
+    /// What each row resolves to: its task, start delay and slot generation.
+    tasks: Vec<(Option<TaskIdx>, i64, u32)>,
+    /// The copy IDs of the last job scaled (the reading's own: it runs beside the other tables).
+    copy_ids: CopyIds,
+    /// Scratch: the instances of the row being read.
+    instances: Vec<(u64, u32)>,
+}
+
+impl UsageRows {
+    /// Rows to be read from `cursor`.
+    pub(crate) fn new(cursor: Cursor) -> UsageRows {
+        UsageRows {
+            cursor,
+            rows: Vec::new(),
+            tasks: Vec::new(),
+            copy_ids: CopyIds::default(),
+            instances: Vec::new(),
+        }
+    }
+
+    /// Reads the rows before `end_us`, each as its instances under `scale`, after those read
+    /// before; returns how many trace rows it read.
+    pub(crate) fn read_before(&mut self, scale: &Scale, end_us: i64) -> Result<u64> {
+        let mut read_rows = 0;
+        let UsageRows {
+            cursor,
+            rows,
+            copy_ids,
+            instances,
+            ..
+        } = self;
+        cursor.each_before(end_us, |b, run| {
+            read_rows += run.len() as u64;
+            let read = UsageReading::reader(b);
+            for reading in run.map(read) {
+                let index = reading.task_index;
+                let row = UsageRow {
+                    key: (0, index),
+                    start_us: reading.start_us,
+                    end_us: reading.end_us,
+                    cpu: to_units(reading.cpu.unwrap_or(0.0)),
+                    mem: to_units(reading.memory.unwrap_or(0.0)),
+                };
+                scale.tasks(reading.job_id, index, copy_ids, instances);
+                rows.extend(instances.iter().map(|&(job, _)| UsageRow {
+                    key: (job, index),
+                    ..row
+                }));
+            }
+            Ok(())
+        })?;
+        Ok(read_rows)
+    }
+}
+
+impl Replay {
+    /// Applies (or, for runs the policy started late, defers) the usage rows read this tick, in
+    /// order. The rows change no task's identity, state or start, so each row's task and shift
+    /// are looked up first, on both threads (the hash probes and task columns are cache misses),
+    /// then the rows applied one by one.
+    pub(super) fn apply_usage(&mut self, cell: &mut Cell) {
+        let mut rows = std::mem::take(&mut self.usage.rows);
+        let mut tasks = std::mem::take(&mut self.usage.tasks);
+        tasks.clear();
+        let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
+        let lookup = |u: &UsageRow| match task_of.get(&u.key) {
+            Some(&t) => {
+                let delay = deferred::start_delay_us(workload_mode, cell, t);
+                (Some(t), delay, cell.tasks.generation[t.index()])
+            }
+            None => (None, 0, 0),
+        };
+        // Read-only: both threads look up, in order (the result does not depend on the split).
+        tasks.par_extend(
+            rows.par_iter()
+                .with_min_len(USAGE_LOOKUPS_PER_JOB)
+                .map(lookup),
+        );
+        for (u, &(t, delay, generation)) in rows.iter().zip(&tasks) {
+            let Some(t) = t else {
+                self.stats.usage_rows_unmatched += 1;
+                continue;
+            };
+            let until_us = u.end_us + delay;
+            if delay > 0 {
+                let kind = DeferredKind::Usage {
+                    cpu: u.cpu,
+                    mem: u.mem,
+                    until_us,
+                };
+                let lane = Some((delay, deferred::LANE_USAGE));
+                self.defer((u.start_us + delay, lane), (t, generation), kind);
+            } else {
+                cell.set_usage(t, u.cpu, u.mem, until_us);
+            }
+        }
+        rows.clear();
+        (self.usage.rows, self.usage.tasks) = (rows, tasks);
+    }
+}
