@@ -1,6 +1,7 @@
 //! Runs each subcommand: turns parsed flags into library settings, starts progress display,
 //! calls the library and prints results.
 
+use crate::stdout::{out, outln};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
@@ -77,12 +78,17 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
             args.out_dir.display()
         )
     })?;
-    println!(
+    outln!(
         "{:<20} {:>5} {:>12} {:>9} {:>10} {:>10}",
-        "table", "files", "rows", "bad rows", "MB in", "MB out"
+        "table",
+        "files",
+        "rows",
+        "bad rows",
+        "MB in",
+        "MB out"
     );
     for (name, t) in &summary.tables {
-        println!(
+        outln!(
             "{:<20} {:>5} {:>12} {:>9} {:>10.1} {:>10.1}",
             name,
             t.files,
@@ -98,7 +104,7 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
     for example in &summary.bad_row_examples {
         eprintln!("skipped: {example}");
     }
-    println!(
+    outln!(
         "{:.1} s; summary in {}",
         summary.seconds,
         args.out_dir.join(ingest::ingest::SUMMARY_FILE).display()
@@ -129,9 +135,9 @@ fn run_gen(args: GenArgs) -> Result<()> {
     let summary =
         result.with_context(|| format!("generating a trace in {}", args.out_dir.display()))?;
     for (table, rows) in &summary.rows {
-        println!("{table:<20} {rows:>12} rows");
+        outln!("{table:<20} {rows:>12} rows");
     }
-    println!(
+    outln!(
         "{} machines, {} h, seed {}: {:.1} s; written to {}",
         config.machines,
         config.hours,
@@ -145,7 +151,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
 fn run_stats(args: StatsArgs) -> Result<()> {
     let stats = analysis::stats::trace_stats(&args.parquet_dir)
         .with_context(|| format!("reading the trace in {}", args.parquet_dir.display()))?;
-    print!("{}", analysis::stats::render(&stats));
+    out!("{}", analysis::stats::render(&stats));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&stats).context("encoding the statistics")?;
         std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;

@@ -14,6 +14,7 @@ mod cli;
 mod commands;
 mod progress;
 mod run_cmd;
+mod stdout;
 
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();

@@ -4,6 +4,7 @@
 //! handling (SIGTERM, SIGUSR1, SIGINT: finish the tick, snapshot, exit with
 //! [`EXIT_SNAPSHOTTED`]; a second SIGINT exits at once), and prints the report table.
 
+use crate::stdout::{out, outln};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -107,7 +108,7 @@ fn synthetic_trace(work: &Path, machines: u32, hours: f64, seed: u64) -> Result<
 pub fn run(args: RunArgs) -> Result<()> {
     let config = effective_config(&args)?;
     if args.print_config {
-        print!("{}", toml_text(&config)?);
+        out!("{}", toml_text(&config)?);
         return Ok(());
     }
     let out = match &args.out {
@@ -153,7 +154,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
     let mut from = None;
     if resume {
         if out.join(SUMMARY_FILE).exists() {
-            println!(
+            outln!(
                 "{} is complete (summary.json); nothing to resume",
                 out.display()
             );
@@ -226,9 +227,9 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
     match outcome {
         RunOutcome::Complete(summary) => {
             let names = [out.display().to_string()];
-            print!("{}", analysis::report::render(&names, &[*summary]));
+            out!("{}", analysis::report::render(&names, &[*summary]));
             print_settings(&names, &[out.to_path_buf()])?;
-            println!("outputs in {}", out.display());
+            outln!("outputs in {}", out.display());
             Ok(())
         }
         RunOutcome::Snapshotted { next_tick, path } => {
@@ -260,7 +261,7 @@ fn print_settings(names: &[String], dirs: &[PathBuf]) -> Result<()> {
                 .with_context(|| format!("reading run {}", dir.display()))?,
         );
     }
-    print!("{}", analysis::settings::render_settings(names, &settings));
+    out!("{}", analysis::settings::render_settings(names, &settings));
     Ok(())
 }
 
@@ -277,7 +278,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
         bail!("give at least one run directory");
     }
     let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
-    print!("{}", analysis::report::render(&names, &runs));
+    out!("{}", analysis::report::render(&names, &runs));
     print_settings(&names, &args.runs)?;
     if args.timing {
         let timings: Vec<_> = args
@@ -285,7 +286,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
             .iter()
             .map(|d| analysis::timing::phase_medians(d, args.from_tick).ok())
             .collect();
-        print!("{}", analysis::report::render_timing(&names, &timings));
+        out!("{}", analysis::report::render_timing(&names, &timings));
     }
     Ok(())
 }

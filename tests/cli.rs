@@ -163,6 +163,19 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         row.map(str::to_string)
     };
     assert!(median_row(&["report", &run, "--timing"]).is_some());
+
+    // A reader that stops early (`| head`) closes the pipe: the report ends quietly, status 0,
+    // instead of panicking. Here the pipe has no reader from the start.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .args(["report", &run, "--timing"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     assert!(median_row(&["report", &run, "--timing", "--from-tick", "300"]).is_some());
     let out = cellsim(&["report", &run, "--from-tick", "300"]);
     assert_eq!(out.status.code(), Some(2), "--from-tick needs --timing");
