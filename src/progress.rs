@@ -2,7 +2,7 @@
 //! plain line every few seconds (SLURM logs). The work reports through shared atomic counters;
 //! a background thread samples them, so the work itself never waits on the display.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -72,7 +72,9 @@ impl Reporter {
                         } else {
                             String::new()
                         };
-                        eprintln!(
+                        // Best effort: a closed stderr (`2>&1 | head`) must not stop the run.
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
                             "{what}: {:.0}s{pct} {}",
                             started.elapsed().as_secs_f64(),
                             s.message
