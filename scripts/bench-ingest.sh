@@ -7,6 +7,7 @@ set -euo pipefail
 trace=${1:?usage: scripts/bench-ingest.sh TRACE_DIR [RUNS]}
 runs=${2:-3}
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 cargo build --release --quiet
 bin=$PWD/target/release/cellsim
 out=$(mktemp -d -t cellsim-bench.XXXXXX)
@@ -16,7 +17,6 @@ bytes=$(cat $files | wc -c)
 rows=0
 
 seconds() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 declare -A times
 for i in $(seq "$runs"); do
@@ -27,7 +27,7 @@ for i in $(seq "$runs"); do
   done
 done
 rows=$(python3 -c "import json,sys; s=json.load(open('$out/p/ingest-summary.json')); print(sum(t['rows'] for t in s['tables'].values()))")
-med() { echo "${times[$1]}" | tr ' ' '\n' | grep . | median; }
+med() { echo "${times[$1]}" | median; }
 g=$(med gzip); i1=$(med ingest1); i2=$(med ingest2)
 mb=$(echo "$bytes / 1000000" | bc -l)
 cat <<REPORT

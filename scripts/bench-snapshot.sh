@@ -8,6 +8,7 @@
 # Environment: HOURS_1X (2), HOURS_8X (0.5), EVERY (10 simulated minutes), RESUMES (3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 trace=${1:?usage: scripts/bench-snapshot.sh PARQUET_DIR}
 hours_1x=${HOURS_1X:-2}
 hours_8x=${HOURS_8X:-0.5}
@@ -17,7 +18,6 @@ cargo build --release --quiet
 bin=$PWD/target/release/cellsim
 work=$(mktemp -d -t cellsim-snap.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 cat <<HEAD
 # Snapshot and resume: MASB at 1x and 8x
 
@@ -38,7 +38,7 @@ for cell in 1 8; do
   "$bin" run --trace "$trace" --policy masb --multiply "$cell" --hours "$hours" \
     --snapshot-every-sim-minutes "$every" --snapshot-every-wall-minutes 0 --out "$d" > /dev/null 2>&1
   report=$("$bin" report "$d" --timing)
-  get() { printf '%s\n' "$report" | awk -v r="$1" 'index($0, r) == 1 {print $NF}'; }
+  get() { report_value "$report" "$1"; }
   newest=$(ls "$d/snapshots"/*.snap | sort | tail -1)
   size=$(stat -c %s "$newest")
   restores=""
