@@ -1,7 +1,6 @@
 //! Runs each subcommand: turns parsed flags into library settings, starts progress display,
 //! calls the library and prints results.
 
-use crate::stdout::{out, outln};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
@@ -12,6 +11,7 @@ use ingest::{IngestOptions, Progress, Table};
 
 use crate::cli::{Cli, Command, GenArgs, IngestArgs, StatsArgs};
 use crate::progress::{Reporter, Sample, rate};
+use crate::stdout::{out, outln};
 
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {

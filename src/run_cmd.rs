@@ -4,7 +4,6 @@
 //! handling (SIGTERM, SIGUSR1, SIGINT: finish the tick, snapshot, exit with
 //! [`EXIT_SNAPSHOTTED`]; a second SIGINT exits at once), and prints the report table.
 
-use crate::stdout::{out, outln};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,6 +19,7 @@ use ingest::{IngestOptions, Progress};
 
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::progress::{Reporter, Sample};
+use crate::stdout::{out, outln};
 
 /// Machines of the embedded default cell.
 const DEFAULT_MACHINES: u32 = 500;

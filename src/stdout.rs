@@ -1,7 +1,7 @@
 //! The commands' results on standard output. A reader that stops early closes the pipe
-//! (`cellsim report RUN --timing | head -3`): the command then ends quietly with status 0, as
-//! Unix tools do, where `print!` would panic (Rust ignores SIGPIPE, so the write fails with
-//! EPIPE). Any other write error is reported as an error.
+//! (`cellsim report RUN --timing | head -3`): the command then ends quietly with status 0 (its
+//! work is done; only the rest of the text has no reader), where `print!` would panic (Rust
+//! ignores SIGPIPE, so the write fails with EPIPE). Any other write error is reported.
 
 use std::io::{ErrorKind, Write};
 
