@@ -23,7 +23,7 @@ use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
     CacheEntry, CacheView, Demand, MigrationScratch, Recommendation, ScoreScratch, accepts,
-    draw_all, draw_to_front, final_check, initial_asks, migration_candidates, target_order,
+    draw_to_front, drawn_order, final_check, initial_asks, migration_candidates, target_order,
     window_offset,
 };
 use crate::cell::{Cell, TaskState};

@@ -181,11 +181,11 @@ impl Allocation {
     /// The asks this allocation has yet to make, in asking order (`asks`: its broker's; the
     /// order drawn from a copy of its stream).
     pub fn asks_to_come(&self, asks: &[Recommendation]) -> Vec<Recommendation> {
-        let mut rest = asks[self.next as usize..self.end as usize].to_vec();
-        if let Some(draws) = &self.draws {
-            draw_all(&mut rest, &mut draws.clone());
+        let rest = &asks[self.next as usize..self.end as usize];
+        match &self.draws {
+            Some(draws) => drawn_order(rest, draws),
+            None => rest.to_vec(),
         }
-        rest
     }
 }
 
@@ -390,9 +390,9 @@ impl Masb {
                 asks,
             );
             if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
-                // The whole order, drawn from a copy of the task's stream.
-                let mut order = asks[start..].to_vec();
-                draw_all(order.get_mut(1..).unwrap_or_default(), &mut rng.clone());
+                // The whole order: the first ask, drawn, then the rest as they will be drawn.
+                let (first, rest) = asks[start..].split_at(asks.len().min(start + 1) - start);
+                let order = [first, &drawn_order(rest, &rng)].concat();
                 let line = serde_json::json!({
                     "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
                     "broker": me.0, "task": task_json(ctx, task.0, &demand),

@@ -130,8 +130,16 @@ fn draw_first(remaining: &mut [Recommendation], count: usize, rng: &mut Rng) {
 }
 
 /// `remaining` put in the order [`draw_to_front`] draws all of them in from `rng`.
-pub fn draw_all(remaining: &mut [Recommendation], rng: &mut Rng) {
+fn draw_all(remaining: &mut [Recommendation], rng: &mut Rng) {
     draw_first(remaining, remaining.len(), rng);
+}
+
+/// A copy of `remaining` in the order [`draw_all`] puts them in from a copy of `rng` (the
+/// order they will be asked in; `rng` itself is left where it is).
+pub fn drawn_order(remaining: &[Recommendation], rng: &Rng) -> Vec<Recommendation> {
+    let mut order = remaining.to_vec();
+    draw_all(&mut order, &mut rng.clone());
+    order
 }
 
 /// The cumulative scores of the items not yet drawn (module doc's invariant).

@@ -20,7 +20,7 @@ mod draw;
 mod initial;
 mod migration;
 
-pub use draw::{DrawScratch, draw_all, draw_to_front, weighted_order, weighted_order_into};
+pub use draw::{DrawScratch, draw_to_front, drawn_order, weighted_order, weighted_order_into};
 pub use initial::{ScoreScratch, initial_asks, initial_candidates, initial_top, window_offset};
 pub use migration::{MigrationScratch, accepts, final_check, migration_candidates, target_order};
 
