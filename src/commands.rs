@@ -11,7 +11,7 @@ use ingest::{IngestOptions, Progress, Table};
 
 use crate::cli::{Cli, Command, GenArgs, IngestArgs, StatsArgs};
 use crate::progress::{Reporter, Sample, rate};
-use crate::stdout::{out, outln};
+use crate::stdout::{errln, out, outln};
 
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
@@ -98,11 +98,11 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
             t.bytes_out as f64 / 1e6
         );
         if !t.parts_in_time_order {
-            eprintln!("warning: the parts of {name} overlap in time; read them merged by time");
+            errln!("warning: the parts of {name} overlap in time; read them merged by time");
         }
     }
     for example in &summary.bad_row_examples {
-        eprintln!("skipped: {example}");
+        errln!("skipped: {example}");
     }
     outln!(
         "{:.1} s; summary in {}",

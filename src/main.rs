@@ -16,10 +16,12 @@ mod progress;
 mod run_cmd;
 mod stdout;
 
+use stdout::errln;
+
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();
     if let Err(e) = commands::run(args) {
-        eprintln!("error: {e:#}");
+        errln!("error: {e:#}");
         std::process::exit(1);
     }
 }

@@ -2,13 +2,15 @@
 //! plain line every few seconds (SLURM logs). The work reports through shared atomic counters;
 //! a background thread samples them, so the work itself never waits on the display.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::stdout::errln;
 
 /// One sample of a job's progress.
 pub struct Sample {
@@ -73,8 +75,7 @@ impl Reporter {
                             String::new()
                         };
                         // Best effort: a closed stderr (`2>&1 | head`) must not stop the run.
-                        let _ = writeln!(
-                            std::io::stderr().lock(),
+                        errln!(
                             "{what}: {:.0}s{pct} {}",
                             started.elapsed().as_secs_f64(),
                             s.message

@@ -19,7 +19,7 @@ use ingest::{IngestOptions, Progress};
 
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::progress::{Reporter, Sample};
-use crate::stdout::{out, outln};
+use crate::stdout::{errln, out, outln};
 
 /// Machines of the embedded default cell.
 const DEFAULT_MACHINES: u32 = 500;
@@ -87,7 +87,7 @@ fn synthetic_trace(work: &Path, machines: u32, hours: f64, seed: u64) -> Result<
         seed,
         part_hours: 1.0,
     };
-    eprintln!(
+    errln!(
         "generating a synthetic cell: {machines} machines, {} h, seed {seed}",
         gen_config.hours
     );
@@ -163,15 +163,15 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         let chosen = snapshot::choose(out, config, trace)
             .with_context(|| format!("resuming {}", out.display()))?;
         for (path, why) in &chosen.skipped {
-            eprintln!("skipping snapshot {}: {why}", path.display());
+            errln!("skipping snapshot {}: {why}", path.display());
         }
         match &chosen.snapshot {
-            Some(s) => eprintln!(
+            Some(s) => errln!(
                 "resuming from {} (tick {})",
                 s.path().display(),
                 s.header().tick
             ),
-            None => eprintln!(
+            None => errln!(
                 "no snapshot in {}: starting from the beginning",
                 out.display()
             ),
@@ -220,7 +220,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
     reporter.finish();
     let restore_ms = progress.restore_ms.load(Ordering::Relaxed);
     if from_snapshot && result.is_ok() {
-        eprintln!("state restored from the snapshot in {restore_ms} ms");
+        errln!("state restored from the snapshot in {restore_ms} ms");
     }
     let outcome = result
         .with_context(|| format!("running {} on {}", config.policy.as_str(), trace.display()))?;
@@ -233,7 +233,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
             Ok(())
         }
         RunOutcome::Snapshotted { next_tick, path } => {
-            eprintln!(
+            errln!(
                 "stopped by a signal: snapshot {} (continues at tick {next_tick}); resume with `cellsim resume {}`; exit code {EXIT_SNAPSHOTTED}",
                 path.display(),
                 out.display()
