@@ -75,20 +75,19 @@ impl Replay {
         }
     }
 
-    /// One task event row for the task instance `job` (the row's own job ID unless scaled) of
-    /// machine copy `k`, whose recorded machine is copy `k` of the row's machine (none when the
-    /// row names none or compaction removed it).
+    /// One task event row for the task instance `key` (its job ID the row's own unless scaled)
+    /// of machine copy `k`, whose recorded machine is copy `k` of the row's machine (none when
+    /// the row names none or compaction removed it); `existing` is the key's task in the ID map.
     pub(super) fn task_event(
         &mut self,
         cell: &mut Cell,
         row: &TaskEventRow,
-        (job, k): (u64, u32),
+        (key, k): ((u64, u32), u32),
+        existing: Option<TaskIdx>,
         ev: &mut TickEvents,
     ) {
         let now = row.time_us;
-        let key = (job, row.task_index);
         let (kind, priority) = (row.kind, row.priority);
-        let existing = self.task_of.get(&key).copied();
         let t = match (existing, kind) {
             (Some(t), _) => t,
             (None, task_event::SUBMIT | task_event::SCHEDULE) => {

@@ -8,8 +8,10 @@
 //! Hash maps from trace IDs to indices live here, at trace-apply time, never in the round path.
 //!
 //! Row handlers for machine and task events live in `replay/events.rs`; workload mode (every
-//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`; task usage, whose rows are read on
-//! the other thread while the other tables apply, in `replay/usage.rs`.
+//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`. Task events and task usage are
+//! read on the other thread while the deferred events and the machine tables apply: task events
+//! in `replay/task_rows.rs` (their tasks looked up in the ID map ahead), task usage in
+//! `replay/usage.rs`.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -31,6 +33,7 @@ mod deferred;
 mod events;
 mod queue;
 mod rows;
+mod task_rows;
 mod usage;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
@@ -38,6 +41,7 @@ pub use awaiting::AwaitingList;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
 pub use queue::DeferredQueue;
 use rows::{AttributeRow, MachineEventRow, TaskEventRow, UsageReading};
+use task_rows::TaskEventRows;
 use usage::UsageRows;
 
 /// A SCHEDULE event seen this tick: where the trace put the task.
@@ -88,7 +92,7 @@ pub struct ReplayStats {
 pub struct Replay {
     pub(crate) machines: Cursor,
     pub(crate) attributes: Cursor,
-    pub(crate) task_events: Cursor,
+    pub(crate) task_rows: TaskEventRows,
     pub(crate) constraints: Cursor,
     pub(crate) usage: UsageRows,
     pub(crate) node_of: HashMap<u64, NodeIdx>,
@@ -147,7 +151,7 @@ impl Replay {
         Ok(Replay {
             machines: open(Table::MachineEvents, &MachineEventRow::COLUMNS)?,
             attributes: open(Table::MachineAttributes, &AttributeRow::COLUMNS)?,
-            task_events: open(Table::TaskEvents, &TaskEventRow::COLUMNS)?,
+            task_rows: TaskEventRows::new(open(Table::TaskEvents, &TaskEventRow::COLUMNS)?),
             constraints: open(Table::TaskConstraints, &ConstraintRow::COLUMNS)?,
             usage: UsageRows::new(usage),
             node_of: HashMap::default(),
@@ -216,28 +220,50 @@ impl Replay {
     }
 
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
-    /// The tick's usage rows are read on the other thread while the deferred events and the
-    /// other tables apply (`usage.rs`), and applied last.
+    /// Reading overlaps applying, on two threads: the tick's task event rows are read (and their
+    /// tasks looked up) while the deferred events and the machine tables apply (`task_rows.rs`),
+    /// its usage rows while the task events and constraints apply (`usage.rs`), and usage is
+    /// applied last. Errors come in the order of a sequential reading: machine tables, task
+    /// events, constraints, usage.
     pub fn advance(&mut self, cell: &mut Cell, end_us: i64) -> Result<TickEvents> {
         let mut ev = TickEvents::default();
         self.window_end_us = end_us;
-        let mut usage = std::mem::replace(&mut self.usage, UsageRows::new(Cursor::none()));
         let scale = self.scale;
-        let (applied, read) = rayon::join(
-            || self.apply_tables(cell, end_us, &mut ev),
+        let mut task_rows =
+            std::mem::replace(&mut self.task_rows, TaskEventRows::new(Cursor::none()));
+        // The ID map is read on the other thread: out of `self` while the machine tables apply
+        // (they never use it; `task_rows.rs`).
+        let task_of = std::mem::take(&mut self.task_of);
+        let (applied, tasks_read) = rayon::join(
+            || self.apply_machine_tables(cell, end_us, &mut ev),
+            || task_rows.read_before(&scale, end_us, &task_of),
+        );
+        (self.task_rows, self.task_of) = (task_rows, task_of);
+        applied?;
+        self.rows[Table::TaskEvents as usize] += tasks_read?;
+        let mut usage = std::mem::replace(&mut self.usage, UsageRows::new(Cursor::none()));
+        let (applied, usage_read) = rayon::join(
+            || {
+                self.apply_task_rows(cell, &mut ev);
+                self.apply_constraints(cell, end_us)
+            },
             || usage.read_before(&scale, end_us),
         );
         self.usage = usage;
-        // The tables' error first: without the thread, they are applied before usage is read.
         applied?;
-        self.rows[Table::TaskUsage as usize] += read?;
+        self.rows[Table::TaskUsage as usize] += usage_read?;
         self.apply_usage(cell);
         Ok(ev)
     }
 
-    /// Applies the deferred events due before `end_us`, then the rows before it of every table
-    /// but task_usage, in the module doc's order.
-    fn apply_tables(&mut self, cell: &mut Cell, end_us: i64, ev: &mut TickEvents) -> Result<()> {
+    /// Applies the deferred events due before `end_us`, then the rows before it of the machine
+    /// tables, in the module doc's order.
+    fn apply_machine_tables(
+        &mut self,
+        cell: &mut Cell,
+        end_us: i64,
+        ev: &mut TickEvents,
+    ) -> Result<()> {
         self.apply_deferred(cell, end_us, ev);
         let scale = self.scale;
         self.drain(
@@ -273,19 +299,11 @@ impl Replay {
                 }
             },
         )?;
-        self.drain(
-            Table::TaskEvents,
-            |s| &mut s.task_events,
-            end_us,
-            |s, b, run| {
-                let read = TaskEventRow::reader(b);
-                for row in run.map(read) {
-                    s.each_instance(row.job_id, row.task_index, |s, job, k| {
-                        s.task_event(cell, &row, (job, k), ev);
-                    });
-                }
-            },
-        )?;
+        Ok(())
+    }
+
+    /// Applies the task constraint rows before `end_us`, then indexes the attributes.
+    fn apply_constraints(&mut self, cell: &mut Cell, end_us: i64) -> Result<()> {
         let mut set = ConstraintSet::default();
         self.drain(
             Table::TaskConstraints,
