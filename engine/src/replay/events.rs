@@ -78,6 +78,9 @@ impl Replay {
     /// One task event row for the task instance `key` (its job ID the row's own unless scaled)
     /// of machine copy `k`, whose recorded machine is copy `k` of the row's machine (none when
     /// the row names none or compaction removed it); `existing` is the key's task in the ID map.
+    /// Inlined into both row loops (borg-replay's and workload mode's): called once per task
+    /// instance, and as a call it cost borg-replay's 8x trace apply ~10 %.
+    #[inline(always)]
     pub(super) fn task_event(
         &mut self,
         cell: &mut Cell,

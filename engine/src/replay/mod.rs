@@ -220,31 +220,30 @@ impl Replay {
     }
 
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
-    /// Reading overlaps applying, on two threads: the tick's task event rows are read (and their
-    /// tasks looked up) while the deferred events and the machine tables apply (`task_rows.rs`),
-    /// its usage rows while the task events and constraints apply (`usage.rs`), and usage is
-    /// applied last. Errors come in the order of a sequential reading: machine tables, task
-    /// events, constraints, usage.
+    /// Reading overlaps applying, on two threads: in workload mode the tick's task event rows are
+    /// read (and their tasks looked up) while the deferred events and the machine tables apply
+    /// (`task_rows.rs`); the usage rows are read while the task events and constraints apply
+    /// (`usage.rs`); usage is applied last. Errors come in the order of a sequential reading:
+    /// machine tables, task events, constraints, usage.
     pub fn advance(&mut self, cell: &mut Cell, end_us: i64) -> Result<TickEvents> {
         let mut ev = TickEvents::default();
         self.window_end_us = end_us;
         let scale = self.scale;
-        let mut task_rows =
-            std::mem::replace(&mut self.task_rows, TaskEventRows::new(Cursor::none()));
-        // The ID map is read on the other thread: out of `self` while the machine tables apply
-        // (they never use it; `task_rows.rs`).
-        let task_of = std::mem::take(&mut self.task_of);
-        let (applied, tasks_read) = rayon::join(
-            || self.apply_machine_tables(cell, end_us, &mut ev),
-            || task_rows.read_before(&scale, end_us, &task_of),
-        );
-        (self.task_rows, self.task_of) = (task_rows, task_of);
-        applied?;
-        self.rows[Table::TaskEvents as usize] += tasks_read?;
+        // Without deferred events (borg-replay) the machine tables take next to no time: the
+        // task rows are read and applied in one pass, their tasks looked up as they apply.
+        let ahead = self.workload_mode;
+        if ahead {
+            self.read_task_rows_ahead(cell, end_us, &mut ev)?;
+        }
         let mut usage = std::mem::replace(&mut self.usage, UsageRows::new(Cursor::none()));
         let (applied, usage_read) = rayon::join(
             || {
-                self.apply_task_rows(cell, &mut ev);
+                if ahead {
+                    self.apply_task_rows(cell, &mut ev);
+                } else {
+                    self.apply_machine_tables(cell, end_us, &mut ev)?;
+                    self.apply_task_events(cell, end_us, &mut ev)?;
+                }
                 self.apply_constraints(cell, end_us)
             },
             || usage.read_before(&scale, end_us),
@@ -254,6 +253,30 @@ impl Replay {
         self.rows[Table::TaskUsage as usize] += usage_read?;
         self.apply_usage(cell);
         Ok(ev)
+    }
+
+    /// Applies the deferred events and machine tables before `end_us` while the other thread
+    /// reads the task event rows before it and looks their tasks up (`task_rows.rs`).
+    fn read_task_rows_ahead(
+        &mut self,
+        cell: &mut Cell,
+        end_us: i64,
+        ev: &mut TickEvents,
+    ) -> Result<()> {
+        let scale = self.scale;
+        let mut task_rows =
+            std::mem::replace(&mut self.task_rows, TaskEventRows::new(Cursor::none()));
+        // The ID map is read on the other thread: out of `self` while the machine tables apply
+        // (they never use it).
+        let task_of = std::mem::take(&mut self.task_of);
+        let (applied, read) = rayon::join(
+            || self.apply_machine_tables(cell, end_us, ev),
+            || task_rows.read_before(&scale, end_us, &task_of),
+        );
+        (self.task_rows, self.task_of) = (task_rows, task_of);
+        applied?;
+        self.rows[Table::TaskEvents as usize] += read?;
+        Ok(())
     }
 
     /// Applies the deferred events due before `end_us`, then the rows before it of the machine
@@ -300,6 +323,31 @@ impl Replay {
             },
         )?;
         Ok(())
+    }
+
+    /// Reads and applies the task event rows before `end_us` in one pass, looking each
+    /// instance's task up as it applies.
+    fn apply_task_events(
+        &mut self,
+        cell: &mut Cell,
+        end_us: i64,
+        ev: &mut TickEvents,
+    ) -> Result<()> {
+        self.drain(
+            Table::TaskEvents,
+            |s| &mut s.task_rows.cursor,
+            end_us,
+            |s, b, run| {
+                let read = TaskEventRow::reader(b);
+                for row in run.map(read) {
+                    s.each_instance(row.job_id, row.task_index, |s, job, k| {
+                        let key = (job, row.task_index);
+                        let existing = s.task_of.get(&key).copied();
+                        s.task_event(cell, &row, (key, k), existing, ev);
+                    });
+                }
+            },
+        )
     }
 
     /// Applies the task constraint rows before `end_us`, then indexes the attributes.

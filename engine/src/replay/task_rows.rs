@@ -2,6 +2,8 @@
 //! decoded and expanded to their scaled task instances) and each instance's task looked up in the
 //! ID map on the other thread while the deferred events and the machine tables apply, which
 //! neither read nor change the ID map; then [`Replay::apply_task_rows`] applies them in order.
+//! Workload mode only: without deferred events there is nothing to overlap the reading with,
+//! and borg-replay reads and applies the rows in one pass (`Replay::apply_task_events`).
 //!
 //! Invariant: a lookup made ahead is the ID map's answer at the time its row is applied. The
 //! map only changes when a task event is applied (a new task added, an ended one removed), and
