@@ -220,8 +220,8 @@ impl Replay {
     }
 
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
-    /// Reading overlaps applying, on two threads: in workload mode the tick's task event rows are
-    /// read (and their tasks looked up) while the deferred events and the machine tables apply
+    /// Reading overlaps applying, on two threads: with deferred events pending the tick's task
+    /// event rows are read (and their tasks looked up) while they and the machine tables apply
     /// (`task_rows.rs`); the usage rows are read while the task events and constraints apply
     /// (`usage.rs`); usage is applied last. Errors come in the order of a sequential reading:
     /// machine tables, task events, constraints, usage.
@@ -229,9 +229,10 @@ impl Replay {
         let mut ev = TickEvents::default();
         self.window_end_us = end_us;
         let scale = self.scale;
-        // Without deferred events (borg-replay) the machine tables take next to no time: the
-        // task rows are read and applied in one pass, their tasks looked up as they apply.
-        let ahead = self.workload_mode;
+        // Without deferred events (borg-replay, a run's first tick) the machine tables take next
+        // to no time: the task rows are read and applied in one pass, their tasks looked up as
+        // they apply.
+        let ahead = !self.deferred.is_empty();
         if ahead {
             self.read_task_rows_ahead(cell, end_us, &mut ev)?;
         }

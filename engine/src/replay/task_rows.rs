@@ -2,8 +2,9 @@
 //! decoded and expanded to their scaled task instances) and each instance's task looked up in the
 //! ID map on the other thread while the deferred events and the machine tables apply, which
 //! neither read nor change the ID map; then [`Replay::apply_task_rows`] applies them in order.
-//! Workload mode only: without deferred events there is nothing to overlap the reading with,
-//! and borg-replay reads and applies the rows in one pass (`Replay::apply_task_events`).
+//! Only with deferred events pending (workload mode, after its first tick): without them there
+//! is nothing to overlap the reading with, and the rows are read and applied in one pass
+//! (`Replay::apply_task_events`), as borg-replay always does.
 //!
 //! Invariant: a lookup made ahead is the ID map's answer at the time its row is applied. The
 //! map only changes when a task event is applied (a new task added, an ended one removed), and
@@ -147,5 +148,82 @@ impl Replay {
         instances.clear();
         instances.shrink_to(KEPT_INSTANCES);
         (self.task_rows.rows, self.task_rows.instances) = (rows, instances);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use crate::cell::TaskState;
+
+    /// Tasks ended and submitted again within one tick, and events of a task submitted earlier in
+    /// the same tick: read ahead (a deferred event pending, never due), the replay leaves the
+    /// cell, the ID map and the tick's events exactly as reading and applying in one pass does.
+    #[test]
+    fn lookups_made_ahead_match_lookups_made_in_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let (trace, parquet) = (dir.path().join("trace"), dir.path().join("parquet"));
+        let write = |table: &str, rows: &str| {
+            std::fs::create_dir_all(trace.join(table)).unwrap();
+            std::fs::write(trace.join(table).join("part-00000-of-00001.csv"), rows).unwrap();
+        };
+        write("machine_events", "0,1,0,p,1,1\n");
+        // time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
+        write(
+            "task_events",
+            "\
+0,,10,0,,0,u,0,0,0.1,0.1,0,0
+0,,10,0,1,1,u,0,0,0.1,0.1,0,0
+0,,11,0,,0,u,0,0,0.1,0.1,0,0
+70000000,,10,0,1,2,u,0,0,,,,
+71000000,,10,0,,0,u,0,0,0.1,0.1,0,0
+72000000,,10,0,,7,u,0,0,0.2,0.1,0,0
+73000000,,10,0,1,1,u,0,0,0.2,0.1,0,0
+75000000,,11,0,,5,u,0,0,,,,
+76000000,,11,0,,0,u,0,4,0.1,0.1,0,0
+80000000,,12,0,,0,u,0,0,0.1,0.1,0,0
+81000000,,12,0,1,1,u,0,0,0.1,0.1,0,0
+82000000,,12,0,1,4,u,0,0,,,,
+130000000,,11,0,1,1,u,0,4,0.1,0.1,0,0
+140000000,,10,0,1,4,u,0,0,,,,
+",
+        );
+        let none = ingest::Progress::default();
+        ingest::ingest(&trace, &parquet, &ingest::IngestOptions::default(), &none).unwrap();
+        let mut in_turn = Replay::open(&parquet).unwrap();
+        let mut ahead = Replay::open(&parquet).unwrap();
+        ahead.defer((i64::MAX, None), (TaskIdx(0), 0), DeferredKind::End);
+        let (mut cell_in_turn, mut cell_ahead) = (Cell::default(), Cell::default());
+        let ids = |r: &Replay| {
+            let mut ids: Vec<_> = r.task_of.iter().map(|(&k, &t)| (k, t)).collect();
+            ids.sort_unstable();
+            ids
+        };
+        let tasks = |c: &Cell| {
+            let t = &c.tasks;
+            (
+                t.job_id.clone(),
+                t.state.clone(),
+                t.generation.clone(),
+                t.cpu_req.clone(),
+            )
+        };
+        for tick in 1..=3 {
+            let end_us = tick * 60_000_000;
+            let ev_in_turn = in_turn.advance(&mut cell_in_turn, end_us).unwrap();
+            let ev_ahead = ahead.advance(&mut cell_ahead, end_us).unwrap();
+            assert_eq!(ev_ahead.submitted, ev_in_turn.submitted, "tick {tick}");
+            assert_eq!(ev_ahead.placements, ev_in_turn.placements, "tick {tick}");
+            assert_eq!(ev_ahead.ended, ev_in_turn.ended, "tick {tick}");
+            assert_eq!(ids(&ahead), ids(&in_turn), "tick {tick}");
+            assert_eq!(tasks(&cell_ahead), tasks(&cell_in_turn), "tick {tick}");
+            assert_eq!(ahead.stats(), in_turn.stats(), "tick {tick}");
+        }
+        // Hand-worked: after tick 2, 10/0 (evicted and submitted again, its request raised to
+        // 0.2) and 11/0 (killed and submitted again) wait in new slots; 12/0 finished.
+        // After tick 3 only 11/0 is left.
+        assert_eq!(ids(&ahead).len(), 1);
+        let live = (cell_ahead.tasks.state.iter()).filter(|&&s| s != TaskState::Free);
+        assert_eq!(live.count(), 1);
     }
 }
