@@ -10,8 +10,8 @@ use ingest::synth::{self, GenConfig, GenProgress};
 use ingest::{IngestOptions, Progress, Table};
 
 use crate::cli::{Cli, Command, GenArgs, IngestArgs, StatsArgs};
+use crate::console::{errln, out, outln};
 use crate::progress::{Reporter, Sample, rate};
-use crate::stdout::{errln, out, outln};
 
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {

@@ -12,11 +12,11 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 mod cli;
 mod commands;
+mod console;
 mod progress;
 mod run_cmd;
-mod stdout;
 
-use stdout::errln;
+use console::errln;
 
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();

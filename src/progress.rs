@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::stdout::errln;
+use crate::console::errln;
 
 /// One sample of a job's progress.
 pub struct Sample {
@@ -74,7 +74,6 @@ impl Reporter {
                         } else {
                             String::new()
                         };
-                        // Best effort: a closed stderr (`2>&1 | head`) must not stop the run.
                         errln!(
                             "{what}: {:.0}s{pct} {}",
                             started.elapsed().as_secs_f64(),

@@ -18,8 +18,8 @@ use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestOptions, Progress};
 
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
+use crate::console::{errln, out, outln};
 use crate::progress::{Reporter, Sample};
-use crate::stdout::{errln, out, outln};
 
 /// Machines of the embedded default cell.
 const DEFAULT_MACHINES: u32 = 500;

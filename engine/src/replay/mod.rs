@@ -8,10 +8,11 @@
 //! Hash maps from trace IDs to indices live here, at trace-apply time, never in the round path.
 //!
 //! Row handlers for machine and task events live in `replay/events.rs`; workload mode (every
-//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`. Task events and task usage are
-//! read on the other thread while the deferred events and the machine tables apply: task events
-//! in `replay/task_rows.rs` (their tasks looked up in the ID map ahead), task usage in
-//! `replay/usage.rs`.
+//! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`. Reading overlaps applying
+//! ([`Replay::advance`]): while deferred events are pending, the task event rows are read (their
+//! tasks looked up in the ID map ahead) while those and the machine tables apply
+//! (`replay/task_rows.rs`); the usage rows are read while the task events apply
+//! (`replay/usage.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -131,7 +131,7 @@ impl TaskEventRows {
 impl Replay {
     /// Applies the task event rows read this tick ([`TaskEventRows::read_before`]), in order.
     pub(super) fn apply_task_rows(&mut self, cell: &mut Cell, ev: &mut TickEvents) {
-        let rows = std::mem::take(&mut self.task_rows.rows);
+        let mut rows = std::mem::take(&mut self.task_rows.rows);
         let mut instances = std::mem::take(&mut self.task_rows.instances);
         for i in &instances {
             let row = &rows[i.row as usize];
@@ -142,7 +142,6 @@ impl Replay {
             };
             self.task_event(cell, row, (key, i.copy), existing, ev);
         }
-        let mut rows = rows;
         rows.clear();
         rows.shrink_to(KEPT_INSTANCES);
         instances.clear();

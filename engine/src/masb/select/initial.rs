@@ -323,7 +323,7 @@ fn kth_largest(v: &mut [Estimate], top: usize) -> Estimate {
 
 /// Keeps the exponents within `margin` of the `top`-th largest (all of them when there are no
 /// more than `top`).
-fn keep_near_top(exponents: &mut Vec<(f64, u32)>, top: usize, margin: f64) {
+fn keep_near_top(exponents: &mut Vec<Estimate>, top: usize, margin: f64) {
     if top > 0 && exponents.len() > top {
         let (_, kth, _) = exponents.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
         let cut = kth.0 - margin;

@@ -27,21 +27,21 @@ pub fn note(args: std::fmt::Arguments<'_>) {
 /// `print!` through [`write`], returning its error with `?`.
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::stdout::write(format_args!($($arg)*))?
+        $crate::console::write(format_args!($($arg)*))?
     };
 }
 
 /// `println!` through [`write`], returning its error with `?`.
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::stdout::write(format_args!("{}\n", format_args!($($arg)*)))?
+        $crate::console::write(format_args!("{}\n", format_args!($($arg)*)))?
     };
 }
 
 /// `eprintln!` through [`note`]: best effort, never a panic.
 macro_rules! errln {
     ($($arg:tt)*) => {
-        $crate::stdout::note(format_args!($($arg)*))
+        $crate::console::note(format_args!($($arg)*))
     };
 }
 
