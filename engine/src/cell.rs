@@ -207,10 +207,7 @@ impl Cell {
     }
 
     /// Reads the columns [`Cell::set_usage`] and the deferred-event check before it read for
-    /// task `t`, and folds them into a value of no meaning (pass it to `std::hint::black_box`).
-    /// A pass of such independent reads ahead of a batch of updates brings the tasks' cache lines
-    /// in together: the out-of-order core overlaps the misses that the updates, one after the
-    /// other, would wait for in turn.
+    /// task `t`, folded into a value of no meaning: the read of a batch's [`crate::preload`].
     pub fn preload_usage(&self, t: TaskIdx) -> u32 {
         let i = t.index();
         let tasks = &self.tasks;
@@ -222,6 +219,18 @@ impl Cell {
             ^ tasks.mem_use[i]
             ^ u32::from(tasks.use_is_request[i])
             ^ tasks.use_until_us[i] as u32
+    }
+
+    /// Reads the columns a task event for task `t` reads first, folded into a value of no
+    /// meaning: the read of a batch's [`crate::preload`].
+    pub fn preload_event(&self, t: TaskIdx) -> u32 {
+        let i = t.index();
+        let tasks = &self.tasks;
+        u32::from(tasks.priority[i])
+            ^ tasks.state[i] as u32
+            ^ tasks.trace_sched_us[i] as u32
+            ^ tasks.node[i].0
+            ^ tasks.generation[i]
     }
 
     /// Changes the task's priority (and so whether it counts as production).

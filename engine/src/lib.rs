@@ -2,7 +2,8 @@
 //!
 //! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts.
 //! - [`trace`] and [`replay`]: streaming the ingested trace into the cell tick by tick.
-//! - [`policy`] and [`executor`]: the policy interface and the parallel round executor.
+//! - [`policy`] and [`executor`]: the policy interface and the parallel round executor;
+//!   [`preload`]: overlapping the cache misses of a batch of updates.
 //! - [`borg`]: the `borg-replay` policy.
 //! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
 //! - [`run()`]: the loop tying them together; [`config`]: its settings; [`snapshot`]: saving
@@ -21,6 +22,7 @@ pub mod masb;
 pub mod metrics;
 pub mod output;
 pub mod policy;
+pub mod preload;
 pub mod replay;
 pub mod run;
 pub mod scale;

@@ -15,6 +15,7 @@ use super::queue::LaneKey;
 use super::{Replay, TickEvents};
 use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
 use crate::ids::TaskIdx;
+use crate::preload;
 
 /// Lanes of deferred ends from task_events (`queue.rs`).
 const LANE_TASK_EVENTS: u8 = 0;
@@ -147,12 +148,9 @@ impl Replay {
                 break;
             }
             // A batch is popped whole (applying an event changes nothing the queue holds), its
-            // tasks' columns read first in a pass of independent loads (`Cell::preload_usage`),
-            // then the events applied in order.
-            let warm = due
-                .iter()
-                .fold(0, |acc, d| acc ^ cell.preload_usage(d.task));
-            std::hint::black_box(warm);
+            // tasks' columns read first (`preload`, `Cell::preload_usage`), then the events
+            // applied in order.
+            preload::preload(&due, |d| cell.preload_usage(d.task));
             for d in &due {
                 ev.ended += u64::from(apply_due(cell, d));
             }

@@ -129,7 +129,11 @@ impl Replay {
                 cell.tasks.submit_us[t.index()] = now;
                 ev.submitted.push(t);
             }
-            task_event::SCHEDULE if cell.tasks.state[t.index()] == TaskState::Pending => {
+            // The recorded placement, for borg-replay. In workload mode the policy places the
+            // task: the machine is not looked up (nor counted when unknown).
+            task_event::SCHEDULE
+                if !self.workload_mode && cell.tasks.state[t.index()] == TaskState::Pending =>
+            {
                 // Only a SCHEDULE names a machine the replay uses: its copy ID is hashed here.
                 let machine = row.machine_id.and_then(|m| self.scale.machine(m, k));
                 let node = match machine.and_then(|m| self.node_of.get(&m)) {
@@ -159,6 +163,54 @@ impl Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The trace's placements are read for borg-replay only. A one-machine cell whose trace
+    /// schedules task 13/0 on machine 1 and 14/0 on machine 4, which it never adds (hand-worked):
+    /// borg-replay's replay reads two placements, one of them on an unknown machine (counted);
+    /// in workload mode it reads none and counts nothing, the tasks waiting for the policy.
+    #[test]
+    fn placements_are_read_for_borg_replay_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (trace, parquet) = (dir.path().join("trace"), dir.path().join("parquet"));
+        let write = |table: &str, rows: &str| {
+            std::fs::create_dir_all(trace.join(table)).unwrap();
+            std::fs::write(trace.join(table).join("part-00000-of-00001.csv"), rows).unwrap();
+        };
+        write("machine_events", "0,1,0,p,1,1\n");
+        // time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
+        write(
+            "task_events",
+            "\
+0,,13,0,,0,u,0,0,0.1,0.1,0,0
+0,,14,0,,0,u,0,0,0.1,0.1,0,0
+5000000,,13,0,1,1,u,0,0,0.1,0.1,0,0
+6000000,,14,0,4,1,u,0,0,0.1,0.1,0,0
+",
+        );
+        let none = ingest::Progress::default();
+        ingest::ingest(&trace, &parquet, &ingest::IngestOptions::default(), &none).unwrap();
+        for workload in [false, true] {
+            let mut replay = Replay::open(&parquet).unwrap();
+            replay.set_workload_mode(workload);
+            let mut cell = Cell::default();
+            let ev = replay.advance(&mut cell, 60_000_000).unwrap();
+            let nodes: Vec<NodeIdx> = ev.placements.iter().map(|p| p.node).collect();
+            let stats = replay.stats();
+            if workload {
+                assert!(nodes.is_empty());
+                assert_eq!(stats.unknown_machine_placements, 0);
+                assert_eq!(stats.unknown_machines, 0);
+            } else {
+                assert_eq!(nodes, [NodeIdx(0), NodeIdx::NONE]);
+                assert_eq!(stats.unknown_machine_placements, 1);
+                assert_eq!(stats.unknown_machines, 1);
+            }
+            assert_eq!(ev.submitted.len(), 2, "workload mode {workload}");
+            let states = &cell.tasks.state;
+            let pending = states.iter().filter(|&&s| s == TaskState::Pending);
+            assert_eq!(pending.count(), 2, "the replay places nothing itself");
+        }
+    }
 
     /// Two nodes removed in one tick (hand-worked): the tasks on either are displaced once each,
     /// in ascending order; a migration from a kept node towards a removed one is aborted, the

@@ -77,9 +77,11 @@ pub struct ReplayStats {
     /// Rows applied per table.
     pub rows: BTreeMap<String, u64>,
     /// Distinct machine IDs that SCHEDULE events name before machine_events has added them (at
-    /// that time: the replay cannot know whether an ADD comes later).
+    /// that time: the replay cannot know whether an ADD comes later). Borg-replay only: in
+    /// workload mode (MASB) the trace's placements are not read, and this stays 0.
     pub unknown_machines: u64,
-    /// SCHEDULE events naming such machines (the task stays pending).
+    /// SCHEDULE events naming such machines (the task stays pending); borg-replay only, as
+    /// `unknown_machines`.
     pub unknown_machine_placements: u64,
     /// Terminal or update events for tasks never submitted.
     pub events_for_unknown_tasks: u64,

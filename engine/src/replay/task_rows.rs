@@ -20,6 +20,7 @@ use super::rows::TaskEventRow;
 use crate::cell::Cell;
 use crate::error::Result;
 use crate::ids::TaskIdx;
+use crate::preload;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
 
@@ -133,14 +134,21 @@ impl Replay {
     pub(super) fn apply_task_rows(&mut self, cell: &mut Cell, ev: &mut TickEvents) {
         let mut rows = std::mem::take(&mut self.task_rows.rows);
         let mut instances = std::mem::take(&mut self.task_rows.instances);
-        for i in &instances {
-            let row = &rows[i.row as usize];
-            let key = (i.job, row.task_index);
-            let existing = match i.lookup {
-                Lookup::Ahead(t) => t,
-                Lookup::Again => self.task_of.get(&key).copied(),
-            };
-            self.task_event(cell, row, (key, i.copy), existing, ev);
+        for batch in instances.chunks(preload::BATCH) {
+            // The columns of the tasks looked up ahead first (`preload`), then the events.
+            preload::preload(batch, |i| match i.lookup {
+                Lookup::Ahead(Some(t)) => cell.preload_event(t),
+                _ => 0,
+            });
+            for i in batch {
+                let row = &rows[i.row as usize];
+                let key = (i.job, row.task_index);
+                let existing = match i.lookup {
+                    Lookup::Ahead(t) => t,
+                    Lookup::Again => self.task_of.get(&key).copied(),
+                };
+                self.task_event(cell, row, (key, i.copy), existing, ev);
+            }
         }
         rows.clear();
         rows.shrink_to(KEPT_INSTANCES);

@@ -12,6 +12,7 @@ use super::rows::UsageReading;
 use crate::cell::Cell;
 use crate::error::Result;
 use crate::ids::TaskIdx;
+use crate::preload;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
 use crate::units::to_units;
@@ -95,7 +96,7 @@ impl Replay {
     /// Applies (or, for runs the policy started late, defers) the usage rows read this tick, in
     /// order. The rows change no task's identity, state or start, so each row's task and shift
     /// are looked up first, on both threads (the hash probes and task columns are cache misses),
-    /// then the rows applied one by one.
+    /// then the rows applied one by one, in batches whose tasks' columns are loaded first.
     pub(super) fn apply_usage(&mut self, cell: &mut Cell) {
         let mut rows = std::mem::take(&mut self.usage.rows);
         let mut tasks = std::mem::take(&mut self.usage.tasks);
@@ -114,22 +115,32 @@ impl Replay {
                 .with_min_len(USAGE_LOOKUPS_PER_JOB)
                 .map(lookup),
         );
-        for (u, &(t, delay, generation)) in rows.iter().zip(&tasks) {
-            let Some(t) = t else {
-                self.stats.usage_rows_unmatched += 1;
-                continue;
-            };
-            let until_us = u.end_us + delay;
-            if delay > 0 {
-                let kind = DeferredKind::Usage {
-                    cpu: u.cpu,
-                    mem: u.mem,
-                    until_us,
+        let batches = rows
+            .chunks(preload::BATCH)
+            .zip(tasks.chunks(preload::BATCH));
+        for (rows, tasks) in batches {
+            // The columns of the tasks updated now first (`preload`), then the rows.
+            preload::preload(tasks, |&(t, delay, _)| match t {
+                Some(t) if delay == 0 => cell.preload_usage(t),
+                _ => 0,
+            });
+            for (u, &(t, delay, generation)) in rows.iter().zip(tasks) {
+                let Some(t) = t else {
+                    self.stats.usage_rows_unmatched += 1;
+                    continue;
                 };
-                let lane = Some((delay, deferred::LANE_USAGE));
-                self.defer((u.start_us + delay, lane), (t, generation), kind);
-            } else {
-                cell.set_usage(t, u.cpu, u.mem, until_us);
+                let until_us = u.end_us + delay;
+                if delay > 0 {
+                    let kind = DeferredKind::Usage {
+                        cpu: u.cpu,
+                        mem: u.mem,
+                        until_us,
+                    };
+                    let lane = Some((delay, deferred::LANE_USAGE));
+                    self.defer((u.start_us + delay, lane), (t, generation), kind);
+                } else {
+                    cell.set_usage(t, u.cpu, u.mem, until_us);
+                }
             }
         }
         rows.clear();
