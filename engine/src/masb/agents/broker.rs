@@ -7,6 +7,7 @@
 //! the broker may score them in any order; it sends their requests in assignment order.
 
 use super::*;
+use crate::preload;
 
 /// Nodes a broker asks, in weighted order, for one new task.
 const INITIAL_TOP: usize = 10;
@@ -177,6 +178,22 @@ pub struct Allocation {
     pub draws: Option<Rng>,
 }
 
+impl Broker {
+    /// What handling message `e` first reads of this broker's state at a random place, folded
+    /// into a value of no meaning ([`crate::preload`]): for an answer, the allocation it names
+    /// and the first and last of its asks (random places in two large vectors); 0 otherwise.
+    fn preload_answer(&self, e: &Envelope<Msg>) -> u32 {
+        let ask = |i: u32| self.asks.get(i as usize).map_or(0, |r| r.node.0);
+        match e.msg {
+            Msg::AllocationAnswer { slot, .. } => self
+                .allocations
+                .get(slot as usize)
+                .map_or(0, |a| a.task.1 ^ ask(a.next) ^ ask(a.end.saturating_sub(1))),
+            _ => 0,
+        }
+    }
+}
+
 impl Allocation {
     /// The asks this allocation has yet to make, in asking order (`asks`: its broker's; the
     /// order drawn from a copy of its stream).
@@ -227,7 +244,6 @@ impl Masb {
         let mut rng = ctx.rng(me);
         let now_s = self.now_s(ctx);
         let g = self.global_round(ctx);
-        let shared = (&self.cache[..], g);
         // A report updates this broker's cache now and every other broker's a round later: the
         // CacheShare messages of the protocol, counted, delivered through the shared cache.
         // A node reports once per tick, so an inbox holds at most one report per node.
@@ -243,83 +259,100 @@ impl Masb {
                 out.count_delivered(Msg::CacheShare(entry).kind(), others);
             }
         }
-        // Unset entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
-        for e in inbox {
-            match e.msg {
-                Msg::AllocationAnswer {
-                    slot,
-                    task,
-                    generation,
-                    accepted,
-                } => {
-                    let Some(a) = b
-                        .allocations
-                        .get_mut(slot as usize)
-                        .filter(|a| a.task == (task, generation))
-                    else {
-                        continue;
-                    };
-                    if accepted || a.next >= a.end {
-                        // Placed, or unplaceable now: pending, retried next tick.
-                        a.next = a.end;
-                        continue;
-                    }
-                    if let Some(draws) = &mut a.draws {
-                        draw_to_front(&mut b.asks[a.next as usize..a.end as usize], draws);
-                    }
-                    let node = b.asks[a.next as usize].node;
-                    a.next += 1;
-                    out.send(
-                        self.agent_of(node),
-                        Msg::AllocationRequest {
-                            slot,
-                            task,
-                            generation,
-                            demand: a.demand,
-                        },
-                    );
-                }
-                Msg::GetCandidateNodesRequest {
-                    task,
-                    generation,
-                    demand,
-                } => {
-                    let source = self.node_of(e.from);
-                    let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
-                    let recs = migration_candidates(
-                        b.cache.view_for(ctx, shared, &self.memo, task),
-                        (source, &demand),
-                        (now_s, &self.config),
-                        &mut rng,
-                        &matches,
-                        &mut b.migration,
-                    );
-                    if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
-                        let line = serde_json::json!({
-                            "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
-                            "broker": me.0,
-                            "source_machine": ctx.cell.nodes.machine_id[source.index()],
-                            "task": task_json(ctx, task, &demand),
-                            "cache_entries": b.cache.entries(shared.0, g).iter()
-                                .filter(|c| c.reported_s.is_finite()).count(),
-                            "candidates": recs_json(ctx, recs),
-                        });
-                        samples.push(line.to_string());
-                    }
-                    out.send(
-                        e.from,
-                        Msg::GetCandidateNodesResponse {
-                            task,
-                            generation,
-                            candidates: CandidateList::new(recs),
-                        },
-                    );
-                }
-                _ => {}
+        // The other messages a batch at a time, what the answers read first (`preload`). Unset
+        // cache entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
+        for batch in inbox.chunks(preload::BATCH) {
+            preload::preload(batch, |e| b.preload_answer(e));
+            for e in batch {
+                self.broker_message(ctx, (me, b, samples), e, (now_s, g, &mut rng), out);
             }
         }
         if ctx.round == 0 {
             self.initial_allocations(ctx, me, b, samples, out);
+        }
+    }
+
+    /// A broker's handling of one message of its inbox other than a report.
+    fn broker_message(
+        &self,
+        ctx: &StepCtx<'_>,
+        (me, b, samples): (AgentIdx, &mut Broker, &mut Vec<String>),
+        e: &Envelope<Msg>,
+        (now_s, g, rng): (f64, u64, &mut Rng),
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let shared = (&self.cache[..], g);
+        match e.msg {
+            Msg::AllocationAnswer {
+                slot,
+                task,
+                generation,
+                accepted,
+            } => {
+                let Some(a) = b
+                    .allocations
+                    .get_mut(slot as usize)
+                    .filter(|a| a.task == (task, generation))
+                else {
+                    return;
+                };
+                if accepted || a.next >= a.end {
+                    // Placed, or unplaceable now: pending, retried next tick.
+                    a.next = a.end;
+                    return;
+                }
+                if let Some(draws) = &mut a.draws {
+                    draw_to_front(&mut b.asks[a.next as usize..a.end as usize], draws);
+                }
+                let node = b.asks[a.next as usize].node;
+                a.next += 1;
+                out.send(
+                    self.agent_of(node),
+                    Msg::AllocationRequest {
+                        slot,
+                        task,
+                        generation,
+                        demand: a.demand,
+                    },
+                );
+            }
+            Msg::GetCandidateNodesRequest {
+                task,
+                generation,
+                demand,
+            } => {
+                let source = self.node_of(e.from);
+                let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
+                let recs = migration_candidates(
+                    b.cache.view_for(ctx, shared, &self.memo, task),
+                    (source, &demand),
+                    (now_s, &self.config),
+                    rng,
+                    &matches,
+                    &mut b.migration,
+                );
+                if sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 1]) {
+                    let line = serde_json::json!({
+                        "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
+                        "broker": me.0,
+                        "source_machine": ctx.cell.nodes.machine_id[source.index()],
+                        "task": task_json(ctx, task, &demand),
+                        "cache_entries": b.cache.entries(shared.0, g).iter()
+                            .filter(|c| c.reported_s.is_finite()).count(),
+                        "candidates": recs_json(ctx, recs),
+                    });
+                    samples.push(line.to_string());
+                }
+                out.send(
+                    e.from,
+                    Msg::GetCandidateNodesResponse {
+                        task,
+                        generation,
+                        candidates: CandidateList::new(recs),
+                    },
+                );
+            }
+            _ => {}
         }
     }
 
@@ -372,36 +405,41 @@ impl Masb {
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
-        for &(_, i) in order.iter() {
-            let Assigned { task, set, demand } = assigned[i as usize];
-            let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-            let (scratch, asks) = (&mut b.scratch, &mut b.asks);
-            let start = asks.len();
-            let mut rng = stream_of(i as usize);
-            let view = view_of(set);
-            initial_asks(
-                view,
-                &demand,
-                at,
-                &mut rng,
-                &matches,
-                INITIAL_TOP,
-                scratch,
-                asks,
-            );
-            if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
-                // The whole order: the first ask, drawn, then the rest as they will be drawn.
-                let (first, rest) = asks[start..].split_at(asks.len().min(start + 1) - start);
-                let order = [first, &drawn_order(rest, &rng)].concat();
-                let line = serde_json::json!({
-                    "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
-                    "broker": me.0, "task": task_json(ctx, task.0, &demand),
-                    "scored": recs_json(ctx, scratch.ranked()),
-                    "ask_order": recs_json(ctx, &order),
-                });
-                sampled_lines.push((i, line.to_string()));
+        // In window order the assignment is read at random places: a batch of it loaded first
+        // (`preload`), then its tasks offered.
+        for batch in order.chunks(preload::BATCH) {
+            preload::preload(batch, |&(_, i)| assigned[i as usize].task.1);
+            for &(_, i) in batch {
+                let Assigned { task, set, demand } = assigned[i as usize];
+                let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
+                let (scratch, asks) = (&mut b.scratch, &mut b.asks);
+                let start = asks.len();
+                let mut rng = stream_of(i as usize);
+                let view = view_of(set);
+                initial_asks(
+                    view,
+                    &demand,
+                    at,
+                    &mut rng,
+                    &matches,
+                    INITIAL_TOP,
+                    scratch,
+                    asks,
+                );
+                if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
+                    // The whole order: the first ask, drawn, then the rest as they will be drawn.
+                    let (first, rest) = asks[start..].split_at(asks.len().min(start + 1) - start);
+                    let order = [first, &drawn_order(rest, &rng)].concat();
+                    let line = serde_json::json!({
+                        "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
+                        "broker": me.0, "task": task_json(ctx, task.0, &demand),
+                        "scored": recs_json(ctx, scratch.ranked()),
+                        "ask_order": recs_json(ctx, &order),
+                    });
+                    sampled_lines.push((i, line.to_string()));
+                }
+                ranges[i as usize] = (start as u32, asks.len() as u32, Some(rng));
             }
-            ranges[i as usize] = (start as u32, asks.len() as u32, Some(rng));
         }
         // The sampled decisions in assignment order, as the requests.
         sampled_lines.sort_unstable_by_key(|l| l.0);
