@@ -170,25 +170,16 @@ mod tests {
     /// in workload mode it reads none and counts nothing, the tasks waiting for the policy.
     #[test]
     fn placements_are_read_for_borg_replay_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let (trace, parquet) = (dir.path().join("trace"), dir.path().join("parquet"));
-        let write = |table: &str, rows: &str| {
-            std::fs::create_dir_all(trace.join(table)).unwrap();
-            std::fs::write(trace.join(table).join("part-00000-of-00001.csv"), rows).unwrap();
-        };
-        write("machine_events", "0,1,0,p,1,1\n");
         // time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
-        write(
-            "task_events",
-            "\
+        let tasks = "\
 0,,13,0,,0,u,0,0,0.1,0.1,0,0
 0,,14,0,,0,u,0,0,0.1,0.1,0,0
 5000000,,13,0,1,1,u,0,0,0.1,0.1,0,0
 6000000,,14,0,4,1,u,0,0,0.1,0.1,0,0
-",
-        );
-        let none = ingest::Progress::default();
-        ingest::ingest(&trace, &parquet, &ingest::IngestOptions::default(), &none).unwrap();
+";
+        let dir =
+            super::super::ingested(&[("machine_events", "0,1,0,p,1,1\n"), ("task_events", tasks)]);
+        let parquet = dir.path().join("parquet");
         for workload in [false, true] {
             let mut replay = Replay::open(&parquet).unwrap();
             replay.set_workload_mode(workload);

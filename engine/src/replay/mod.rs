@@ -410,3 +410,18 @@ impl Replay {
         self.instances = instances;
     }
 }
+
+/// A trace of `tables` (each a table name and its CSV rows, one part) ingested into a temporary
+/// directory, whose `parquet/` holds it (for tests).
+#[cfg(test)]
+fn ingested(tables: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, parquet) = (dir.path().join("trace"), dir.path().join("parquet"));
+    for (table, rows) in tables {
+        std::fs::create_dir_all(trace.join(table)).unwrap();
+        std::fs::write(trace.join(table).join("part-00000-of-00001.csv"), rows).unwrap();
+    }
+    let none = ingest::Progress::default();
+    ingest::ingest(&trace, &parquet, &ingest::IngestOptions::default(), &none).unwrap();
+    dir
+}

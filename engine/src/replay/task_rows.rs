@@ -168,17 +168,8 @@ mod tests {
     /// cell, the ID map and the tick's events exactly as reading and applying in one pass does.
     #[test]
     fn lookups_made_ahead_match_lookups_made_in_turn() {
-        let dir = tempfile::tempdir().unwrap();
-        let (trace, parquet) = (dir.path().join("trace"), dir.path().join("parquet"));
-        let write = |table: &str, rows: &str| {
-            std::fs::create_dir_all(trace.join(table)).unwrap();
-            std::fs::write(trace.join(table).join("part-00000-of-00001.csv"), rows).unwrap();
-        };
-        write("machine_events", "0,1,0,p,1,1\n");
         // time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
-        write(
-            "task_events",
-            "\
+        let tasks = "\
 0,,10,0,,0,u,0,0,0.1,0.1,0,0
 0,,10,0,1,1,u,0,0,0.1,0.1,0,0
 0,,11,0,,0,u,0,0,0.1,0.1,0,0
@@ -193,10 +184,10 @@ mod tests {
 82000000,,12,0,1,4,u,0,0,,,,
 130000000,,11,0,1,1,u,0,4,0.1,0.1,0,0
 140000000,,10,0,1,4,u,0,0,,,,
-",
-        );
-        let none = ingest::Progress::default();
-        ingest::ingest(&trace, &parquet, &ingest::IngestOptions::default(), &none).unwrap();
+";
+        let dir =
+            super::super::ingested(&[("machine_events", "0,1,0,p,1,1\n"), ("task_events", tasks)]);
+        let parquet = dir.path().join("parquet");
         let mut in_turn = Replay::open(&parquet).unwrap();
         let mut ahead = Replay::open(&parquet).unwrap();
         ahead.defer((i64::MAX, None), (TaskIdx(0), 0), DeferredKind::End);
