@@ -6,11 +6,16 @@
 //! broker's assignment (it draws from a random stream of its own), never on the other tasks, so
 //! the broker may score them in any order; it sends their requests in assignment order.
 
+use rayon::prelude::*;
+
 use super::*;
 use crate::preload;
 
 /// Nodes a broker asks, in weighted order, for one new task.
 const INITIAL_TOP: usize = 10;
+
+/// A broker's offers scored as one parallel job ([`OfferBlock`]): ~0.3-0.5 ms of work.
+const OFFERS_PER_BLOCK: usize = 256;
 
 /// A broker's state. Its cache is the brokers' shared cache (`Masb::cache`, the reports every
 /// broker has heard of by this round) with the reports it received itself this round laid
@@ -27,9 +32,6 @@ pub struct Broker {
     /// The nodes each allocation asks (`Allocation::next..end`), in asking order as far as
     /// they are drawn ([`Allocation::draws`]).
     pub asks: Vec<Recommendation>,
-    /// Scoring buffers (no state).
-    #[serde(skip)]
-    pub scratch: ScoreScratch,
     /// Buffers of the migration requests it answers (no state).
     #[serde(skip)]
     pub migration: MigrationScratch,
@@ -48,6 +50,24 @@ pub struct OfferScratch {
     /// order is drawn from, by place in the assignment.
     ranges: Vec<(u32, u32, Option<Rng>)>,
     /// The sampled decision logs of the tick's offers, by place in the assignment.
+    sampled_lines: Vec<(u32, String)>,
+    /// The blocks the offers are scored in (kept at their peak number).
+    blocks: Vec<OfferBlock>,
+}
+
+/// A block of consecutive offers (in scoring order) scored as one job, on whichever thread is
+/// free: the brokers' offers are most of a tick's first round, and a broker's are independent
+/// of each other (module doc), so blocks spread them evenly over the threads.
+#[derive(Debug, Clone, Default)]
+struct OfferBlock {
+    /// Scoring buffers.
+    scratch: ScoreScratch,
+    /// The asks of the block's offers, in scoring order.
+    asks: Vec<Recommendation>,
+    /// Each offer's place in the assignment, its asks in `asks` (start, end) and the stream the
+    /// rest of their order is drawn from.
+    offers: Vec<(u32, u32, u32, Rng)>,
+    /// The sampled decision logs of its offers, by place in the assignment.
     sampled_lines: Vec<(u32, String)>,
 }
 
@@ -395,6 +415,7 @@ impl Masb {
             order,
             ranges,
             sampled_lines,
+            blocks,
         } = &mut b.offers;
         order.clear();
         order.extend(assigned.iter().enumerate().map(|(i, a)| {
@@ -405,41 +426,71 @@ impl Masb {
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
-        // In window order the assignment is read at random places: a batch of it loaded first
-        // (`preload`), then its tasks offered.
-        for batch in order.chunks(preload::BATCH) {
-            preload::preload(batch, |&(_, i)| assigned[i as usize].task.1);
-            for &(_, i) in batch {
-                let Assigned { task, set, demand } = assigned[i as usize];
-                let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-                let (scratch, asks) = (&mut b.scratch, &mut b.asks);
-                let start = asks.len();
-                let mut rng = stream_of(i as usize);
-                let view = view_of(set);
-                initial_asks(
-                    view,
-                    &demand,
-                    at,
-                    &mut rng,
-                    &matches,
-                    INITIAL_TOP,
+        // Blocks of offers scored in parallel; their asks then laid end to end in block order,
+        // which is the scoring order: `asks` and `ranges` are as if scored one after another.
+        let blocks_used = order.len().div_ceil(OFFERS_PER_BLOCK);
+        if blocks.len() < blocks_used {
+            blocks.resize_with(blocks_used, OfferBlock::default);
+        }
+        order
+            .par_chunks(OFFERS_PER_BLOCK)
+            .zip(blocks[..blocks_used].par_iter_mut())
+            .with_max_len(1)
+            .for_each(|(order, block)| {
+                let OfferBlock {
                     scratch,
                     asks,
-                );
-                if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
-                    // The whole order: the first ask, drawn, then the rest as they will be drawn.
-                    let (first, rest) = asks[start..].split_at(asks.len().min(start + 1) - start);
-                    let order = [first, &drawn_order(rest, &rng)].concat();
-                    let line = serde_json::json!({
-                        "kind": "initial_scoring", "tick": ctx.tick.0, "round": ctx.round,
-                        "broker": me.0, "task": task_json(ctx, task.0, &demand),
-                        "scored": recs_json(ctx, scratch.ranked()),
-                        "ask_order": recs_json(ctx, &order),
-                    });
-                    sampled_lines.push((i, line.to_string()));
+                    offers,
+                    sampled_lines,
+                } = block;
+                asks.clear();
+                offers.clear();
+                // In window order the assignment is read at random places: a batch of it
+                // loaded first (`preload`), then its tasks offered.
+                for batch in order.chunks(preload::BATCH) {
+                    preload::preload(batch, |&(_, i)| assigned[i as usize].task.1);
+                    for &(_, i) in batch {
+                        let Assigned { task, set, demand } = assigned[i as usize];
+                        let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
+                        let start = asks.len();
+                        let mut rng = stream_of(i as usize);
+                        let view = view_of(set);
+                        initial_asks(
+                            view,
+                            &demand,
+                            at,
+                            &mut rng,
+                            &matches,
+                            INITIAL_TOP,
+                            scratch,
+                            asks,
+                        );
+                        if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
+                            // The whole order: the first ask, drawn, then the rest as they will
+                            // be drawn.
+                            let first = asks.len().min(start + 1) - start;
+                            let (first, rest) = asks[start..].split_at(first);
+                            let order = [first, &drawn_order(rest, &rng)].concat();
+                            let line = serde_json::json!({
+                                "kind": "initial_scoring", "tick": ctx.tick.0,
+                                "round": ctx.round, "broker": me.0,
+                                "task": task_json(ctx, task.0, &demand),
+                                "scored": recs_json(ctx, scratch.ranked()),
+                                "ask_order": recs_json(ctx, &order),
+                            });
+                            sampled_lines.push((i, line.to_string()));
+                        }
+                        offers.push((i, start as u32, asks.len() as u32, rng));
+                    }
                 }
-                ranges[i as usize] = (start as u32, asks.len() as u32, Some(rng));
+            });
+        for block in &mut blocks[..blocks_used] {
+            let base = b.asks.len() as u32;
+            b.asks.extend_from_slice(&block.asks);
+            for (i, start, end, rng) in block.offers.drain(..) {
+                ranges[i as usize] = (base + start, base + end, Some(rng));
             }
+            sampled_lines.append(&mut block.sampled_lines);
         }
         // The sampled decisions in assignment order, as the requests.
         sampled_lines.sort_unstable_by_key(|l| l.0);
