@@ -382,8 +382,8 @@ impl Masb {
     /// each other and they are scored in the order of their windows' offsets in the fit index
     /// ([`window_offset`]; tasks without a window last): consecutive tasks then read
     /// overlapping cache entries instead of a cold window each (at 8x the 100k-entry cache
-    /// does not fit in the CPU's caches). The requests are sent, and the allocations given
-    /// their slots, in assignment order.
+    /// does not fit in the CPU's caches), in blocks scored in parallel ([`OfferBlock`]). The
+    /// requests are sent, and the allocations given their slots, in assignment order.
     fn initial_allocations(
         &self,
         ctx: &StepCtx<'_>,
