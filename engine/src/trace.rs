@@ -38,6 +38,13 @@ fn prefetch(batches: Batches) -> std::sync::mpsc::Receiver<ingest::Result<Record
     rx
 }
 
+impl Default for Cursor {
+    /// A cursor with no rows ([`Cursor::none`]).
+    fn default() -> Cursor {
+        Cursor::none()
+    }
+}
+
 impl Cursor {
     /// A cursor over `columns` of `table` in `dir` (the first must be the time key); a missing
     /// table yields no rows.

@@ -141,7 +141,7 @@ pub struct Tasks {
     pub generation: Vec<u32>,
     /// Target of an in-flight migration, NONE otherwise.
     pub migrating_to: Vec<NodeIdx>,
-    /// First entry of the task's constraints in [`Cell::constraints`].
+    /// First entry of the task's constraints in [`Cell::constraints`](crate::cell::Cell::constraints).
     pub constraint_start: Vec<u32>,
     /// Number of constraints.
     pub constraint_len: Vec<u16>,

@@ -212,7 +212,7 @@ impl Replay {
         end_us: i64,
         mut apply: impl FnMut(&mut Replay, &RecordBatch, Range<usize>),
     ) -> Result<()> {
-        let mut rows = std::mem::replace(cursor(self), Cursor::none());
+        let mut rows = std::mem::take(cursor(self));
         let result = rows.each_before(end_us, |b, run| {
             self.rows[table as usize] += run.len() as u64;
             apply(self, b, run);
@@ -239,7 +239,7 @@ impl Replay {
         if ahead {
             self.read_task_rows_ahead(cell, end_us, &mut ev)?;
         }
-        let mut usage = std::mem::replace(&mut self.usage, UsageRows::new(Cursor::none()));
+        let mut usage = std::mem::take(&mut self.usage);
         let (applied, usage_read) = rayon::join(
             || {
                 if ahead {
@@ -268,8 +268,7 @@ impl Replay {
         ev: &mut TickEvents,
     ) -> Result<()> {
         let scale = self.scale;
-        let mut task_rows =
-            std::mem::replace(&mut self.task_rows, TaskEventRows::new(Cursor::none()));
+        let mut task_rows = std::mem::take(&mut self.task_rows);
         // The ID map is read on the other thread: out of `self` while the machine tables apply
         // (they never use it).
         let task_of = std::mem::take(&mut self.task_of);

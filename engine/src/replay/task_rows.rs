@@ -53,6 +53,7 @@ struct Instance {
 
 /// The task_events cursor and the tick's rows read from it. Between ticks the buffers are empty
 /// (they keep their capacity).
+#[derive(Default)]
 pub(crate) struct TaskEventRows {
     /// The table's cursor.
     pub(crate) cursor: Cursor,
@@ -73,11 +74,7 @@ impl TaskEventRows {
     pub(crate) fn new(cursor: Cursor) -> TaskEventRows {
         TaskEventRows {
             cursor,
-            rows: Vec::new(),
-            instances: Vec::new(),
-            seen: FxHashSet::default(),
-            copy_ids: CopyIds::default(),
-            scaled: Vec::new(),
+            ..TaskEventRows::default()
         }
     }
 

@@ -32,6 +32,7 @@ struct UsageRow {
 
 /// The task_usage cursor and the tick's rows read from it. Between ticks the buffers are empty
 /// (they keep their capacity).
+#[derive(Default)]
 pub(crate) struct UsageRows {
     /// The table's cursor.
     pub(crate) cursor: Cursor,
@@ -50,10 +51,7 @@ impl UsageRows {
     pub(crate) fn new(cursor: Cursor) -> UsageRows {
         UsageRows {
             cursor,
-            rows: Vec::new(),
-            tasks: Vec::new(),
-            copy_ids: CopyIds::default(),
-            instances: Vec::new(),
+            ..UsageRows::default()
         }
     }
 

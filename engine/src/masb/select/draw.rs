@@ -134,8 +134,8 @@ fn draw_all(remaining: &mut [Recommendation], rng: &mut Rng) {
     draw_first(remaining, remaining.len(), rng);
 }
 
-/// A copy of `remaining` in the order [`draw_all`] puts them in from a copy of `rng` (the
-/// order they will be asked in; `rng` itself is left where it is).
+/// A copy of `remaining` in the order [`draw_to_front`], called once per ask, draws all of them
+/// in from `rng` (the order they will be asked in; drawn from a copy, `rng` is left as it is).
 pub fn drawn_order(remaining: &[Recommendation], rng: &Rng) -> Vec<Recommendation> {
     let mut order = remaining.to_vec();
     draw_all(&mut order, &mut rng.clone());

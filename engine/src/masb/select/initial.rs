@@ -19,7 +19,7 @@ const SHARE_ERROR: f64 = 1e-9;
 type Estimate = (f64, u32);
 
 /// Buffers a broker reuses for every task it scores (no allocation per task), and the floor
-/// [`near_best`] guesses for the next task from the last (speed only: the result is exact
+/// `near_best` guesses for the next task from the last (speed only: the result is exact
 /// whatever the guess).
 #[derive(Debug, Clone, Default)]
 pub struct ScoreScratch {
@@ -103,7 +103,7 @@ pub fn initial_candidates(
 /// so only the entries whose exponent is within a margin of the `top`-th largest are raised to
 /// the power: the margin (a relative score difference of 1e-6, far above the power's rounding
 /// error) keeps every entry that could tie with or beat the `top`-th. With the view's index (in
-/// fraction units) the exponents are first estimated from its load shares ([`near_best`]) and
+/// fraction units) the exponents are first estimated from its load shares (`near_best`) and
 /// computed exactly only for the entries the estimate keeps. The result and the random draws are
 /// those of scoring every entry (tested).
 #[allow(clippy::too_many_arguments)]
