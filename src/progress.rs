@@ -1,10 +1,11 @@
 //! Progress display for long commands: an indicatif bar when stderr is a terminal, otherwise a
 //! plain line every few seconds (SLURM logs). The work reports through shared atomic counters;
-//! a background thread samples them, so the work itself never waits on the display.
+//! a background thread samples them, so the work itself never waits on the display. Stopping
+//! wakes that thread at once (it waits on a channel, not a sleep), so a command ends as soon as
+//! its work does.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,8 @@ pub struct Sample {
 
 /// A running progress display; stops when dropped or [`Reporter::finish`]ed.
 pub struct Reporter {
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop the display: the thread's wait ends at once.
+    stop: Option<Sender<()>>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -33,15 +35,29 @@ const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 
 impl Reporter {
     /// Starts sampling `sample(elapsed)` for a job called `what` with units named by `unit`
-    /// ("bytes" shows binary sizes, anything else plain counts).
+    /// ("bytes" shows binary sizes, anything else plain counts): a bar refreshed every 200 ms on
+    /// a terminal, else a check every 500 ms whether a plain line is due.
     pub fn start<F>(what: &str, unit: &'static str, sample: F) -> Reporter
     where
         F: Fn(Duration) -> Sample + Send + 'static,
     {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop_flag = stop.clone();
-        let what = what.to_string();
         let tty = std::io::stderr().is_terminal();
+        let interval = Duration::from_millis(if tty { 200 } else { 500 });
+        Reporter::sampling(what, unit, (tty, interval), sample)
+    }
+
+    /// [`Reporter::start`] with a bar or not (`tty`) and the interval between samples.
+    fn sampling<F>(
+        what: &str,
+        unit: &'static str,
+        (tty, interval): (bool, Duration),
+        sample: F,
+    ) -> Reporter
+    where
+        F: Fn(Duration) -> Sample + Send + 'static,
+    {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let what = what.to_string();
         let handle = std::thread::spawn(move || {
             let started = Instant::now();
             let bar = tty.then(|| {
@@ -59,8 +75,8 @@ impl Reporter {
                 bar
             });
             let mut last_line = Instant::now();
+            let mut finished = false;
             loop {
-                let finished = stop_flag.load(Ordering::Relaxed);
                 let s = sample(started.elapsed());
                 match &bar {
                     Some(bar) => {
@@ -89,11 +105,15 @@ impl Reporter {
                     }
                     return;
                 }
-                std::thread::sleep(Duration::from_millis(if tty { 200 } else { 500 }));
+                // Nothing is ever sent: the wait ends when the reporter drops its sender.
+                finished = matches!(
+                    stopped.recv_timeout(interval),
+                    Err(RecvTimeoutError::Disconnected) | Ok(())
+                );
             }
         });
         Reporter {
-            stop,
+            stop: Some(stop),
             handle: Some(handle),
         }
     }
@@ -104,7 +124,7 @@ impl Reporter {
     }
 
     fn stop_now(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop = None;
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -125,5 +145,35 @@ pub fn rate(count: u64, elapsed: Duration) -> String {
         r if r >= 1e6 => format!("{:.1}M", r / 1e6),
         r if r >= 1e3 => format!("{:.1}k", r / 1e3),
         r => format!("{r:.0}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Finishing wakes the sampling thread at once, however long its interval, and it takes one
+    /// last sample: a command ends when its work does (the thread used to sleep out its interval).
+    #[test]
+    fn finishing_does_not_wait_out_the_interval_and_samples_once_more() {
+        let interval = Duration::from_secs(120);
+        let (done, samples) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let (d, n) = (done.clone(), samples.clone());
+        let started = Instant::now();
+        let reporter = Reporter::sampling("test", "ticks", (false, interval), move |_| {
+            n.fetch_add(1, Ordering::SeqCst);
+            Sample {
+                done: d.load(Ordering::SeqCst),
+                total: 7,
+                message: String::new(),
+            }
+        });
+        done.store(7, Ordering::SeqCst);
+        reporter.finish();
+        assert!(started.elapsed() < interval / 4, "{:?}", started.elapsed());
+        // The first sample and the last (the first may already see the work done).
+        assert_eq!(samples.load(Ordering::SeqCst), 2);
     }
 }
