@@ -105,11 +105,8 @@ impl Reporter {
                     }
                     return;
                 }
-                // Nothing is ever sent: the wait ends when the reporter drops its sender.
-                finished = matches!(
-                    stopped.recv_timeout(interval),
-                    Err(RecvTimeoutError::Disconnected) | Ok(())
-                );
+                // Nothing is ever sent: the wait ends early when the reporter drops its sender.
+                finished = stopped.recv_timeout(interval) != Err(RecvTimeoutError::Timeout);
             }
         });
         Reporter {
