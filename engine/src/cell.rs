@@ -7,7 +7,7 @@
 //!   migrating task counts on both its source and its target (SPEC 6);
 //! - `Cell::migrating` is the number of tasks with a `migrating_to`;
 //! - a live task's constraints (`constraint_start`, `constraint_len`) lie inside
-//!   `Cell::constraints`;
+//!   `Cell::constraints`, and its `constraint_set` is their number in `Cell::constraint_sets`;
 //! - a task slot is `Free` (on the free list, every other column stale), `Pending` (`node` is
 //!   NONE) or `Running` (on exactly one online-or-just-removed node). A `TaskIdx` stops being valid
 //!   when the task ends: its slot is reused by the next new task.
@@ -22,8 +22,8 @@ mod columns;
 mod constraints;
 
 pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
-pub(crate) use constraints::AttributeIndex;
 pub use constraints::Constraint;
+pub(crate) use constraints::{AttributeIndex, ConstraintSets};
 /// Nodes, tasks, task constraints and node attributes.
 #[derive(Debug, Default, Clone)]
 pub struct Cell {
@@ -47,6 +47,9 @@ pub struct Cell {
     /// Tasks placed since [`Cell::take_started`] was last called, in placement order (not
     /// saved: a restored replay looks at every task it awaits once).
     pub(crate) started: Vec<TaskIdx>,
+    /// The distinct constraint sets tasks were given, numbered (not saved: numbered again on
+    /// restore).
+    pub(crate) constraint_sets: ConstraintSets,
     /// Per node, what [`Cell::constraint_stamp`] returns (grown on demand; not saved: what a
     /// policy derived from it is not saved either).
     pub(crate) constraint_stamps: Vec<u64>,
@@ -248,8 +251,14 @@ impl Cell {
         for i in 0..self.tasks.len() {
             let constraints_end =
                 self.tasks.constraint_start[i] as usize + self.tasks.constraint_len[i] as usize;
-            if self.tasks.state[i] != TaskState::Free && constraints_end > self.constraints.len() {
-                return Err(format!("task slot {i}'s constraints lie beyond the rows"));
+            if self.tasks.state[i] != TaskState::Free {
+                if constraints_end > self.constraints.len() {
+                    return Err(format!("task slot {i}'s constraints lie beyond the rows"));
+                }
+                let rows = self.constraints_of(TaskIdx(i as u32));
+                if self.constraint_sets.index_of(rows) != Some(self.tasks.constraint_set[i]) {
+                    return Err(format!("task slot {i}'s constraint set is not its rows'"));
+                }
             }
             if self.tasks.state[i] != TaskState::Running {
                 continue;

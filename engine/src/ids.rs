@@ -43,6 +43,17 @@ index_type!(
     AgentIdx
 );
 index_type!(
+    /// A distinct set of task constraints, numbered by the cell as tasks get them
+    /// ([`crate::cell::Cell::constraint_set`]), so caches of per-set results index a vector.
+    ConstraintSetIdx
+);
+
+impl ConstraintSetIdx {
+    /// The empty set (a task without constraints).
+    pub const EMPTY: ConstraintSetIdx = ConstraintSetIdx(0);
+}
+
+index_type!(
     /// A simulated tick (one minute by default) counted from the start of the trace window.
     Tick
 );

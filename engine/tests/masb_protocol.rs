@@ -318,13 +318,13 @@ fn forced_migration_to_the_only_full_node_that_can_host() {
     // only node 1 has it, and node 1 is full: the broker recommends it as forced.
     let mut h = Harness::new(3);
     let t = h.task(0, 0.05, 0.05);
-    h.cell.constraints.push(Constraint {
+    let constraint = Constraint {
         name: 1,
         op: ingest::codes::comparison::EQUAL,
         value: 2,
         value_int: Some(7),
-    });
-    h.cell.tasks.constraint_len[t.index()] = 1;
+    };
+    h.cell.set_constraints(t, &[constraint]);
     h.cell.set_attribute(NodeIdx(1), 1, (2, Some(7)));
     h.task(1, 0.48, 0.48);
     h.rounds(6);

@@ -2,7 +2,7 @@
 //! free list. The invariants that tie them together, and all mutation that keeps node sums
 //! right, are [`Cell`](super::Cell)'s.
 
-use crate::ids::{NodeIdx, TaskIdx};
+use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
 
 /// [`Tasks::trace_sched_us`] of a task the trace has not scheduled (yet).
 pub const NOT_SCHEDULED: i64 = i64::MIN;
@@ -145,6 +145,9 @@ pub struct Tasks {
     pub constraint_start: Vec<u32>,
     /// Number of constraints.
     pub constraint_len: Vec<u16>,
+    /// The set those constraints are ([`Cell::constraint_set`](crate::cell::Cell::constraint_set);
+    /// derived from the rows: not saved).
+    pub constraint_set: Vec<ConstraintSetIdx>,
     pub(crate) free: Vec<TaskIdx>,
 }
 
@@ -184,6 +187,7 @@ impl Tasks {
                 self.migrating_to.push(NodeIdx::NONE);
                 self.constraint_start.push(0);
                 self.constraint_len.push(0);
+                self.constraint_set.push(ConstraintSetIdx::EMPTY);
                 t
             }
         };
@@ -207,6 +211,7 @@ impl Tasks {
         self.migrating_to[i] = NodeIdx::NONE;
         self.constraint_start[i] = 0;
         self.constraint_len[i] = 0;
+        self.constraint_set[i] = ConstraintSetIdx::EMPTY;
         t
     }
 

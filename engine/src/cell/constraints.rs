@@ -3,10 +3,14 @@
 //! The attributes' source of truth is [`Cell`]'s ordered map; [`AttributeIndex`] lays them out
 //! per node (CSR) for the hot path and logs which nodes changed, epoch after epoch, for caches
 //! such as MASB's match memo. Constraint rows live in one vector, a task holding a range of it;
-//! rows no live task refers to are dropped once they are half of it.
+//! rows no live task refers to are dropped once they are half of it. Each distinct set of rows
+//! is numbered once, when a task gets it ([`ConstraintSets`]), so that caches of per-set
+//! results find a set by index rather than by hashing its rows on the hot path.
+
+use rustc_hash::FxHashMap;
 
 use super::{Cell, TaskState};
-use crate::ids::{NodeIdx, TaskIdx};
+use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
 
 /// One placement constraint: `attribute op value` on interned strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,6 +23,47 @@ pub struct Constraint {
     pub value: u32,
     /// Integer reading of the value.
     pub value_int: Option<i64>,
+}
+
+/// The distinct constraint sets the cell's tasks were given, each numbered once (from 1; 0 is
+/// the empty set) by [`Cell::set_constraints`]. Derived from the tasks' rows: not saved, numbered
+/// again on restore (the numbers are never shown; a cache keyed by them is a pure cache). Sets
+/// are kept for the run: a trace has far fewer distinct sets than tasks, and every copy of a
+/// job (`--multiply`) has its original's.
+#[derive(Default, Clone)]
+pub(crate) struct ConstraintSets {
+    index_of: FxHashMap<Box<[Constraint]>, ConstraintSetIdx>,
+}
+
+impl ConstraintSets {
+    /// The number of set `rows` (given one if new).
+    fn intern(&mut self, rows: &[Constraint]) -> ConstraintSetIdx {
+        if rows.is_empty() {
+            return ConstraintSetIdx::EMPTY;
+        }
+        if let Some(&set) = self.index_of.get(rows) {
+            return set;
+        }
+        let set = ConstraintSetIdx(self.index_of.len() as u32 + 1);
+        self.index_of.insert(rows.into(), set);
+        set
+    }
+
+    /// The number set `rows` was given, if it was ([`Cell::check`]).
+    pub(crate) fn index_of(&self, rows: &[Constraint]) -> Option<ConstraintSetIdx> {
+        match rows {
+            [] => Some(ConstraintSetIdx::EMPTY),
+            _ => self.index_of.get(rows).copied(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ConstraintSets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConstraintSets")
+            .field("sets", &self.index_of.len())
+            .finish()
+    }
 }
 
 /// Constraint rows below which they are never compacted.
@@ -101,6 +146,25 @@ impl Cell {
         &self.constraints[start..start + len]
     }
 
+    /// The number of task `t`'s constraint set: tasks with the same constraints have the same
+    /// number ([`ConstraintSetIdx::EMPTY`] for none), different constraints different numbers.
+    pub fn constraint_set(&self, t: TaskIdx) -> ConstraintSetIdx {
+        self.tasks.constraint_set[t.index()]
+    }
+
+    /// Numbers the live tasks' constraint sets again, in slot order (a restored cell).
+    pub(crate) fn number_constraint_sets(&mut self) {
+        let mut sets = ConstraintSets::default();
+        for i in 0..self.tasks.len() {
+            let set = match self.tasks.state[i] {
+                TaskState::Free => ConstraintSetIdx::EMPTY,
+                _ => sets.intern(self.constraints_of(TaskIdx(i as u32))),
+            };
+            self.tasks.constraint_set[i] = set;
+        }
+        self.constraint_sets = sets;
+    }
+
     /// Gives task `t` the constraints `rows` (at most 65,535), replacing any it had.
     ///
     /// The rows of ended tasks and of replaced sets stay in [`Cell::constraints`] until they are
@@ -114,6 +178,7 @@ impl Cell {
         let i = t.index();
         self.tasks.constraint_start[i] = self.constraints.len() as u32;
         self.tasks.constraint_len[i] = rows.len() as u16;
+        self.tasks.constraint_set[i] = self.constraint_sets.intern(rows);
         self.constraints.extend_from_slice(rows);
         if self.tasks.state[i] == TaskState::Running {
             self.touch_constraints(self.tasks.node[i]);
@@ -136,6 +201,7 @@ impl Cell {
                 let len = tasks.constraint_len[i] as usize;
                 if !live(&tasks.state, i) {
                     (tasks.constraint_start[i], tasks.constraint_len[i]) = (0, 0);
+                    tasks.constraint_set[i] = ConstraintSetIdx::EMPTY;
                     continue;
                 }
                 tasks.constraint_start[i] = rows.len() as u32;
@@ -458,5 +524,63 @@ mod tests {
             );
         }
         cell.check().expect("ranges inside the rows");
+    }
+
+    /// Tasks have the same constraint set number exactly when they have the same rows (none:
+    /// the empty set), also after their constraints are replaced and after the sets are numbered
+    /// again (a restore), and the invariant check catches a task whose number is not its rows'.
+    #[test]
+    fn constraint_sets_are_numbered_by_their_rows() {
+        use ingest::codes::comparison::{EQUAL, NOT_EQUAL};
+        let row = |name: u32, op: u8, value: u32| Constraint {
+            name,
+            op,
+            value,
+            value_int: None,
+        };
+        let sets = [
+            vec![],
+            vec![row(1, EQUAL, 2)],
+            vec![row(1, EQUAL, 3)],
+            vec![row(1, NOT_EQUAL, 2)],
+            vec![row(1, EQUAL, 2), row(4, EQUAL, 5)],
+            vec![row(4, EQUAL, 5), row(1, EQUAL, 2)],
+        ];
+        let mut cell = Cell::default();
+        let tasks: Vec<TaskIdx> = (0..24)
+            .map(|k| {
+                let t = cell.tasks.alloc(k, 0, 0, 0);
+                cell.set_constraints(t, &sets[(k as usize * 7) % sets.len()]);
+                t
+            })
+            .collect();
+        cell.set_constraints(tasks[3], &sets[4]);
+        cell.set_constraints(tasks[5], &[]);
+        let agree = |cell: &Cell| {
+            for &a in &tasks {
+                assert_eq!(
+                    cell.constraint_set(a) == ConstraintSetIdx::EMPTY,
+                    cell.constraints_of(a).is_empty()
+                );
+                for &b in &tasks {
+                    assert_eq!(
+                        cell.constraint_set(a) == cell.constraint_set(b),
+                        cell.constraints_of(a) == cell.constraints_of(b),
+                        "{a:?} {b:?}"
+                    );
+                }
+            }
+            cell.check().expect("numbers agree with the rows");
+        };
+        agree(&cell);
+        let mut restored = cell.clone();
+        restored.constraint_sets = ConstraintSets::default();
+        restored.tasks.constraint_set.reverse();
+        restored.number_constraint_sets();
+        agree(&restored);
+        let other = cell.constraint_set(tasks[1]);
+        assert_ne!(cell.constraint_set(tasks[2]), other);
+        cell.tasks.constraint_set[tasks[2].index()] = other;
+        assert!(cell.check().unwrap_err().contains("constraint set"));
     }
 }

@@ -14,10 +14,9 @@
 //! [`MatchMemo::trim`]. A pure cache: never saved, never part of an output.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 
 use crate::cell::{Cell, Constraint};
-use crate::ids::NodeIdx;
+use crate::ids::{ConstraintSetIdx, NodeIdx};
 
 /// A cell's attribute epoch and the nodes whose attributes changed since an earlier epoch
 /// (`None` when that epoch is not a past one of the cell).
@@ -27,12 +26,15 @@ pub type Attributes<'a, 'c> = (u64, &'a dyn Fn(u64) -> Option<&'c [NodeIdx]>);
 #[derive(Debug, Clone, Default)]
 pub struct MatchMemo {
     sets: Vec<MemoSet>,
-    /// Each set's index in `sets`, by its constraints.
-    by_key: FxHashMap<Vec<Constraint>, u32>,
+    /// Each set's index in `sets`, by the set's number ([`Cell::constraint_set`]; `u32::MAX`:
+    /// not held): found without hashing its constraints.
+    slot_of: Vec<u32>,
 }
 
 #[derive(Debug, Clone)]
 struct MemoSet {
+    /// The set's number and its constraints.
+    set: ConstraintSetIdx,
     key: Vec<Constraint>,
     matched: Matched,
     /// Given out by [`MatchMemo::slot`] since the last [`MatchMemo::trim`].
@@ -119,44 +121,55 @@ impl MatchMemo {
             if too_big(&self.sets) {
                 self.sets.clear();
             }
-            self.by_key = (self.sets.iter().enumerate())
-                .map(|(i, s)| (s.key.clone(), i as u32))
-                .collect();
+            self.slot_of.fill(u32::MAX);
+            for (i, s) in self.sets.iter().enumerate() {
+                self.slot_of[s.set.index()] = i as u32;
+            }
         }
         for s in &mut self.sets {
             s.used = false;
         }
     }
 
-    /// The index of constraint set `key` (added, matching nothing yet, when new), marked used;
-    /// `None` for the empty set: everything matches, and a plain scan stops early.
-    pub fn slot(&mut self, key: &[Constraint]) -> Option<u32> {
-        if key.is_empty() {
+    /// Where set number `set` is held, if it is.
+    fn held(&self, set: ConstraintSetIdx) -> Option<u32> {
+        (self.slot_of.get(set.index()).copied()).filter(|&i| i != u32::MAX)
+    }
+
+    /// The index of constraint set number `set`, whose constraints are `key` (added, matching
+    /// nothing yet, when new), marked used; `None` for the empty set: everything matches, and a
+    /// plain scan stops early.
+    pub fn slot(&mut self, set: ConstraintSetIdx, key: &[Constraint]) -> Option<u32> {
+        if set == ConstraintSetIdx::EMPTY {
             return None;
         }
-        let i = match self.by_key.get(key) {
-            Some(&i) => i,
+        let i = match self.held(set) {
+            Some(i) => i,
             None => {
                 let i = self.sets.len() as u32;
                 self.sets.push(MemoSet {
+                    set,
                     key: key.to_vec(),
                     matched: Matched::default(),
                     used: false,
                 });
-                self.by_key.insert(key.to_vec(), i);
+                if self.slot_of.len() <= set.index() {
+                    self.slot_of.resize(set.index() + 1, u32::MAX);
+                }
+                self.slot_of[set.index()] = i;
                 i
             }
         };
+        debug_assert_eq!(self.sets[i as usize].key, key, "set {set:?}");
         self.sets[i as usize].used = true;
         Some(i)
     }
 
-    /// The nodes constraint set `key` matched, if it was given out since the last trim (and so
-    /// is current once [`MatchMemo::refresh_used`] has run).
-    pub fn used(&self, key: &[Constraint]) -> Option<&[u32]> {
-        let &i = self.by_key.get(key)?;
-        let set = &self.sets[i as usize];
-        set.used.then_some(&set.matched.positions[..])
+    /// The nodes constraint set number `set` matched, if it was given out since the last trim
+    /// (and so is current once [`MatchMemo::refresh_used`] has run).
+    pub fn used(&self, set: ConstraintSetIdx) -> Option<&[u32]> {
+        let held = &self.sets[self.held(set)? as usize];
+        held.used.then_some(&held.matched.positions[..])
     }
 
     /// The nodes set `i` matched when last brought up to date, ascending.
@@ -208,16 +221,16 @@ impl MatchMemo {
         }
     }
 
-    /// The nodes below `nodes` meeting constraint set `key` (by `meets`), ascending, brought up
-    /// to date at `attributes`; `None` for the empty set.
+    /// The nodes below `nodes` meeting constraint set number `set`, whose constraints are `key`
+    /// (by `meets`), ascending, brought up to date at `attributes`; `None` for the empty set.
     pub fn positions(
         &mut self,
         attributes: Attributes<'_, '_>,
-        key: &[Constraint],
+        (set, key): (ConstraintSetIdx, &[Constraint]),
         nodes: usize,
         meets: &dyn Fn(NodeIdx) -> bool,
     ) -> Option<&[u32]> {
-        let i = self.slot(key)? as usize;
+        let i = self.slot(set, key)? as usize;
         let matched = &mut self.sets[i].matched;
         matched.follow(attributes, meets);
         matched.extend(nodes, meets);
@@ -273,7 +286,8 @@ mod tests {
                     .iter()
                     .find(|m| m.key == keys[k])
                     .map(|m| m.matched.done);
-                let got = memo.positions((epoch, &since), &keys[k], nodes, &meets);
+                let set = (ConstraintSetIdx(1 + k as u32), &keys[k][..]);
+                let got = memo.positions((epoch, &since), set, nodes, &meets);
                 assert_eq!(got, Some(&expected[..]), "epoch {epoch}, key {k}");
                 updated += usize::from(before.is_some_and(|done| done > 0));
             }
@@ -309,7 +323,7 @@ mod tests {
             memo.trim();
             let slots: Vec<(u32, u32)> = (1..4)
                 .filter(|&v| v != 1 + round % 3)
-                .map(|v| (v, memo.slot(&key(v)).expect("a set")))
+                .map(|v| (v, memo.slot(ConstraintSetIdx(v), &key(v)).expect("a set")))
                 .collect();
             memo.refresh_used(&cell);
             for (v, i) in slots {
@@ -327,22 +341,25 @@ mod tests {
         assert!(!before.is_empty());
         memo.trim();
         for v in 10..(10 + MEMO_SETS as u32 - 1) {
-            memo.slot(&key(v));
+            memo.slot(ConstraintSetIdx(v), &key(v));
         }
         memo.refresh_used(&cell);
         memo.trim();
         assert_eq!(memo.sets.len(), MEMO_SETS - 1);
-        assert!(!memo.by_key.contains_key(&key(2)));
-        let again = memo.slot(&key(2)).expect("a set");
+        assert_eq!(memo.held(ConstraintSetIdx(2)), None);
+        // The sets kept are found under their new indices.
+        let kept = memo.slot(ConstraintSetIdx(500), &key(500)).expect("a set");
+        assert_eq!(memo.sets[kept as usize].key, key(500));
+        let again = memo.slot(ConstraintSetIdx(2), &key(2)).expect("a set");
         memo.refresh_used(&cell);
         assert_eq!(memo.set(again), &before[..]);
-        assert_eq!(memo.used(&key(2)), Some(&before[..]));
+        assert_eq!(memo.used(ConstraintSetIdx(2)), Some(&before[..]));
         // Still too many after that: everything goes.
         memo.trim();
         for v in 5000..(5001 + MEMO_SETS as u32) {
-            memo.slot(&key(v));
+            memo.slot(ConstraintSetIdx(v), &key(v));
         }
         memo.trim();
-        assert!(memo.sets.is_empty() && memo.by_key.is_empty());
+        assert!(memo.sets.is_empty() && memo.held(ConstraintSetIdx(5000)).is_none());
     }
 }

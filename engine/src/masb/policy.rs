@@ -18,9 +18,9 @@ use super::fit::FitIndex;
 use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::select::{CacheEntry, Demand};
-use crate::cell::{Cell, Constraint, TaskState};
+use crate::cell::{Cell, TaskState};
 use crate::csr::Scatter;
-use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
+use crate::ids::{AgentIdx, ConstraintSetIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{
     Envelope, MigrationOutcome, MigrationRecord, Outbox, Policy, PolicyCounters, StepCtx,
 };
@@ -186,11 +186,11 @@ impl Masb {
         let mut rng = Rng::new(ingest::rng::hash_keys(seed, &[0xba, now_us as u64]), 0);
         memo.trim();
         // The tasks of a job are mostly neighbours, with the same constraints.
-        let mut last: (&[Constraint], Option<u32>) = (&[], None);
+        let mut last = (ConstraintSetIdx::EMPTY, None);
         for &task in pending.iter() {
-            let key = cell.constraints_of(task.0);
+            let key = cell.constraint_set(task.0);
             if key != last.0 {
-                last = (key, memo.slot(key));
+                last = (key, memo.slot(key, cell.constraints_of(task.0)));
             }
             let (set, demand) = (last.1, Self::demand(cell, task.0));
             let broker = rng.below(brokers as u64) as usize;

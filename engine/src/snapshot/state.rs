@@ -12,7 +12,7 @@ use bytemuck::Pod;
 use super::format::{SectionReader, SectionWriter, SnapshotError};
 use crate::cell::{Cell, Constraint, Nodes, TaskState, Tasks};
 use crate::classify::NodeClass;
-use crate::ids::{NodeIdx, TaskIdx};
+use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
 use crate::replay::{AwaitingList, AwaitingStart, Deferred, Replay, ReplayStats};
 
 type R<T> = Result<T, SnapshotError>;
@@ -196,6 +196,8 @@ fn read_tasks(r: &mut SectionReader<'_>) -> R<Tasks> {
         migrating_to,
         constraint_start,
         constraint_len,
+        // Numbered once the rows are read and checked (`load_cell`).
+        constraint_set: vec![ConstraintSetIdx::EMPTY; len],
         free,
     })
 }
@@ -249,6 +251,7 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
             return Err(r.corrupt(format!("task slot {i} refers beyond the tables")));
         }
     }
+    cell.number_constraint_sets();
     cell.check()
         .map_err(|problem| r.corrupt(format!("cell invariant broken: {problem}")))?;
     Ok(cell)
@@ -356,13 +359,13 @@ mod tests {
         cell.start_migration(u, b);
         cell.set_usage(t, 4, 8, 500);
         cell.end(gone);
-        cell.constraints.push(Constraint {
+        let constraint = Constraint {
             name: 1,
             op: 0,
             value: 2,
             value_int: Some(7),
-        });
-        cell.tasks.constraint_len[t.index()] = 1;
+        };
+        cell.set_constraints(t, &[constraint]);
         cell.tasks.trace_sched_us[t.index()] = 60;
         cell.index_attributes();
         let mut w = SnapshotWriter::default();
@@ -386,7 +389,8 @@ mod tests {
         let mut started = Vec::new();
         cell.take_started(&mut started);
         assert_eq!(started, [t, u]);
-        assert_eq!(cell.constraint_stamp(a), 1);
+        // Node a's stamp moved for an attribute and for the constraints of task t running there.
+        assert_eq!(cell.constraint_stamp(a), 2);
         cell.constraint_stamps.clear();
         assert_eq!(format!("{back:?}"), format!("{cell:?}"));
         assert_eq!(

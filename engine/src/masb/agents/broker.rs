@@ -138,11 +138,11 @@ impl BrokerCache {
         let changes = |since| ctx.cell.attribute_changes_since(since);
         let attributes = (ctx.cell.attributes_epoch(), &changes as &dyn Fn(u64) -> _);
         self.build_view(shared, g);
-        let key = ctx.cell.constraints_of(t);
+        let set = (ctx.cell.constraint_set(t), ctx.cell.constraints_of(t));
         let nodes = ctx.cell.nodes.len();
-        let matching = match shared_memo.used(key) {
+        let matching = match shared_memo.used(set.0) {
             Some(positions) => Some(positions),
-            None => self.memo.positions(attributes, key, nodes, &meets),
+            None => self.memo.positions(attributes, set, nodes, &meets),
         };
         CacheView {
             entries: current(&self.fresh, &self.view, shared),
