@@ -17,6 +17,10 @@ const INITIAL_TOP: usize = 10;
 /// A broker's offers scored as one parallel job ([`OfferBlock`]): ~0.3-0.5 ms of work.
 const OFFERS_PER_BLOCK: usize = 256;
 
+/// Most blocks a broker's offers are split into (larger blocks beyond that): each keeps its
+/// buffers, and ~130k offers per broker in the 8x cell's first tick would otherwise make ~500.
+const MAX_BLOCKS: usize = 64;
+
 /// A broker's state. Its cache is the brokers' shared cache (`Masb::cache`, the reports every
 /// broker has heard of by this round) with the reports it received itself this round laid
 /// over it ([`BrokerCache`]): the others hear of those one round later. A snapshot stores its
@@ -57,15 +61,17 @@ pub struct OfferScratch {
 
 /// A block of consecutive offers (in scoring order) scored as one job, on whichever thread is
 /// free: the brokers' offers are most of a tick's first round, and a broker's are independent
-/// of each other (module doc), so blocks spread them evenly over the threads.
+/// of each other (module doc), so blocks spread them evenly over the threads. A block writes its
+/// asks into its own region of the broker's [`Broker::asks`] (room for [`INITIAL_TOP`] per
+/// offer), which are closed up afterwards: the asks are stored once, never copied whole.
 #[derive(Debug, Clone, Default)]
 struct OfferBlock {
     /// Scoring buffers.
     scratch: ScoreScratch,
-    /// The asks of the block's offers, in scoring order.
+    /// The asks of the offer being scored.
     asks: Vec<Recommendation>,
-    /// Each offer's place in the assignment, its asks in `asks` (start, end) and the stream the
-    /// rest of their order is drawn from.
+    /// Each offer's place in the assignment, its asks in the block's region (start, end) and
+    /// the stream the rest of their order is drawn from.
     offers: Vec<(u32, u32, u32, Rng)>,
     /// The sampled decision logs of its offers, by place in the assignment.
     sampled_lines: Vec<(u32, String)>,
@@ -426,25 +432,34 @@ impl Masb {
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
-        // Blocks of offers scored in parallel; their asks then laid end to end in block order,
-        // which is the scoring order: `asks` and `ranges` are as if scored one after another.
-        let blocks_used = order.len().div_ceil(OFFERS_PER_BLOCK);
+        // Blocks of offers scored in parallel, each writing its asks into its region of
+        // `b.asks`; the regions then closed up in block order, which is the scoring order:
+        // `asks` and `ranges` are as if scored one after another.
+        let per_block = OFFERS_PER_BLOCK.max(order.len().div_ceil(MAX_BLOCKS));
+        let blocks_used = order.len().div_ceil(per_block);
         if blocks.len() < blocks_used {
             blocks.resize_with(blocks_used, OfferBlock::default);
         }
+        let unset = Recommendation {
+            node: NodeIdx::NONE,
+            score: 0.0,
+            forced: false,
+        };
+        b.asks.resize(order.len() * INITIAL_TOP, unset);
         order
-            .par_chunks(OFFERS_PER_BLOCK)
+            .par_chunks(per_block)
+            .zip(b.asks.par_chunks_mut(per_block * INITIAL_TOP))
             .zip(blocks[..blocks_used].par_iter_mut())
             .with_max_len(1)
-            .for_each(|(order, block)| {
+            .for_each(|((order, region), block)| {
                 let OfferBlock {
                     scratch,
                     asks,
                     offers,
                     sampled_lines,
                 } = block;
-                asks.clear();
                 offers.clear();
+                let mut used = 0;
                 // In window order the assignment is read at random places: a batch of it
                 // loaded first (`preload`), then its tasks offered.
                 for batch in order.chunks(preload::BATCH) {
@@ -452,7 +467,7 @@ impl Masb {
                     for &(_, i) in batch {
                         let Assigned { task, set, demand } = assigned[i as usize];
                         let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-                        let start = asks.len();
+                        asks.clear();
                         let mut rng = stream_of(i as usize);
                         let view = view_of(set);
                         initial_asks(
@@ -468,8 +483,7 @@ impl Masb {
                         if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
                             // The whole order: the first ask, drawn, then the rest as they will
                             // be drawn.
-                            let first = asks.len().min(start + 1) - start;
-                            let (first, rest) = asks[start..].split_at(first);
+                            let (first, rest) = asks.split_at(asks.len().min(1));
                             let order = [first, &drawn_order(rest, &rng)].concat();
                             let line = serde_json::json!({
                                 "kind": "initial_scoring", "tick": ctx.tick.0,
@@ -480,18 +494,27 @@ impl Masb {
                             });
                             sampled_lines.push((i, line.to_string()));
                         }
-                        offers.push((i, start as u32, asks.len() as u32, rng));
+                        region[used..used + asks.len()].copy_from_slice(asks);
+                        offers.push((i, used as u32, (used + asks.len()) as u32, rng));
+                        used += asks.len();
                     }
                 }
             });
-        for block in &mut blocks[..blocks_used] {
-            let base = b.asks.len() as u32;
-            b.asks.extend_from_slice(&block.asks);
+        let mut closed = 0;
+        for (k, block) in blocks[..blocks_used].iter_mut().enumerate() {
+            let (region, used) = (
+                k * per_block * INITIAL_TOP,
+                block.offers.last().map_or(0, |o| o.2),
+            );
+            b.asks.copy_within(region..region + used as usize, closed);
+            let base = closed as u32;
             for (i, start, end, rng) in block.offers.drain(..) {
                 ranges[i as usize] = (base + start, base + end, Some(rng));
             }
             sampled_lines.append(&mut block.sampled_lines);
+            closed += used as usize;
         }
+        b.asks.truncate(closed);
         // The sampled decisions in assignment order, as the requests.
         sampled_lines.sort_unstable_by_key(|l| l.0);
         samples.extend(sampled_lines.drain(..).map(|l| l.1));
