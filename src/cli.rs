@@ -112,8 +112,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run directory for the outputs (ticks/, nodes/, migrations/, timing/ Parquet parts,
-    /// samples.jsonl, summary.json) and snapshots/ (default: cellsim-runs/<policy>-<seconds
-    /// since 1970>).
+    /// samples.jsonl, summary.json) and snapshots/ (default: cellsim-runs/POLICY-SECONDS, the
+    /// seconds since 1970).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Continue the run in --out from its newest usable snapshot if it has one (the config must

@@ -24,14 +24,14 @@ pub fn note(args: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 
-/// `print!` through [`write`], returning its error with `?`.
+/// `print!` through [`write()`], returning its error with `?`.
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::console::write(format_args!($($arg)*))?
     };
 }
 
-/// `println!` through [`write`], returning its error with `?`.
+/// `println!` through [`write()`], returning its error with `?`.
 macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::console::write(format_args!("{}\n", format_args!($($arg)*)))?
