@@ -188,9 +188,10 @@ impl Masb {
         // The tasks of a job are mostly neighbours, with the same constraints.
         let mut last = (ConstraintSetIdx::EMPTY, None);
         for &task in pending.iter() {
-            let key = cell.constraint_set(task.0);
-            if key != last.0 {
-                last = (key, memo.slot(key, cell.constraints_of(task.0)));
+            let constraint_set = cell.constraint_set(task.0);
+            if constraint_set != last.0 {
+                let key = cell.constraints_of(task.0);
+                last = (constraint_set, memo.slot(constraint_set, key));
             }
             let (set, demand) = (last.1, Self::demand(cell, task.0));
             let broker = rng.below(brokers as u64) as usize;

@@ -68,8 +68,6 @@ pub struct OfferScratch {
 struct OfferBlock {
     /// Scoring buffers.
     scratch: ScoreScratch,
-    /// The asks of the offer being scored.
-    asks: Vec<Recommendation>,
     /// Each offer's place in the assignment, its asks in the block's region (start, end) and
     /// the stream the rest of their order is drawn from.
     offers: Vec<(u32, u32, u32, Rng)>,
@@ -454,7 +452,6 @@ impl Masb {
             .for_each(|((order, region), block)| {
                 let OfferBlock {
                     scratch,
-                    asks,
                     offers,
                     sampled_lines,
                 } = block;
@@ -467,10 +464,9 @@ impl Masb {
                     for &(_, i) in batch {
                         let Assigned { task, set, demand } = assigned[i as usize];
                         let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-                        asks.clear();
                         let mut rng = stream_of(i as usize);
                         let view = view_of(set);
-                        initial_asks(
+                        let count = initial_asks(
                             view,
                             &demand,
                             at,
@@ -478,8 +474,9 @@ impl Masb {
                             &matches,
                             INITIAL_TOP,
                             scratch,
-                            asks,
+                            &mut region[used..],
                         );
+                        let asks = &region[used..used + count];
                         if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
                             // The whole order: the first ask, drawn, then the rest as they will
                             // be drawn.
@@ -494,9 +491,8 @@ impl Masb {
                             });
                             sampled_lines.push((i, line.to_string()));
                         }
-                        region[used..used + asks.len()].copy_from_slice(asks);
-                        offers.push((i, used as u32, (used + asks.len()) as u32, rng));
-                        used += asks.len();
+                        offers.push((i, used as u32, (used + count) as u32, rng));
+                        used += count;
                     }
                 }
             });

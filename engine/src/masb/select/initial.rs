@@ -331,10 +331,11 @@ fn keep_near_top(exponents: &mut Vec<Estimate>, top: usize, margin: f64) {
     }
 }
 
-/// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]), appended
-/// to `asks` with the first node of a score-weighted random order in front and the others in
-/// ranking order; `rng` is left where the rest of that order is to be drawn from, one node when it
-/// is needed ([`draw_to_front`]): with six rounds a tick a broker seldom asks more than four.
+/// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]), written
+/// to the front of `asks` (room for `top`) with the first node of a score-weighted random order
+/// in front and the others in ranking order; returns how many. `rng` is left where the rest of
+/// that order is to be drawn from, one node when it is needed ([`draw_to_front`]): with six
+/// rounds a tick a broker seldom asks more than four.
 #[allow(clippy::too_many_arguments)]
 pub fn initial_asks(
     cache: CacheView<'_>,
@@ -344,14 +345,15 @@ pub fn initial_asks(
     matches: &dyn Fn(NodeIdx) -> bool,
     top: usize,
     scratch: &mut ScoreScratch,
-    asks: &mut Vec<Recommendation>,
-) {
+    asks: &mut [Recommendation],
+) -> usize {
     let mut ranked = std::mem::take(&mut scratch.ranked);
     initial_top(cache, task, at, rng, matches, top, scratch, &mut ranked);
-    let start = asks.len();
-    asks.extend_from_slice(&ranked);
-    draw_to_front(&mut asks[start..], rng);
+    let asks = &mut asks[..ranked.len()];
+    asks.copy_from_slice(&ranked);
+    draw_to_front(asks, rng);
     scratch.ranked = ranked;
+    asks.len()
 }
 
 #[cfg(test)]
