@@ -58,6 +58,10 @@ pub struct RunConfig {
     pub check_invariants: bool,
     /// Ticks per output part of `ticks/`, `migrations/` and `timing/` (a simulated day).
     pub part_ticks: u32,
+    /// Rows at which a `migrations/` part is written before its `part_ticks` are done (at the
+    /// end of that tick): bounds the rows a run holds in memory and in its snapshots (an 8x
+    /// MASB day has ~4.5M, ~56 bytes each).
+    pub part_rows: u64,
     /// When to snapshot the run for resuming (SPEC 8).
     pub snapshot: crate::snapshot::SnapshotConfig,
     /// Workload multiplication, workload percentage and compaction (SPEC 7, `scale.rs`).
@@ -80,6 +84,7 @@ impl Default for RunConfig {
             classify: Thresholds::default(),
             check_invariants: false,
             part_ticks: 1440,
+            part_rows: 1 << 20,
             snapshot: crate::snapshot::SnapshotConfig::default(),
             scale: crate::scale::Scale::default(),
             masb: MasbConfig::default(),
@@ -115,6 +120,9 @@ impl RunConfig {
         self.scale.validate().map_err(|e| format!("scale.{e}"))?;
         if self.part_ticks == 0 {
             return Err("part_ticks must be at least 1".into());
+        }
+        if self.part_rows == 0 {
+            return Err("part_rows must be at least 1".into());
         }
         let w = self.snapshot.every_wall_minutes;
         if w.is_nan() || w < 0.0 {

@@ -163,7 +163,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
         replay.set_workload_mode(!policy.replays_placements());
         replay.set_scale(config.scale);
         Ok(Simulation {
-            outputs: RunOutputs::open(out_dir, kinds, config.part_ticks, state.outputs)?,
+            outputs: RunOutputs::open(
+                out_dir,
+                kinds,
+                (config.part_ticks, config.part_rows),
+                state.outputs,
+            )?,
             mailbox: Mailbox::group(&state.messages, state.agents.len()),
             scratch: RoundScratch::default(),
             config,

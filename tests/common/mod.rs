@@ -55,13 +55,17 @@ pub fn trace() -> &'static Path {
     })
 }
 
-/// A config with small output parts (25 ticks) and node samples every 20 ticks, so snapshots
-/// fall inside and between parts.
+/// A config with small output parts (25 ticks; `migrations/` parts also closed at 100 rows) and
+/// node samples every 20 ticks, so snapshots fall inside and between parts.
 pub fn config() -> &'static Path {
     static CONFIG: OnceLock<PathBuf> = OnceLock::new();
     CONFIG.get_or_init(|| {
         let path = shared_dir().join("small-parts.toml");
-        std::fs::write(&path, "part_ticks = 25\nnodes_every_ticks = 20\n").unwrap();
+        std::fs::write(
+            &path,
+            "part_ticks = 25\npart_rows = 100\nnodes_every_ticks = 20\n",
+        )
+        .unwrap();
         path
     })
 }

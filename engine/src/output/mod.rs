@@ -4,15 +4,18 @@
 //! - `ticks/`: one row per tick; `migrations/`: one row per migration attempt and outcome (empty
 //!   for policies that do not migrate); `timing/`: wall-clock milliseconds per tick and phase,
 //!   the only non-deterministic table. One part per `part_ticks` ticks (a simulated day by
-//!   default), `part-<first tick>.parquet`, written when its last tick is done.
+//!   default), `part-<first tick>.parquet`, written when its last tick is done; a `migrations/`
+//!   part is also written at the end of a tick at which it holds `part_rows` rows (an 8x MASB day
+//!   has ~4.5M), so that the rows held in memory and in snapshots stay bounded.
 //! - `nodes/`: one row per online node every `nodes_every_ticks` ticks, one part per sample,
 //!   `part-<tick>.parquet`.
 //! - `samples.jsonl`: the policy's sampled decision logs (`samples.jsonl.partial` until the run
 //!   completes).
 //!
 //! Invariants: a part with a `.parquet` name is whole (written as `.partial`, then renamed);
-//! parts are a function of the tick range they cover, so a run resumed from a snapshot rewrites
-//! exactly the bytes an uninterrupted run writes. The rows of the open parts and the samples
+//! parts are a function of the tick range they cover (where a `migrations/` part ends depends
+//! only on its rows), so a run resumed from a snapshot rewrites exactly the bytes an
+//! uninterrupted run writes. The rows of the open parts and the samples
 //! file's length are what a snapshot keeps of the outputs ([`OutputState`]).
 //! Memory: the rows of the open parts and one node sample.
 //! The tables' schemas and batches are built in `output/tables.rs`.
@@ -74,8 +77,11 @@ fn write_part(dir: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
 /// the samples file's length.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputState {
-    /// First tick of the open parts.
+    /// First tick of the open `ticks/` and `timing/` parts.
     pub part_first_tick: u32,
+    /// First tick of the open `migrations/` part (after `part_first_tick` once a part of
+    /// `part_rows` rows was written within the open range).
+    pub migrations_first_tick: u32,
     /// Tick rows of the open part.
     pub ticks: Vec<TickRow>,
     /// Migration rows of the open part.
@@ -92,6 +98,7 @@ pub struct OutputState {
 pub struct RunOutputs {
     dir: PathBuf,
     part_ticks: u32,
+    part_rows: usize,
     ticks_schema: SchemaRef,
     nodes_schema: SchemaRef,
     migrations_schema: SchemaRef,
@@ -101,12 +108,13 @@ pub struct RunOutputs {
 }
 
 impl RunOutputs {
-    /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks) at `state`, a snapshot's
-    /// or the default one of a new run: parts and samples written after it are discarded.
+    /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks, `migrations/` parts of
+    /// at most about `part_rows` rows) at `state`, a snapshot's or the default one of a new run:
+    /// parts and samples written after it are discarded.
     pub fn open(
         dir: &Path,
         message_kinds: &[&str],
-        part_ticks: u32,
+        (part_ticks, part_rows): (u32, u64),
         state: OutputState,
     ) -> Result<RunOutputs> {
         for table in TABLES {
@@ -156,6 +164,7 @@ impl RunOutputs {
         Ok(RunOutputs {
             dir: dir.to_path_buf(),
             part_ticks: part_ticks.max(1),
+            part_rows: usize::try_from(part_rows).unwrap_or(usize::MAX).max(1),
             ticks_schema: ticks_schema(message_kinds),
             nodes_schema: nodes_schema(),
             migrations_schema: migrations_schema(),
@@ -166,7 +175,8 @@ impl RunOutputs {
     }
 
     /// Adds a tick's row, its timing and its migration records; writes the open parts when the
-    /// tick is the last of their range.
+    /// tick is the last of their range, and the open `migrations/` part when it holds
+    /// `part_rows` rows.
     pub fn tick(
         &mut self,
         row: TickRow,
@@ -180,32 +190,51 @@ impl RunOutputs {
         if (tick + 1).is_multiple_of(self.part_ticks) {
             self.write_open_parts()?;
             self.state.part_first_tick = tick + 1;
+            self.state.migrations_first_tick = tick + 1;
+        } else if self.state.migrations.len() >= self.part_rows {
+            self.write_migrations_part()?;
+            self.state.migrations_first_tick = tick + 1;
         }
         Ok(())
     }
 
+    /// Writes `batch` as `table`'s part starting at `first_tick` and records it.
+    fn write_table_part(
+        &mut self,
+        table: &str,
+        first_tick: u32,
+        batch: &RecordBatch,
+    ) -> Result<()> {
+        let name = part_name(first_tick);
+        write_part(&self.dir.join(table), &name, batch)?;
+        self.state.parts.push(format!("{table}/{name}"));
+        Ok(())
+    }
+
+    /// Writes the open `migrations/` part and empties it.
+    fn write_migrations_part(&mut self) -> Result<()> {
+        let batch = migrations_batch(&self.migrations_schema, &self.state.migrations);
+        self.write_table_part("migrations", self.state.migrations_first_tick, &batch)?;
+        self.state.migrations.clear();
+        Ok(())
+    }
+
+    /// Writes the open parts of every table. A range whose migration rows all went into parts of
+    /// `part_rows` rows gets no empty `migrations/` part after them; one without migrations gets
+    /// an empty part (the table's schema, for notebooks).
     fn write_open_parts(&mut self) -> Result<()> {
         if self.state.ticks.is_empty() {
             return Ok(());
         }
-        let name = part_name(self.state.part_first_tick);
-        let batches = [
-            ("ticks", ticks_batch(&self.ticks_schema, &self.state.ticks)),
-            (
-                "migrations",
-                migrations_batch(&self.migrations_schema, &self.state.migrations),
-            ),
-            (
-                "timing",
-                timing_batch(&self.timing_schema, &self.state.timing),
-            ),
-        ];
-        for (table, batch) in batches {
-            write_part(&self.dir.join(table), &name, &batch)?;
-            self.state.parts.push(format!("{table}/{name}"));
+        let first = self.state.part_first_tick;
+        let batch = ticks_batch(&self.ticks_schema, &self.state.ticks);
+        self.write_table_part("ticks", first, &batch)?;
+        if !self.state.migrations.is_empty() || self.state.migrations_first_tick == first {
+            self.write_migrations_part()?;
         }
+        let batch = timing_batch(&self.timing_schema, &self.state.timing);
+        self.write_table_part("timing", first, &batch)?;
         self.state.ticks.clear();
-        self.state.migrations.clear();
         self.state.timing.clear();
         Ok(())
     }
@@ -226,10 +255,7 @@ impl RunOutputs {
     /// Writes one row per online node as the part of `tick`.
     pub fn node_snapshot(&mut self, cell: &Cell, tick: u32, time_us: i64) -> Result<()> {
         let batch = nodes_batch(&self.nodes_schema, cell, tick, time_us);
-        let name = part_name(tick);
-        write_part(&self.dir.join("nodes"), &name, &batch)?;
-        self.state.parts.push(format!("nodes/{name}"));
-        Ok(())
+        self.write_table_part("nodes", tick, &batch)
     }
 
     /// Records the time a snapshot after the latest tick took (in its timing row, if that row is
@@ -259,5 +285,118 @@ impl RunOutputs {
         })?;
         let path = self.dir.join(SAMPLES_FILE);
         std::fs::rename(&partial, &path).map_err(EngineError::io(&path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{MigrationOutcome, PolicyCounters};
+
+    fn tick_row(tick: u32) -> TickRow {
+        TickRow {
+            tick,
+            time_us: (i64::from(tick) + 1) * 60_000_000,
+            nodes_online: 3,
+            tasks_running: 7,
+            tasks_pending: 1,
+            classes: [0; 7],
+            rus_breaches: 0,
+            sums: [0; 8],
+            counters: PolicyCounters::default(),
+            messages: vec![0],
+        }
+    }
+
+    fn record(tick: u32, k: u32) -> MigrationRecord {
+        MigrationRecord {
+            time_us: (i64::from(tick) + 1) * 60_000_000,
+            job_id: 1_000 + u64::from(tick),
+            task_index: k,
+            source_machine: 5,
+            target_machine: Some(6),
+            cost_mb: 1.5,
+            forced: false,
+            outcome: MigrationOutcome::Started,
+        }
+    }
+
+    /// Migration rows per tick: a part closes at 5 rows or at the end of its 10-tick range.
+    const ROWS: [u32; 35] = [
+        3, 3, 0, 0, 1, 0, 0, 0, 0, 0, // 6 rows at tick 1: part 0; 1 left at tick 9: part 2
+        6, 0, 0, 0, 0, 0, 0, 0, 0, 0, // part 10 at tick 10; nothing left at tick 19: no part
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // no migrations: an empty part 20
+        0, 0, 0, 0, 2, // the run ends at tick 34: part 30
+    ];
+
+    /// Feeds ticks `from..to` of [`ROWS`].
+    fn feed(outputs: &mut RunOutputs, from: u32, to: u32) {
+        for tick in from..to {
+            let mut records = (0..ROWS[tick as usize]).map(|k| record(tick, k)).collect();
+            let timing = TickTiming::default();
+            outputs.tick(tick_row(tick), timing, &mut records).unwrap();
+            assert!(records.is_empty());
+        }
+    }
+
+    fn rows_of(path: &Path) -> usize {
+        let file = File::open(path).unwrap();
+        let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+        use parquet::file::reader::FileReader;
+        reader.metadata().file_metadata().num_rows() as usize
+    }
+
+    /// Hand-worked from [`ROWS`]: `migrations/` parts close at 5 rows (end of that tick) and at
+    /// the end of a 10-tick range, never empty after such a part, empty for a range without
+    /// migrations; `ticks/` parts keep their ranges. Outputs reopened at a mid-range state (as
+    /// a snapshot's) write the same bytes for the parts after it.
+    #[test]
+    fn migration_parts_close_at_their_row_bound_or_their_range_end() {
+        let whole = tempfile::tempdir().unwrap();
+        let open = |dir: &Path, state| RunOutputs::open(dir, &["m"], (10, 5), state).unwrap();
+        let mut outputs = open(whole.path(), OutputState::default());
+        feed(&mut outputs, 0, 13);
+        let mid_state = outputs.state().unwrap().clone();
+        feed(&mut outputs, 13, 35);
+        outputs.finish().unwrap();
+        let parts = |dir: &Path, table: &str| {
+            let mut found: Vec<(String, usize)> = std::fs::read_dir(dir.join(table))
+                .unwrap()
+                .map(|e| {
+                    let path = e.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    (name, rows_of(&path))
+                })
+                .collect();
+            found.sort();
+            found
+        };
+        let expect = |v: &[(u32, usize)]| -> Vec<(String, usize)> {
+            v.iter().map(|&(t, n)| (part_name(t), n)).collect()
+        };
+        let migrations = expect(&[(0, 6), (2, 1), (10, 6), (20, 0), (30, 2)]);
+        assert_eq!(parts(whole.path(), "migrations"), migrations);
+        let ticks = expect(&[(0, 10), (10, 10), (20, 10), (30, 5)]);
+        assert_eq!(parts(whole.path(), "ticks"), ticks);
+        assert_eq!(parts(whole.path(), "timing"), ticks);
+
+        // Reopened after tick 12 (part 10 of migrations written, the ranges' rows open).
+        assert_eq!(mid_state.migrations_first_tick, 11);
+        let resumed = tempfile::tempdir().unwrap();
+        let mut outputs = open(resumed.path(), mid_state);
+        feed(&mut outputs, 13, 35);
+        outputs.finish().unwrap();
+        for (table, firsts) in [("ticks", &[10, 20, 30][..]), ("migrations", &[20, 30])] {
+            let later = parts(resumed.path(), table);
+            let names: Vec<String> = later.iter().map(|p| p.0.clone()).collect();
+            assert_eq!(
+                names,
+                firsts.iter().map(|&t| part_name(t)).collect::<Vec<_>>()
+            );
+            for (name, _) in &later {
+                let read = |dir: &Path| std::fs::read(dir.join(table).join(name)).unwrap();
+                assert_eq!(read(whole.path()), read(resumed.path()), "{table}/{name}");
+            }
+        }
     }
 }

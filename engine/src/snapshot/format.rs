@@ -15,6 +15,7 @@
 //! field, table entry and column length is checked against the file before use, so a corrupt,
 //! truncated or foreign file is an error naming the file and the place, never a panic.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,8 +35,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// whenever the policy's random draws change, so that a resumed run always continues as the run
 /// that wrote the snapshot would have (4: a migration's candidates are drawn from the cumulative
 /// scores, `masb/select/draw.rs`; 5: a MASB broker's new tasks draw from streams of their own,
-/// scored in the order of their windows, `masb/agents/broker.rs`).
-pub const VERSION: u32 = 5;
+/// scored in the order of their windows, `masb/agents/broker.rs`; 6: the outputs' open
+/// `migrations/` part has a first tick of its own, `output::OutputState`).
+pub const VERSION: u32 = 6;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
@@ -87,22 +89,54 @@ pub struct Header {
     pub trace_hash: u64,
 }
 
-/// Builds one section's columns.
+/// Builds one section's columns: its bytes are kept in pieces, either owned (column headers,
+/// padding, columns built for the snapshot) or borrowed from the state being saved
+/// ([`SectionWriter::column_ref`]: the engine's big columns are written to the file from where
+/// they lie, never copied into a buffer first).
 #[derive(Debug, Default)]
-pub struct SectionWriter {
-    buf: Vec<u8>,
+pub struct SectionWriter<'a> {
+    /// The pieces before `tail`, in order.
+    pieces: Vec<Cow<'a, [u8]>>,
+    /// Owned bytes after the last piece.
+    tail: Vec<u8>,
 }
 
-impl SectionWriter {
-    /// Appends a column of plain values.
+impl<'a> SectionWriter<'a> {
+    /// Appends a column of plain values (copied).
     pub fn column<T: Pod>(&mut self, values: &[T]) {
-        self.buf
+        self.column_head::<T>(values.len());
+        self.tail.extend_from_slice(bytemuck::cast_slice(values));
+        self.pad();
+    }
+
+    /// Appends a column of plain values that stay borrowed until the snapshot is written.
+    pub fn column_ref<T: Pod>(&mut self, values: &'a [T]) {
+        let bytes = Cow::Borrowed(bytemuck::cast_slice(values));
+        self.column_piece::<T>(values.len(), bytes);
+    }
+
+    /// Appends a column of `count` values of `T` held in `bytes` as a piece of its own.
+    fn column_piece<T: Pod>(&mut self, count: usize, bytes: Cow<'a, [u8]>) {
+        self.column_head::<T>(count);
+        let owned = Cow::Owned(std::mem::take(&mut self.tail));
+        self.pieces.push(owned);
+        self.pieces.push(bytes);
+        self.pad();
+    }
+
+    /// A column's element size and count.
+    fn column_head<T: Pod>(&mut self, count: usize) {
+        self.tail
             .extend_from_slice(&(size_of::<T>() as u32).to_le_bytes());
-        self.buf.extend_from_slice(&0u32.to_le_bytes());
-        self.buf
-            .extend_from_slice(&(values.len() as u64).to_le_bytes());
-        self.buf.extend_from_slice(bytemuck::cast_slice(values));
-        self.buf.resize(self.buf.len().next_multiple_of(8), 0);
+        self.tail.extend_from_slice(&0u32.to_le_bytes());
+        self.tail.extend_from_slice(&(count as u64).to_le_bytes());
+    }
+
+    /// Zero padding to the next multiple of 8 bytes of the section.
+    fn pad(&mut self) {
+        let len = self.len() + self.tail.len();
+        self.tail
+            .resize(self.tail.len() + (len.next_multiple_of(8) - len), 0);
     }
 
     /// Appends one plain value (a column of one).
@@ -113,14 +147,24 @@ impl SectionWriter {
     /// Appends irregular state, postcard-encoded, as a byte column.
     pub fn serde<T: Serialize>(&mut self, v: &T) {
         let bytes = postcard::to_allocvec(v).expect("in-memory encoding cannot fail");
-        self.column(&bytes);
+        self.column_piece::<u8>(bytes.len(), Cow::Owned(bytes));
+    }
+
+    /// The section's bytes, piece by piece.
+    fn bytes(&self) -> impl Iterator<Item = &[u8]> {
+        (self.pieces.iter().map(|p| &p[..])).chain([&self.tail[..]])
+    }
+
+    /// Bytes before `tail`.
+    fn len(&self) -> usize {
+        self.pieces.iter().map(|p| p.len()).sum()
     }
 }
 
 /// Collects sections and writes the snapshot file.
 #[derive(Debug, Default)]
-pub struct SnapshotWriter {
-    sections: Vec<([u8; 8], SectionWriter)>,
+pub struct SnapshotWriter<'a> {
+    sections: Vec<([u8; 8], SectionWriter<'a>)>,
 }
 
 fn section_name(name: &str) -> [u8; 8] {
@@ -129,9 +173,9 @@ fn section_name(name: &str) -> [u8; 8] {
     n
 }
 
-impl SnapshotWriter {
+impl<'a> SnapshotWriter<'a> {
     /// A new section named `name` (at most 8 ASCII bytes).
-    pub fn section(&mut self, name: &str) -> &mut SectionWriter {
+    pub fn section(&mut self, name: &str) -> &mut SectionWriter<'a> {
         assert!(name.len() <= 8, "section names have at most 8 bytes");
         self.sections
             .push((section_name(name), SectionWriter::default()));
@@ -140,9 +184,24 @@ impl SnapshotWriter {
 
     /// The file's bytes.
     pub fn to_bytes(&self, header: Header) -> Vec<u8> {
+        let mut out = self.head(header);
+        for (_, s) in &self.sections {
+            s.bytes().for_each(|b| out.extend_from_slice(b));
+        }
+        out
+    }
+
+    /// The header and the section table: the file's bytes before the sections'.
+    fn head(&self, header: Header) -> Vec<u8> {
         let table_end = HEADER_LEN + ENTRY_LEN * self.sections.len();
-        let file_len = table_end + self.sections.iter().map(|s| s.1.buf.len()).sum::<usize>();
-        let mut out = Vec::with_capacity(file_len);
+        let section_len = |s: &SectionWriter<'_>| s.len() + s.tail.len();
+        let file_len = table_end
+            + self
+                .sections
+                .iter()
+                .map(|s| section_len(&s.1))
+                .sum::<usize>();
+        let mut out = Vec::with_capacity(table_end);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(&(self.sections.len() as u32).to_le_bytes());
@@ -162,19 +221,19 @@ impl SnapshotWriter {
         for (name, s) in &self.sections {
             out.extend_from_slice(name);
             out.extend_from_slice(&(offset as u64).to_le_bytes());
-            out.extend_from_slice(&(s.buf.len() as u64).to_le_bytes());
-            out.extend_from_slice(&crc32fast::hash(&s.buf).to_le_bytes());
+            let mut crc = crc32fast::Hasher::new();
+            s.bytes().for_each(|b| crc.update(b));
+            out.extend_from_slice(&(section_len(s) as u64).to_le_bytes());
+            out.extend_from_slice(&crc.finalize().to_le_bytes());
             out.extend_from_slice(&0u32.to_le_bytes());
-            offset += s.buf.len();
-        }
-        for (_, s) in &self.sections {
-            out.extend_from_slice(&s.buf);
+            offset += section_len(s);
         }
         out
     }
 
     /// Writes the snapshot to `path` durably: a temporary file in the same directory, fsynced,
-    /// renamed into place, then the directory fsynced.
+    /// renamed into place, then the directory fsynced. The sections are written from their own
+    /// buffers (the file's bytes are not gathered in memory first).
     pub fn write_atomically(&self, path: &Path, header: Header) -> Result<(), SnapshotError> {
         let io = |source| SnapshotError::Io {
             path: path.to_path_buf(),
@@ -183,7 +242,10 @@ impl SnapshotWriter {
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = path.with_extension("tmp");
         let mut file = File::create(&tmp).map_err(io)?;
-        file.write_all(&self.to_bytes(header)).map_err(io)?;
+        file.write_all(&self.head(header)).map_err(io)?;
+        for b in self.sections.iter().flat_map(|s| s.1.bytes()) {
+            file.write_all(b).map_err(io)?;
+        }
         file.sync_all().map_err(io)?;
         drop(file);
         std::fs::rename(&tmp, path).map_err(io)?;
@@ -398,12 +460,16 @@ impl<'a> SectionReader<'a> {
 mod tests {
     use super::*;
 
-    fn sample() -> (SnapshotWriter, Header) {
+    /// Two sections: copied columns, a postcard column of odd length (padded) and a borrowed
+    /// column after it.
+    fn sample() -> (SnapshotWriter<'static>, Header) {
+        static BORROWED: [u16; 3] = [4, 5, 6];
         let mut w = SnapshotWriter::default();
         let s = w.section("cell");
         s.column(&[1u32, 2, 3]);
         s.value(-7i64);
         s.serde(&vec![(1u8, "x".to_string())]);
+        s.column_ref(&BORROWED);
         w.section("other").column(&[0.5f64]);
         let header = Header {
             tick: 42,
@@ -428,9 +494,10 @@ mod tests {
             r.serde::<Vec<(u8, String)>>().unwrap(),
             vec![(1, "x".to_string())]
         );
+        assert_eq!(r.column::<u16>().unwrap(), &[4, 5, 6]);
         let err = r.column::<u8>().unwrap_err().to_string();
         assert!(
-            err.ends_with("section cell column 3: missing (section ends)"),
+            err.ends_with("section cell column 4: missing (section ends)"),
             "{err}"
         );
         let mut r = snap.section("other").unwrap();

@@ -34,10 +34,10 @@ fn read_vec<T: Pod>(r: &mut SectionReader<'_>, len: usize) -> R<Vec<T>> {
 }
 
 /// Writes the cell's columns.
-pub fn save_cell(cell: &Cell, w: &mut SectionWriter) {
+pub fn save_cell<'a>(cell: &'a Cell, w: &mut SectionWriter<'a>) {
     let n = &cell.nodes;
     w.value(n.len() as u64);
-    w.column(&n.machine_id);
+    w.column_ref(&n.machine_id);
     w.column(&flags(&n.online));
     for col in [
         &n.cpu_cap,
@@ -50,19 +50,19 @@ pub fn save_cell(cell: &Cell, w: &mut SectionWriter) {
         &n.prod_mem_req,
         &n.task_count,
     ] {
-        w.column(col);
+        w.column_ref(col);
     }
     w.column(&n.class.iter().map(|&c| c as u8).collect::<Vec<u8>>());
     let t = &cell.tasks;
     w.value(t.len() as u64);
-    w.column(&t.job_id);
-    w.column(&t.task_index);
-    w.column(&t.priority);
+    w.column_ref(&t.job_id);
+    w.column_ref(&t.task_index);
+    w.column_ref(&t.priority);
     w.column(&flags(&t.production));
     w.column(&t.state.iter().map(|&s| s as u8).collect::<Vec<u8>>());
-    w.column(&t.node);
+    w.column_ref(&t.node);
     for col in [&t.cpu_req, &t.mem_req, &t.cpu_use, &t.mem_use] {
-        w.column(col);
+        w.column_ref(col);
     }
     w.column(&flags(&t.use_is_request));
     for col in [
@@ -71,13 +71,13 @@ pub fn save_cell(cell: &Cell, w: &mut SectionWriter) {
         &t.start_us,
         &t.trace_sched_us,
     ] {
-        w.column(col);
+        w.column_ref(col);
     }
-    w.column(&t.generation);
-    w.column(&t.migrating_to);
-    w.column(&t.constraint_start);
-    w.column(&t.constraint_len);
-    w.column(&t.free);
+    w.column_ref(&t.generation);
+    w.column_ref(&t.migrating_to);
+    w.column_ref(&t.constraint_start);
+    w.column_ref(&t.constraint_len);
+    w.column_ref(&t.free);
     let c = &cell.constraints;
     w.value(c.len() as u64);
     w.column(&c.iter().map(|c| c.name).collect::<Vec<_>>());
@@ -260,11 +260,14 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
 /// Writes the replay's read positions, ID maps and deferred events.
 pub fn save_replay(replay: &Replay, w: &mut SectionWriter) {
     w.column(&replay.rows);
-    let mut tasks: Vec<(&(u64, u32), &TaskIdx)> = replay.task_of.iter().collect();
-    tasks.sort();
+    // Sorted by key (unique) as values, not as references into the map: at 8x a million
+    // entries, whose comparisons would each chase two pointers.
+    let mut tasks: Vec<((u64, u32), TaskIdx)> =
+        replay.task_of.iter().map(|(&k, &t)| (k, t)).collect();
+    tasks.sort_unstable_by_key(|e| e.0);
     w.column(&tasks.iter().map(|e| e.0.0).collect::<Vec<u64>>());
     w.column(&tasks.iter().map(|e| e.0.1).collect::<Vec<u32>>());
-    w.column(&tasks.iter().map(|e| *e.1).collect::<Vec<TaskIdx>>());
+    w.column(&tasks.iter().map(|e| e.1).collect::<Vec<TaskIdx>>());
     let mut strings: Vec<(&String, &u32)> = replay.strings.iter().collect();
     strings.sort_by_key(|e| *e.1);
     w.serde(&strings.iter().map(|e| e.0.as_str()).collect::<Vec<&str>>());
