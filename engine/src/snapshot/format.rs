@@ -134,7 +134,7 @@ impl<'a> SectionWriter<'a> {
 
     /// Zero padding to the next multiple of 8 bytes of the section.
     fn pad(&mut self) {
-        let len = self.len() + self.tail.len();
+        let len = self.len();
         self.tail
             .resize(self.tail.len() + (len.next_multiple_of(8) - len), 0);
     }
@@ -155,9 +155,9 @@ impl<'a> SectionWriter<'a> {
         (self.pieces.iter().map(|p| &p[..])).chain([&self.tail[..]])
     }
 
-    /// Bytes before `tail`.
+    /// The section's length in bytes.
     fn len(&self) -> usize {
-        self.pieces.iter().map(|p| p.len()).sum()
+        self.pieces.iter().map(|p| p.len()).sum::<usize>() + self.tail.len()
     }
 }
 
@@ -194,13 +194,7 @@ impl<'a> SnapshotWriter<'a> {
     /// The header and the section table: the file's bytes before the sections'.
     fn head(&self, header: Header) -> Vec<u8> {
         let table_end = HEADER_LEN + ENTRY_LEN * self.sections.len();
-        let section_len = |s: &SectionWriter<'_>| s.len() + s.tail.len();
-        let file_len = table_end
-            + self
-                .sections
-                .iter()
-                .map(|s| section_len(&s.1))
-                .sum::<usize>();
+        let file_len = table_end + self.sections.iter().map(|s| s.1.len()).sum::<usize>();
         let mut out = Vec::with_capacity(table_end);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -223,10 +217,10 @@ impl<'a> SnapshotWriter<'a> {
             out.extend_from_slice(&(offset as u64).to_le_bytes());
             let mut crc = crc32fast::Hasher::new();
             s.bytes().for_each(|b| crc.update(b));
-            out.extend_from_slice(&(section_len(s) as u64).to_le_bytes());
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
             out.extend_from_slice(&crc.finalize().to_le_bytes());
             out.extend_from_slice(&0u32.to_le_bytes());
-            offset += section_len(s);
+            offset += s.len();
         }
         out
     }
