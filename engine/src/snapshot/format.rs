@@ -182,8 +182,9 @@ impl<'a> SnapshotWriter<'a> {
         &mut self.sections.last_mut().expect("just pushed").1
     }
 
-    /// The file's bytes.
-    pub fn to_bytes(&self, header: Header) -> Vec<u8> {
+    /// The file's bytes, gathered (tests; a snapshot is written piece by piece).
+    #[cfg(test)]
+    fn to_bytes(&self, header: Header) -> Vec<u8> {
         let mut out = self.head(header);
         for (_, s) in &self.sections {
             s.bytes().for_each(|b| out.extend_from_slice(b));
@@ -479,6 +480,8 @@ mod tests {
         let path = dir.path().join("a.snap");
         let (w, header) = sample();
         w.write_atomically(&path, header).unwrap();
+        // Written piece by piece: the same bytes as gathered.
+        assert_eq!(std::fs::read(&path).unwrap(), w.to_bytes(header));
         let snap = Snapshot::open(&path).unwrap();
         assert_eq!(snap.header(), header);
         let mut r = snap.section("cell").unwrap();
