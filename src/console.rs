@@ -24,6 +24,25 @@ pub fn note(args: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 
+/// `error`'s message and its causes, outermost first, joined by ": ", leaving out a cause whose
+/// text a message before it already quotes (the libraries' errors show their source in their own
+/// message, so `{:#}` would print it twice: "...: incomplete deflate stream: incomplete deflate
+/// stream").
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
+}
+
 /// `print!` through [`write()`], returning its error with `?`.
 macro_rules! out {
     ($($arg:tt)*) => {
@@ -46,3 +65,39 @@ macro_rules! errln {
 }
 
 pub(crate) use {errln, out, outln};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cause the message before it quotes is shown once; the others each once, outermost
+    /// first.
+    #[test]
+    fn error_text_shows_each_cause_once() {
+        /// A library error that shows its source in its message, as `thiserror`'s do.
+        #[derive(Debug)]
+        struct Corrupt(std::io::Error);
+        impl std::fmt::Display for Corrupt {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "t/part-0.csv.gz: corrupt input: {}", self.0)
+            }
+        }
+        impl std::error::Error for Corrupt {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let typed = Corrupt(std::io::Error::other("incomplete deflate stream"));
+        let error = anyhow::Error::new(typed).context("ingesting t into o");
+        assert_eq!(
+            error_text(&error),
+            "ingesting t into o: t/part-0.csv.gz: corrupt input: incomplete deflate stream"
+        );
+        assert_eq!(
+            format!("{error:#}").matches("incomplete deflate").count(),
+            2
+        );
+        let plain = anyhow::anyhow!("no such file").context("reading run r");
+        assert_eq!(error_text(&plain), "reading run r: no such file");
+    }
+}

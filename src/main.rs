@@ -2,7 +2,7 @@
 //!
 //! This file only parses arguments and dispatches to the library crates; see `cli.rs` for the
 //! commands and `commands.rs` for how each is run. Exit codes: 0 success, 1 error (printed with
-//! its full cause chain), 2 bad command-line usage (from clap), 75 stopped by a signal after a
+//! its cause chain, each cause once), 2 bad command-line usage (from clap), 75 stopped by a signal after a
 //! snapshot (`cellsim resume` continues; `engine::snapshot::EXIT_SNAPSHOTTED`).
 
 use mimalloc::MiMalloc;
@@ -21,7 +21,7 @@ use console::errln;
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();
     if let Err(e) = commands::run(args) {
-        errln!("error: {e:#}");
+        errln!("error: {}", console::error_text(&e));
         std::process::exit(1);
     }
 }

@@ -98,6 +98,34 @@ fn errors_exit_1_with_file_and_line() {
         text(&out.stderr).contains("is this a directory written completely by `cellsim ingest`?")
     );
 
+    // A truncated gzip part (the real sample's first 100 bytes): the file and the cause, the
+    // cause once (the library's message already quotes it).
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/gcd-sample/task_events/part-00000-of-00500.csv.gz");
+    let truncated = dir.path().join("truncated");
+    std::fs::create_dir_all(truncated.join("task_events")).unwrap();
+    std::fs::write(
+        truncated.join("task_events/part-00000-of-00001.csv.gz"),
+        &std::fs::read(sample).unwrap()[..100],
+    )
+    .unwrap();
+    let out = cellsim(&[
+        "ingest",
+        &truncated.display().to_string(),
+        &dir.path().join("out2").display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("task_events/part-00000-of-00001.csv.gz: corrupt or truncated input"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("incomplete deflate stream").count(),
+        1,
+        "{stderr}"
+    );
+
     let out = cellsim(&["gen", "x", "--machines", "lots"]);
     assert_eq!(out.status.code(), Some(2), "usage errors come from clap");
 }
