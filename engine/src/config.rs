@@ -117,6 +117,9 @@ impl RunConfig {
         if self.tick_s == 0 {
             return Err("tick_s must be at least 1".into());
         }
+        if self.rounds_per_tick == 0 {
+            return Err("rounds_per_tick must be at least 1".into());
+        }
         self.scale.validate().map_err(|e| format!("scale.{e}"))?;
         if self.part_ticks == 0 {
             return Err("part_ticks must be at least 1".into());
@@ -141,6 +144,7 @@ impl RunConfig {
         {
             return Err(format!("hours must be positive, got {h}"));
         }
+        self.masb.validate().map_err(|e| format!("masb.{e}"))?;
         if self.masb.migration_candidates as usize > crate::masb::protocol::MAX_CANDIDATES {
             return Err(format!(
                 "masb.migration_candidates is at most {}, got {}",
@@ -200,5 +204,17 @@ mod tests {
         assert!(err.to_string().contains("line 1"), "{err}");
         let err = RunConfig::from_toml("tick_s = 0\n", Path::new("t.toml")).unwrap_err();
         assert_eq!(err.to_string(), "t.toml: tick_s must be at least 1");
+        let err = RunConfig::from_toml("rounds_per_tick = 0\n", Path::new("t.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml: rounds_per_tick must be at least 1"
+        );
+        // MASB's parameters are checked too, named with their table.
+        let text = "[masb]\nbandwidth_mb_s = 0.0\n";
+        let err = RunConfig::from_toml(text, Path::new("m.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.toml: masb.bandwidth_mb_s must satisfy 0 < bandwidth_mb_s, got 0"
+        );
     }
 }

@@ -1,0 +1,388 @@
+//! MASB's parameters: [`MasbConfig`], every constant of seed 000 sections 4-7, SPEC 6 and
+//! `MIGRATION-COST.md` with the paper's value as its default, and the choices between readings
+//! of the paper. A config file may set any subset, a score shape's table too (`[masb.sias]`
+//! with only `steep` keeps that score's own bias and floor). [`MasbConfig::validate`] names
+//! the first parameter out of its range.
+
+use serde::{Deserialize, Serialize};
+
+/// How the score functions read a resource (SPEC 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreReading {
+    /// r = the resource left free after the placement (default: peaks where the paper's figures
+    /// put them).
+    #[default]
+    Free,
+    /// r = the resource used after the placement (the paper's literal wording).
+    Used,
+}
+
+/// What SIAS reads as a node's load before the new task's request is added (SPEC 6: "SIAS uses
+/// *requested* resources"; seed 000 section 6.2: "calculated exclusively from user-defined
+/// resource requirements since the actually-used resource requirements are unknown before the
+/// task execution actually starts").
+///
+/// Default `used`: the reason the paper gives concerns the new task only, its SAS input is "the
+/// total node resources, the currently available node resources and the currently required
+/// resources for a given task" (section 6), requests are reserved only for production tasks
+/// (the RUS rule, 6.4: non-production VMs can be suspended), and its MASB fits the whole GCD
+/// workload (7.8) although production requests alone hold ~85 % of the cell's CPU, which a 90 %
+/// cap on the node's requested totals would not allow. `requested` keeps the literal reading: on
+/// the synthetic 12.5k cell it leaves ~320k tasks waiting after a day
+/// (`bench-results/masb-vs-borg-2026-11-21.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiasNodeLoad {
+    /// The requests of the tasks already on the node (every term user-defined).
+    Requested,
+    /// The node's actual usage (known for running tasks; only the new task is unknown).
+    #[default]
+    Used,
+}
+
+/// The units the score functions work in (SPEC 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreUnits {
+    /// r as a fraction of the node's capacity, r_max = 1 (machines compete on shape).
+    #[default]
+    Fraction,
+    /// r in the trace's normalised amounts, r_max = the node's capacity.
+    Absolute,
+}
+
+/// One score function's constants: SCORE = F_STEEP^((r_cpu - F_BIAS r_cpu_max)(r_mem - F_BIAS
+/// r_mem_max)) - F_FLOOR.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreShape {
+    /// F_STEEP.
+    pub steep: f64,
+    /// F_BIAS.
+    pub bias: f64,
+    /// F_FLOOR.
+    pub floor: f64,
+}
+
+/// Every MASB constant (seed 000 sections 4-7, SPEC 6, MIGRATION-COST.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MasbConfig {
+    /// Initial allocation score (SIAS): F_STEEP 350, F_BIAS 0.3, F_FLOOR 0.8.
+    #[serde(deserialize_with = "sias_over_default")]
+    pub sias: ScoreShape,
+    /// Re-allocation score (SRAS): F_STEEP 500, F_BIAS 0.6, F_FLOOR 0.8.
+    #[serde(deserialize_with = "sras_over_default")]
+    pub sras: ScoreShape,
+    /// Any placement leaving a resource used above this fraction scores 0 (0.9).
+    pub max_use: f64,
+    /// Free or used reading of r.
+    pub score_reading: ScoreReading,
+    /// Fraction or absolute units.
+    pub score_units: ScoreUnits,
+    /// The node load SIAS adds the new task's request to: its usage (default) or its requested
+    /// totals ([`SiasNodeLoad`]).
+    pub sias_node_load: SiasNodeLoad,
+    /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7); candidates are ranked by
+    /// gain when some candidate gains, else by plain SIAS (`score::ranking`).
+    pub sias_gain: bool,
+    /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7), with the same fallback.
+    pub sras_gain: bool,
+    /// Broker agents per 12,500 nodes (at least one).
+    pub brokers_per_12500_nodes: u32,
+    /// Nodes a broker scores for an initial allocation (200).
+    pub initial_candidates: u32,
+    /// Nodes a broker scores for a migration (2,000).
+    pub migration_scan: u32,
+    /// Candidates returned for a migration (15).
+    pub migration_candidates: u32,
+    /// Seconds a node agent waits for migration answers (30).
+    pub answer_wait_s: u32,
+    /// Seconds before recommendations expire and SCS restarts (180).
+    pub recommendation_ttl_s: u32,
+    /// Seconds without a report before a broker drops a node from its cache (300).
+    pub cache_ttl_s: u32,
+    /// Tabu Search restarts (25).
+    pub tabu_restarts: u32,
+    /// Tabu Search steps per restart (5).
+    pub tabu_steps: u32,
+    /// Stop after this many steps without improving the best selection (6).
+    pub tabu_patience: u32,
+    /// Memory of the largest machine in MB, to turn normalised memory into MB (65,536).
+    pub machine_memory_mb: f64,
+    /// Page-dirtying rate in MB/s per normalised CPU in use (2,000).
+    pub dirty_mb_per_cpu_s: f64,
+    /// Migration bandwidth in MB/s (125 = 1 Gbit/s).
+    pub bandwidth_mb_s: f64,
+    /// Pre-copy stops when the dirty set can be sent within this downtime, seconds (0.3).
+    pub max_downtime_s: f64,
+    /// Pre-copy stops below this many MB left to copy (0.2).
+    pub min_round_mb: f64,
+    /// Pre-copy round limit (29, as Xen).
+    pub max_rounds: u32,
+    /// Pre-copy stops before the total exceeds this multiple of the memory footprint (3).
+    pub max_total_factor: f64,
+    /// Writable working set as a share of the memory footprint (0.9).
+    pub writable_share: f64,
+    /// The VM's own state sent with every migration, MB (100).
+    pub base_overhead_mb: f64,
+}
+
+impl Default for MasbConfig {
+    fn default() -> Self {
+        MasbConfig {
+            sias: ScoreShape {
+                steep: 350.0,
+                bias: 0.3,
+                floor: 0.8,
+            },
+            sras: ScoreShape {
+                steep: 500.0,
+                bias: 0.6,
+                floor: 0.8,
+            },
+            max_use: 0.9,
+            score_reading: ScoreReading::Free,
+            score_units: ScoreUnits::Fraction,
+            sias_node_load: SiasNodeLoad::Used,
+            sias_gain: false,
+            sras_gain: false,
+            brokers_per_12500_nodes: 1,
+            initial_candidates: 200,
+            migration_scan: 2_000,
+            migration_candidates: 15,
+            answer_wait_s: 30,
+            recommendation_ttl_s: 180,
+            cache_ttl_s: 300,
+            tabu_restarts: 25,
+            tabu_steps: 5,
+            tabu_patience: 6,
+            machine_memory_mb: 65_536.0,
+            dirty_mb_per_cpu_s: 2_000.0,
+            bandwidth_mb_s: 125.0,
+            max_downtime_s: 0.3,
+            min_round_mb: 0.2,
+            max_rounds: 29,
+            max_total_factor: 3.0,
+            writable_share: 0.9,
+            base_overhead_mb: 100.0,
+        }
+    }
+}
+
+/// A score shape's table as a config file gives it: any subset of the constants.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartialShape {
+    steep: Option<f64>,
+    bias: Option<f64>,
+    floor: Option<f64>,
+}
+
+impl PartialShape {
+    /// `default` with the constants this table sets.
+    fn over(self, default: ScoreShape) -> ScoreShape {
+        ScoreShape {
+            steep: self.steep.unwrap_or(default.steep),
+            bias: self.bias.unwrap_or(default.bias),
+            floor: self.floor.unwrap_or(default.floor),
+        }
+    }
+}
+
+/// `[masb.sias]` over SIAS's defaults.
+fn sias_over_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ScoreShape, D::Error> {
+    Ok(PartialShape::deserialize(d)?.over(MasbConfig::default().sias))
+}
+
+/// `[masb.sras]` over SRAS's defaults.
+fn sras_over_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ScoreShape, D::Error> {
+    Ok(PartialShape::deserialize(d)?.over(MasbConfig::default().sras))
+}
+
+impl ScoreShape {
+    /// Why this shape cannot score (`None`: it can): F_STEEP positive, every constant finite.
+    fn problem(&self) -> Option<String> {
+        let ScoreShape { steep, bias, floor } = *self;
+        if !(steep.is_finite() && steep > 0.0) {
+            return Some(format!("steep must be positive, got {steep}"));
+        }
+        [("bias", bias), ("floor", floor)]
+            .into_iter()
+            .find(|(_, v)| !v.is_finite())
+            .map(|(name, v)| format!("{name} must be finite, got {v}"))
+    }
+}
+
+impl MasbConfig {
+    /// The first parameter out of its range, named as in the config file (`masb.` prefix left
+    /// to the caller): counts a broker needs at least one of, fractions within 0..=1, the
+    /// migration cost model's rates and sizes positive or non-negative as its formula needs
+    /// (`MIGRATION-COST.md`), and every number finite.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, shape) in [("sias", &self.sias), ("sras", &self.sras)] {
+            if let Some(problem) = shape.problem() {
+                return Err(format!("{name}.{problem}"));
+            }
+        }
+        let at_least_one = [
+            ("brokers_per_12500_nodes", self.brokers_per_12500_nodes),
+            ("initial_candidates", self.initial_candidates),
+            ("migration_scan", self.migration_scan),
+            ("migration_candidates", self.migration_candidates),
+            ("max_rounds", self.max_rounds),
+        ];
+        if let Some((name, _)) = at_least_one.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("{name} must be at least 1"));
+        }
+        let ranges = [
+            ("max_use", self.max_use, Bound::Above0, 1.0),
+            ("writable_share", self.writable_share, Bound::From0, 1.0),
+            (
+                "machine_memory_mb",
+                self.machine_memory_mb,
+                Bound::Above0,
+                f64::MAX,
+            ),
+            (
+                "bandwidth_mb_s",
+                self.bandwidth_mb_s,
+                Bound::Above0,
+                f64::MAX,
+            ),
+            (
+                "dirty_mb_per_cpu_s",
+                self.dirty_mb_per_cpu_s,
+                Bound::From0,
+                f64::MAX,
+            ),
+            (
+                "max_downtime_s",
+                self.max_downtime_s,
+                Bound::From0,
+                f64::MAX,
+            ),
+            ("min_round_mb", self.min_round_mb, Bound::From0, f64::MAX),
+            (
+                "max_total_factor",
+                self.max_total_factor,
+                Bound::From0,
+                f64::MAX,
+            ),
+            (
+                "base_overhead_mb",
+                self.base_overhead_mb,
+                Bound::From0,
+                f64::MAX,
+            ),
+        ];
+        for (name, v, low, high) in ranges {
+            let above_low = match low {
+                Bound::Above0 => v > 0.0,
+                Bound::From0 => v >= 0.0,
+            };
+            if !(above_low && v <= high) {
+                let low = match low {
+                    Bound::Above0 => "0 <",
+                    Bound::From0 => "0 <=",
+                };
+                let range = if high == f64::MAX {
+                    format!("{low} {name}")
+                } else {
+                    format!("{low} {name} <= {high}")
+                };
+                return Err(format!("{name} must satisfy {range}, got {v}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A range's lower end in [`MasbConfig::validate`].
+#[derive(Clone, Copy)]
+enum Bound {
+    /// Above 0.
+    Above0,
+    /// 0 or more.
+    From0,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(toml_text: &str) -> Result<MasbConfig, String> {
+        toml::from_str::<MasbConfig>(toml_text).map_err(|e| e.to_string())
+    }
+
+    /// A shape's table may set one constant: the others stay that score's own defaults (SIAS
+    /// 350 / 0.3 / 0.8, SRAS 500 / 0.6 / 0.8), and a misspelt constant is refused.
+    #[test]
+    fn a_partial_shape_keeps_its_own_defaults() {
+        let c = config("[sias]\nsteep = 100.0\n[sras]\nbias = 0.5\n").unwrap();
+        assert_eq!((c.sias.steep, c.sias.bias, c.sias.floor), (100.0, 0.3, 0.8));
+        assert_eq!((c.sras.steep, c.sras.bias, c.sras.floor), (500.0, 0.5, 0.8));
+        let c = config("max_use = 0.8\n").unwrap();
+        assert_eq!(
+            (c.sias, c.sras),
+            (MasbConfig::default().sias, MasbConfig::default().sras)
+        );
+        let e = config("[sias]\nsteeep = 100.0\n").unwrap_err();
+        assert!(e.contains("steeep"), "{e}");
+        let full = toml::to_string(&MasbConfig::default()).unwrap();
+        assert_eq!(config(&full).unwrap(), MasbConfig::default());
+    }
+
+    /// Each range check, on the defaults with one value changed.
+    #[test]
+    fn values_out_of_range_are_named() {
+        assert_eq!(MasbConfig::default().validate(), Ok(()));
+        let cases = [
+            (
+                "[sias]\nsteep = -1.0",
+                "sias.steep must be positive, got -1",
+            ),
+            ("[sras]\nfloor = nan", "sras.floor must be finite, got NaN"),
+            (
+                "initial_candidates = 0",
+                "initial_candidates must be at least 1",
+            ),
+            (
+                "brokers_per_12500_nodes = 0",
+                "brokers_per_12500_nodes must be at least 1",
+            ),
+            (
+                "max_use = 1.5",
+                "max_use must satisfy 0 < max_use <= 1, got 1.5",
+            ),
+            (
+                "max_use = 0.0",
+                "max_use must satisfy 0 < max_use <= 1, got 0",
+            ),
+            (
+                "writable_share = -0.1",
+                "writable_share must satisfy 0 <= writable_share <= 1, got -0.1",
+            ),
+            (
+                "bandwidth_mb_s = 0.0",
+                "bandwidth_mb_s must satisfy 0 < bandwidth_mb_s, got 0",
+            ),
+            (
+                "max_downtime_s = nan",
+                "max_downtime_s must satisfy 0 <= max_downtime_s, got NaN",
+            ),
+            (
+                "machine_memory_mb = inf",
+                "machine_memory_mb must satisfy 0 < machine_memory_mb, got inf",
+            ),
+            ("max_rounds = 0", "max_rounds must be at least 1"),
+        ];
+        for (text, expected) in cases {
+            let c = config(text).unwrap();
+            assert_eq!(c.validate(), Err(expected.to_string()), "{text}");
+        }
+        let edges = "max_use = 1.0\nwritable_share = 0.0\nmax_downtime_s = 0.0\n";
+        assert_eq!(config(edges).unwrap().validate(), Ok(()));
+    }
+}
