@@ -153,8 +153,9 @@ fn run_stats(args: StatsArgs) -> Result<()> {
         .with_context(|| format!("reading the trace in {}", args.parquet_dir.display()))?;
     out!("{}", analysis::stats::render(&stats));
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&stats).context("encoding the statistics")?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        // Through a temporary file: a file at `path` is always whole.
+        ingest::ingest::write_json_atomically(path, &stats)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
