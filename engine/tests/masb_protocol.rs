@@ -129,10 +129,8 @@ impl Harness {
             &mut self.counters,
         );
         for e in self.mailbox.messages() {
-            if !matches!(e.msg, Msg::NodeReport(_)) {
-                self.log
-                    .push((self.round, e.from.0, e.to.0, MESSAGE_KINDS[e.msg.kind()]));
-            }
+            self.log
+                .push((self.round, e.from.0, e.to.0, MESSAGE_KINDS[e.msg.kind()]));
         }
         if r == 5 {
             self.masb.end_tick(&mut self.cell, now, &mut self.counters);

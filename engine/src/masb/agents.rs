@@ -1,10 +1,12 @@
 //! What MASB's agents do in a round. Agents `0..B` are brokers (BA), agent `B + n` is the node
 //! agent (NA) of node `n`. A step reads the agent's inbox and the cell as of the round's start,
 //! updates the agent's own state, sends messages (delivered next round) and asks for actions.
+//! The node reports are the exception: taken from the cell for the NAs at the tick's first
+//! round and read by the BAs at the next (`reports.rs`), counted as messages.
 //!
 //! Simplifications, stated: an NA runs one SAN process at a time, taking the tasks SCS selected
 //! one after another; it does not start SCS while one of its tasks is still migrating out. A BA
-//! applies all reports in its inbox before answering requests.
+//! applies all its reports due in a round before answering requests.
 
 mod broker;
 mod node;
@@ -18,7 +20,8 @@ use super::MasbConfig;
 use super::fit::FitIndex;
 use super::memo::MatchMemo;
 use super::policy::{Assigned, Masb};
-use super::protocol::{Action, CandidateList, Msg};
+use super::protocol::{Action, CACHE_SHARE_KIND, CandidateList, Msg, NODE_REPORT_KIND};
+use super::reports::norm;
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
@@ -29,11 +32,6 @@ use super::select::{
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 use crate::policy::{Envelope, Outbox, StepCtx};
-use crate::units::UNITS;
-
-fn norm(units: u32) -> f64 {
-    units as f64 / UNITS as f64
-}
 
 /// One MASB agent: a broker or a node agent (the other part stays empty).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]

@@ -14,6 +14,7 @@ pub mod fit;
 pub mod memo;
 pub mod policy;
 pub mod protocol;
+pub mod reports;
 pub mod score;
 pub mod scs;
 pub mod select;

@@ -1,9 +1,9 @@
 //! Policy `masb`: MASB's agents on the round executor.
 //!
 //! Each tick, `begin_tick` sizes the agent table (brokers first, then one node agent per node),
-//! indexes running tasks by node, and hands every pending task (new, resubmitted or displaced by
-//! a machine removal) to a random broker for initial allocation; unplaced tasks come back the
-//! next tick. Rounds run the agents (`agents.rs`). `apply` starts placements and migrations;
+//! indexes running tasks by node, takes the node reports (`reports.rs`), and hands every
+//! pending task (new, resubmitted or displaced by a machine removal) to a random broker for
+//! initial allocation; unplaced tasks come back the next tick. Rounds run the agents (`agents.rs`). `apply` starts placements and migrations;
 //! `end_tick` completes migrations whose transfer time (cost / bandwidth) has passed.
 //!
 //! Workload: MASB replays the trace's tasks, not Google's placements: each runs its recorded run
@@ -17,6 +17,7 @@ use super::cost::migration_cost;
 use super::fit::FitIndex;
 use super::memo::MatchMemo;
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
+use super::reports::Reports;
 use super::select::{CacheEntry, Demand};
 use crate::cell::{Cell, TaskState};
 use crate::csr::Scatter;
@@ -94,6 +95,12 @@ pub struct Masb {
     /// The brokers' shared cache: each node's last report every broker has heard of, by node
     /// index (`agents.rs`, [`Broker`](super::agents::Broker)).
     pub(super) cache: Vec<CacheEntry>,
+    /// The node reports of the tick's first round, read by the brokers at the round after
+    /// (`reports.rs`).
+    pub(super) reports: Reports,
+    /// The first global round of the tick after the current one (set by `begin_tick`): reports
+    /// due from it on are in flight at the tick boundary.
+    next_round: u64,
     records: Vec<MigrationRecord>,
 }
 
@@ -117,6 +124,8 @@ impl Masb {
             pending: Vec::new(),
             in_flight: Vec::new(),
             cache: Vec::new(),
+            reports: Reports::default(),
+            next_round: 0,
             records: Vec::new(),
         }
     }
@@ -258,6 +267,8 @@ impl Policy for Masb {
             MasbAgent::default(),
         );
         let round_0_s = self.round_start_s(u64::from(tick.0), 0);
+        let first_round = u64::from(tick.0) * u64::from(self.rounds_per_tick);
+        self.next_round = first_round + u64::from(self.rounds_per_tick);
         let cell = &*cell;
         let Masb {
             node_task_offsets,
@@ -268,6 +279,7 @@ impl Policy for Masb {
             memo,
             fit,
             cache,
+            reports,
             config,
             brokers,
             seed,
@@ -284,7 +296,10 @@ impl Policy for Masb {
                         let draw = (*brokers, *seed, now_us);
                         Self::assign_waiting(cell, events, pending, assigned, memo, draw);
                     },
-                    || fit.rebuild(cache, round_0_s, config, &online),
+                    || {
+                        fit.rebuild(cache, round_0_s, config, &online);
+                        reports.take(cell, *brokers, round_0_s, first_round + 1);
+                    },
                 )
             },
         );
@@ -414,11 +429,19 @@ impl Policy for Masb {
     fn save_state(&self, w: &mut SectionWriter) {
         // The per-tick index and broker assignments are rebuilt by `begin_tick`; migration
         // records are taken every tick.
-        w.serde(&(self.brokers, &self.pending, &self.in_flight, &self.cache));
+        // Reports still due (with one round per tick, the last tick's) are in flight.
+        let reports = self.reports.due_from(self.next_round);
+        let state = (self.brokers, &self.pending, &self.in_flight, &self.cache);
+        w.serde(&(state, reports));
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
-        (self.brokers, self.pending, self.in_flight, self.cache) = r.serde()?;
+        let reports;
+        (
+            (self.brokers, self.pending, self.in_flight, self.cache),
+            reports,
+        ) = r.serde()?;
+        self.reports.restore(reports);
         Ok(())
     }
 

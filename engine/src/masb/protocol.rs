@@ -47,15 +47,14 @@ impl CandidateList {
     }
 }
 
-/// A message between MASB agents. `task` + `generation` identify a task slot's current owner.
+/// A message between MASB agents that passes through the mailbox. `task` + `generation`
+/// identify a task slot's current owner. Two kinds of the protocol are counted but delivered
+/// otherwise: the node report (NA -> its BA, every tick: the node's state; taken from the cell
+/// at the round it is sent, `reports.rs`) and the cache share (BA -> the other BAs: a report
+/// they did not receive themselves; every broker would hold the same copy one round after the
+/// report's own broker, so it goes through the brokers' shared cache, `Action::Publish`).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Msg {
-    /// NA -> its BA, every tick: the node's state.
-    NodeReport(CacheEntry),
-    /// BA -> the other BAs: a report they did not receive themselves. Counted per receiver but
-    /// delivered through the brokers' shared cache (`Action::Publish`): every broker would
-    /// hold the same copy one round after the report's own broker.
-    CacheShare(CacheEntry),
     /// BA -> NA: take this new task?
     AllocationRequest {
         /// The broker's allocation slot (echoed in the answer).
@@ -166,12 +165,16 @@ pub const MESSAGE_KINDS: [&str; 12] = [
     "task_migration_process_error_response",
 ];
 
+/// [`MESSAGE_KINDS`] index of the node reports (counted, delivered by `reports.rs`).
+pub const NODE_REPORT_KIND: usize = 0;
+
+/// [`MESSAGE_KINDS`] index of the cache shares (counted, delivered by the shared cache).
+pub const CACHE_SHARE_KIND: usize = 1;
+
 impl Msg {
     /// Index into [`MESSAGE_KINDS`].
     pub fn kind(&self) -> usize {
         match self {
-            Msg::NodeReport(_) => 0,
-            Msg::CacheShare(_) => 1,
             Msg::AllocationRequest { .. } => 2,
             Msg::AllocationAnswer { .. } => 3,
             Msg::GetCandidateNodesRequest { .. } => 4,

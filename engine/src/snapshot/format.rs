@@ -36,8 +36,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// that wrote the snapshot would have (4: a migration's candidates are drawn from the cumulative
 /// scores, `masb/select/draw.rs`; 5: a MASB broker's new tasks draw from streams of their own,
 /// scored in the order of their windows, `masb/agents/broker.rs`; 6: the outputs' open
-/// `migrations/` part has a first tick of its own, `output::OutputState`).
-pub const VERSION: u32 = 6;
+/// `migrations/` part has a first tick of its own, `output::OutputState`; 7: MASB's node reports
+/// still due at a tick boundary are the policy's, not messages, `masb/reports.rs`).
+pub const VERSION: u32 = 7;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

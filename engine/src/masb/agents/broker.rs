@@ -268,20 +268,18 @@ impl Masb {
         let mut rng = ctx.rng(me);
         let now_s = self.now_s(ctx);
         let g = self.global_round(ctx);
-        // A report updates this broker's cache now and every other broker's a round later: the
-        // CacheShare messages of the protocol, counted, delivered through the shared cache.
-        // A node reports once per tick, so an inbox holds at most one report per node.
+        // The reports due now (`reports.rs`: those of the round before, as the mailbox would
+        // deliver them; at most one per node). A report updates this broker's cache now and
+        // every other broker's a round later: the CacheShare messages of the protocol, counted,
+        // delivered through the shared cache.
         b.cache.fresh.clear();
-        for e in inbox {
-            if let Msg::NodeReport(entry) = e.msg {
-                let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
-                if self.cache.get(entry.node.index()).is_none_or(newer) {
-                    b.cache.fresh.push(entry);
-                }
-                out.act(Action::Publish(entry));
-                let others = u64::from(self.brokers - 1);
-                out.count_delivered(Msg::CacheShare(entry).kind(), others);
+        for &entry in self.reports.due(me, g) {
+            let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
+            if self.cache.get(entry.node.index()).is_none_or(newer) {
+                b.cache.fresh.push(entry);
             }
+            out.act(Action::Publish(entry));
+            out.count_delivered(CACHE_SHARE_KIND, u64::from(self.brokers - 1));
         }
         // The other messages a batch at a time, what the answers read first (`preload`). Unset
         // cache entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
@@ -296,7 +294,7 @@ impl Masb {
         }
     }
 
-    /// A broker's handling of one message of its inbox other than a report.
+    /// A broker's handling of one message of its inbox.
     fn broker_message(
         &self,
         ctx: &StepCtx<'_>,

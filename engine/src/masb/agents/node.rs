@@ -1,4 +1,5 @@
-//! A node agent (NA): reports its node each tick, answers allocation and migration requests on
+//! A node agent (NA): reports its node each tick (the report itself is taken by `begin_tick`,
+//! `reports.rs`; the NA counts it as sent), answers allocation and migration requests on
 //! the node's current load, and runs the SAN process when its node is overloaded (SCS, candidates
 //! from its broker, requests to the targets, the move).
 
@@ -109,7 +110,11 @@ impl Masb {
         if i >= nodes.len() || !nodes.online[i] {
             return; // an unreachable node answers nothing
         }
-        if ctx.round != 0 && inbox.is_empty() && na.phase == Phase::Idle {
+        if ctx.round == 0 {
+            // The node's report, taken by `begin_tick` (`reports.rs`): counted as sent.
+            out.count_delivered(NODE_REPORT_KIND, 1);
+        }
+        if inbox.is_empty() && na.phase == Phase::Idle {
             // Most agents in most rounds: nothing to answer, only SCS's cheap tests to run.
             self.select_and_start(ctx, n, na, samples, out);
             return;
@@ -123,19 +128,6 @@ impl Masb {
             prod_cpu: norm(nodes.prod_cpu_req[i]),
             prod_mem: norm(nodes.prod_mem_req[i]),
         };
-        if ctx.round == 0 {
-            let entry = CacheEntry {
-                node: n,
-                cpu_cap: promised.cpu_cap,
-                mem_cap: promised.mem_cap,
-                cpu_req: norm(nodes.cpu_req[i]),
-                mem_req: norm(nodes.mem_req[i]),
-                cpu_used: promised.cpu,
-                mem_used: promised.mem,
-                reported_s: self.now_s(ctx),
-            };
-            out.send(self.broker_of(n), Msg::NodeReport(entry));
-        }
         let production = |t: TaskIdx| ctx.cell.tasks.production[t.index()];
         for e in inbox {
             let load = promised.load();
