@@ -2,8 +2,8 @@
 //!
 //! This file only parses arguments and dispatches to the library crates; see `cli.rs` for the
 //! commands and `commands.rs` for how each is run. Exit codes: 0 success, 1 error (printed with
-//! its cause chain, each cause once), 2 bad command-line usage (from clap), 75 stopped by a signal after a
-//! snapshot (`cellsim resume` continues; `engine::snapshot::EXIT_SNAPSHOTTED`).
+//! its cause chain, each cause once), 2 bad command-line usage (from clap), 75 stopped by a
+//! signal after a snapshot (`cellsim resume` continues; `engine::snapshot::EXIT_SNAPSHOTTED`).
 
 use mimalloc::MiMalloc;
 

@@ -3,8 +3,9 @@
 //! Each tick, `begin_tick` sizes the agent table (brokers first, then one node agent per node),
 //! indexes running tasks by node, takes the node reports (`reports.rs`), and hands every
 //! pending task (new, resubmitted or displaced by a machine removal) to a random broker for
-//! initial allocation; unplaced tasks come back the next tick. Rounds run the agents (`agents.rs`). `apply` starts placements and migrations;
-//! `end_tick` completes migrations whose transfer time (cost / bandwidth) has passed.
+//! initial allocation; unplaced tasks come back the next tick. Rounds run the agents
+//! (`agents.rs`). `apply` starts placements and migrations; `end_tick` completes migrations whose
+//! transfer time (cost / bandwidth) has passed.
 //!
 //! Workload: MASB replays the trace's tasks, not Google's placements: each runs its recorded run
 //! time from when MASB starts it (the replay's workload mode, `replay/deferred.rs`).
