@@ -272,17 +272,7 @@ fn a_finished_run_resumes_from_a_snapshot_and_lost_samples_are_refused() {
         &run,
         &["--threads", "2", "--snapshot-every-sim-minutes", "30"],
     );
-    let out = cellsim(&strs(&args));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let kept = snapshots(&run);
-    assert!(kept.len() >= 2, "{kept:?}");
-    for newer in &kept[1..] {
-        std::fs::remove_file(newer).unwrap();
-    }
-    std::fs::remove_file(run.join("summary.json")).unwrap();
-    let out = resume(&run);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_same_outputs(&run, reference);
+    finish_then_resume_from_the_first_snapshot(&args, &run, reference);
     std::fs::remove_file(run.join("summary.json")).unwrap();
     std::fs::remove_file(run.join("samples.jsonl")).unwrap();
     let out = resume(&run);
@@ -315,15 +305,21 @@ fn one_round_per_tick_resumes_with_its_reports_in_flight() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let run = dir.path().join("run");
     let flags = ["--threads", "2", "--snapshot-every-sim-minutes", "25"];
-    let out = cellsim(&strs(&args(&run, &flags)));
+    finish_then_resume_from_the_first_snapshot(&args(&run, &flags), &run, &reference);
+}
+
+/// Runs `args` (a run into `run` that snapshots at least twice) to the end, then takes back its
+/// summary and every snapshot but the first and resumes: the outputs must equal `reference`'s.
+fn finish_then_resume_from_the_first_snapshot(args: &[String], run: &Path, reference: &Path) {
+    let out = cellsim(&strs(args));
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let kept = snapshots(&run);
+    let kept = snapshots(run);
     assert!(kept.len() >= 2, "{kept:?}");
     for newer in &kept[1..] {
         std::fs::remove_file(newer).unwrap();
     }
     std::fs::remove_file(run.join("summary.json")).unwrap();
-    let out = resume(&run);
+    let out = resume(run);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_same_outputs(&run, &reference);
+    assert_same_outputs(run, reference);
 }
