@@ -62,7 +62,9 @@ pub enum SnapshotError {
         problem: String,
     },
     /// Written by another format version.
-    #[error("{path}: snapshot format version {found}, this cellsim reads version {VERSION}")]
+    #[error(
+        "{path}: snapshot format version {found}, this cellsim reads version {VERSION} (finish the run with the cellsim build that started it, or start it again)"
+    )]
     Version {
         /// The snapshot file.
         path: PathBuf,
@@ -557,5 +559,6 @@ mod tests {
             VERSION + 1
         );
         assert!(err.contains(&expected), "{err}");
+        assert!(err.contains("the cellsim build that started it"), "{err}");
     }
 }
