@@ -136,8 +136,12 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// snapshot.
 pub fn resume(args: ResumeArgs) -> Result<()> {
     let path = args.run_dir.join(CONFIG_FILE);
-    let mut config = RunConfig::from_file(&path)
-        .with_context(|| format!("{} is not a cellsim run directory", args.run_dir.display()))?;
+    let dir = args.run_dir.display();
+    if !path.is_file() {
+        anyhow::bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
+    }
+    let mut config =
+        RunConfig::from_file(&path).with_context(|| format!("resuming {dir}: its config"))?;
     if let Some(t) = args.threads {
         config.threads = t;
     }

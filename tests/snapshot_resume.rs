@@ -240,7 +240,29 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     // Not a run directory at all.
     let out = cellsim(&["resume", &dir.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("is not a cellsim run directory"));
+    assert!(text(&out.stderr).contains("is not a cellsim run directory (it has no run.toml)"));
+    // A run whose config was damaged: the file, the line and the problem.
+    let toml = run.join("run.toml");
+    let text_before = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text_before.replace("rounds_per_tick = 6", "rounds_per_tick = 0"),
+    )
+    .unwrap();
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("its config: ")
+            && stderr.contains("run.toml: rounds_per_tick must be at least 1"),
+        "{stderr}"
+    );
+    std::fs::write(&toml, "seed = 1\nrounds_per_tick = \n").unwrap();
+    let stderr = text(&resume(&run).stderr);
+    assert!(
+        stderr.contains("run.toml") && stderr.contains("line 2"),
+        "{stderr}"
+    );
 }
 
 /// CRC-32 (IEEE), bitwise: an independent implementation to forge a valid header checksum.
