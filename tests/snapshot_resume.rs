@@ -345,3 +345,62 @@ fn finish_then_resume_from_the_first_snapshot(args: &[String], run: &Path, refer
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_same_outputs(run, reference);
 }
+
+/// A run on a synthetic cell killed while its cell is being made, during the generation and
+/// again during the ingest, is started again the way `slurm/run.sbatch` does (`run --resume`,
+/// since it has no run.toml yet): it reuses what was finished and gives the outputs of a run
+/// never interrupted. Asked for another cell in the same directory, it refuses.
+#[test]
+fn a_run_killed_while_making_its_synthetic_cell_starts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = |out: &Path, extra: &[&str]| {
+        let (out, config) = (out.display().to_string(), config().display().to_string());
+        let mut args = [
+            "run",
+            "--synthetic",
+            "1500",
+            "--hours",
+            "1",
+            "--policy",
+            "masb",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(["--config", &config, "--out", &out].map(String::from));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let reference = dir.path().join("reference");
+    let out = cellsim(&strs(&args(&reference, &[])));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = dir.path().join("run");
+    let cell = run.join("synthetic");
+    let ingested = cell.join("parquet/ingest-summary.json");
+    for kill_when in [cell.clone(), cell.join("parquet")] {
+        let mut child = spawn(&strs(&args(&run, &["--resume"])));
+        assert!(wait_until(Duration::from_secs(60), || kill_when.exists()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!ingested.exists(), "killed before the cell was ingested");
+    }
+    let out = cellsim(&strs(&args(&run, &["--resume"])));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, &reference);
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let other = [
+        "run",
+        "--synthetic",
+        "1400",
+        "--hours",
+        "1",
+        "--resume",
+        "--out",
+    ];
+    let out = cellsim(&[&other[..], &[&run.display().to_string()]].concat());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("holds a synthetic cell made with"),
+        "{stderr}"
+    );
+}
