@@ -318,11 +318,15 @@ pub fn report(args: ReportArgs) -> Result<()> {
     out!("{}", analysis::report::render(&names, &runs));
     print_settings(&names, &args.runs)?;
     if args.timing {
-        let timings: Vec<_> = args
-            .runs
-            .iter()
-            .map(|d| analysis::timing::phase_medians(d, args.from_tick).ok())
-            .collect();
+        // A run without timing to show gets "-" and a note saying why.
+        let timing_of = |d: &PathBuf| match analysis::timing::phase_medians(d, args.from_tick) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                errln!("no timing for {}: {e}", d.display());
+                None
+            }
+        };
+        let timings: Vec<_> = args.runs.iter().map(timing_of).collect();
         out!("{}", analysis::report::render_timing(&names, &timings));
     }
     Ok(())

@@ -19,6 +19,18 @@ pub enum AnalysisError {
         /// What is wrong.
         problem: String,
     },
+    /// A timing window without ticks (`cellsim report --timing --from-tick`).
+    #[error(
+        "{path}: no ticks to time from tick {from} on (the run's ticks are 0 to {last}, the first reported alone)"
+    )]
+    EmptyWindow {
+        /// The run's `timing/` directory.
+        path: std::path::PathBuf,
+        /// The window's first tick.
+        from: u32,
+        /// The run's last tick.
+        last: u32,
+    },
     /// Reading a dataset failed.
     #[error(transparent)]
     Ingest(#[from] ingest::IngestError),

@@ -54,7 +54,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Reads `RUN/timing/*.parquet`; the medians are over the ticks after the run's first, or, with
-/// `from_tick`, over those from that tick on (still without the run's first).
+/// `from_tick`, over those from that tick on (still without the run's first); an error when
+/// there are none.
 pub fn phase_medians(run: &Path, from_tick: Option<u32>) -> Result<PhaseMedians> {
     let dir = run.join("timing");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -107,6 +108,13 @@ pub fn phase_medians(run: &Path, from_tick: Option<u32>) -> Result<PhaseMedians>
         rows.map(|(_, &ms)| ms).collect()
     };
     let walls = window(&columns[0]);
+    if walls.is_empty() {
+        return Err(AnalysisError::EmptyWindow {
+            path: dir,
+            from,
+            last: ticks.iter().copied().max().unwrap_or(0),
+        });
+    }
     let mean_ms = walls.iter().sum::<f64>() / walls.len().max(1) as f64;
     let medians = columns.map(|c| median(window(&c)));
     Ok(PhaseMedians {
@@ -182,6 +190,12 @@ mod tests {
         assert_eq!(
             phase_medians(dir.path(), Some(0)).unwrap().medians,
             all.medians
+        );
+        // A window past the run's last tick holds nothing to time: an error naming both.
+        let empty = phase_medians(dir.path(), Some(6)).unwrap_err().to_string();
+        assert!(
+            empty.contains("from tick 6 on") && empty.contains("ticks are 0 to 5"),
+            "{empty}"
         );
     }
 
