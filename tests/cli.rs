@@ -97,6 +97,15 @@ fn errors_exit_1_with_file_and_line() {
     assert!(
         text(&out.stderr).contains("is this a directory written completely by `cellsim ingest`?")
     );
+    // The raw CSV trace where its ingested dataset belongs: the way to make one.
+    let out = cellsim(&["stats", &trace.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("holds the trace's CSV parts, not an ingested dataset")
+            && stderr.contains(&format!("`cellsim ingest {} OUT`", trace.display())),
+        "{stderr}"
+    );
 
     // A truncated gzip part (the real sample's first 100 bytes): the file and the cause, the
     // cause once (the library's message already quotes it).

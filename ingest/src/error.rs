@@ -88,6 +88,14 @@ pub enum IngestError {
         /// The arrow error.
         source: arrow_schema::ArrowError,
     },
+    /// A raw trace (CSV parts) given where an ingested dataset was expected.
+    #[error(
+        "{path} holds the trace's CSV parts, not an ingested dataset: convert it first with `cellsim ingest {path} OUT` and give OUT"
+    )]
+    RawTrace {
+        /// The directory given.
+        path: PathBuf,
+    },
     /// A directory lacks the summary that marks a complete ingest.
     #[error(
         "{path} cannot be read ({source}); is this a directory written completely by `cellsim ingest`?"

@@ -133,12 +133,18 @@ pub struct IngestSummary {
 }
 
 impl IngestSummary {
-    /// Reads `dir/ingest-summary.json`, the marker of a complete ingest.
+    /// Reads `dir/ingest-summary.json`, the marker of a complete ingest (a directory of CSV
+    /// parts without it is named as a raw trace).
     pub fn load(dir: &Path) -> Result<IngestSummary> {
         let path = dir.join(SUMMARY_FILE);
-        let text = fs::read_to_string(&path).map_err(|source| IngestError::NotIngested {
-            path: path.clone(),
-            source,
+        let text = fs::read_to_string(&path).map_err(|source| match discover(dir, &[]) {
+            Ok(_) => IngestError::RawTrace {
+                path: dir.to_path_buf(),
+            },
+            Err(_) => IngestError::NotIngested {
+                path: path.clone(),
+                source,
+            },
         })?;
         serde_json::from_str(&text).map_err(|e| IngestError::BadSummary {
             path,
