@@ -110,7 +110,12 @@ fn synthetic_trace(work: &Path, machines: u32, hours: f64, seed: u64) -> Result<
         Err(e) => return Err(e).with_context(|| format!("reading {}", settings_path.display())),
     }
     if parquet.join(ingest::ingest::SUMMARY_FILE).exists() {
-        return Ok(parquet); // made by the run being resumed
+        // Made by the run being resumed (its CSV left only if that run was killed right after
+        // the ingest).
+        if trace.exists() {
+            std::fs::remove_dir_all(&trace).context("removing the generated CSV")?;
+        }
+        return Ok(parquet);
     }
     std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
     ingest::ingest::write_json_atomically(&settings_path, &settings)
@@ -168,7 +173,7 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
     let path = args.run_dir.join(CONFIG_FILE);
     let dir = args.run_dir.display();
     if !path.is_file() {
-        anyhow::bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
+        bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
     }
     let mut config =
         RunConfig::from_file(&path).with_context(|| format!("resuming {dir}: its config"))?;
