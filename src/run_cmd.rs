@@ -155,6 +155,12 @@ pub fn run(args: RunArgs) -> Result<()> {
             PathBuf::from("cellsim-runs").join(format!("{}-{secs}", config.policy.as_str()))
         }
     };
+    if out.exists() && !out.is_dir() {
+        bail!(
+            "{} is a file; give a directory for the run's outputs",
+            out.display()
+        );
+    }
     let trace = match &config.trace {
         Some(t) => t.clone(),
         None => synthetic_trace(

@@ -135,6 +135,13 @@ fn errors_exit_1_with_file_and_line() {
         "{stderr}"
     );
 
+    // A file where the run's output directory belongs.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = cellsim(&["run", "--out", &file.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("a-file is a file; give a directory"));
+
     let out = cellsim(&["gen", "x", "--machines", "lots"]);
     assert_eq!(out.status.code(), Some(2), "usage errors come from clap");
 }
