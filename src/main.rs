@@ -15,6 +15,7 @@ mod commands;
 mod console;
 mod progress;
 mod run_cmd;
+mod run_lock;
 
 use console::errln;
 

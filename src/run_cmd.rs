@@ -20,6 +20,7 @@ use ingest::{IngestOptions, Progress};
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::console::{errln, out, outln};
 use crate::progress::{Reporter, Sample};
+use crate::run_lock;
 
 /// Machines of the embedded default cell.
 const DEFAULT_MACHINES: u32 = 500;
@@ -161,6 +162,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             out.display()
         );
     }
+    let _lock = run_lock::lock(&out)?;
     let trace = match &config.trace {
         Some(t) => t.clone(),
         None => synthetic_trace(
@@ -181,6 +183,7 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
     if !path.is_file() {
         bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
     }
+    let _lock = run_lock::lock(&args.run_dir)?;
     let mut config =
         RunConfig::from_file(&path).with_context(|| format!("resuming {dir}: its config"))?;
     if let Some(t) = args.threads {

@@ -404,3 +404,37 @@ fn a_run_killed_while_making_its_synthetic_cell_starts_again() {
         "{stderr}"
     );
 }
+
+/// A run directory is held by one cellsim at a time: a second start on it (the same job
+/// submitted twice, or a resume by hand) is refused while the first runs, naming its process;
+/// the lock goes with the process, so after a SIGKILL the run resumes at once.
+#[test]
+fn a_second_process_on_a_running_run_is_refused() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let args = args_with(
+        "masb",
+        &run,
+        &["--threads", "1", "--snapshot-every-sim-minutes", "10"],
+    );
+    let mut child = spawn(&strs(&args));
+    assert!(wait_until(Duration::from_secs(60), || run
+        .join("run.toml")
+        .exists()));
+    let mut again = args.clone();
+    again.push("--resume".into());
+    for second in [strs(&again), vec!["resume", run.to_str().unwrap()]] {
+        let out = cellsim(&second);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        let holder = format!("in use by another cellsim process (pid {})", child.id());
+        assert!(stderr.contains(&holder), "{stderr}");
+    }
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, reference);
+}
