@@ -229,6 +229,7 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         }
         from = chosen.snapshot;
     }
+    note_hours_past_the_trace(config, trace);
     let from_snapshot = from.is_some();
     let progress = Arc::new(RunProgress::default());
     for signal in [
@@ -291,6 +292,22 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
             );
             std::process::exit(EXIT_SNAPSHOTTED);
         }
+    }
+}
+
+/// Notes when the run asks for more hours than the trace has events for: the cell then goes on
+/// with no new events (a short trace given by mistake would otherwise pass unnoticed).
+fn note_hours_past_the_trace(config: &RunConfig, trace: &Path) {
+    let (Some(hours), Ok(summary)) = (config.hours, ingest::IngestSummary::load(trace)) else {
+        return; // the engine reports an unreadable trace
+    };
+    let trace_end_us = summary.last_event_us() - ingest::codes::TRACE_START_US;
+    let trace_hours = trace_end_us.max(0) as f64 / 3.6e9;
+    if hours * 3600.0 > trace_hours * 3600.0 + f64::from(config.tick_s) {
+        errln!(
+            "note: the trace's events end at {trace_hours:.2} h; the run's last {:.2} h have no new events",
+            hours - trace_hours
+        );
     }
 }
 

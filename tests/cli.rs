@@ -56,6 +56,34 @@ fn gen_ingest_stats_pipeline() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p("stats.json")).unwrap()).unwrap();
     assert_eq!(json["machines"], 60);
+
+    // Within the trace's two hours: no note; asked for three: a note says what the last hour is.
+    let run = |hours: &str, out: &str| {
+        cellsim(&[
+            "run",
+            "--trace",
+            &p("parquet"),
+            "--hours",
+            hours,
+            "--out",
+            &p(out),
+        ])
+    };
+    let out = run("2", "run-2h");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("note:"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run("3", "run-3h");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("note: the trace's events end at ")
+            && stderr.contains("h have no new events"),
+        "{stderr}"
+    );
 }
 
 #[test]
