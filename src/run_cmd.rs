@@ -210,11 +210,8 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
         }
         let chosen = snapshot::choose(out, config, trace)
             .with_context(|| format!("resuming {}", out.display()))?;
-        for (path, why) in &chosen.skipped {
-            // The reason usually starts with the path already: shown once.
-            let shown = path.display().to_string();
-            let why = why.strip_prefix(&format!("{shown}: ")).unwrap_or(why);
-            errln!("skipping snapshot {shown}: {why}");
+        for why in &chosen.skipped {
+            errln!("skipping snapshot {why}");
         }
         match &chosen.snapshot {
             Some(s) => errln!(

@@ -16,9 +16,9 @@ pub fn to_units(v: f32) -> u32 {
     }
 }
 
-/// Converts units back to the normalised scale.
-pub fn to_normalised(units: u64) -> f64 {
-    units as f64 / UNITS as f64
+/// Converts units (a node's or task's `u32`, a cell-wide `u64`) back to the normalised scale.
+pub fn to_normalised(units: impl Into<u64>) -> f64 {
+    units.into() as f64 / UNITS as f64
 }
 
 /// `used / capacity >= threshold_ppm / 1e6`, computed exactly in integers.
@@ -36,7 +36,7 @@ mod tests {
         assert_eq!(to_units(0.0004044), 404);
         assert_eq!(to_units(-1.0), 0);
         assert_eq!(to_units(f32::NAN), 0);
-        assert_eq!(to_normalised(250_000), 0.25);
+        assert_eq!(to_normalised(250_000u32), 0.25);
         assert!(at_least(700_000, 1_000_000, 700_000));
         assert!(!at_least(699_999, 1_000_000, 700_000));
         assert!(

@@ -21,7 +21,7 @@ use super::fit::FitIndex;
 use super::memo::MatchMemo;
 use super::policy::{Assigned, Masb};
 use super::protocol::{Action, CACHE_SHARE_KIND, CandidateList, Msg, NODE_REPORT_KIND};
-use super::reports::norm;
+use super::reports;
 use super::score::NodeState;
 use super::scs::{Candidate, tabu_search};
 use super::select::{
@@ -32,6 +32,7 @@ use super::select::{
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 use crate::policy::{Envelope, Outbox, StepCtx};
+use crate::units::to_normalised;
 
 /// One MASB agent: a broker or a node agent (the other part stays empty).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -92,7 +93,7 @@ impl Masb {
     }
 
     fn broker_of(&self, n: NodeIdx) -> AgentIdx {
-        AgentIdx(n.0 % self.brokers)
+        reports::broker_of(n, self.brokers)
     }
 
     fn agent_of(&self, n: NodeIdx) -> AgentIdx {
@@ -108,10 +109,10 @@ impl Masb {
         let tasks = &cell.tasks;
         let i = t.index();
         Demand {
-            cpu_req: norm(tasks.cpu_req[i]),
-            mem_req: norm(tasks.mem_req[i]),
-            cpu_use: norm(tasks.cpu_use[i]),
-            mem_use: norm(tasks.mem_use[i]),
+            cpu_req: to_normalised(tasks.cpu_req[i]),
+            mem_req: to_normalised(tasks.mem_req[i]),
+            cpu_use: to_normalised(tasks.cpu_use[i]),
+            mem_use: to_normalised(tasks.mem_use[i]),
         }
     }
 

@@ -28,7 +28,7 @@ use crate::policy::{
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
-use crate::units::UNITS;
+use crate::units::to_normalised;
 
 /// A migration in flight.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -358,8 +358,8 @@ impl Policy for Masb {
                         && cell.nodes.online[target.index()];
                     if ok && cell.start_migration(task, target) {
                         let (cpu, mem) = (
-                            cell.tasks.cpu_use[i] as f64 / UNITS as f64,
-                            cell.tasks.mem_use[i] as f64 / UNITS as f64,
+                            to_normalised(cell.tasks.cpu_use[i]),
+                            to_normalised(cell.tasks.mem_use[i]),
                         );
                         let cost = migration_cost(cpu, mem, &self.config);
                         let end_us = now_us + (cost.duration_s * 1e6) as i64;

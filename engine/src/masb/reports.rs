@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::select::CacheEntry;
 use crate::cell::Cell;
 use crate::ids::{AgentIdx, NodeIdx};
-use crate::units::UNITS;
+use crate::units::to_normalised;
 
 /// The reports of one round, by broker, and the global round the brokers read them at.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -26,9 +26,9 @@ pub struct ReportBook {
     pub by_broker: Vec<Vec<CacheEntry>>,
 }
 
-/// A resource amount in the cell's fixed-point units as a fraction of the largest machine.
-pub(super) fn norm(units: u32) -> f64 {
-    units as f64 / UNITS as f64
+/// The broker node `n`'s agent reports to, of `brokers`.
+pub(super) fn broker_of(n: NodeIdx, brokers: u32) -> AgentIdx {
+    AgentIdx(n.0 % brokers)
 }
 
 /// Node `n`'s report at `reported_s`: its capacities, requests and usage as the cell holds them.
@@ -36,12 +36,12 @@ pub(super) fn report(cell: &Cell, n: NodeIdx, reported_s: f64) -> CacheEntry {
     let (nodes, i) = (&cell.nodes, n.index());
     CacheEntry {
         node: n,
-        cpu_cap: norm(nodes.cpu_cap[i]),
-        mem_cap: norm(nodes.mem_cap[i]),
-        cpu_req: norm(nodes.cpu_req[i]),
-        mem_req: norm(nodes.mem_req[i]),
-        cpu_used: norm(nodes.cpu_used[i]),
-        mem_used: norm(nodes.mem_used[i]),
+        cpu_cap: to_normalised(nodes.cpu_cap[i]),
+        mem_cap: to_normalised(nodes.mem_cap[i]),
+        cpu_req: to_normalised(nodes.cpu_req[i]),
+        mem_req: to_normalised(nodes.mem_req[i]),
+        cpu_used: to_normalised(nodes.cpu_used[i]),
+        mem_used: to_normalised(nodes.mem_used[i]),
         reported_s,
     }
 }
@@ -57,9 +57,9 @@ impl ReportBook {
             reports.clear();
         }
         let online = (0..cell.nodes.len()).filter(|&i| cell.nodes.online[i]);
-        for i in online {
-            let n = NodeIdx(i as u32);
-            self.by_broker[i % brokers as usize].push(report(cell, n, reported_s));
+        for n in online.map(|i| NodeIdx(i as u32)) {
+            let broker = broker_of(n, brokers).index();
+            self.by_broker[broker].push(report(cell, n, reported_s));
         }
     }
 
@@ -111,6 +111,7 @@ impl Reports {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::UNITS;
 
     /// Five nodes, node 3 offline, two brokers (hand-worked): broker 0 reads nodes 0, 2 and 4,
     /// broker 1 node 1, each at the round they are due only; with one round per tick the book

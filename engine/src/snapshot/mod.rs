@@ -108,8 +108,8 @@ pub fn list(run_dir: &Path) -> Result<Vec<PathBuf>> {
 pub struct Chosen {
     /// The newest usable snapshot; `None` when the run has none (it starts from the beginning).
     pub snapshot: Option<Snapshot>,
-    /// Skipped snapshots: file and reason.
-    pub skipped: Vec<(PathBuf, String)>,
+    /// Why each newer snapshot was skipped (each error names its file).
+    pub skipped: Vec<SnapshotError>,
 }
 
 /// Picks the newest snapshot of `run_dir` that opens cleanly and matches `config` and the trace
@@ -142,7 +142,7 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
                     skipped,
                 });
             }
-            Err(e) => skipped.push((path.clone(), e.to_string())),
+            Err(e) => skipped.push(e),
         }
     }
     if skipped.is_empty() {
@@ -155,7 +155,7 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
         dir: run_dir.join(SNAPSHOT_DIR),
         reasons: skipped
             .iter()
-            .map(|(_, why)| why.as_str())
+            .map(|why| why.to_string())
             .collect::<Vec<_>>()
             .join("; "),
     })

@@ -121,12 +121,12 @@ impl Masb {
         }
         let g = self.global_round(ctx);
         let mut promised = Promised {
-            cpu_cap: norm(nodes.cpu_cap[i]),
-            mem_cap: norm(nodes.mem_cap[i]),
-            cpu: norm(nodes.cpu_used[i]),
-            mem: norm(nodes.mem_used[i]),
-            prod_cpu: norm(nodes.prod_cpu_req[i]),
-            prod_mem: norm(nodes.prod_mem_req[i]),
+            cpu_cap: to_normalised(nodes.cpu_cap[i]),
+            mem_cap: to_normalised(nodes.mem_cap[i]),
+            cpu: to_normalised(nodes.cpu_used[i]),
+            mem: to_normalised(nodes.mem_used[i]),
+            prod_cpu: to_normalised(nodes.prod_cpu_req[i]),
+            prod_mem: to_normalised(nodes.prod_mem_req[i]),
         };
         let production = |t: TaskIdx| ctx.cell.tasks.production[t.index()];
         for e in inbox {
@@ -414,10 +414,10 @@ impl Masb {
             return;
         }
         let load = NodeState {
-            cpu_cap: norm(nodes.cpu_cap[i]),
-            mem_cap: norm(nodes.mem_cap[i]),
-            cpu: norm(nodes.cpu_used[i]),
-            mem: norm(nodes.mem_used[i]),
+            cpu_cap: to_normalised(nodes.cpu_cap[i]),
+            mem_cap: to_normalised(nodes.mem_cap[i]),
+            cpu: to_normalised(nodes.cpu_used[i]),
+            mem: to_normalised(nodes.mem_used[i]),
         };
         let candidates: Vec<Candidate> = tasks
             .iter()
