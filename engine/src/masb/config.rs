@@ -237,75 +237,68 @@ impl MasbConfig {
             return Err(format!("{name} must be at least 1"));
         }
         let ranges = [
-            ("max_use", self.max_use, Bound::Above0, 1.0),
-            ("writable_share", self.writable_share, Bound::From0, 1.0),
-            (
-                "machine_memory_mb",
-                self.machine_memory_mb,
-                Bound::Above0,
-                f64::MAX,
-            ),
-            (
-                "bandwidth_mb_s",
-                self.bandwidth_mb_s,
-                Bound::Above0,
-                f64::MAX,
-            ),
+            ("max_use", self.max_use, Range::PositiveFraction),
+            ("writable_share", self.writable_share, Range::Fraction),
+            ("machine_memory_mb", self.machine_memory_mb, Range::Positive),
+            ("bandwidth_mb_s", self.bandwidth_mb_s, Range::Positive),
             (
                 "dirty_mb_per_cpu_s",
                 self.dirty_mb_per_cpu_s,
-                Bound::From0,
-                f64::MAX,
+                Range::NonNegative,
             ),
-            (
-                "max_downtime_s",
-                self.max_downtime_s,
-                Bound::From0,
-                f64::MAX,
-            ),
-            ("min_round_mb", self.min_round_mb, Bound::From0, f64::MAX),
+            ("max_downtime_s", self.max_downtime_s, Range::NonNegative),
+            ("min_round_mb", self.min_round_mb, Range::NonNegative),
             (
                 "max_total_factor",
                 self.max_total_factor,
-                Bound::From0,
-                f64::MAX,
+                Range::NonNegative,
             ),
             (
                 "base_overhead_mb",
                 self.base_overhead_mb,
-                Bound::From0,
-                f64::MAX,
+                Range::NonNegative,
             ),
         ];
-        for (name, v, low, high) in ranges {
-            let above_low = match low {
-                Bound::Above0 => v > 0.0,
-                Bound::From0 => v >= 0.0,
-            };
-            if !(above_low && v <= high) {
-                let low = match low {
-                    Bound::Above0 => "0 <",
-                    Bound::From0 => "0 <=",
-                };
-                let range = if high == f64::MAX {
-                    format!("{low} {name}")
-                } else {
-                    format!("{low} {name} <= {high}")
-                };
-                return Err(format!("{name} must satisfy {range}, got {v}"));
-            }
+        if let Some((name, v, range)) = ranges.into_iter().find(|(_, v, r)| !r.holds(*v)) {
+            return Err(format!("{name} must satisfy {}, got {v}", range.text(name)));
         }
         Ok(())
     }
 }
 
-/// A range's lower end in [`MasbConfig::validate`].
+/// A real parameter's allowed values in [`MasbConfig::validate`] (finite, NaN never).
 #[derive(Clone, Copy)]
-enum Bound {
+enum Range {
     /// Above 0.
-    Above0,
+    Positive,
     /// 0 or more.
-    From0,
+    NonNegative,
+    /// Within 0..=1.
+    Fraction,
+    /// Above 0, at most 1.
+    PositiveFraction,
+}
+
+impl Range {
+    /// Whether `v` is allowed.
+    fn holds(self, v: f64) -> bool {
+        match self {
+            Range::Positive => v > 0.0 && v.is_finite(),
+            Range::NonNegative => v >= 0.0 && v.is_finite(),
+            Range::Fraction => (0.0..=1.0).contains(&v),
+            Range::PositiveFraction => v > 0.0 && v <= 1.0,
+        }
+    }
+
+    /// The range as a condition on `name`.
+    fn text(self, name: &str) -> String {
+        match self {
+            Range::Positive => format!("0 < {name}"),
+            Range::NonNegative => format!("0 <= {name}"),
+            Range::Fraction => format!("0 <= {name} <= 1"),
+            Range::PositiveFraction => format!("0 < {name} <= 1"),
+        }
+    }
 }
 
 #[cfg(test)]
