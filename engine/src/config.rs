@@ -145,13 +145,6 @@ impl RunConfig {
             return Err(format!("hours must be positive, got {h}"));
         }
         self.masb.validate().map_err(|e| format!("masb.{e}"))?;
-        if self.masb.migration_candidates as usize > crate::masb::protocol::MAX_CANDIDATES {
-            return Err(format!(
-                "masb.migration_candidates is at most {}, got {}",
-                crate::masb::protocol::MAX_CANDIDATES,
-                self.masb.migration_candidates
-            ));
-        }
         let t = &self.classify;
         if t.ta_ppm == 0 || t.ta_ppm > t.sta_ppm || t.sta_ppm > 1_000_000 {
             return Err(format!(

@@ -236,6 +236,11 @@ impl MasbConfig {
         if let Some((name, _)) = at_least_one.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{name} must be at least 1"));
         }
+        let most = super::protocol::MAX_CANDIDATES;
+        if self.migration_candidates as usize > most {
+            let got = self.migration_candidates;
+            return Err(format!("migration_candidates is at most {most}, got {got}"));
+        }
         let ranges = [
             ("max_use", self.max_use, Range::PositiveFraction),
             ("writable_share", self.writable_share, Range::Fraction),
@@ -370,6 +375,10 @@ mod tests {
                 "machine_memory_mb must satisfy 0 < machine_memory_mb, got inf",
             ),
             ("max_rounds = 0", "max_rounds must be at least 1"),
+            (
+                "migration_candidates = 16",
+                "migration_candidates is at most 15, got 16",
+            ),
         ];
         for (text, expected) in cases {
             let c = config(text).unwrap();
