@@ -12,6 +12,7 @@ pub mod columns;
 pub mod dataset;
 pub mod error;
 pub mod ingest;
+pub mod pandas;
 pub mod rng;
 pub mod sort;
 pub mod source;

@@ -187,7 +187,8 @@ impl Table {
         }
     }
 
-    /// The Arrow schema of the Parquet output (see the module doc for `HashOrInt`).
+    /// The Arrow schema of the Parquet output (see the module doc for `HashOrInt`), with the
+    /// pandas dtypes of its nullable integer columns ([`crate::pandas`]).
     pub fn arrow_schema(self) -> SchemaRef {
         let mut fields = Vec::new();
         for c in self.columns() {
@@ -205,7 +206,7 @@ impl Table {
                 fields.push(Field::new(format!("{}_int", c.name), DataType::Int64, true));
             }
         }
-        Arc::new(Schema::new(fields))
+        Arc::new(crate::pandas::with_pandas_metadata(Schema::new(fields)))
     }
 }
 

@@ -287,3 +287,27 @@ fn unknown_machines_in_task_events_are_kept() {
     unknown.sort();
     assert_eq!(unknown, vec![294_935_191, 1_436_491_597, 4_284_920_557]);
 }
+
+/// The ingested files tell pandas the nullable dtypes of their optional integer and boolean
+/// columns (the official schema's non-mandatory ones), so `pandas.read_parquet` keeps machine
+/// IDs and codes exact instead of turning them into float64.
+#[test]
+fn ingested_files_name_pandas_nullable_dtypes() {
+    let ds = Dataset::open(ingested(), Table::TaskEvents)
+        .unwrap()
+        .unwrap();
+    let file = std::fs::File::open(&ds.files()[0]).unwrap();
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let dtypes = ingest::pandas::pandas_dtypes(reader.schema());
+    let expected: HashMap<String, String> = [
+        ("missing_info", "UInt8"),
+        ("machine_id", "UInt64"),
+        ("scheduling_class", "UInt8"),
+        ("different_machines", "boolean"),
+    ]
+    .into_iter()
+    .map(|(c, t)| (c.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(dtypes, expected);
+}

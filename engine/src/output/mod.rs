@@ -12,7 +12,8 @@
 //! - `samples.jsonl`: the policy's sampled decision logs (`samples.jsonl.partial` until the run
 //!   completes).
 //!
-//! Invariants: a part with a `.parquet` name is whole (written as `.partial`, then renamed);
+//! Invariants: a table's directory holds only whole parts (each written in `RUN/.partial/`, then
+//! renamed into it);
 //! parts are a function of the tick range they cover (where a `migrations/` part ends depends
 //! only on its rows), so a run resumed from a snapshot rewrites exactly the bytes an
 //! uninterrupted run writes. The rows of the open parts and the samples
@@ -59,10 +60,15 @@ pub fn part_name(first_tick: u32) -> String {
     format!("part-{first_tick:08}.parquet")
 }
 
-/// Writes `batch` as `dir/name`, through `name.partial` and a rename.
-fn write_part(dir: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
-    let path = dir.join(name);
-    let partial = dir.join(format!("{name}.partial"));
+/// Directory of a run where parts are written before they are renamed into their table's
+/// directory: a table's directory holds only whole parts, so a notebook reading it whole (pandas,
+/// polars) while the run writes, or after a crash, never meets a half-written file.
+pub const PARTIAL_DIR: &str = ".partial";
+
+/// Writes `batch` as `run_dir/table/name`, through `run_dir/.partial/table-name` and a rename.
+fn write_part(run_dir: &Path, table: &str, name: &str, batch: &RecordBatch) -> Result<()> {
+    let path = run_dir.join(table).join(name);
+    let partial = run_dir.join(PARTIAL_DIR).join(format!("{table}-{name}"));
     let file = File::create(&partial).map_err(EngineError::io(&partial))?;
     let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props()))
         .map_err(EngineError::parquet(&partial))?;
@@ -110,13 +116,19 @@ pub struct RunOutputs {
 impl RunOutputs {
     /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks, `migrations/` parts of
     /// at most about `part_rows` rows) at `state`, a snapshot's or the default one of a new run:
-    /// parts and samples written after it are discarded.
+    /// parts and samples written after it, and parts a killed run left half-written, are
+    /// discarded.
     pub fn open(
         dir: &Path,
         message_kinds: &[&str],
         (part_ticks, part_rows): (u32, u64),
         state: OutputState,
     ) -> Result<RunOutputs> {
+        let partial_dir = dir.join(PARTIAL_DIR);
+        if partial_dir.exists() {
+            std::fs::remove_dir_all(&partial_dir).map_err(EngineError::io(&partial_dir))?;
+        }
+        std::fs::create_dir_all(&partial_dir).map_err(EngineError::io(&partial_dir))?;
         for table in TABLES {
             let table_dir = dir.join(table);
             std::fs::create_dir_all(&table_dir).map_err(EngineError::io(&table_dir))?;
@@ -206,7 +218,7 @@ impl RunOutputs {
         batch: &RecordBatch,
     ) -> Result<()> {
         let name = part_name(first_tick);
-        write_part(&self.dir.join(table), &name, batch)?;
+        write_part(&self.dir, table, &name, batch)?;
         self.state.parts.push(format!("{table}/{name}"));
         Ok(())
     }
@@ -274,9 +286,12 @@ impl RunOutputs {
         Ok(&self.state)
     }
 
-    /// Writes the last open parts and renames the samples file into place.
+    /// Writes the last open parts, renames the samples file into place and removes the (empty)
+    /// directory parts are written in.
     pub fn finish(mut self) -> Result<()> {
         self.write_open_parts()?;
+        let partial_dir = self.dir.join(PARTIAL_DIR);
+        std::fs::remove_dir(&partial_dir).map_err(EngineError::io(&partial_dir))?;
         let partial = self.samples_partial();
         let writer = self.samples;
         writer.into_inner().map_err(|e| EngineError::Io {
@@ -398,5 +413,70 @@ mod tests {
                 assert_eq!(read(whole.path()), read(resumed.path()), "{table}/{name}");
             }
         }
+    }
+
+    /// A part is written outside its table's directory and renamed into it: a write that fails
+    /// (here: the writing directory replaced by a file; a full disk in practice) leaves the
+    /// table's directory without a half-written file that would break `pandas.read_parquet` on
+    /// it; reopening clears what a killed run left half-written; a finished run keeps no
+    /// writing directory.
+    #[test]
+    fn table_directories_hold_only_whole_parts() {
+        let run = tempfile::tempdir().unwrap();
+        let open = |state| RunOutputs::open(run.path(), &["m"], (10, 5), state).unwrap();
+        let mut outputs = open(OutputState::default());
+        feed(&mut outputs, 0, 9);
+        let state = outputs.state().unwrap().clone();
+        let partial_dir = run.path().join(PARTIAL_DIR);
+        std::fs::remove_dir(&partial_dir).unwrap();
+        std::fs::write(&partial_dir, b"not a directory").unwrap();
+        let mut records = vec![];
+        let err = outputs
+            .tick(tick_row(9), TickTiming::default(), &mut records)
+            .unwrap_err();
+        assert!(err.to_string().contains(".partial/ticks-part-"), "{err}");
+        for table in TABLES {
+            let names: Vec<_> = std::fs::read_dir(run.path().join(table))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            let expected: &[&str] = if table == "migrations" {
+                &["part-00000000.parquet"] // closed at 5 rows at tick 1
+            } else {
+                &[]
+            };
+            assert_eq!(names, expected, "{table}");
+        }
+
+        std::fs::remove_file(&partial_dir).unwrap();
+        std::fs::create_dir(&partial_dir).unwrap();
+        std::fs::write(
+            partial_dir.join("ticks-part-00000000.parquet"),
+            b"PAR1 half",
+        )
+        .unwrap();
+        let mut outputs = open(state);
+        assert_eq!(std::fs::read_dir(&partial_dir).unwrap().count(), 0);
+        feed(&mut outputs, 9, 12);
+        outputs.finish().unwrap();
+        assert!(!partial_dir.exists());
+        assert_eq!(rows_of(&run.path().join("ticks").join(part_name(0))), 10);
+    }
+
+    /// `migrations/`' nullable `target_machine` is declared to pandas as its nullable `UInt64`,
+    /// which keeps IDs above 2^53 (every `--multiply` copy's) exact.
+    #[test]
+    fn pandas_reads_target_machines_as_exact_integers() {
+        let run = tempfile::tempdir().unwrap();
+        let mut outputs =
+            RunOutputs::open(run.path(), &["m"], (10, 5), OutputState::default()).unwrap();
+        feed(&mut outputs, 0, 2);
+        outputs.finish().unwrap();
+        let file = File::open(run.path().join("migrations").join(part_name(0))).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let dtypes = ingest::pandas::pandas_dtypes(reader.schema());
+        assert_eq!(dtypes.len(), 1);
+        assert_eq!(dtypes["target_machine"], "UInt64");
     }
 }

@@ -11,12 +11,19 @@ use arrow_array::{
     UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use ingest::pandas::with_pandas_metadata;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::Cell;
 use crate::classify::NodeClass;
 use crate::metrics::{TickRow, sum};
 use crate::policy::MigrationRecord;
+
+/// A table's schema of `fields`, with the pandas dtypes of its nullable integer columns (so
+/// that pandas keeps `migrations/`' `target_machine` an exact `UInt64`).
+fn schema(fields: Vec<Field>) -> SchemaRef {
+    Arc::new(with_pandas_metadata(Schema::new(fields)))
+}
 
 /// The `ticks.parquet` schema for a policy with these message kinds.
 pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
@@ -55,7 +62,7 @@ pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
     for kind in message_kinds {
         f.push(Field::new(format!("msg_{kind}"), DataType::UInt64, false));
     }
-    Arc::new(Schema::new(f))
+    schema(f)
 }
 
 pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
@@ -106,7 +113,7 @@ pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
 
 /// The `migrations.parquet` schema.
 pub fn migrations_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
+    schema(vec![
         Field::new("time_us", DataType::Int64, false),
         Field::new("job_id", DataType::UInt64, false),
         Field::new("task_index", DataType::UInt32, false),
@@ -115,7 +122,7 @@ pub fn migrations_schema() -> SchemaRef {
         Field::new("cost_mb", DataType::Float64, false),
         Field::new("forced", DataType::Boolean, false),
         Field::new("outcome", DataType::Utf8, false),
-    ]))
+    ])
 }
 
 pub(super) fn migrations_batch(schema: &SchemaRef, rows: &[MigrationRecord]) -> RecordBatch {
@@ -164,7 +171,7 @@ pub fn nodes_schema() -> SchemaRef {
         f.push(Field::new(name, DataType::Float64, false));
     }
     f.push(Field::new("task_count", DataType::UInt32, false));
-    Arc::new(Schema::new(f))
+    schema(f)
 }
 
 pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i64) -> RecordBatch {
@@ -234,7 +241,7 @@ pub fn timing_schema() -> SchemaRef {
     ] {
         f.push(Field::new(name, DataType::Float64, false));
     }
-    Arc::new(Schema::new(f))
+    schema(f)
 }
 
 pub(super) fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBatch {
