@@ -83,14 +83,9 @@ const SYNTHETIC_SETTINGS: &str = "settings.json";
 /// was being made) reuses what was finished: the ingested cell, else the generated CSV (written
 /// whole or not at all, `ingest::synth::generate`), whose ingest is redone; its settings are
 /// recorded first and must match.
-fn synthetic_trace(work: &Path, machines: u32, hours: f64, seed: u64) -> Result<PathBuf> {
+fn synthetic_trace(work: &Path, gen_config: &GenConfig) -> Result<PathBuf> {
     let (trace, parquet) = (work.join("trace"), work.join("parquet"));
-    let gen_config = GenConfig {
-        machines,
-        hours: hours.ceil(),
-        seed,
-        part_hours: 1.0,
-    };
+    let GenConfig { machines, seed, .. } = *gen_config;
     let settings = serde_json::json!({
         "machines": machines, "hours": gen_config.hours, "seed": seed,
     });
@@ -126,7 +121,7 @@ fn synthetic_trace(work: &Path, machines: u32, hours: f64, seed: u64) -> Result<
             "generating a synthetic cell: {machines} machines, {} h, seed {seed}",
             gen_config.hours
         );
-        ingest::synth::generate(&trace, &gen_config, &GenProgress::default())
+        ingest::synth::generate(&trace, gen_config, &GenProgress::default())
             .context("generating the synthetic trace")?;
     }
     ingest::ingest(
@@ -162,15 +157,28 @@ pub fn run(args: RunArgs) -> Result<()> {
             out.display()
         );
     }
+    // A synthetic cell's settings are checked before anything is written: a directory holding
+    // the settings of a cell that cannot be made would refuse the corrected command.
+    let synthetic = match &config.trace {
+        Some(_) => None,
+        None => {
+            let gen_config = GenConfig {
+                machines: args.synthetic.unwrap_or(DEFAULT_MACHINES),
+                hours: config.hours.unwrap_or(DEFAULT_SYNTHETIC_HOURS).ceil(),
+                seed: config.seed,
+                part_hours: 1.0,
+            };
+            gen_config
+                .validate()
+                .context("the synthetic cell (--synthetic, --hours)")?;
+            Some(gen_config)
+        }
+    };
     let _lock = run_lock::lock(&out)?;
-    let trace = match &config.trace {
-        Some(t) => t.clone(),
-        None => synthetic_trace(
-            &out.join("synthetic"),
-            args.synthetic.unwrap_or(DEFAULT_MACHINES),
-            config.hours.unwrap_or(DEFAULT_SYNTHETIC_HOURS),
-            config.seed,
-        )?,
+    let trace = match (&config.trace, &synthetic) {
+        (Some(t), _) => t.clone(),
+        (None, Some(gen_config)) => synthetic_trace(&out.join("synthetic"), gen_config)?,
+        (None, None) => unreachable!("a run without a trace has a synthetic cell"),
     };
     execute(&config, &trace, &out, args.resume)
 }

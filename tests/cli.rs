@@ -174,6 +174,27 @@ fn errors_exit_1_with_file_and_line() {
     assert_eq!(out.status.code(), Some(2), "usage errors come from clap");
 }
 
+/// A synthetic cell that cannot be made is refused before anything is written, so the corrected
+/// command works in the same directory (it once recorded the bad cell's settings there and then
+/// refused every other cell).
+#[test]
+fn a_synthetic_cell_out_of_range_leaves_its_directory_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run").display().to_string();
+    let out = cellsim(&["run", "--synthetic", "10", "--out", &run]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("the synthetic cell (--synthetic, --hours): invalid settings: machines must be 50..=100664, got 10"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("run").exists());
+    let out = cellsim(&["run", "--synthetic", "50", "--hours", "800", "--out", &run]);
+    assert!(text(&out.stderr).contains("hours must be in (0, 744], got 800"));
+    let out = cellsim(&["run", "--synthetic", "50", "--hours", "0.2", "--out", &run]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     let dir = tempfile::tempdir().unwrap();
