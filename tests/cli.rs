@@ -276,6 +276,15 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     let out = cellsim(&["report", &dir.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is this a finished `cellsim run` directory?"));
+    // A run directory without its summary: a run killed, stopped or still running.
+    std::fs::copy(runs[0].join("run.toml"), dir.path().join("run.toml")).unwrap();
+    let out = cellsim(&["report", &dir.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("holds a run that has not finished (no summary.json yet)"),
+        "{}",
+        text(&out.stderr)
+    );
     // With stderr closed the error cannot be shown, but the status still says error (1), not
     // panic (101).
     let closed_stderr = || {

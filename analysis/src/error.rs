@@ -11,6 +11,16 @@ pub enum AnalysisError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A run directory whose run has not finished (killed, stopped or still running).
+    #[error(
+        "{dir} holds a run that has not finished (no {summary} yet): `cellsim resume {dir}` finishes it; the parts written so far can be read now (`{dir}/ticks/*.parquet`, one per simulated day)"
+    )]
+    Unfinished {
+        /// The run directory.
+        dir: std::path::PathBuf,
+        /// The summary's file name.
+        summary: &'static str,
+    },
     /// A run summary that does not parse.
     #[error("{path}: not a run summary: {problem}")]
     BadRunSummary {

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use engine::RunSummary;
-use engine::run::SUMMARY_FILE;
+use engine::run::{CONFIG_FILE, SUMMARY_FILE};
 
 use crate::error::{AnalysisError, Result};
 
@@ -24,6 +24,14 @@ pub(crate) fn read_summary(dir: &Path) -> Result<(PathBuf, String)> {
     let path = dir.join(SUMMARY_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok((path, text)),
+        Err(source)
+            if source.kind() == std::io::ErrorKind::NotFound && dir.join(CONFIG_FILE).is_file() =>
+        {
+            Err(AnalysisError::Unfinished {
+                dir: dir.to_path_buf(),
+                summary: SUMMARY_FILE,
+            })
+        }
         Err(source) => Err(AnalysisError::NotARun { path, source }),
     }
 }
