@@ -66,6 +66,7 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
                 rate(rows, elapsed),
                 rate(read, elapsed)
             ),
+            notes: Vec::new(),
         }
     });
     let result =
@@ -128,6 +129,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
             done: done_s,
             total: total_us / 1_000_000,
             message: format!("{}x real time", rate(done_s, elapsed)),
+            notes: Vec::new(),
         }
     });
     let result = synth::generate(&args.out_dir, &config, &progress);

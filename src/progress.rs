@@ -21,6 +21,8 @@ pub struct Sample {
     pub total: u64,
     /// Extra text: rates and counts.
     pub message: String,
+    /// Lines to show once, at once (above the bar on a terminal): warnings from the work.
+    pub notes: Vec<String>,
 }
 
 /// A running progress display; stops when dropped or [`Reporter::finish`]ed.
@@ -78,6 +80,12 @@ impl Reporter {
             let mut finished = false;
             loop {
                 let s = sample(started.elapsed());
+                for note in &s.notes {
+                    match &bar {
+                        Some(bar) => bar.println(format!("warning: {note}")),
+                        None => errln!("warning: {note}"),
+                    }
+                }
                 match &bar {
                     Some(bar) => {
                         bar.set_length(s.total);
@@ -165,6 +173,7 @@ mod tests {
                 done: d.load(Ordering::SeqCst),
                 total: 7,
                 message: String::new(),
+                notes: Vec::new(),
             }
         });
         done.store(7, Ordering::SeqCst);

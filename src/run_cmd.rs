@@ -5,8 +5,8 @@
 //! [`EXIT_SNAPSHOTTED`]; a second SIGINT exits at once), and prints the report table.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use anyhow::{Context, Result, bail};
 use engine::borg::BorgReplay;
@@ -259,6 +259,12 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
             message: format!(
                 "simulated {:.1} h, {speed:.0}x real time",
                 (done * tick_s) as f64 / 3600.0
+            ),
+            notes: std::mem::take(
+                &mut shown
+                    .failed_snapshots
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
             ),
         }
     });

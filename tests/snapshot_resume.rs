@@ -438,3 +438,34 @@ fn a_second_process_on_a_running_run_is_refused() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_same_outputs(&run, reference);
 }
+
+/// A periodic snapshot that cannot be written (here its temporary file leads to `/dev/full`, as
+/// a full disk or a quota would) does not end the run: a warning names it, its partial file is
+/// removed, the next snapshot is written, and the outputs equal an uninterrupted run's.
+#[test]
+fn a_snapshot_that_cannot_be_written_does_not_end_the_run() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir_all(run.join("snapshots")).unwrap();
+    let full = run.join("snapshots/tick-00000010.tmp");
+    std::os::unix::fs::symlink("/dev/full", &full).unwrap();
+    let args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "10"]);
+    let out = cellsim(&strs(&args));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr
+            .contains("warning: the snapshot before tick 10 could not be written; the run goes on")
+            && stderr.contains("No space left on device"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(
+        full.symlink_metadata().is_err(),
+        "the partial file is removed"
+    );
+    let kept = snapshots(&run);
+    assert!(!kept.is_empty() && !kept.contains(&run.join("snapshots/tick-00000010.snap")));
+    assert_same_outputs(&run, reference);
+}

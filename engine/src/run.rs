@@ -5,11 +5,13 @@
 //! every N simulated minutes, every W wall minutes, or when [`RunProgress::stop`] is set (by the
 //! binary's signal handler), after which the run returns [`RunOutcome::Snapshotted`]. A run
 //! started from a snapshot continues exactly where the snapshot was taken: its outputs are
-//! byte-identical to an uninterrupted run's.
+//! byte-identical to an uninterrupted run's. A periodic snapshot that cannot be written is
+//! reported through [`RunProgress::failed_snapshots`] and the run goes on (writing one changes
+//! nothing in the state); one requested through `stop` that fails ends the run with its error.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use ingest::IngestSummary;
@@ -46,6 +48,11 @@ pub struct RunProgress {
     pub stop: Arc<AtomicBool>,
     /// Milliseconds it took to restore the state from a snapshot (0 for a fresh run).
     pub restore_ms: AtomicU64,
+    /// Periodic snapshots that could not be written, as messages for the caller to show (and
+    /// take). Such a failure (a full disk, a quota) does not end the run: it goes on, the next
+    /// trigger tries again, and the newest snapshot written stays the one to resume from. A
+    /// snapshot requested through `stop` that fails ends the run with its error.
+    pub failed_snapshots: Mutex<Vec<String>>,
 }
 
 /// How a run ended.
@@ -333,16 +340,28 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 && last_snapshot.elapsed().as_secs_f64() >= snap.every_wall_minutes * 60.0;
             if stop || sim_due || wall_due {
                 let t = Instant::now();
-                let path = self.snapshot(self.wall_before_s + started.elapsed().as_secs_f64())?;
-                self.outputs
-                    .note_snapshot_ms(t.elapsed().as_secs_f64() * 1e3);
-                last_snapshot = Instant::now();
-                if stop {
-                    return Ok(RunOutcome::Snapshotted {
-                        next_tick: self.next_tick as u64,
-                        path,
-                    });
+                match self.snapshot(self.wall_before_s + started.elapsed().as_secs_f64()) {
+                    Ok(path) if stop => {
+                        return Ok(RunOutcome::Snapshotted {
+                            next_tick: self.next_tick as u64,
+                            path,
+                        });
+                    }
+                    Ok(_) => self
+                        .outputs
+                        .note_snapshot_ms(t.elapsed().as_secs_f64() * 1e3),
+                    Err(e) if !stop => {
+                        let message = format!(
+                            "the snapshot before tick {} could not be written; the run goes on and tries again at the next snapshot: {e}",
+                            self.next_tick
+                        );
+                        (progress.failed_snapshots.lock())
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push(message);
+                    }
+                    Err(e) => return Err(e),
                 }
+                last_snapshot = Instant::now();
             }
         }
         let wall_s = self.wall_before_s + started.elapsed().as_secs_f64();

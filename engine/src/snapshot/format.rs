@@ -239,13 +239,19 @@ impl<'a> SnapshotWriter<'a> {
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = path.with_extension("tmp");
-        let mut file = File::create(&tmp).map_err(io)?;
-        file.write_all(&self.head(header)).map_err(io)?;
-        for b in self.sections.iter().flat_map(|s| s.1.bytes()) {
-            file.write_all(b).map_err(io)?;
+        let written = (|| {
+            let mut file = File::create(&tmp)?;
+            file.write_all(&self.head(header))?;
+            for b in self.sections.iter().flat_map(|s| s.1.bytes()) {
+                file.write_all(b)?;
+            }
+            file.sync_all()
+        })();
+        if let Err(e) = written {
+            // A full disk keeps the space the partial file holds: give it back.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io(e));
         }
-        file.sync_all().map_err(io)?;
-        drop(file);
         std::fs::rename(&tmp, path).map_err(io)?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
         Ok(())
