@@ -150,6 +150,10 @@ pub struct ResumeArgs {
     /// Worker threads (default: the run's setting); outputs are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// The ingested trace's new place, if it moved since the run started (the snapshots check
+    /// that it is the same trace); recorded in run.toml for later resumes.
+    #[arg(long, value_name = "PARQUET_DIR")]
+    pub trace: Option<PathBuf>,
 }
 
 /// Policies selectable on the command line.

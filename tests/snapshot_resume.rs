@@ -469,3 +469,71 @@ fn a_snapshot_that_cannot_be_written_does_not_end_the_run() {
     assert!(!kept.is_empty() && !kept.contains(&run.join("snapshots/tick-00000010.snap")));
     assert_same_outputs(&run, reference);
 }
+
+/// A run whose trace moved (a scratch directory purged and restored elsewhere): `resume` says
+/// where it looked and how to give the new place; `resume --trace NEW` continues (the snapshots
+/// check that it is the same trace) to the uninterrupted run's outputs and records the new
+/// place in run.toml, so a later resume needs no flag. Another trace there is refused.
+#[test]
+fn a_run_whose_trace_moved_resumes_with_its_new_place() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("trace"), dir.path().join("moved"));
+    let copied = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &trace().display().to_string(),
+            &old.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let run = dir.path().join("run");
+    let mut args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "25"]);
+    let at = args.iter().position(|a| a == "--trace").unwrap() + 1;
+    args[at] = old.display().to_string();
+    let out = cellsim(&strs(&args));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let take_back_the_end = || {
+        for newer in &snapshots(&run)[1..] {
+            std::fs::remove_file(newer).unwrap();
+        }
+        std::fs::remove_file(run.join("summary.json")).unwrap();
+    };
+    take_back_the_end();
+    std::fs::rename(&old, &new).unwrap();
+    let run_s = run.display().to_string();
+    let out = resume(&run);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let hint = format!("give its new place: `cellsim resume {run_s} --trace PARQUET_DIR`");
+    assert!(
+        stderr.contains(&format!("its trace {} is not there", old.display()))
+            && stderr.contains(&hint),
+        "{stderr}"
+    );
+
+    let other = dir.path().join("other");
+    let out = cellsim(&["gen", &other.display().to_string(), "--machines", "60"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let other_parquet = dir.path().join("other-parquet").display().to_string();
+    let out = cellsim(&["ingest", &other.display().to_string(), &other_parquet]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cellsim(&["resume", &run_s, "--trace", &other_parquet]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("taken with another trace"));
+
+    let new_s = new.display().to_string();
+    let out = cellsim(&["resume", &run_s, "--trace", &new_s]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, reference);
+    let recorded = std::fs::read_to_string(run.join("run.toml")).unwrap();
+    assert!(
+        recorded.contains(&format!("trace = \"{new_s}\"")),
+        "{recorded}"
+    );
+    take_back_the_end();
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, reference);
+}
