@@ -197,7 +197,8 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no usable snapshot"), "{stderr}");
     assert!(stderr.contains("another configuration"), "{stderr}");
-    // Another trace (here: the same files with a different ingest summary): refused the same way.
+    // Another trace (here: the same files with a summary whose parts had bad rows): refused the
+    // same way.
     let other = dir.path().join("other-trace");
     let copied = std::process::Command::new("cp")
         .args([
@@ -209,9 +210,9 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
         .unwrap();
     assert!(copied.success());
     let summary = other.join("ingest-summary.json");
-    let mut json = std::fs::read_to_string(&summary).unwrap();
-    json.push('\n');
-    std::fs::write(&summary, json).unwrap();
+    let json = std::fs::read_to_string(&summary).unwrap();
+    assert!(json.contains("\"bad_rows\": 0"));
+    std::fs::write(&summary, json.replace("\"bad_rows\": 0", "\"bad_rows\": 1")).unwrap();
     let mut args = args_with("masb", &run, &["--resume"]);
     let t = args.iter().position(|a| a == "--trace").unwrap();
     args[t + 1] = other.display().to_string();

@@ -37,8 +37,10 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// scores, `masb/select/draw.rs`; 5: a MASB broker's new tasks draw from streams of their own,
 /// scored in the order of their windows, `masb/agents/broker.rs`; 6: the outputs' open
 /// `migrations/` part has a first tick of its own, `output::OutputState`; 7: MASB's node reports
-/// still due at a tick boundary are the policy's, not messages, `masb/reports.rs`).
-pub const VERSION: u32 = 7;
+/// still due at a tick boundary are the policy's, not messages, `masb/reports.rs`; 8: the
+/// trace's identity hashed from its parts' inputs, rows and times, not from the summary file's
+/// bytes, `snapshot::trace_hash`).
+pub const VERSION: u32 = 8;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
