@@ -347,3 +347,30 @@ fn run_config_errors_name_the_file_and_line() {
             && text(&out.stdout).contains("rounds_per_tick = 6")
     );
 }
+
+/// A trace ingested without its machine_events table gives a cell without machines: the run is
+/// refused with the way to ingest them, instead of replaying every task as pending.
+#[test]
+fn a_trace_without_machines_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    std::fs::create_dir_all(raw.join("task_events")).unwrap();
+    std::fs::write(
+        raw.join("task_events/part-00000-of-00001.csv"),
+        "700000000,,1,0,,0,u,0,0,0.1,0.1,0,0\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("parquet").display().to_string();
+    let out = cellsim(&["ingest", &raw.display().to_string(), &trace]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = dir.path().join("run").display().to_string();
+    let out = cellsim(&["run", "--trace", &trace, "--out", &run]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{trace} has no machine_events rows, so the cell would have no machines"
+        )),
+        "{stderr}"
+    );
+}

@@ -16,6 +16,14 @@ pub enum EngineError {
         /// What is wrong, with line and column when known.
         problem: String,
     },
+    /// The trace has no machine events: the cell would have no machines.
+    #[error(
+        "{trace} has no machine_events rows, so the cell would have no machines; ingest the trace's machine_events table too (`cellsim ingest` without `--tables` ingests all six)"
+    )]
+    NoMachines {
+        /// The ingested trace.
+        trace: PathBuf,
+    },
     /// The output directory already holds a finished run.
     #[error("{path} already holds a finished run (summary.json); give a new output directory")]
     RunExists {

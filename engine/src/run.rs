@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use ingest::IngestSummary;
 use ingest::codes::TRACE_START_US;
+use ingest::{IngestSummary, Table};
 
 use crate::cell::Cell;
 use crate::config::RunConfig;
@@ -196,6 +196,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
 
     fn identity(config: &RunConfig, trace_dir: &Path, next_tick: u32) -> Result<(u32, Header)> {
         let ingest_summary = IngestSummary::load(trace_dir)?;
+        let machine_events = ingest_summary.tables.get(Table::MachineEvents.name());
+        if machine_events.is_none_or(|t| t.rows == 0) {
+            return Err(EngineError::NoMachines {
+                trace: trace_dir.to_path_buf(),
+            });
+        }
         let total = ticks_to_run(config, ingest_summary.last_event_us()) as u32;
         let header = Header {
             tick: next_tick as u64,
