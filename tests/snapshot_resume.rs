@@ -28,6 +28,26 @@ fn resume(run: &Path) -> std::process::Output {
     cellsim(&["resume", &run.display().to_string()])
 }
 
+/// A copy of [`trace`] at `to`.
+fn copy_of_the_trace(to: &Path) {
+    let copied = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &trace().display().to_string(),
+            &to.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+}
+
+/// `args` reading the trace at `trace`.
+fn with_trace(mut args: Vec<String>, trace: &Path) -> Vec<String> {
+    let at = args.iter().position(|a| a == "--trace").unwrap() + 1;
+    args[at] = trace.display().to_string();
+    args
+}
+
 #[test]
 fn sigkill_at_any_point_then_resume_gives_identical_outputs() {
     let reference = reference("masb");
@@ -200,22 +220,12 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     // Another trace (here: the same files with a summary whose parts had bad rows): refused the
     // same way.
     let other = dir.path().join("other-trace");
-    let copied = std::process::Command::new("cp")
-        .args([
-            "-r",
-            &trace().display().to_string(),
-            &other.display().to_string(),
-        ])
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    copy_of_the_trace(&other);
     let summary = other.join("ingest-summary.json");
     let json = std::fs::read_to_string(&summary).unwrap();
     assert!(json.contains("\"bad_rows\": 0"));
     std::fs::write(&summary, json.replace("\"bad_rows\": 0", "\"bad_rows\": 1")).unwrap();
-    let mut args = args_with("masb", &run, &["--resume"]);
-    let t = args.iter().position(|a| a == "--trace").unwrap();
-    args[t + 1] = other.display().to_string();
+    let args = with_trace(args_with("masb", &run, &["--resume"]), &other);
     let out = cellsim(&strs(&args));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -480,19 +490,10 @@ fn a_run_whose_trace_moved_resumes_with_its_new_place() {
     let reference = reference("masb");
     let dir = tempfile::tempdir().unwrap();
     let (old, new) = (dir.path().join("trace"), dir.path().join("moved"));
-    let copied = std::process::Command::new("cp")
-        .args([
-            "-r",
-            &trace().display().to_string(),
-            &old.display().to_string(),
-        ])
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    copy_of_the_trace(&old);
     let run = dir.path().join("run");
-    let mut args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "25"]);
-    let at = args.iter().position(|a| a == "--trace").unwrap() + 1;
-    args[at] = old.display().to_string();
+    let args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "25"]);
+    let args = with_trace(args, &old);
     let out = cellsim(&strs(&args));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let take_back_the_end = || {
