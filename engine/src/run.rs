@@ -48,7 +48,7 @@ pub struct RunProgress {
     pub stop: Arc<AtomicBool>,
     /// Milliseconds it took to restore the state from a snapshot (0 for a fresh run).
     pub restore_ms: AtomicU64,
-    /// Periodic snapshots that could not be written, as messages for the caller to show (and
+    /// Periodic snapshots that failed (to be written, or to prune older ones), as messages for the caller to show (and
     /// take). Such a failure (a full disk, a quota) does not end the run: it goes on, the next
     /// trigger tries again, and the newest snapshot written stays the one to resume from. A
     /// snapshot requested through `stop` that fails ends the run with its error.
@@ -358,7 +358,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                         .note_snapshot_ms(t.elapsed().as_secs_f64() * 1e3),
                     Err(e) if !stop => {
                         let message = format!(
-                            "the snapshot before tick {} could not be written; the run goes on and tries again at the next snapshot: {e}",
+                            "the snapshot before tick {} failed; the run goes on and tries again at the next snapshot: {e}",
                             self.next_tick
                         );
                         (progress.failed_snapshots.lock())
