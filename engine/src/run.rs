@@ -48,10 +48,11 @@ pub struct RunProgress {
     pub stop: Arc<AtomicBool>,
     /// Milliseconds it took to restore the state from a snapshot (0 for a fresh run).
     pub restore_ms: AtomicU64,
-    /// Periodic snapshots that failed (to be written, or to prune older ones), as messages for the caller to show (and
-    /// take). Such a failure (a full disk, a quota) does not end the run: it goes on, the next
-    /// trigger tries again, and the newest snapshot written stays the one to resume from. A
-    /// snapshot requested through `stop` that fails ends the run with its error.
+    /// Periodic snapshots that failed (to be written, or to prune older ones), as messages for
+    /// the caller to show (and take). Such a failure (a full disk, a quota) does not end the
+    /// run: it goes on, the next trigger tries again, and the newest snapshot written stays the
+    /// one to resume from. A snapshot requested through `stop` that fails ends the run with its
+    /// error.
     pub failed_snapshots: Mutex<Vec<String>>,
 }
 
