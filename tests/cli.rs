@@ -84,6 +84,29 @@ fn gen_ingest_stats_pipeline() {
             && stderr.contains("h have no new events"),
         "{stderr}"
     );
+
+    // Directories mixed up: a table's directory for the trace, the trace for a run.
+    let out = cellsim(&["stats", &p("parquet/task_events")]);
+    assert_eq!(out.status.code(), Some(1));
+    let expected = format!(
+        "{} is the task_events table of the ingested trace {}; give {}",
+        p("parquet/task_events"),
+        p("parquet"),
+        p("parquet")
+    );
+    assert!(
+        text(&out.stderr).contains(&expected),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cellsim(&["report", &p("parquet")]);
+    assert_eq!(out.status.code(), Some(1));
+    let expected = format!("{} is an ingested trace, not a run directory", p("parquet"));
+    assert!(
+        text(&out.stderr).contains(&expected),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

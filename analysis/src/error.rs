@@ -21,6 +21,12 @@ pub enum AnalysisError {
         /// The summary's file name.
         summary: &'static str,
     },
+    /// An ingested trace given where a run directory belongs.
+    #[error("{dir} is an ingested trace, not a run directory; `cellsim stats {dir}` describes it")]
+    TraceNotRun {
+        /// The directory given.
+        dir: std::path::PathBuf,
+    },
     /// A run summary that does not parse.
     #[error("{path}: not a run summary: {problem}")]
     BadRunSummary {

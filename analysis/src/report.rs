@@ -32,6 +32,11 @@ pub(crate) fn read_summary(dir: &Path) -> Result<(PathBuf, String)> {
                 summary: SUMMARY_FILE,
             })
         }
+        Err(_) if dir.join(ingest::ingest::SUMMARY_FILE).is_file() => {
+            Err(AnalysisError::TraceNotRun {
+                dir: dir.to_path_buf(),
+            })
+        }
         Err(source) => Err(AnalysisError::NotARun { path, source }),
     }
 }

@@ -96,6 +96,16 @@ pub enum IngestError {
         /// The directory given.
         path: PathBuf,
     },
+    /// One table's directory of an ingested trace, given where the trace belongs.
+    #[error("{path} is the {table} table of the ingested trace {trace}; give {trace}")]
+    TableDir {
+        /// The directory given.
+        path: PathBuf,
+        /// The table's name.
+        table: String,
+        /// The ingested trace holding it.
+        trace: PathBuf,
+    },
     /// A directory lacks the summary that marks a complete ingest.
     #[error(
         "{path} cannot be read ({source}); is this a directory written completely by `cellsim ingest`?"

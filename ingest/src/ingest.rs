@@ -137,14 +137,23 @@ impl IngestSummary {
     /// parts without it is named as a raw trace).
     pub fn load(dir: &Path) -> Result<IngestSummary> {
         let path = dir.join(SUMMARY_FILE);
-        let text = fs::read_to_string(&path).map_err(|source| match discover(dir, &[]) {
-            Ok(_) => IngestError::RawTrace {
-                path: dir.to_path_buf(),
-            },
-            Err(_) => IngestError::NotIngested {
-                path: path.clone(),
-                source,
-            },
+        let text = fs::read_to_string(&path).map_err(|source| {
+            let parent = dir.parent().filter(|p| p.join(SUMMARY_FILE).is_file());
+            let table = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            match (parent, table) {
+                (Some(trace), Some(table)) => IngestError::TableDir {
+                    path: dir.to_path_buf(),
+                    table,
+                    trace: trace.to_path_buf(),
+                },
+                _ if discover(dir, &[]).is_ok() => IngestError::RawTrace {
+                    path: dir.to_path_buf(),
+                },
+                _ => IngestError::NotIngested {
+                    path: path.clone(),
+                    source,
+                },
+            }
         })?;
         serde_json::from_str(&text).map_err(|e| IngestError::BadSummary {
             path,
