@@ -3,9 +3,11 @@
 //! Output layout: `OUT/<table>/part-NNNNN-of-MMMMM.parquet`, one file per input part, each sorted
 //! by time (ties in file order) in row groups of [`IngestOptions::rows_per_group`] rows, plus
 //! `OUT/ingest-summary.json`. Completeness: tables are written under `OUT/<table>.partial/` and
-//! renamed into place only when every part of every table succeeded, and the summary is written
-//! last (temp file + rename) and removed first; so a directory with a summary is complete, and a
-//! failed ingest leaves no `OUT/<table>` it did not finish. Memory: per worker thread, one chunk of
+//! renamed into place only when every part of every table succeeded, and the summary is removed
+//! before the first table is replaced and written last (temp file + rename); so a directory with
+//! a summary is complete, and a failed ingest leaves no `OUT/<table>` it did not finish (nor
+//! touches an earlier ingest's tables and summary). Tables may be ingested a few at a time into
+//! one `OUT`: the summary lists the tables of earlier ingests there that were not replaced. Memory: per worker thread, one chunk of
 //! `rows_per_group` rows (two when a part needs its row groups merged).
 
 use std::collections::BTreeMap;
@@ -267,10 +269,6 @@ pub fn ingest(
         ));
     }
     fs::create_dir_all(out_dir).map_err(IngestError::io(out_dir))?;
-    let summary_path = out_dir.join(SUMMARY_FILE);
-    if summary_path.exists() {
-        fs::remove_file(&summary_path).map_err(IngestError::io(&summary_path))?;
-    }
     let mut jobs = Vec::new();
     let mut total_bytes = 0;
     for (table, files) in &tables {
@@ -322,6 +320,19 @@ pub fn ingest(
     for (table, files) in &tables {
         let table_parts: Vec<PartSummary> = parts.by_ref().take(files.len()).collect();
         summary_tables.insert(table.name().to_string(), table_summary(table_parts));
+    }
+    // The tables an earlier ingest into `out_dir` finished stay listed unless replaced (tables
+    // may be ingested a few at a time). Until here they and their summary are untouched.
+    let summary_path = out_dir.join(SUMMARY_FILE);
+    if summary_path.exists() {
+        if let Ok(earlier) = IngestSummary::load(out_dir) {
+            for (name, table) in earlier.tables {
+                if out_dir.join(&name).is_dir() {
+                    summary_tables.entry(name).or_insert(table);
+                }
+            }
+        }
+        fs::remove_file(&summary_path).map_err(IngestError::io(&summary_path))?;
     }
     for (table, _) in &tables {
         let final_dir = out_dir.join(table.name());

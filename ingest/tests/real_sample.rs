@@ -311,3 +311,36 @@ fn ingested_files_name_pandas_nullable_dtypes() {
     .collect();
     assert_eq!(dtypes, expected);
 }
+
+/// Tables ingested a few at a time into one directory are all listed in its summary (a second
+/// ingest used to list only its own tables, leaving the first ones on disk but unlisted); an
+/// ingest that fails while converting leaves the earlier tables and their summary as they were.
+#[test]
+fn tables_ingested_a_few_at_a_time_are_all_listed() {
+    let out = tempfile::tempdir().unwrap();
+    let ingest_into = |raw: &Path, tables: Vec<Table>| {
+        let options = IngestOptions {
+            tables,
+            ..IngestOptions::default()
+        };
+        ingest::ingest(raw, out.path(), &options, &Progress::default())
+    };
+    let listed = || {
+        let summary = ingest::IngestSummary::load(out.path()).unwrap();
+        let rows = |t: &str| summary.tables.get(t).map(|t| t.rows);
+        (rows("machine_events"), rows("job_events"))
+    };
+    ingest_into(&sample_dir(), vec![Table::MachineEvents]).unwrap();
+    ingest_into(&sample_dir(), vec![Table::JobEvents]).unwrap();
+    assert_eq!(listed(), (Some(37_780), Some(13_803)));
+
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(bad.path().join("job_events")).unwrap();
+    std::fs::write(
+        bad.path().join("job_events/part-00000-of-00001.csv"),
+        "0,,x,0,u,0,n,l\n",
+    )
+    .unwrap();
+    ingest_into(bad.path(), vec![Table::JobEvents]).unwrap_err();
+    assert_eq!(listed(), (Some(37_780), Some(13_803)));
+}
