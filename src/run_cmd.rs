@@ -214,24 +214,6 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
     execute(&config, &trace, &args.run_dir, true)
 }
 
-/// Records in a resumed run's `run.toml` the trace it now reads, when that moved (`resume
-/// --trace`, `run --resume --trace`): later resumes find it there. Called once a snapshot showed
-/// it is the run's trace.
-fn record_moved_trace(out: &Path, trace: &Path) -> Result<()> {
-    let path = out.join(CONFIG_FILE);
-    let mut recorded =
-        RunConfig::from_file(&path).with_context(|| format!("reading {}", path.display()))?;
-    let trace = std::path::absolute(trace).with_context(|| trace.display().to_string())?;
-    if recorded.trace.as_deref() == Some(trace.as_path()) {
-        return Ok(());
-    }
-    recorded.trace = Some(trace);
-    let tmp = path.with_extension("toml.tmp");
-    let text = toml::to_string(&recorded).context("writing the run's config")?;
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
-}
-
 /// Runs (or, with `resume`, continues) the run in `out`; exits the process with
 /// [`EXIT_SNAPSHOTTED`] when a signal stopped it after a snapshot.
 fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result<()> {
@@ -250,14 +232,11 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
             errln!("skipping snapshot {why}");
         }
         match &chosen.snapshot {
-            Some(s) => {
-                errln!(
-                    "resuming from {} (tick {})",
-                    s.path().display(),
-                    s.header().tick
-                );
-                record_moved_trace(out, trace)?;
-            }
+            Some(s) => errln!(
+                "resuming from {} (tick {})",
+                s.path().display(),
+                s.header().tick
+            ),
             None => errln!(
                 "no snapshot in {}: starting from the beginning",
                 out.display()

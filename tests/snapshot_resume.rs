@@ -20,6 +20,13 @@ fn args_with(policy: &str, out: &Path, extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// A run of `policy` into `dir/run` with `extra` flags: its directory and its arguments.
+fn run_in(dir: &Path, policy: &str, extra: &[&str]) -> (std::path::PathBuf, Vec<String>) {
+    let run = dir.join("run");
+    let args = args_with(policy, &run, extra);
+    (run, args)
+}
+
 fn strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
@@ -52,13 +59,12 @@ fn with_trace(mut args: Vec<String>, trace: &Path) -> Vec<String> {
 fn sigkill_at_any_point_then_resume_gives_identical_outputs() {
     let reference = reference("masb");
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    let run_s = run.display().to_string();
-    let args = args_with(
+    let (run, args) = run_in(
+        dir.path(),
         "masb",
-        &run,
         &["--threads", "2", "--snapshot-every-sim-minutes", "10"],
     );
+    let run_s = run.display().to_string();
     // 1. Killed soon after its first snapshot.
     let mut child = spawn(&strs(&args));
     assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
@@ -110,10 +116,9 @@ fn sigkill_at_any_point_then_resume_gives_identical_outputs() {
 fn stop_with_signal_then_resume(policy: &'static str, sig: &str) {
     let reference = reference(policy);
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
     // A snapshot every simulated minute: the fsyncs slow even borg-replay's 121 ticks down to
     // far longer than the signal takes to arrive, so the run cannot finish first.
-    let args = args_with(policy, &run, &["--snapshot-every-sim-minutes", "1"]);
+    let (run, args) = run_in(dir.path(), policy, &["--snapshot-every-sim-minutes", "1"]);
     let child = spawn(&strs(&args));
     assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
     signal(child.id(), sig);
@@ -149,8 +154,7 @@ fn sigint_snapshots_and_exits_75_borg_replay() {
 
 /// A run of `policy` stopped by SIGTERM with several snapshots on disk.
 fn interrupted(dir: &Path) -> std::path::PathBuf {
-    let run = dir.join("run");
-    let args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "10"]);
+    let (run, args) = run_in(dir, "masb", &["--snapshot-every-sim-minutes", "10"]);
     let mut child = spawn(&strs(&args));
     assert!(wait_until(Duration::from_secs(60), || snapshots(&run)
         .len()
@@ -299,10 +303,9 @@ fn crc32(bytes: &[u8]) -> u32 {
 fn a_finished_run_resumes_from_a_snapshot_and_lost_samples_are_refused() {
     let reference = reference("masb");
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    let args = args_with(
+    let (run, args) = run_in(
+        dir.path(),
         "masb",
-        &run,
         &["--threads", "2", "--snapshot-every-sim-minutes", "30"],
     );
     finish_then_resume_from_the_first_snapshot(&args, &run, reference);
@@ -423,10 +426,9 @@ fn a_run_killed_while_making_its_synthetic_cell_starts_again() {
 fn a_second_process_on_a_running_run_is_refused() {
     let reference = reference("masb");
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    let args = args_with(
+    let (run, args) = run_in(
+        dir.path(),
         "masb",
-        &run,
         &["--threads", "1", "--snapshot-every-sim-minutes", "10"],
     );
     let mut child = spawn(&strs(&args));
@@ -457,11 +459,10 @@ fn a_second_process_on_a_running_run_is_refused() {
 fn a_snapshot_that_cannot_be_written_does_not_end_the_run() {
     let reference = reference("masb");
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
+    let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "10"]);
     std::fs::create_dir_all(run.join("snapshots")).unwrap();
     let full = run.join("snapshots/tick-00000010.tmp");
     std::os::unix::fs::symlink("/dev/full", &full).unwrap();
-    let args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "10"]);
     let out = cellsim(&strs(&args));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
@@ -490,8 +491,7 @@ fn a_run_whose_trace_moved_resumes_with_its_new_place() {
     let dir = tempfile::tempdir().unwrap();
     let (old, new) = (dir.path().join("trace"), dir.path().join("moved"));
     copy_of_the_trace(&old);
-    let run = dir.path().join("run");
-    let args = args_with("masb", &run, &["--snapshot-every-sim-minutes", "25"]);
+    let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "25"]);
     let args = with_trace(args, &old);
     let out = cellsim(&strs(&args));
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -89,6 +89,18 @@ pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> u64 {
     }
 }
 
+/// Writes `config` as the run's `run.toml` in `out_dir` (what `cellsim resume` reads), with
+/// `trace_dir` made absolute as its trace, whole or not at all.
+fn save_config(config: &RunConfig, trace_dir: &Path, out_dir: &Path) -> Result<()> {
+    let mut saved = config.clone();
+    saved.trace = Some(std::path::absolute(trace_dir).map_err(EngineError::io(trace_dir))?);
+    let text = toml::to_string(&saved).expect("a config serialises");
+    let path = out_dir.join(CONFIG_FILE);
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(EngineError::io(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(EngineError::io(&path))
+}
+
 /// Replays the ingested trace in `trace_dir` under `policy`, writing outputs to `out_dir`; from
 /// `resume` (see [`snapshot::choose`]) when given, else from the beginning.
 pub fn run<P: Policy + Send>(
@@ -230,11 +242,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 path: out_dir.to_path_buf(),
             });
         }
-        let mut saved = config.clone();
-        saved.trace = Some(std::path::absolute(trace_dir).map_err(EngineError::io(trace_dir))?);
-        let text = toml::to_string(&saved).expect("a config serialises");
-        let path = out_dir.join(CONFIG_FILE);
-        std::fs::write(&path, text).map_err(EngineError::io(&path))?;
+        save_config(config, trace_dir, out_dir)?;
         let state = State {
             replay: Replay::open(trace_dir)?,
             cell: Cell::default(),
@@ -268,6 +276,13 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 problem: "taken with another configuration or trace than this run's".into(),
             }
             .into());
+        }
+        // The trace, checked above, may have moved since the run started (`cellsim resume
+        // --trace`): later resumes read it from where it is now.
+        let recorded = RunConfig::from_file(&out_dir.join(CONFIG_FILE))?;
+        let trace_now = std::path::absolute(trace_dir).map_err(EngineError::io(trace_dir))?;
+        if recorded.trace.as_deref() != Some(trace_now.as_path()) {
+            save_config(&recorded, trace_dir, out_dir)?;
         }
         let cell = state::load_cell(&mut snap.section("cell")?)?;
         let replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
