@@ -7,8 +7,9 @@
 //! before the first table is replaced and written last (temp file + rename); so a directory with
 //! a summary is complete, and a failed ingest leaves no `OUT/<table>` it did not finish (nor
 //! touches an earlier ingest's tables and summary). Tables may be ingested a few at a time into
-//! one `OUT`: the summary lists the tables of earlier ingests there that were not replaced. Memory: per worker thread, one chunk of
-//! `rows_per_group` rows (two when a part needs its row groups merged).
+//! one `OUT`: the summary lists the tables of earlier ingests there that were not replaced.
+//! Memory: per worker thread, one chunk of `rows_per_group` rows (two when a part needs its row
+//! groups merged).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
