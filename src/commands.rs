@@ -2,9 +2,9 @@
 //! calls the library and prints results.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
-use std::sync::atomic::Ordering;
 
 use ingest::synth::{self, GenConfig, GenProgress};
 use ingest::{IngestOptions, Progress, Table};
@@ -23,6 +23,22 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Resume(args) => crate::run_cmd::resume(args),
         Command::Report(args) => crate::run_cmd::report(args),
     }
+}
+
+/// Sets `stop` on SIGTERM, SIGUSR1 and SIGINT; a second one while the first is being handled
+/// exits at once (code 1). The work polls the flag and ends early: a run with a snapshot, a
+/// generation or ingest keeping nothing of its own.
+pub fn stop_on(stop: &Arc<AtomicBool>) -> Result<()> {
+    for signal in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGUSR1,
+        signal_hook::consts::SIGINT,
+    ] {
+        signal_hook::flag::register_conditional_shutdown(signal, 1, stop.clone())
+            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
+            .context("installing signal handlers")?;
+    }
+    Ok(())
 }
 
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
@@ -54,21 +70,8 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
     };
     let pool = thread_pool(args.threads)?;
     let progress = Arc::new(Progress::default());
-    let shown = progress.clone();
-    let reporter = Reporter::start("ingest", "bytes", move |elapsed| {
-        let read = shown.bytes_read.load(Ordering::Relaxed);
-        let rows = shown.rows.load(Ordering::Relaxed);
-        Sample {
-            done: read,
-            total: shown.total_bytes.load(Ordering::Relaxed),
-            message: format!(
-                "{rows} rows, {} rows/s, {}B/s in",
-                rate(rows, elapsed),
-                rate(read, elapsed)
-            ),
-            notes: Vec::new(),
-        }
-    });
+    stop_on(&progress.stop)?;
+    let reporter = ingest_reporter(&progress);
     let result =
         pool.install(|| ingest::ingest(&args.trace_dir, &args.out_dir, &options, &progress));
     reporter.finish();
@@ -120,18 +123,9 @@ fn run_gen(args: GenArgs) -> Result<()> {
         seed: args.seed,
         part_hours: args.part_hours,
     };
-    let total_us = (args.hours * 3600e6) as u64;
     let progress = Arc::new(GenProgress::default());
-    let shown = progress.clone();
-    let reporter = Reporter::start("gen", "simulated seconds", move |elapsed| {
-        let done_s = shown.simulated_us.load(Ordering::Relaxed) / 1_000_000;
-        Sample {
-            done: done_s,
-            total: total_us / 1_000_000,
-            message: format!("{}x real time", rate(done_s, elapsed)),
-            notes: Vec::new(),
-        }
-    });
+    stop_on(&progress.stop)?;
+    let reporter = gen_reporter(&progress, &config);
     let result = synth::generate(&args.out_dir, &config, &progress);
     reporter.finish();
     let summary =
@@ -148,6 +142,41 @@ fn run_gen(args: GenArgs) -> Result<()> {
         args.out_dir.display()
     );
     Ok(())
+}
+
+/// Shows an ingest's progress: compressed bytes read of the total, rows and rates.
+pub fn ingest_reporter(progress: &Arc<Progress>) -> Reporter {
+    let shown = progress.clone();
+    Reporter::start("ingest", "bytes", move |elapsed| {
+        let read = shown.bytes_read.load(Ordering::Relaxed);
+        let rows = shown.rows.load(Ordering::Relaxed);
+        Sample {
+            done: read,
+            total: shown.total_bytes.load(Ordering::Relaxed),
+            message: format!(
+                "{rows} rows, {} rows/s, {}B/s in",
+                rate(rows, elapsed),
+                rate(read, elapsed)
+            ),
+            notes: Vec::new(),
+        }
+    })
+}
+
+/// Shows a generation's progress: simulated seconds done (the warm-up's included) of
+/// `config`'s.
+pub fn gen_reporter(progress: &Arc<GenProgress>, config: &GenConfig) -> Reporter {
+    let shown = progress.clone();
+    let total_s = config.simulated_us() / 1_000_000;
+    Reporter::start("gen", "simulated seconds", move |elapsed| {
+        let done_s = shown.simulated_us.load(Ordering::Relaxed) / 1_000_000;
+        Sample {
+            done: done_s,
+            total: total_s,
+            message: format!("{}x real time", rate(done_s, elapsed)),
+            notes: Vec::new(),
+        }
+    })
 }
 
 fn run_stats(args: StatsArgs) -> Result<()> {

@@ -5,7 +5,7 @@
 //! [`EXIT_SNAPSHOTTED`]; a second SIGINT exits at once), and prints the report table.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use anyhow::{Context, Result, bail};
@@ -15,9 +15,10 @@ use engine::run::{CONFIG_FILE, RunOutcome, SUMMARY_FILE};
 use engine::snapshot::{self, EXIT_SNAPSHOTTED};
 use engine::{PolicyName, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
-use ingest::{IngestOptions, Progress};
+use ingest::{IngestError, IngestOptions, Progress};
 
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
+use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{errln, out, outln};
 use crate::progress::{Reporter, Sample};
 use crate::run_lock;
@@ -82,8 +83,9 @@ const SYNTHETIC_SETTINGS: &str = "settings.json";
 /// started again in the same directory (resumed, or restarted after it was killed while its cell
 /// was being made) reuses what was finished: the ingested cell, else the generated CSV (written
 /// whole or not at all, `ingest::synth::generate`), whose ingest is redone; its settings are
-/// recorded first and must match.
-fn synthetic_trace(work: &Path, gen_config: &GenConfig) -> Result<PathBuf> {
+/// recorded first and must match. Setting `stop` ends the generation or ingest early with
+/// [`IngestError::Stopped`], keeping what was finished.
+fn synthetic_trace(work: &Path, gen_config: &GenConfig, stop: &Arc<AtomicBool>) -> Result<PathBuf> {
     let (trace, parquet) = (work.join("trace"), work.join("parquet"));
     let GenConfig { machines, seed, .. } = *gen_config;
     let settings = serde_json::json!({
@@ -121,16 +123,23 @@ fn synthetic_trace(work: &Path, gen_config: &GenConfig) -> Result<PathBuf> {
             "generating a synthetic cell: {machines} machines, {} h, seed {seed}",
             gen_config.hours
         );
-        ingest::synth::generate(&trace, gen_config, &GenProgress::default())
-            .context("generating the synthetic trace")?;
+        let progress = Arc::new(GenProgress {
+            stop: stop.clone(),
+            ..GenProgress::default()
+        });
+        let reporter = gen_reporter(&progress, gen_config);
+        let generated = ingest::synth::generate(&trace, gen_config, &progress);
+        reporter.finish();
+        generated.context("generating the synthetic trace")?;
     }
-    ingest::ingest(
-        &trace,
-        &parquet,
-        &IngestOptions::default(),
-        &Progress::default(),
-    )
-    .context("ingesting the synthetic trace")?;
+    let progress = Arc::new(Progress {
+        stop: stop.clone(),
+        ..Progress::default()
+    });
+    let reporter = ingest_reporter(&progress);
+    let ingested = ingest::ingest(&trace, &parquet, &IngestOptions::default(), &progress);
+    reporter.finish();
+    ingested.context("ingesting the synthetic trace")?;
     std::fs::remove_dir_all(&trace).context("removing the generated CSV")?;
     Ok(parquet)
 }
@@ -175,12 +184,37 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     };
     let _lock = run_lock::lock(&out)?;
+    let progress = stop_on_signals()?;
     let trace = match (&config.trace, &synthetic) {
         (Some(t), _) => t.clone(),
-        (None, Some(gen_config)) => synthetic_trace(&out.join("synthetic"), gen_config)?,
+        (None, Some(gen_config)) => {
+            let cell = out.join("synthetic");
+            match synthetic_trace(&cell, gen_config, &progress.stop) {
+                Err(e) if matches!(e.downcast_ref(), Some(IngestError::Stopped)) => {
+                    // No run.toml yet, so not `cellsim resume`: slurm/run.sbatch requeues on
+                    // this code and starts the same command again, as a user would.
+                    errln!(
+                        "stopped by a signal while making the synthetic cell ({} keeps what was finished); start the same command again to go on; exit code {EXIT_SNAPSHOTTED}",
+                        cell.display()
+                    );
+                    std::process::exit(EXIT_SNAPSHOTTED);
+                }
+                made => made?,
+            }
+        }
         (None, None) => unreachable!("a run without a trace has a synthetic cell"),
     };
-    execute(&config, &trace, &out, args.resume)
+    execute(&config, &trace, &out, args.resume, progress)
+}
+
+/// The progress of a run about to start, whose `stop` flag SIGTERM, SIGUSR1 and SIGINT set (a
+/// second one while the first is being handled exits at once). Installed before a synthetic
+/// cell is made, so a signal then stops the making (and is not the default: killed, no
+/// requeue).
+fn stop_on_signals() -> Result<Arc<RunProgress>> {
+    let progress = Arc::new(RunProgress::default());
+    stop_on(&progress.stop)?;
+    Ok(progress)
 }
 
 /// Runs `cellsim resume RUN_DIR`: the run's own config (`run.toml`), from its newest usable
@@ -211,12 +245,18 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
             ingest::ingest::SUMMARY_FILE
         );
     }
-    execute(&config, &trace, &args.run_dir, true)
+    execute(&config, &trace, &args.run_dir, true, stop_on_signals()?)
 }
 
 /// Runs (or, with `resume`, continues) the run in `out`; exits the process with
 /// [`EXIT_SNAPSHOTTED`] when a signal stopped it after a snapshot.
-fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result<()> {
+fn execute(
+    config: &RunConfig,
+    trace: &Path,
+    out: &Path,
+    resume: bool,
+    progress: Arc<RunProgress>,
+) -> Result<()> {
     let mut from = None;
     if resume {
         if out.join(SUMMARY_FILE).exists() {
@@ -246,17 +286,6 @@ fn execute(config: &RunConfig, trace: &Path, out: &Path, resume: bool) -> Result
     }
     note_hours_past_the_trace(config, trace);
     let from_snapshot = from.is_some();
-    let progress = Arc::new(RunProgress::default());
-    for signal in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGUSR1,
-        signal_hook::consts::SIGINT,
-    ] {
-        // A second signal while the snapshot is pending exits at once.
-        signal_hook::flag::register_conditional_shutdown(signal, 1, progress.stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, progress.stop.clone()))
-            .context("installing signal handlers")?;
-    }
     let shown = progress.clone();
     let tick_s = config.tick_s as u64;
     let reporter = Reporter::start("run", "ticks", move |elapsed| {

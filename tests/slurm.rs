@@ -92,7 +92,7 @@ fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
     signal(job.id(), "USR1");
     let (code, log) = finish(job);
     assert_eq!(code, Some(0), "{log}");
-    assert!(log.contains("snapshotted; requeueing job 4242"), "{log}");
+    assert!(log.contains("requeueing job 4242"), "{log}");
     assert_eq!(slurm.scontrol_calls(), "requeue 4242\n");
     assert!(!run.join("summary.json").exists());
     // The requeued job resumes and completes: no further requeue.
@@ -111,6 +111,56 @@ fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
     assert_eq!(code, Some(0), "{log}");
     assert!(log.contains("is complete"), "{log}");
     assert_eq!(slurm.scontrol_calls(), "requeue 4242\n");
+}
+
+/// A run on a synthetic cell signalled while the cell is being made (an 8x cell takes about half
+/// an hour) stops that and is requeued, not killed (the signal's default action, before the
+/// handlers were installed ahead of the cell); the requeued start, which has no run.toml to
+/// resume and so runs the same command, makes the cell and gives the outputs of a run never
+/// interrupted.
+#[test]
+fn run_sbatch_requeues_a_run_signalled_while_making_its_synthetic_cell() {
+    let slurm = FakeSlurm::new();
+    let config = config().display().to_string();
+    let flags = [
+        "--synthetic",
+        "3000",
+        "--hours",
+        "1",
+        "--policy",
+        "borg-replay",
+        "--config",
+        &config,
+    ];
+    let reference = slurm.dir.path().join("reference");
+    let mut args = vec!["run", "--out"];
+    let reference_s = reference.display().to_string();
+    args.push(&reference_s);
+    args.extend(flags);
+    let out = cellsim(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = slurm.dir.path().join("run");
+    let run_s = run.display().to_string();
+    let mut args = vec![run_s.as_str()];
+    args.extend(flags);
+    let vars = [("SLURM_JOB_ID", "4343")];
+    let job = slurm.job("run.sbatch", &args, &vars);
+    let settings = run.join("synthetic/settings.json");
+    assert!(wait_until(Duration::from_secs(60), || settings.exists()));
+    signal(job.id(), "USR1");
+    let (code, log) = finish(job);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("stopped by a signal while making the synthetic cell"),
+        "{log}"
+    );
+    assert_eq!(slurm.scontrol_calls(), "requeue 4343\n");
+    assert!(!run.join("run.toml").exists());
+    let (code, log) = finish(slurm.job("run.sbatch", &args, &vars));
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("cellsim: starting"), "{log}");
+    assert_eq!(slurm.scontrol_calls(), "requeue 4343\n");
+    assert_same_outputs(&run, &reference);
 }
 
 #[test]

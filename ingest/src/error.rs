@@ -88,6 +88,10 @@ pub enum IngestError {
         /// The arrow error.
         source: arrow_schema::ArrowError,
     },
+    /// The caller asked the work to stop ([`crate::Progress::stop`],
+    /// [`crate::synth::GenProgress::stop`]) before it finished; nothing of it was kept.
+    #[error("stopped before it finished, as asked; nothing of it was kept")]
+    Stopped,
     /// A raw trace (CSV parts) given where an ingested dataset was expected.
     #[error(
         "{path} holds the trace's CSV parts, not an ingested dataset: convert it first with `cellsim ingest {path} OUT` and give OUT"

@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use csv::ByteRecord;
@@ -58,7 +58,8 @@ impl Default for IngestOptions {
     }
 }
 
-/// Shared counters a caller can poll to show progress while [`ingest`] runs.
+/// Shared counters a caller can poll to show progress while [`ingest`] runs, and a flag to stop
+/// it early.
 #[derive(Debug, Default)]
 pub struct Progress {
     /// Compressed bytes of all input files (known after discovery).
@@ -67,6 +68,20 @@ pub struct Progress {
     pub bytes_read: AtomicU64,
     /// Rows parsed so far.
     pub rows: AtomicU64,
+    /// Set (by a signal handler, say) to stop: [`ingest`] then returns [`IngestError::Stopped`]
+    /// within a row group of each part being converted, as after any failure (nothing of it
+    /// kept, an earlier ingest's tables untouched).
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Progress {
+    /// [`IngestError::Stopped`] once [`Progress::stop`] is set.
+    fn check_stop(&self) -> Result<()> {
+        match self.stop.load(Ordering::Relaxed) {
+            true => Err(IngestError::Stopped),
+            false => Ok(()),
+        }
+    }
 }
 
 /// What happened to one input part file.
@@ -395,6 +410,7 @@ fn convert_part(
     progress: &Progress,
     examples: &Mutex<Vec<String>>,
 ) -> Result<PartSummary> {
+    progress.check_stop()?;
     let path = job.input.as_path();
     let tmp = job.output.with_extension("parquet.tmp");
     let parquet_err = |p: &Path| {
@@ -419,6 +435,7 @@ fn convert_part(
         }
         min_time = Some(min_time.map_or(lo, |m| m.min(lo)));
         max_time = Some(max_time.map_or(hi, |m| m.max(hi)));
+        progress.check_stop()?;
         let batch = sort_chunk(chunk.finish(), &times, path)?;
         progress
             .rows

@@ -230,3 +230,52 @@ fn batches_from_a_row_position_continue_exactly() {
         assert_eq!(rows(skip as u64), all[skip.min(all.len())..], "skip {skip}");
     }
 }
+
+/// A generation or an ingest asked to stop (a signal handler sets the flag) returns `Stopped`
+/// and keeps nothing of its own, while an earlier ingest into the same directory is untouched:
+/// a run stopped while making its synthetic cell starts again from what was finished.
+#[test]
+fn stopped_generation_and_ingest_keep_nothing_of_their_own() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, parquet) = (dir.path().join("t"), dir.path().join("p"));
+    let stopped = GenProgress::default();
+    stopped.stop.store(true, Ordering::Relaxed);
+    let err = generate(&trace, &config(200, 1.0, 3), &stopped).unwrap_err();
+    assert!(matches!(err, ingest::IngestError::Stopped), "{err}");
+    let names = |d: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    generate(&trace, &config(200, 1.0, 3), &GenProgress::default()).unwrap();
+    // The machine tables ingested, then the rest asked to stop.
+    let machines = IngestOptions {
+        tables: vec![Table::MachineEvents, Table::MachineAttributes],
+        ..Default::default()
+    };
+    ingest::ingest(&trace, &parquet, &machines, &Progress::default()).unwrap();
+    let before = names(&parquet);
+    let summary = std::fs::read(parquet.join(ingest::ingest::SUMMARY_FILE)).unwrap();
+    let stopped = Progress::default();
+    stopped.stop.store(true, Ordering::Relaxed);
+    let err = ingest::ingest(&trace, &parquet, &IngestOptions::default(), &stopped).unwrap_err();
+    assert!(matches!(err, ingest::IngestError::Stopped), "{err}");
+    assert_eq!(names(&parquet), before);
+    assert_eq!(
+        std::fs::read(parquet.join(ingest::ingest::SUMMARY_FILE)).unwrap(),
+        summary
+    );
+    assert_eq!(
+        before,
+        [
+            "ingest-summary.json",
+            "machine_attributes",
+            "machine_events"
+        ]
+    );
+}

@@ -15,7 +15,8 @@ mod sim;
 mod writers;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -69,6 +70,11 @@ impl GenConfig {
         }
         Ok(parts as u32)
     }
+
+    /// Simulated microseconds the generation goes through: the warm-up and the trace window.
+    pub fn simulated_us(&self) -> u64 {
+        (model::WARMUP_S as f64 * 1e6 + self.hours * 3600e6) as u64
+    }
 }
 
 /// The content of `gen-summary.json`.
@@ -89,11 +95,15 @@ pub struct GenSummary {
 /// Name of the summary written into the trace directory.
 pub const SUMMARY_FILE: &str = "gen-summary.json";
 
-/// Simulated microseconds done, for progress display.
+/// Simulated microseconds done, for progress display, and a flag to stop early.
 #[derive(Debug, Default)]
 pub struct GenProgress {
-    /// Simulated microseconds of the trace window written so far.
+    /// Simulated microseconds done so far, the warm-up's included (of
+    /// [`GenConfig::simulated_us`]).
     pub simulated_us: AtomicU64,
+    /// Set (by a signal handler, say) to stop: [`generate`] then returns
+    /// [`IngestError::Stopped`] within ten simulated minutes, leaving nothing behind.
+    pub stop: Arc<AtomicBool>,
 }
 
 fn partial_path(out_dir: &Path) -> PathBuf {
@@ -126,9 +136,14 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     let users = (config.machines as usize / 25).max(20);
     let out = writers::Writers::new(&partial, parts, part_len_us, users, config.seed)?;
     let mut sim = sim::Sim::new(&cell, config.seed, TRACE_START_US + hours_us, out);
+    let warmup_start_us = TRACE_START_US - model::WARMUP_S * 1_000_000;
     let report = |now_us: i64| {
-        let done = (now_us - TRACE_START_US).max(0) as u64;
+        let done = (now_us - warmup_start_us).max(0) as u64;
         progress.simulated_us.store(done, Ordering::Relaxed);
+        match progress.stop.load(Ordering::Relaxed) {
+            true => Err(IngestError::Stopped),
+            false => Ok(()),
+        }
     };
     let result = sim.run(&report);
     let out = sim.into_writers();
@@ -140,7 +155,7 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     }
     progress
         .simulated_us
-        .store(hours_us as u64, Ordering::Relaxed);
+        .store(config.simulated_us(), Ordering::Relaxed);
     let summary = GenSummary {
         version: env!("CARGO_PKG_VERSION").to_string(),
         config: config.clone(),

@@ -176,9 +176,11 @@ impl<'a> Sim<'a> {
         self.out
     }
 
-    /// Runs the warm-up, writes the t = 0 snapshot, then simulates the trace window.
-    pub fn run(&mut self, progress: &dyn Fn(i64)) -> Result<()> {
-        self.simulate_until(TRACE_START_US, &|_| {})?;
+    /// Runs the warm-up, writes the t = 0 snapshot, then simulates the trace window, calling
+    /// `progress` with the simulated time every ten simulated minutes (the warm-up's too); an
+    /// error it returns ends the simulation.
+    pub fn run(&mut self, progress: &dyn Fn(i64) -> Result<()>) -> Result<()> {
+        self.simulate_until(TRACE_START_US, progress)?;
         self.emit = true;
         self.write_snapshot()?;
         for m in 0..self.cell.len() as u32 {
@@ -190,7 +192,11 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
-    fn simulate_until(&mut self, until_us: i64, progress: &dyn Fn(i64)) -> Result<()> {
+    fn simulate_until(
+        &mut self,
+        until_us: i64,
+        progress: &dyn Fn(i64) -> Result<()>,
+    ) -> Result<()> {
         let mut next_arrival = self.now_us + self.exp_us(self.job_arrival_mean_s);
         let retry_us = RETRY_INTERVAL_S * US;
         let mut next_retry = self.now_us + retry_us;
@@ -210,7 +216,7 @@ impl<'a> Sim<'a> {
             }
             self.now_us = t;
             if t - last_report > 600 * US {
-                progress(t);
+                progress(t)?;
                 last_report = t;
             }
             if heap_t == t {
