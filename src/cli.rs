@@ -52,7 +52,7 @@ pub struct IngestArgs {
     /// Rows per Parquet row group: the unit the engine streams by time window.
     #[arg(long, default_value_t = 131_072)]
     pub rows_per_group: usize,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default, or 0: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
 }
@@ -108,7 +108,7 @@ pub struct RunArgs {
     /// Random seed (policy agents; also the synthetic trace's seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Worker threads (default: one per core); outputs are identical for any count.
+    /// Worker threads (default, or 0: one per core); outputs are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run directory for the outputs (ticks/, nodes/, migrations/, timing/ Parquet parts,

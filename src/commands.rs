@@ -41,15 +41,12 @@ pub fn stop_on(stop: &Arc<AtomicBool>) -> Result<()> {
     Ok(())
 }
 
+/// A pool of `threads` workers; none or 0 = one per core (as `run --threads 0`).
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = threads {
-        if n == 0 {
-            bail!("--threads must be at least 1");
-        }
-        builder = builder.num_threads(n);
-    }
-    builder.build().context("starting the worker threads")
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("starting the worker threads")
 }
 
 fn run_ingest(args: IngestArgs) -> Result<()> {

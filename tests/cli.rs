@@ -45,7 +45,8 @@ fn gen_ingest_stats_pipeline() {
         "plain progress lines off a TTY"
     );
 
-    let out = cellsim(&["ingest", &p("trace"), &p("parquet"), "--threads", "1"]);
+    // `--threads 0`: one per core, as for `run` (ingest used to refuse it).
+    let out = cellsim(&["ingest", &p("trace"), &p("parquet"), "--threads", "0"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("task_usage"));
     assert!(text(&out.stderr).contains("ingest: "));
