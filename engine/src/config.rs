@@ -145,6 +145,14 @@ impl RunConfig {
             return Err(format!("hours must be positive, got {h}"));
         }
         self.masb.validate().map_err(|e| format!("masb.{e}"))?;
+        if self.masb.cache_ttl_s < self.tick_s {
+            // A node's report reaches a broker's cache once a tick and is a tick old when the
+            // broker next places: a shorter TTL leaves every cache empty and nothing placed.
+            return Err(format!(
+                "masb.cache_ttl_s must be at least tick_s ({}): nodes report once a tick, so a shorter TTL drops every node from the brokers' caches and MASB places nothing; got {}",
+                self.tick_s, self.masb.cache_ttl_s
+            ));
+        }
         let t = &self.classify;
         if t.ta_ppm == 0 || t.ta_ppm > t.sta_ppm || t.sta_ppm > 1_000_000 {
             return Err(format!(
@@ -209,5 +217,17 @@ mod tests {
             err.to_string(),
             "m.toml: masb.bandwidth_mb_s must satisfy 0 < bandwidth_mb_s, got 0"
         );
+        // A cache TTL shorter than a tick empties the brokers' caches (a 1-hour MASB run of the
+        // default cell with 59 s placed no task; with 60 s it placed them as with 300 s).
+        let err = RunConfig::from_toml("[masb]\ncache_ttl_s = 59\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("c.toml: masb.cache_ttl_s must be at least tick_s (60)")
+                && err.ends_with("got 59"),
+            "{err}"
+        );
+        let text = "tick_s = 30\n[masb]\ncache_ttl_s = 30\n";
+        assert!(RunConfig::from_toml(text, Path::new("c.toml")).is_ok());
     }
 }

@@ -101,7 +101,8 @@ pub struct MasbConfig {
     pub answer_wait_s: u32,
     /// Seconds before recommendations expire and SCS restarts (180).
     pub recommendation_ttl_s: u32,
-    /// Seconds without a report before a broker drops a node from its cache (300).
+    /// Seconds without a report before a broker drops a node from its cache (300; at least
+    /// `tick_s`, since a report is a tick old when a broker next uses it).
     pub cache_ttl_s: u32,
     /// Tabu Search restarts (25).
     pub tabu_restarts: u32,
