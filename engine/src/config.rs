@@ -140,9 +140,9 @@ impl RunConfig {
             return Err("nodes_every_ticks must be at least 1".into());
         }
         if let Some(h) = self.hours
-            && (h.is_nan() || h <= 0.0)
+            && !(h.is_finite() && h > 0.0)
         {
-            return Err(format!("hours must be positive, got {h}"));
+            return Err(format!("hours must be positive and finite, got {h}"));
         }
         self.masb.validate().map_err(|e| format!("masb.{e}"))?;
         if self.masb.cache_ttl_s < self.tick_s {
@@ -226,6 +226,12 @@ mod tests {
             err.starts_with("c.toml: masb.cache_ttl_s must be at least tick_s (60)")
                 && err.ends_with("got 59"),
             "{err}"
+        );
+        // `hours = inf` ran forever past the trace's end.
+        let err = RunConfig::from_toml("hours = inf\n", Path::new("h.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "h.toml: hours must be positive and finite, got inf"
         );
         let text = "tick_s = 30\n[masb]\ncache_ttl_s = 30\n";
         assert!(RunConfig::from_toml(text, Path::new("c.toml")).is_ok());

@@ -157,6 +157,19 @@ fn bad_settings_are_clear_errors() {
         err.to_string(),
         "invalid settings: hours must be in (0, 744], got 0"
     );
+    let infinite_parts = GenConfig {
+        part_hours: f64::INFINITY,
+        ..config(60, 1.0, 1)
+    };
+    let err = generate(
+        &root.path().join("x"),
+        &infinite_parts,
+        &GenProgress::default(),
+    );
+    assert_eq!(
+        err.unwrap_err().to_string(),
+        "invalid settings: part hours must be positive and finite, got inf"
+    );
     std::fs::write(root.path().join("keep.txt"), "x").unwrap();
     let err = generate(root.path(), &config(60, 1.0, 1), &GenProgress::default()).unwrap_err();
     assert!(

@@ -56,9 +56,10 @@ impl GenConfig {
                 self.hours
             )));
         }
-        if self.part_hours.is_nan() || self.part_hours <= 0.0 {
+        if !(self.part_hours.is_finite() && self.part_hours > 0.0) {
+            // Infinite part hours gave 0 parts and a new file for every row.
             return Err(IngestError::Config(format!(
-                "part hours must be positive, got {}",
+                "part hours must be positive and finite, got {}",
                 self.part_hours
             )));
         }
