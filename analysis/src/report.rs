@@ -134,9 +134,13 @@ pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMed
     let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
     let mut o = String::new();
     let mut row = |label: &str, cell: &dyn Fn(&crate::timing::PhaseMedians) -> f64| {
+        // Counts as integers, times in ms to two decimals.
+        let decimals = if label.starts_with("snapshots") { 0 } else { 2 };
         let _ = write!(o, "{label:<24}");
         for t in timings {
-            let v = t.as_ref().map_or("-".into(), |t| format!("{:.2}", cell(t)));
+            let v = t
+                .as_ref()
+                .map_or("-".into(), |t| format!("{:.decimals$}", cell(t)));
             let _ = write!(o, " {v:>width$}");
         }
         o.push('\n');
@@ -156,4 +160,33 @@ pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMed
     row("snapshots written", &|t| t.snapshots as f64);
     row("snapshot write (ms)", &|t| t.snapshot_ms);
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::PhaseMedians;
+
+    /// Times to two decimals, the snapshot count as a count, `-` for a run without timing.
+    #[test]
+    fn timing_rows_show_times_counts_and_missing_runs() {
+        let t = PhaseMedians {
+            ticks: 10,
+            first_tick_ms: 21.654,
+            medians: [0.114, 0.09, 0.0, 0.01, 0.004],
+            mean_ms: 0.18,
+            snapshots: 3,
+            snapshot_ms: 12.5,
+        };
+        let names = ["a".to_string(), "b".to_string()];
+        let text = render_timing(&names, &[Some(t), None]);
+        let row = |label: &str| {
+            let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+            line[24..].split_whitespace().collect::<Vec<_>>()
+        };
+        assert_eq!(row("first tick (ms)"), ["21.65", "-"]);
+        assert_eq!(row("ms per tick (median)"), ["0.11", "-"]);
+        assert_eq!(row("snapshots written"), ["3", "-"]);
+        assert_eq!(row("snapshot write (ms)"), ["12.50", "-"]);
+    }
 }
