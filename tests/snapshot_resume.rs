@@ -191,7 +191,7 @@ fn damaged_snapshots_are_skipped_with_the_reason() {
         damage(&mut bytes);
         std::fs::write(&newest, bytes).unwrap();
         // Debris of a write cut short is ignored too.
-        std::fs::write(run.join("snapshots/tick-99999999.tmp"), b"CELLSNAP").unwrap();
+        std::fs::write(run.join("snapshots/tick-99999999.snap.tmp"), b"CELLSNAP").unwrap();
         let out = resume(&run);
         let stderr = text(&out.stderr);
         assert!(out.status.success(), "{stderr}");
@@ -461,7 +461,7 @@ fn a_snapshot_that_cannot_be_written_does_not_end_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "10"]);
     std::fs::create_dir_all(run.join("snapshots")).unwrap();
-    let full = run.join("snapshots/tick-00000010.tmp");
+    let full = run.join("snapshots/tick-00000010.snap.tmp");
     std::os::unix::fs::symlink("/dev/full", &full).unwrap();
     let out = cellsim(&strs(&args));
     assert!(out.status.success(), "{}", text(&out.stderr));

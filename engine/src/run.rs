@@ -96,9 +96,12 @@ fn save_config(config: &RunConfig, trace_dir: &Path, out_dir: &Path) -> Result<(
     saved.trace = Some(std::path::absolute(trace_dir).map_err(EngineError::io(trace_dir))?);
     let text = toml::to_string(&saved).expect("a config serialises");
     let path = out_dir.join(CONFIG_FILE);
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, text).map_err(EngineError::io(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(EngineError::io(&path))
+    ingest::atomic_file::write_atomically(&path, |w| w.write_all(text.as_bytes())).map_err(|e| {
+        EngineError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    })
 }
 
 /// Replays the ingested trace in `trace_dir` under `policy`, writing outputs to `out_dir`; from

@@ -395,12 +395,15 @@ fn table_summary(parts: Vec<PartSummary>) -> TableSummary {
     }
 }
 
-/// Writes `value` as pretty JSON to `path` through a temporary file and a rename.
+/// Writes `value` as pretty JSON to `path`, whole or not at all ([`crate::atomic_file`]).
 pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(value).expect("summaries serialize");
-    fs::write(&tmp, text + "\n").map_err(IngestError::io(&tmp))?;
-    fs::rename(&tmp, path).map_err(IngestError::io(path))
+    crate::atomic_file::write_atomically(path, |w| w.write_all((text + "\n").as_bytes())).map_err(
+        |e| IngestError::Io {
+            path: e.path,
+            source: e.source,
+        },
+    )
 }
 
 /// Converts one part file; writes `<output>.tmp` then renames it to `<output>`.

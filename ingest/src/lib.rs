@@ -4,8 +4,10 @@
 //!   [`columns`]: typed access to the ingested datasets' batches.
 //! - [`ingest()`]: CSV(.gz) part files to time-sorted Parquet datasets (`cellsim ingest`).
 //! - [`synth`]: a seeded synthetic cell written in the same CSV.gz layout (`cellsim gen`).
+//! - [`atomic_file`]: files written whole or not at all (summaries, run configs, snapshots).
 #![deny(missing_docs)]
 
+pub mod atomic_file;
 pub mod chunk;
 pub mod codes;
 pub mod columns;

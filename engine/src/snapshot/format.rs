@@ -17,7 +17,6 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bytemuck::Pod;
@@ -235,28 +234,17 @@ impl<'a> SnapshotWriter<'a> {
     /// renamed into place, then the directory fsynced. The sections are written from their own
     /// buffers (the file's bytes are not gathered in memory first).
     pub fn write_atomically(&self, path: &Path, header: Header) -> Result<(), SnapshotError> {
-        let io = |source| SnapshotError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let tmp = path.with_extension("tmp");
-        let written = (|| {
-            let mut file = File::create(&tmp)?;
+        ingest::atomic_file::write_atomically(path, |file| {
             file.write_all(&self.head(header))?;
             for b in self.sections.iter().flat_map(|s| s.1.bytes()) {
                 file.write_all(b)?;
             }
-            file.sync_all()
-        })();
-        if let Err(e) = written {
-            // A full disk keeps the space the partial file holds: give it back.
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io(e));
-        }
-        std::fs::rename(&tmp, path).map_err(io)?;
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
-        Ok(())
+            Ok(())
+        })
+        .map_err(|e| SnapshotError::Io {
+            path: e.path,
+            source: e.source,
+        })
     }
 }
 
