@@ -301,7 +301,7 @@ fn execute(
             ),
             notes: std::mem::take(
                 &mut shown
-                    .failed_snapshots
+                    .warnings
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner),
             ),

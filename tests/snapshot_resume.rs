@@ -130,7 +130,18 @@ fn stop_with_signal_then_resume(policy: &'static str, sig: &str) {
     assert!(snapshots(&run).len() <= 3, "the newest 3 kept");
     let out = resume(&run);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("the snapshot was written by cellsim"));
     assert_same_outputs(&run, reference);
+    // Resumed by the build that started it: one build in the summary, the one `--version` names.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let version = text(&cellsim(&["--version"]).stdout);
+    let build = version.trim().strip_prefix("cellsim ").unwrap();
+    assert!(build.starts_with("0.1.0 ("), "{build}");
+    assert_eq!(
+        summary["builds"],
+        serde_json::json!([{"build": build, "from_tick": 0}])
+    );
     // Resuming a complete run does nothing.
     let again = resume(&run);
     assert!(again.status.success());
@@ -177,8 +188,8 @@ fn damaged_snapshots_are_skipped_with_the_reason() {
         ("not a cellsim snapshot", |b| {
             b[..8].copy_from_slice(b"PK\x03\x04....")
         }),
-        ("format version 9", |b| {
-            b[8..12].copy_from_slice(&9u32.to_le_bytes());
+        ("format version 99", |b| {
+            b[8..12].copy_from_slice(&99u32.to_le_bytes());
             let crc = crc32(&b[..56]);
             b[56..60].copy_from_slice(&crc.to_le_bytes());
         }),

@@ -124,6 +124,16 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     row("peak RSS (MB)", &|r| {
         r.peak_rss_mb.map_or("-".into(), |m| format!("{m:.0}"))
     });
+    // Several when the run was resumed by another build; `-` for runs of older cellsims.
+    row("cellsim build", &|r| match r.builds.as_slice() {
+        [] => "-".into(),
+        [only] => only.build.clone(),
+        spans => spans
+            .iter()
+            .map(|s| format!("{} from tick {}", s.build, s.from_tick))
+            .collect::<Vec<_>>()
+            .join("; "),
+    });
     o
 }
 

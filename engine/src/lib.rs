@@ -32,6 +32,11 @@ pub mod trace;
 pub mod units;
 
 pub use config::{PolicyName, RunConfig};
+
+/// This build of cellsim: its version and, built from a git checkout, its commit (`modified`
+/// when the tracked files differed from it), as `build.rs` found them. Recorded in every run's
+/// summary and snapshots, so a run resumed by another build says so.
+pub const BUILD: &str = env!("CELLSIM_BUILD");
 pub use error::{EngineError, Result};
 pub use run::{RunProgress, run};
 pub use summary::RunSummary;

@@ -6,7 +6,7 @@
 //! binary's signal handler), after which the run returns [`RunOutcome::Snapshotted`]. A run
 //! started from a snapshot continues exactly where the snapshot was taken: its outputs are
 //! byte-identical to an uninterrupted run's. A periodic snapshot that cannot be written is
-//! reported through [`RunProgress::failed_snapshots`] and the run goes on (writing one changes
+//! reported through [`RunProgress::warnings`] and the run goes on (writing one changes
 //! nothing in the state); one requested through `stop` that fails ends the run with its error.
 
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ use crate::output::{OutputState, RunOutputs, TickTiming};
 use crate::policy::{Envelope, Policy, PolicyCounters};
 use crate::replay::Replay;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
-use crate::summary::{Accumulator, RunSummary, peak_rss_mb};
+use crate::summary::{Accumulator, BuildSpan, RunSummary, peak_rss_mb};
 
 /// Name of the summary file in a run directory.
 pub const SUMMARY_FILE: &str = "summary.json";
@@ -48,12 +48,12 @@ pub struct RunProgress {
     pub stop: Arc<AtomicBool>,
     /// Milliseconds it took to restore the state from a snapshot (0 for a fresh run).
     pub restore_ms: AtomicU64,
-    /// Periodic snapshots that failed (to be written, or to prune older ones), as messages for
-    /// the caller to show (and take). Such a failure (a full disk, a quota) does not end the
-    /// run: it goes on, the next trigger tries again, and the newest snapshot written stays the
-    /// one to resume from. A snapshot requested through `stop` that fails ends the run with its
-    /// error.
-    pub failed_snapshots: Mutex<Vec<String>>,
+    /// Warnings for the caller to show (and take): periodic snapshots that failed (to be
+    /// written, or to prune older ones), and a resume by another build than the snapshot's. A
+    /// failed periodic snapshot (a full disk, a quota) does not end the run: it goes on, the next
+    /// trigger tries again, and the newest snapshot written stays the one to resume from. A
+    /// snapshot requested through `stop` that fails ends the run with its error.
+    pub warnings: Mutex<Vec<String>>,
 }
 
 /// How a run ended.
@@ -132,12 +132,28 @@ pub fn run<P: Policy + Send>(
                 let sim = Simulation::restore(config, trace_dir, out_dir, policy, &snap)?;
                 let ms = t.elapsed().as_millis() as u64;
                 progress.restore_ms.store(ms, Ordering::Relaxed);
+                if let [.., before, now] = sim.builds.as_slice()
+                    && now.from_tick == sim.next_tick as u64
+                {
+                    let warning = format!(
+                        "the snapshot was written by cellsim {}, this is {}: the run's outputs from tick {} on come from this build (summary.json lists the builds)",
+                        before.build, now.build, now.from_tick
+                    );
+                    warn(progress, warning);
+                }
                 sim
             }
             None => Simulation::start(config, trace_dir, out_dir, policy)?,
         };
         sim.run(progress)
     })
+}
+
+/// Adds `warning` to those the caller shows ([`RunProgress::warnings`]).
+fn warn(progress: &RunProgress, warning: String) {
+    (progress.warnings.lock())
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(warning);
 }
 
 /// Everything a run holds between ticks (what a snapshot saves).
@@ -157,6 +173,8 @@ struct Simulation<'a, P: Policy> {
     next_tick: u32,
     total: u32,
     wall_before_s: f64,
+    /// The builds that simulated the run so far, the last this one.
+    builds: Vec<BuildSpan>,
     header: Header,
 }
 
@@ -170,6 +188,7 @@ struct State<P: Policy> {
     outputs: OutputState,
     next_tick: u32,
     wall_before_s: f64,
+    builds: Vec<BuildSpan>,
 }
 
 impl<'a, P: Policy> Simulation<'a, P> {
@@ -206,6 +225,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             next_tick: state.next_tick,
             total,
             wall_before_s: state.wall_before_s,
+            builds: state.builds,
             header,
         })
     }
@@ -255,6 +275,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
             outputs: OutputState::default(),
             next_tick: 0,
             wall_before_s: 0.0,
+            builds: vec![BuildSpan {
+                build: crate::BUILD.to_string(),
+                from_tick: 0,
+            }],
         };
         Self::assemble((config, trace_dir, out_dir), policy, state, (total, header))
     }
@@ -298,8 +322,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 .corrupt("a message to an agent that does not exist")
                 .into());
         }
-        let (acc, outputs, wall_before_s): (Accumulator, OutputState, f64) =
-            snap.section("run")?.serde()?;
+        let (acc, outputs, wall_before_s, builds) = snap.section("run")?.serde()?;
+        let builds = BuildSpan::resumed_by(builds, crate::BUILD, next_tick as u64);
         let state = State {
             replay,
             cell,
@@ -309,6 +333,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             outputs,
             next_tick,
             wall_before_s,
+            builds,
         };
         Self::assemble((config, trace_dir, out_dir), policy, state, (total, header))
     }
@@ -323,7 +348,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
         p.serde(&self.agents);
         p.serde(&self.mailbox.messages());
         let outputs = self.outputs.state()?;
-        w.section("run").serde(&(&self.acc, outputs, wall_s));
+        w.section("run")
+            .serde(&(&self.acc, outputs, wall_s, &self.builds));
         let dir = self.out_dir.join(snapshot::SNAPSHOT_DIR);
         std::fs::create_dir_all(&dir).map_err(EngineError::io(&dir))?;
         let path = dir.join(snapshot::file_name(self.next_tick as u64));
@@ -380,9 +406,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                             "the snapshot before tick {} failed; the run goes on and tries again at the next snapshot: {e}",
                             self.next_tick
                         );
-                        (progress.failed_snapshots.lock())
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .push(message);
+                        warn(progress, message);
                     }
                     Err(e) => return Err(e),
                 }
@@ -480,6 +504,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let simulated_s = ticks as f64 * self.config.tick_s as f64;
         let summary = RunSummary {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            builds: self.builds.clone(),
             policy: self.policy.name().to_string(),
             config: self.config.clone(),
             trace: self.trace_dir.display().to_string(),

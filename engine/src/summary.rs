@@ -48,11 +48,38 @@ pub struct Totals {
     pub messages: BTreeMap<String, u64>,
 }
 
+/// A stretch of a run simulated by one cellsim build ([`crate::BUILD`]); a run resumed by another
+/// build has several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildSpan {
+    /// The build.
+    pub build: String,
+    /// The first tick it simulated.
+    pub from_tick: u64,
+}
+
+impl BuildSpan {
+    /// The builds of a run that `build` resumes at `next_tick`: `builds` and, unless it
+    /// simulated the last stretch, `build` from `next_tick` on.
+    pub fn resumed_by(mut builds: Vec<BuildSpan>, build: &str, next_tick: u64) -> Vec<BuildSpan> {
+        if builds.last().is_none_or(|b| b.build != build) {
+            builds.push(BuildSpan {
+                build: build.to_string(),
+                from_tick: next_tick,
+            });
+        }
+        builds
+    }
+}
+
 /// The content of `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     /// cellsim version.
     pub version: String,
+    /// The builds that simulated the run, in tick order (absent in runs of older cellsims).
+    #[serde(default)]
+    pub builds: Vec<BuildSpan>,
     /// Policy name.
     pub policy: String,
     /// The configuration (with defaults filled in).
@@ -189,4 +216,29 @@ pub fn peak_rss_mb() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resume by the build that wrote the snapshot keeps one span; by another build (a
+    /// cellsim rebuilt while the job waited in the queue) adds one, so the summary says which
+    /// build simulated which ticks.
+    #[test]
+    fn a_resume_by_another_build_starts_a_span() {
+        let span = |build: &str, from_tick| BuildSpan {
+            build: build.into(),
+            from_tick,
+        };
+        let first = vec![span("0.1.0 (git a)", 0)];
+        assert_eq!(
+            BuildSpan::resumed_by(first.clone(), "0.1.0 (git a)", 90),
+            first
+        );
+        let two = BuildSpan::resumed_by(first, "0.1.0 (git b)", 90);
+        assert_eq!(two, [span("0.1.0 (git a)", 0), span("0.1.0 (git b)", 90)]);
+        let back = BuildSpan::resumed_by(two.clone(), "0.1.0 (git a)", 200);
+        assert_eq!(back[2], span("0.1.0 (git a)", 200));
+    }
 }

@@ -38,8 +38,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// `migrations/` part has a first tick of its own, `output::OutputState`; 7: MASB's node reports
 /// still due at a tick boundary are the policy's, not messages, `masb/reports.rs`; 8: the
 /// trace's identity hashed from its parts' inputs, rows and times, not from the summary file's
-/// bytes, `snapshot::trace_hash`).
-pub const VERSION: u32 = 8;
+/// bytes, `snapshot::trace_hash`; 9: the run section lists the builds that simulated the run,
+/// `summary::BuildSpan`).
+pub const VERSION: u32 = 9;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
