@@ -398,3 +398,30 @@ fn a_trace_without_machines_is_refused() {
         "{stderr}"
     );
 }
+
+/// A relative trace in a config file is relative to the file: an experiment file next to its
+/// trace works from any working directory (a SLURM job starts in the submission directory), and
+/// `run.toml` records the trace's absolute place.
+#[test]
+fn a_config_files_relative_trace_is_relative_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp");
+    let p = |name: &str| exp.join(name).display().to_string();
+    let out = cellsim(&["gen", &p("raw"), "--machines", "60", "--hours", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cellsim(&["ingest", &p("raw"), &p("parquet")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(exp.join("c.toml"), "trace = \"parquet\"\nhours = 0.5\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .current_dir(dir.path())
+        .args(["run", "--config", "exp/c.toml", "--out", "run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let saved = std::fs::read_to_string(dir.path().join("run/run.toml")).unwrap();
+    let trace = std::path::absolute(exp.join("parquet")).unwrap();
+    assert!(
+        saved.contains(&format!("trace = \"{}\"", trace.display())),
+        "{saved}"
+    );
+}

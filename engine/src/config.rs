@@ -35,7 +35,8 @@ impl PolicyName {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
-    /// Ingested trace directory (`cellsim ingest` output).
+    /// Ingested trace directory (`cellsim ingest` output); in a config file, relative to the
+    /// file's directory.
     pub trace: Option<PathBuf>,
     /// Scheduling policy.
     pub policy: PolicyName,
@@ -106,10 +107,17 @@ impl RunConfig {
         Ok(config)
     }
 
-    /// Reads a TOML file.
+    /// Reads a TOML file. A relative `trace` is relative to the file's directory (an experiment file next to its
+    /// trace works from any working directory: a SLURM job's, say).
     pub fn from_file(path: &Path) -> Result<RunConfig> {
         let text = std::fs::read_to_string(path).map_err(EngineError::io(path))?;
-        RunConfig::from_toml(&text, path)
+        let mut config = RunConfig::from_toml(&text, path)?;
+        if let (Some(trace), Some(dir)) = (&config.trace, path.parent())
+            && trace.is_relative()
+        {
+            config.trace = Some(dir.join(trace));
+        }
+        Ok(config)
     }
 
     /// Checks value ranges; returns what is wrong.
