@@ -128,6 +128,17 @@ pub enum IngestError {
         /// What is wrong.
         problem: String,
     },
+    /// The summary of an earlier ingest into the output directory cannot be read (damaged, or
+    /// an older cellsim's), so the tables it lists would be lost from the new one.
+    #[error(
+        "{path}: the summary of an earlier ingest there cannot be read ({problem}); remove it and ingest every table there again, or give another directory"
+    )]
+    EarlierSummary {
+        /// The summary path.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
     /// Invalid generator or ingest settings.
     #[error("invalid settings: {0}")]
     Config(String),

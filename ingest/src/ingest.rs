@@ -284,6 +284,22 @@ pub fn ingest(
             "rows per group must be positive".into(),
         ));
     }
+    // An earlier ingest's summary lists its tables, which stay listed: one that cannot be read
+    // would lose them, so it is refused before any work (an older cellsim's, or damaged).
+    let summary_path = out_dir.join(SUMMARY_FILE);
+    let earlier = match summary_path.exists() {
+        true => Some(IngestSummary::load(out_dir).map_err(|e| {
+            let problem = match e {
+                IngestError::BadSummary { problem, .. } => problem,
+                other => other.to_string(),
+            };
+            IngestError::EarlierSummary {
+                path: summary_path.clone(),
+                problem,
+            }
+        })?),
+        false => None,
+    };
     fs::create_dir_all(out_dir).map_err(IngestError::io(out_dir))?;
     let mut jobs = Vec::new();
     let mut total_bytes = 0;
@@ -339,13 +355,10 @@ pub fn ingest(
     }
     // The tables an earlier ingest into `out_dir` finished stay listed unless replaced (tables
     // may be ingested a few at a time). Until here they and their summary are untouched.
-    let summary_path = out_dir.join(SUMMARY_FILE);
-    if summary_path.exists() {
-        if let Ok(earlier) = IngestSummary::load(out_dir) {
-            for (name, table) in earlier.tables {
-                if out_dir.join(&name).is_dir() {
-                    summary_tables.entry(name).or_insert(table);
-                }
+    if let Some(earlier) = earlier {
+        for (name, table) in earlier.tables {
+            if out_dir.join(&name).is_dir() {
+                summary_tables.entry(name).or_insert(table);
             }
         }
         fs::remove_file(&summary_path).map_err(IngestError::io(&summary_path))?;

@@ -296,3 +296,49 @@ fn attribute_values_keep_text_and_integer() {
     assert_eq!(b.column(0).null_count(), 1);
     assert!(b.column(2).as_boolean().value(2));
 }
+
+/// Tables ingested a few at a time into one directory stay listed in its summary; when the
+/// earlier summary cannot be read (damaged, or an older cellsim's), the ingest is refused before
+/// any work, naming it, instead of writing a summary that no longer lists the earlier tables.
+#[test]
+fn an_unreadable_earlier_summary_is_refused_before_any_work() {
+    let trace = tempfile::tempdir().unwrap();
+    write(
+        trace.path(),
+        "machine_events/part-00000-of-00001.csv",
+        MACHINE_ROWS.as_bytes(),
+    );
+    write(
+        trace.path(),
+        "job_events/part-00000-of-00001.csv",
+        b"5,,7,0,u,1,n,l\n",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let only = |t: Table| IngestOptions {
+        tables: vec![t],
+        ..Default::default()
+    };
+    run(trace.path(), out.path(), &only(Table::MachineEvents)).unwrap();
+    let summary = out.path().join("ingest-summary.json");
+    std::fs::write(&summary, "{\"version\": \"0.0.1\"").unwrap();
+    let err = run(trace.path(), out.path(), &only(Table::JobEvents)).unwrap_err();
+    assert!(matches!(err, IngestError::EarlierSummary { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "{}: the summary of an earlier ingest there cannot be read (",
+            summary.display()
+        )) && message
+            .ends_with("remove it and ingest every table there again, or give another directory"),
+        "{message}"
+    );
+    assert!(!out.path().join("job_events").exists());
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        "{\"version\": \"0.0.1\""
+    );
+    // Removed as the message says: the next ingest lists what it ingests.
+    std::fs::remove_file(&summary).unwrap();
+    let summary = run(trace.path(), out.path(), &only(Table::JobEvents)).unwrap();
+    assert_eq!(summary.tables.keys().collect::<Vec<_>>(), ["job_events"]);
+}
