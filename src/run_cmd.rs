@@ -144,6 +144,14 @@ fn synthetic_trace(work: &Path, gen_config: &GenConfig, stop: &Arc<AtomicBool>) 
     Ok(parquet)
 }
 
+/// Where a run's trace comes from.
+enum TraceSource {
+    /// An ingested trace (`--trace`, or the config's `trace`).
+    Ingested(PathBuf),
+    /// A synthetic cell made in the run directory (`--synthetic`, or no trace at all).
+    Synthetic(GenConfig),
+}
+
 /// Runs `cellsim run`.
 pub fn run(args: RunArgs) -> Result<()> {
     let config = effective_config(&args)?;
@@ -168,8 +176,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     // A synthetic cell's settings are checked before anything is written: a directory holding
     // the settings of a cell that cannot be made would refuse the corrected command.
-    let synthetic = match &config.trace {
-        Some(_) => None,
+    let source = match &config.trace {
+        Some(t) => TraceSource::Ingested(t.clone()),
         None => {
             let gen_config = GenConfig {
                 machines: args.synthetic.unwrap_or(DEFAULT_MACHINES),
@@ -180,16 +188,16 @@ pub fn run(args: RunArgs) -> Result<()> {
             gen_config
                 .validate()
                 .context("the synthetic cell (--synthetic, --hours)")?;
-            Some(gen_config)
+            TraceSource::Synthetic(gen_config)
         }
     };
     let _lock = run_lock::lock(&out)?;
     let progress = stop_on_signals()?;
-    let trace = match (&config.trace, &synthetic) {
-        (Some(t), _) => t.clone(),
-        (None, Some(gen_config)) => {
+    let trace = match source {
+        TraceSource::Ingested(trace) => trace,
+        TraceSource::Synthetic(gen_config) => {
             let cell = out.join("synthetic");
-            match synthetic_trace(&cell, gen_config, &progress.stop) {
+            match synthetic_trace(&cell, &gen_config, &progress.stop) {
                 Err(e) if matches!(e.downcast_ref(), Some(IngestError::Stopped)) => {
                     // No run.toml yet, so not `cellsim resume`: slurm/run.sbatch requeues on
                     // this code and starts the same command again, as a user would.
@@ -202,7 +210,6 @@ pub fn run(args: RunArgs) -> Result<()> {
                 made => made?,
             }
         }
-        (None, None) => unreachable!("a run without a trace has a synthetic cell"),
     };
     execute(&config, &trace, &out, args.resume, progress)
 }
