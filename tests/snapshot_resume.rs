@@ -232,6 +232,11 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no usable snapshot"), "{stderr}");
     assert!(stderr.contains("another configuration"), "{stderr}");
+    // Which setting changed, from run.toml (and only it: not the thread count or snapshots).
+    assert!(
+        stderr.contains("must not change; changed since it started: seed 1 -> 77)"),
+        "{stderr}"
+    );
     // Another trace (here: the same files with a summary whose parts had bad rows): refused the
     // same way.
     let other = dir.path().join("other-trace");

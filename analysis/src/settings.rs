@@ -12,6 +12,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use engine::RunConfig;
+use engine::config::flatten;
 use serde_json::Value;
 
 use crate::error::{AnalysisError, Result};
@@ -57,25 +58,6 @@ fn defaults() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     flatten("", &value, &mut out);
     out
-}
-
-/// Scalars of `value` by dotted path under `prefix`.
-fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                flatten(&format!("{prefix}{k}."), v, out);
-            }
-        }
-        scalar => {
-            let text = match scalar {
-                Value::String(s) => s.clone(),
-                Value::Null => "none".into(),
-                other => other.to_string(),
-            };
-            out.insert(prefix.trim_end_matches('.').to_string(), text);
-        }
-    }
 }
 
 /// Rows for the keys that some run sets away from the default or that the runs disagree on,

@@ -2,6 +2,7 @@
 //! and overridden by command-line flags. Unknown keys are errors, so a typo never silently falls
 //! back to a default.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -171,9 +172,51 @@ impl RunConfig {
         Ok(())
     }
 
+    /// The keys whose values differ between `before` and `self`, as `key before -> now`, in key
+    /// order (keys as [`flatten`] names them).
+    pub fn changes_from(&self, before: &RunConfig) -> Vec<String> {
+        let keys = |c: &RunConfig| {
+            let mut out = BTreeMap::new();
+            flatten(
+                "",
+                &serde_json::to_value(c).expect("a config encodes"),
+                &mut out,
+            );
+            out
+        };
+        let (before, now) = (keys(before), keys(self));
+        now.iter()
+            .filter_map(|(key, value)| {
+                let old = before.get(key).map_or("absent", String::as_str);
+                (old != value).then(|| format!("{key} {old} -> {value}"))
+            })
+            .collect()
+    }
+
     /// The defaults as commented TOML, a starting point for experiment files.
     pub fn default_toml() -> String {
         toml::to_string(&RunConfig::default()).expect("the default config serializes")
+    }
+}
+
+/// The scalars of `value` (a configuration as JSON: the engine's, or one a run's summary
+/// recorded) by dotted key under `prefix` (`masb.sias.steep`, `scale.multiply`), as text.
+pub fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}{k}."), v, out);
+            }
+        }
+        scalar => {
+            let text = match scalar {
+                Value::String(s) => s.clone(),
+                Value::Null => "none".into(),
+                other => other.to_string(),
+            };
+            out.insert(prefix.trim_end_matches('.').to_string(), text);
+        }
     }
 }
 
@@ -197,6 +240,25 @@ mod tests {
         assert_eq!(c.classify.sta_ppm, 950_000);
         assert_eq!(c.classify.ta_ppm, 700_000);
         assert_eq!(c.rounds_per_tick, 6);
+    }
+
+    /// The keys that differ, by dotted name, in key order, with both values.
+    #[test]
+    fn changes_name_each_key_with_both_values() {
+        let before = RunConfig::default();
+        let mut now = before.clone();
+        assert!(now.changes_from(&before).is_empty());
+        now.hours = Some(4.0);
+        now.masb.sias.steep = 300.0;
+        now.scale.multiply = 2;
+        assert_eq!(
+            now.changes_from(&before),
+            [
+                "hours none -> 4.0",
+                "masb.sias.steep 350.0 -> 300.0",
+                "scale.multiply 1 -> 2"
+            ]
+        );
     }
 
     #[test]

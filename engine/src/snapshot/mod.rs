@@ -71,12 +71,19 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
 /// location (the trace is identified by [`trace_hash`]), invariant checking or the snapshot
 /// triggers, which a resume may change.
 pub fn config_hash(config: &RunConfig) -> u64 {
-    let mut c = config.clone();
-    c.threads = 0;
-    c.trace = None;
-    c.check_invariants = false;
-    c.snapshot = SnapshotConfig::default();
+    let c = outputs_config(config);
     hash_bytes(toml::to_string(&c).expect("a config serialises").as_bytes())
+}
+
+/// `config` without what [`config_hash`] leaves out.
+fn outputs_config(config: &RunConfig) -> RunConfig {
+    RunConfig {
+        threads: 0,
+        trace: None,
+        check_invariants: false,
+        snapshot: SnapshotConfig::default(),
+        ..config.clone()
+    }
 }
 
 /// Hash of the ingested trace's identity, from its `ingest-summary.json`: for every table and
@@ -133,16 +140,16 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
     for path in list(run_dir)? {
         let checked = Snapshot::open(&path).and_then(|snap| {
             let h = snap.header();
-            let mismatch = |what: &str| SnapshotError::Mismatch {
+            let mismatch = |what: &str, changes: String| SnapshotError::Mismatch {
                 path: path.clone(),
                 problem: format!(
-                    "taken with another {what} than this run's (the run's {what} must not change)"
+                    "taken with another {what} than this run's (the run's {what} must not change{changes})"
                 ),
             };
             if h.config_hash != want_config {
-                Err(mismatch("configuration"))
+                Err(mismatch("configuration", changes_since_start(run_dir, config)))
             } else if h.trace_hash != want_trace {
-                Err(mismatch("trace"))
+                Err(mismatch("trace", String::new()))
             } else {
                 Ok(snap)
             }
@@ -171,6 +178,19 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
             .collect::<Vec<_>>()
             .join("; "),
     })
+}
+
+/// What `config` changes from the configuration the run in `run_dir` started with (its
+/// `run.toml`), as text for a mismatch message; empty when that cannot be told.
+fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
+    let Ok(started) = RunConfig::from_file(&run_dir.join(crate::run::CONFIG_FILE)) else {
+        return String::new();
+    };
+    let changes = outputs_config(config).changes_from(&outputs_config(&started));
+    match changes.is_empty() {
+        true => String::new(),
+        false => format!("; changed since it started: {}", changes.join(", ")),
+    }
 }
 
 /// Deletes all but the newest `keep` snapshots of `run_dir`, and temporary files left by a crash
