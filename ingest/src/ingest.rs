@@ -7,7 +7,9 @@
 //! before the first table is replaced and written last (temp file + rename); so a directory with
 //! a summary is complete, and a failed ingest leaves no `OUT/<table>` it did not finish (nor
 //! touches an earlier ingest's tables and summary). Tables may be ingested a few at a time into
-//! one `OUT`: the summary lists the tables of earlier ingests there that were not replaced.
+//! one `OUT`: the summary lists the tables of earlier ingests there that were not replaced (an
+//! earlier summary that cannot be read is refused before any work). [`Progress::stop`] ends an
+//! ingest early as a failure does.
 //! Memory: per worker thread, one chunk of `rows_per_group` rows (two when a part needs its row
 //! groups merged).
 
