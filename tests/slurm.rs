@@ -1,8 +1,10 @@
-//! The sbatch templates under a fake SLURM: a stub `scontrol` on PATH that logs its arguments,
-//! and the `SLURM_*` variables a job sees. `run.sbatch`: USR1 (the time-limit warning) -> cellsim
-//! snapshots -> `scontrol requeue <job>`; the requeued start resumes and completes with outputs
-//! identical to an uninterrupted run, and never requeues once complete. `sweep.sbatch`: array task
-//! i runs parameter line i, and requeues as `<array job>_<task>`.
+//! The sbatch templates under a fake SLURM: stub `scontrol` (logs its arguments) and `srun` on
+//! PATH, the `SLURM_*` variables a job sees, and the script run as a copy from a spool directory
+//! with the binary in the submission directory. `run.sbatch`: USR1 (the time-limit warning) ->
+//! cellsim snapshots -> `scontrol requeue <job>`; the requeued start resumes and completes with
+//! outputs identical to an uninterrupted run, and never requeues once complete. `sweep.sbatch`:
+//! array task i runs parameter line i, and requeues as `<array job>_<task>`. `ingest.sbatch`
+//! ingests a trace.
 
 mod common;
 
@@ -17,17 +19,33 @@ struct FakeSlurm {
 }
 
 impl FakeSlurm {
+    /// Stubs on `PATH`: `scontrol` logs its arguments, `srun` runs its command. A submission
+    /// directory holds the binary where the templates look (`target/release/cellsim`) and the
+    /// templates (`slurm/`).
     fn new() -> FakeSlurm {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).unwrap();
         let log = dir.path().join("scontrol.log");
-        let stub = format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display());
-        std::fs::write(bin.join("scontrol"), stub).unwrap();
-        Command::new("chmod")
-            .args(["+x", &bin.join("scontrol").display().to_string()])
-            .status()
-            .unwrap();
+        let stubs = [
+            (
+                "scontrol",
+                format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+            ),
+            ("srun", "#!/bin/sh\nexec \"$@\"\n".to_string()),
+        ];
+        for (name, stub) in stubs {
+            std::fs::write(bin.join(name), stub).unwrap();
+            Command::new("chmod")
+                .args(["+x", &bin.join(name).display().to_string()])
+                .status()
+                .unwrap();
+        }
+        let submit = dir.path().join("submit");
+        std::fs::create_dir_all(submit.join("target/release")).unwrap();
+        std::os::unix::fs::symlink(BIN, submit.join("target/release/cellsim")).unwrap();
+        let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("slurm");
+        std::os::unix::fs::symlink(templates, submit.join("slurm")).unwrap();
         FakeSlurm { dir }
     }
 
@@ -35,23 +53,30 @@ impl FakeSlurm {
         std::fs::read_to_string(self.dir.path().join("scontrol.log")).unwrap_or_default()
     }
 
-    /// Starts `bash script args` as a job with `vars`.
+    /// Starts template `script` with `args` as a job with `vars`, the way SLURM does: a copy of
+    /// the script run from a spool directory, in the submission directory, with no `CELLSIM`
+    /// (the templates find the binary through `SLURM_SUBMIT_DIR`).
     fn job(&self, script: &str, args: &[&str], vars: &[(&str, &str)]) -> Child {
         let path = format!(
             "{}:{}",
             self.dir.path().join("bin").display(),
             std::env::var("PATH").unwrap()
         );
-        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        let template = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("slurm")
             .join(script);
+        let spool = tempfile::tempdir_in(self.dir.path()).unwrap().keep();
+        let copy = spool.join("slurm_script");
+        std::fs::copy(template, &copy).unwrap();
+        let submit = self.dir.path().join("submit");
         let mut cmd = Command::new("bash");
-        cmd.arg(script)
+        cmd.arg(copy)
             .args(args)
+            .current_dir(&submit)
             .env("PATH", path)
-            .env("CELLSIM", BIN)
+            .env_remove("CELLSIM")
             .env("SLURM_CPUS_PER_TASK", "2")
-            .env("SLURM_SUBMIT_DIR", env!("CARGO_MANIFEST_DIR"))
+            .env("SLURM_SUBMIT_DIR", &submit)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (k, v) in vars {
@@ -203,4 +228,21 @@ fn sweep_sbatch_runs_its_parameter_line_and_requeues_the_array_task() {
     let (code, log) = finish(slurm.job("sweep.sbatch", &[&params_s, &sweep_s], &vars("2")));
     assert_eq!(code, Some(2), "{log}");
     assert!(log.contains("has no parameter line 2"), "{log}");
+}
+
+/// `ingest.sbatch` finds the binary through the submission directory (it looked next to its own
+/// copy in SLURM's spool directory, where there is none) and ingests the trace with the job's
+/// CPUs.
+#[test]
+fn ingest_sbatch_ingests_with_the_submitted_binary() {
+    let slurm = FakeSlurm::new();
+    let raw = slurm.dir.path().join("raw");
+    let parquet = slurm.dir.path().join("parquet");
+    let (raw_s, parquet_s) = (raw.display().to_string(), parquet.display().to_string());
+    let out = cellsim(&["gen", &raw_s, "--machines", "60", "--hours", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (code, log) = finish(slurm.job("ingest.sbatch", &[&raw_s, &parquet_s], &[]));
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("task_usage"), "{log}");
+    assert!(parquet.join("ingest-summary.json").is_file());
 }
