@@ -76,13 +76,11 @@ pub struct Progress {
     pub stop: Arc<AtomicBool>,
 }
 
-impl Progress {
-    /// [`IngestError::Stopped`] once [`Progress::stop`] is set.
-    fn check_stop(&self) -> Result<()> {
-        match self.stop.load(Ordering::Relaxed) {
-            true => Err(IngestError::Stopped),
-            false => Ok(()),
-        }
+/// [`IngestError::Stopped`] once `stop` (a [`Progress`]'s or a generation's flag) is set.
+pub(crate) fn check_stop(stop: &AtomicBool) -> Result<()> {
+    match stop.load(Ordering::Relaxed) {
+        true => Err(IngestError::Stopped),
+        false => Ok(()),
     }
 }
 
@@ -428,7 +426,7 @@ fn convert_part(
     progress: &Progress,
     examples: &Mutex<Vec<String>>,
 ) -> Result<PartSummary> {
-    progress.check_stop()?;
+    check_stop(&progress.stop)?;
     let path = job.input.as_path();
     let tmp = job.output.with_extension("parquet.tmp");
     let parquet_err = |p: &Path| {
@@ -453,7 +451,7 @@ fn convert_part(
         }
         min_time = Some(min_time.map_or(lo, |m| m.min(lo)));
         max_time = Some(max_time.map_or(hi, |m| m.max(hi)));
-        progress.check_stop()?;
+        check_stop(&progress.stop)?;
         let batch = sort_chunk(chunk.finish(), &times, path)?;
         progress
             .rows

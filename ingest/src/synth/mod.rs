@@ -141,10 +141,7 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     let report = |now_us: i64| {
         let done = (now_us - warmup_start_us).max(0) as u64;
         progress.simulated_us.store(done, Ordering::Relaxed);
-        match progress.stop.load(Ordering::Relaxed) {
-            true => Err(IngestError::Stopped),
-            false => Ok(()),
-        }
+        crate::ingest::check_stop(&progress.stop)
     };
     let result = sim.run(&report);
     let out = sim.into_writers();
