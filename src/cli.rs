@@ -179,4 +179,8 @@ pub struct ReportArgs {
     /// from a snapshot ran), not over all ticks after the first.
     #[arg(long, value_name = "TICK", requires = "timing")]
     pub from_tick: Option<u32>,
+    /// Also draw the nodes of each allocation class (STA, TA, PA, DA, idle, overloaded) over
+    /// time, as seed 000's Figures 8 and 9, one panel per run, into FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }

@@ -392,6 +392,9 @@ fn print_settings(names: &[String], dirs: &[PathBuf]) -> Result<()> {
 
 /// Runs `cellsim report`.
 pub fn report(args: ReportArgs) -> Result<()> {
+    if let Some(plot) = &args.plot {
+        analysis::figure::FigureFormat::of(plot)?;
+    }
     let mut runs = Vec::new();
     for dir in &args.runs {
         runs.push(
@@ -416,6 +419,18 @@ pub fn report(args: ReportArgs) -> Result<()> {
         };
         let timings: Vec<_> = args.runs.iter().map(timing_of).collect();
         out!("{}", analysis::report::render_timing(&names, &timings));
+    }
+    if let Some(plot) = &args.plot {
+        let mut series = Vec::new();
+        for dir in &args.runs {
+            let points = analysis::figure::POINTS_PER_PANEL;
+            series.push(
+                analysis::figure::class_series(dir, points)
+                    .with_context(|| format!("reading run {}", dir.display()))?,
+            );
+        }
+        analysis::figure::write_figure(plot, &names, &series)?;
+        errln!("figure written to {}", plot.display());
     }
     Ok(())
 }

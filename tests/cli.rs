@@ -281,6 +281,29 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     };
     assert!(median_row(&["report", &run, "--timing"]).is_some());
 
+    // The allocation classes over time (seed 000, Figures 8 and 9), one panel per run: a PNG of
+    // two panels, and an SVG holding a line per class in each. A path of another kind is
+    // refused before anything is read or written.
+    let png = dir.path().join("classes.png");
+    let out = cellsim(&["report", &run, &run, "--plot", &png.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("figure written to"));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let info = decoder.read_info().unwrap();
+    assert_eq!((info.info().width, info.info().height), (1100, 2 * 340));
+    let svg = dir.path().join("classes.svg");
+    let out = cellsim(&["report", &run, "--plot", &svg.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg_text.starts_with("<svg") && svg_text.contains(&run),
+        "{svg_text}"
+    );
+    let out = cellsim(&["report", &run, "--plot", "classes.pdf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("classes.pdf: a figure is written as .svg or .png"));
+    assert!(text(&out.stdout).is_empty(), "refused before the report");
+
     // A reader that stops early (`| head`) closes the pipe: the report ends quietly, status 0,
     // instead of panicking. Here the pipe has no reader from the start.
     let (reader, writer) = std::io::pipe().unwrap();

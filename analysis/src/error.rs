@@ -35,6 +35,14 @@ pub enum AnalysisError {
         /// What is wrong.
         problem: String,
     },
+    /// An output part (`RUN/ticks/part-*.parquet`, ...) that cannot be read as cellsim wrote it.
+    #[error("{path}: not a readable cellsim output part: {problem}")]
+    BadPart {
+        /// The part file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
     /// A timing window without ticks (`cellsim report --timing --from-tick`).
     #[error(
         "{path}: no ticks to time from tick {from} on (the run's ticks are 0 to {last}, the first reported alone)"
@@ -46,6 +54,34 @@ pub enum AnalysisError {
         from: u32,
         /// The run's last tick.
         last: u32,
+    },
+    /// A run whose `ticks/` holds no rows.
+    #[error("{path} holds no ticks to draw")]
+    NoTicks {
+        /// The run's `ticks/` directory.
+        path: std::path::PathBuf,
+    },
+    /// A figure path whose extension names no format written.
+    #[error("{path}: a figure is written as .svg or .png; give a path ending in one of them")]
+    FigureFormat {
+        /// The path given.
+        path: std::path::PathBuf,
+    },
+    /// Drawing a figure failed.
+    #[error("drawing {path}: {problem}")]
+    Figure {
+        /// The figure's path.
+        path: std::path::PathBuf,
+        /// What failed.
+        problem: String,
+    },
+    /// Writing an output file failed (nothing of it is left).
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file written (its temporary name, or the target of the rename).
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
     },
     /// Reading a dataset failed.
     #[error(transparent)]

@@ -1,9 +1,12 @@
 //! Reading what cellsim writes: statistics of ingested traces ([`stats`], `cellsim stats`) and
 //! run reports ([`report`], `cellsim report`) with the settings that tell runs apart
-//! ([`settings`]) and their wall-clock profile ([`timing`]).
+//! ([`settings`]), their wall-clock profile ([`timing`]) and the allocation-class figure
+//! ([`figure`], `cellsim report --plot`).
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod figure;
+mod parts;
 pub mod report;
 pub mod settings;
 pub mod stats;

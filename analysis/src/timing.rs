@@ -5,14 +5,12 @@
 //! on). The mean counts what the median leaves out: ticks that recur slower, such as those where
 //! the trace's five-minute usage rows arrive, one tick in five.
 
-use std::fs::File;
 use std::path::Path;
 
-use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt32Type};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::{AnalysisError, Result};
+use crate::parts::for_each_batch;
 
 /// Phases in `timing/` column order.
 pub const PHASES: [&str; 5] = [
@@ -57,49 +55,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// `from_tick`, over those from that tick on (still without the run's first); an error when
 /// there are none.
 pub fn phase_medians(run: &Path, from_tick: Option<u32>) -> Result<PhaseMedians> {
-    let dir = run.join("timing");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|source| AnalysisError::NotARun {
-            path: dir.clone(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    files.sort();
     let mut columns: [Vec<f64>; 5] = Default::default();
     let mut ticks = Vec::new();
     let mut snapshot_ms = Vec::new();
-    for f in files {
-        let bad = |problem: String| AnalysisError::BadRunSummary {
-            path: f.clone(),
-            problem,
-        };
-        let file = File::open(&f).map_err(|source| AnalysisError::NotARun {
-            path: f.clone(),
-            source,
-        })?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|b| b.build())
-            .map_err(|e| bad(e.to_string()))?;
-        for batch in reader {
-            let batch = batch.map_err(|e| bad(e.to_string()))?;
-            let i = (batch.schema().index_of("tick")).map_err(|_| bad("no column tick".into()))?;
-            ticks.extend_from_slice(batch.column(i).as_primitive::<UInt32Type>().values());
-            for (k, name) in PHASES.iter().enumerate() {
-                let i = batch
-                    .schema()
-                    .index_of(name)
-                    .map_err(|_| bad(format!("no column {name}")))?;
-                let values = batch.column(i).as_primitive::<Float64Type>().values();
-                columns[k].extend_from_slice(values);
-            }
-            if let Ok(i) = batch.schema().index_of("snapshot_ms") {
-                let values = batch.column(i).as_primitive::<Float64Type>().values();
-                snapshot_ms.extend(values.iter().copied().filter(|&v| v > 0.0));
-            }
+    for_each_batch(run, "timing", |part| {
+        ticks.extend_from_slice(part.column::<UInt32Type>("tick")?.values());
+        for (k, name) in PHASES.iter().enumerate() {
+            columns[k].extend_from_slice(part.column::<Float64Type>(name)?.values());
         }
-    }
+        if let Some(values) = part.optional_column::<Float64Type>("snapshot_ms")? {
+            snapshot_ms.extend(values.values().iter().copied().filter(|&v| v > 0.0));
+        }
+        Ok(())
+    })?;
     let first_tick_ms = columns[0].first().copied().unwrap_or(0.0);
     let from = from_tick.unwrap_or(0);
     let in_window = |row: usize| row > 0 && ticks.get(row).is_some_and(|&t| t >= from);
@@ -110,7 +78,7 @@ pub fn phase_medians(run: &Path, from_tick: Option<u32>) -> Result<PhaseMedians>
     let walls = window(&columns[0]);
     if walls.is_empty() {
         return Err(AnalysisError::EmptyWindow {
-            path: dir,
+            path: run.join("timing"),
             from,
             last: ticks.iter().copied().max().unwrap_or(0),
         });
