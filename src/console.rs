@@ -4,7 +4,8 @@
 //! (Rust ignores SIGPIPE, so the write fails with EPIPE); any other write error is reported.
 //! Messages (notes, warnings, the final error) go to standard error best effort ([`errln!`]): a
 //! closed stderr (`2>&1 | head`, a log reader that died) must neither stop a run nor turn an
-//! error's status 1 into a panic's 101.
+//! error's status 1 into a panic's 101. During a run they also go to its log (`run_log`);
+//! progress lines do not ([`status`]).
 
 use std::io::{ErrorKind, Write};
 
@@ -19,8 +20,17 @@ pub fn write(args: std::fmt::Arguments<'_>) -> Result<()> {
     }
 }
 
-/// Writes `args` and a newline to standard error, ignoring a failure (through [`errln!`]).
+/// Writes `args` and a newline to standard error, ignoring a failure (through [`errln!`]), and
+/// to the run's log when the process has one ([`crate::run_log`]).
 pub fn note(args: std::fmt::Arguments<'_>) {
+    let text = args.to_string();
+    crate::run_log::append(&text);
+    status(format_args!("{text}"));
+}
+
+/// Writes `args` and a newline to standard error only, ignoring a failure: progress lines, which
+/// the run's log leaves out.
+pub fn status(args: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 

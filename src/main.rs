@@ -16,6 +16,7 @@ mod console;
 mod progress;
 mod run_cmd;
 mod run_lock;
+mod run_log;
 
 use console::errln;
 

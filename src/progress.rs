@@ -82,7 +82,10 @@ impl Reporter {
                 let s = sample(started.elapsed());
                 for note in &s.notes {
                     match &bar {
-                        Some(bar) => bar.println(format!("warning: {note}")),
+                        Some(bar) => {
+                            crate::run_log::append(&format!("warning: {note}"));
+                            bar.println(format!("warning: {note}"));
+                        }
                         None => errln!("warning: {note}"),
                     }
                 }
@@ -98,11 +101,11 @@ impl Reporter {
                         } else {
                             String::new()
                         };
-                        errln!(
+                        crate::console::status(format_args!(
                             "{what}: {:.0}s{pct} {}",
                             started.elapsed().as_secs_f64(),
                             s.message
-                        );
+                        ));
                         last_line = Instant::now();
                     }
                     None => {}

@@ -21,7 +21,7 @@ use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{errln, out, outln};
 use crate::progress::{Reporter, Sample};
-use crate::run_lock;
+use crate::{run_lock, run_log};
 
 /// Machines of the embedded default cell.
 const DEFAULT_MACHINES: u32 = 500;
@@ -192,6 +192,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     };
     let _lock = run_lock::lock(&out)?;
+    run_log::open(&out);
     let progress = stop_on_signals()?;
     let trace = match source {
         TraceSource::Ingested(trace) => trace,
@@ -233,6 +234,7 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
         bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
     }
     let _lock = run_lock::lock(&args.run_dir)?;
+    run_log::open(&args.run_dir);
     let mut config =
         RunConfig::from_file(&path).with_context(|| format!("resuming {dir}: its config"))?;
     if let Some(t) = args.threads {
@@ -335,6 +337,11 @@ fn execute(
         .with_context(|| format!("running {} on {}", config.policy.as_str(), trace.display()))?;
     match outcome {
         RunOutcome::Complete(summary) => {
+            run_log::append(&format!(
+                "complete: {} ticks ({:.1} simulated hours); {SUMMARY_FILE} written",
+                summary.ticks,
+                summary.simulated_s / 3600.0
+            ));
             let names = [out.display().to_string()];
             out!("{}", analysis::report::render(&names, &[*summary]));
             print_settings(&names, &[out.to_path_buf()])?;

@@ -142,6 +142,41 @@ fn stop_with_signal_then_resume(policy: &'static str, sig: &str) {
         summary["builds"],
         serde_json::json!([{"build": build, "from_tick": 0}])
     );
+    // The run's log holds its history across the stop, each line stamped with UTC wall time:
+    // who started, the stop, the resume and its point, the end.
+    let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    let events: Vec<&str> = log
+        .lines()
+        .map(|line| {
+            let (stamp, event) = line.split_once(' ').unwrap();
+            let stamp = stamp.as_bytes();
+            assert!(
+                stamp.len() == 20 && stamp[10] == b'T' && stamp[19] == b'Z',
+                "{line}"
+            );
+            event
+        })
+        .collect();
+    let expected = [
+        format!("started: {} run ", env!("CARGO_BIN_EXE_cellsim")),
+        "stopped by a signal: snapshot".into(),
+        format!("started: {} resume ", env!("CARGO_BIN_EXE_cellsim")),
+        "resuming from".into(),
+        "state restored from the snapshot".into(),
+        "complete: 121 ticks (2.0 simulated hours); summary.json written".into(),
+    ];
+    assert_eq!(events.len(), expected.len(), "{log}");
+    for (event, expected) in events.iter().zip(&expected) {
+        assert!(
+            event.starts_with(expected.as_str()),
+            "{event} / {expected}\n{log}"
+        );
+    }
+    assert!(
+        events[0].contains(&format!("(build {build}, pid ")),
+        "{log}"
+    );
+    assert!(!log.contains("run: "), "no progress lines:\n{log}");
     // Resuming a complete run does nothing.
     let again = resume(&run);
     assert!(again.status.success());
@@ -268,6 +303,18 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // The run's log has the refusals, as shown.
+    let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    assert!(log.contains("Z error: resuming"), "{log}");
+    assert!(
+        log.contains("changed since it started: seed 1 -> 77)"),
+        "{log}"
+    );
+    let last = log.lines().last().unwrap();
+    assert!(
+        last.contains("no usable snapshot") && last.contains("truncated"),
+        "{last}"
+    );
     // Not a run directory at all.
     let out = cellsim(&["resume", &dir.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
@@ -488,6 +535,13 @@ fn a_snapshot_that_cannot_be_written_does_not_end_the_run() {
         "{stderr}"
     );
     assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    assert_eq!(
+        log.matches("Z warning: the snapshot before tick 10 failed; the run goes on")
+            .count(),
+        1,
+        "{log}"
+    );
     assert!(
         full.symlink_metadata().is_err(),
         "the partial file is removed"
