@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Executes analysis/notebooks/run-overview.ipynb on run directories, top to bottom, and fails on
+# the first cell that raises. Needs Python 3 with pandas, pyarrow, matplotlib and nbconvert; with
+# no run given, makes two small runs first (MASB and borg-replay, 200 machines, 3 hours).
+# Usage: scripts/check-notebook.sh [RUN_DIR...]
+#   pip install pandas pyarrow matplotlib nbconvert ipykernel    # once, e.g. in a venv
+# The executed notebook (with its tables and figures) is left in a temporary directory, named
+# at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! python3 -c "import pandas, pyarrow, matplotlib, nbconvert" 2>/dev/null; then
+    echo "needs python3 with pandas, pyarrow, matplotlib and nbconvert (pip install pandas pyarrow matplotlib nbconvert ipykernel)" >&2
+    exit 2
+fi
+work=$(mktemp -d -t cellsim-notebook.XXXXXX)
+runs=("$@")
+if [ ${#runs[@]} -eq 0 ]; then
+    cargo build --release --quiet
+    for policy in masb borg-replay; do
+        target/release/cellsim run --synthetic 200 --hours 3 --policy "$policy" --out "$work/$policy" > /dev/null
+        runs+=("$work/$policy")
+    done
+fi
+CELLSIM_RUNS=$(IFS=:; echo "${runs[*]}") python3 -m nbconvert --to notebook --execute \
+    analysis/notebooks/run-overview.ipynb --output-dir "$work" --output run-overview.ipynb
+echo "the notebook ran on ${runs[*]}; executed copy: $work/run-overview.ipynb"
