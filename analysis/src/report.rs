@@ -108,6 +108,25 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
             r.totals.counters.migrations_started as f64 * 60.0 / r.simulated_s.max(1.0)
         )
     });
+    // Seed 000's Table 6: the data moved by live migration, per minute and per migration.
+    row("migrated MB / minute", &|r| {
+        format!(
+            "{:.0}",
+            r.totals.counters.migration_cost_mb * 60.0 / r.simulated_s.max(1.0)
+        )
+    });
+    row("MB per migration", &|r| {
+        let started = r.totals.counters.migrations_started;
+        let per = r.totals.counters.migration_cost_mb / started as f64;
+        if started == 0 {
+            "-".into()
+        } else {
+            format!("{per:.0}")
+        }
+    });
+    row("forced migrations", &|r| {
+        r.totals.counters.forced_migrations.to_string()
+    });
     row("placements skipped", &|r| {
         r.totals.counters.placements_skipped.to_string()
     });

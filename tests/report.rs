@@ -1,0 +1,97 @@
+//! `cellsim report`'s migration rows (seed 000's Table 6: data moved by live migration per
+//! minute and per migration, forced migrations) against sums taken independently from the run's
+//! own `migrations/` rows, for a MASB run and a borg-replay run (no migrations).
+
+mod common;
+
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use common::*;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// (started migrations, their summed cost MB, forced ones) from `RUN/migrations/`.
+fn started_migrations(run: &Path) -> (u64, f64, u64) {
+    let (mut started, mut cost_mb, mut forced) = (0, 0.0, 0);
+    for part in std::fs::read_dir(run.join("migrations")).unwrap() {
+        let file = std::fs::File::open(part.unwrap().path()).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let column = |name: &str| batch.column(batch.schema().index_of(name).unwrap()).clone();
+            let outcome = column("outcome");
+            let cost = column("cost_mb");
+            let is_forced = column("forced");
+            let (outcome, cost) = (
+                outcome.as_string::<i32>(),
+                cost.as_primitive::<Float64Type>(),
+            );
+            for row in 0..batch.num_rows() {
+                if outcome.value(row) == "started" {
+                    started += 1;
+                    cost_mb += cost.value(row);
+                    forced += u64::from(is_forced.as_boolean().value(row));
+                }
+            }
+        }
+    }
+    (started, cost_mb, forced)
+}
+
+/// The rows of the Parquet parts in `dir`.
+fn rows(dir: &Path) -> usize {
+    let parts = std::fs::read_dir(dir).unwrap().map(|p| p.unwrap().path());
+    parts
+        .map(|p| {
+            let file = std::fs::File::open(p).unwrap();
+            let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+            reader.metadata().file_metadata().num_rows() as usize
+        })
+        .sum()
+}
+
+/// The values of `report`'s row `label`, one per run.
+fn report_row(report: &str, label: &str) -> Vec<String> {
+    let line = report.lines().find(|l| l.starts_with(label)).unwrap();
+    line[label.len()..]
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn migration_rows_match_the_runs_migrations() {
+    let (masb, borg) = (reference("masb"), reference("borg-replay"));
+    let out = cellsim(&[
+        "report",
+        &masb.display().to_string(),
+        &borg.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let (started, cost_mb, forced) = started_migrations(masb);
+    assert!(started > 100, "a run that migrates: {started}");
+    // The run's simulated minutes: its ticks (of one minute), counted in `ticks/`.
+    let minutes = rows(&masb.join("ticks")) as f64;
+    assert_eq!(minutes, 121.0);
+    assert_eq!(
+        report_row(&report, "migrated MB / minute"),
+        [format!("{:.0}", cost_mb / minutes), "0".into()]
+    );
+    assert_eq!(
+        report_row(&report, "MB per migration"),
+        [format!("{:.0}", cost_mb / started as f64), "-".into()]
+    );
+    assert_eq!(
+        report_row(&report, "forced migrations"),
+        [forced.to_string(), "0".into()]
+    );
+    assert_eq!(
+        report_row(&report, "migrations / minute"),
+        [format!("{:.2}", started as f64 / minutes), "0.00".into()]
+    );
+}
