@@ -246,3 +246,68 @@ fn ingest_sbatch_ingests_with_the_submitted_binary() {
     assert!(log.contains("task_usage"), "{log}");
     assert!(parquet.join("ingest-summary.json").is_file());
 }
+
+/// `scripts/paper-sweep.sh` writes a parameter line per experiment of seed 000's section 7, each
+/// a valid `cellsim run` with the table's setting (read back from `--print-config`), and a line
+/// runs to completion as an array task.
+#[test]
+fn paper_sweep_lines_are_the_papers_experiments() {
+    let slurm = FakeSlurm::new();
+    let exp = slurm.dir.path().join("exp");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/paper-sweep.sh");
+    let trace = trace().display().to_string();
+    let out = Command::new("bash")
+        .arg(&script)
+        .args([&trace, &exp.display().to_string(), "--hours", "0.25"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let params = text(&out.stdout);
+    let lines: Vec<&str> = params
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .collect();
+    // (policy, workload %, compact %, SIAS_GAIN, SRAS_GAIN, multiply) per line, as the tables.
+    let mut expected = vec![("borg-replay", 100, 100, false, false, 1)];
+    expected.push(("masb", 100, 100, false, false, 1));
+    expected.extend((101..=106).map(|p| ("masb", p, 100, false, false, 1)));
+    expected.extend([99, 98, 97].map(|p| ("masb", 100, p, false, false, 1)));
+    expected.extend(
+        [(true, false), (false, true), (true, true)].map(|(i, r)| ("masb", 100, 100, i, r, 1)),
+    );
+    expected.extend([2, 4, 8].map(|k| ("masb", 100, 100, false, false, k)));
+    assert_eq!(lines.len(), expected.len(), "{params}");
+    for (line, want) in lines.iter().zip(&expected) {
+        let mut args = vec!["run"];
+        args.extend(line.split_whitespace());
+        args.push("--print-config");
+        let out = cellsim(&args);
+        assert!(out.status.success(), "{line}: {}", text(&out.stderr));
+        let config: toml::Value = toml::from_str(&text(&out.stdout)).unwrap();
+        let got = (
+            config["policy"].as_str().unwrap(),
+            config["scale"]["workload_pct"].as_integer().unwrap(),
+            config["scale"]["compact_pct"].as_integer().unwrap(),
+            config["masb"]["sias_gain"].as_bool().unwrap(),
+            config["masb"]["sras_gain"].as_bool().unwrap(),
+            config["scale"]["multiply"].as_integer().unwrap(),
+        );
+        assert_eq!(got, *want, "{line}");
+        assert_eq!(config["hours"].as_float(), Some(0.25), "{line}");
+        assert_eq!(config["trace"].as_str(), Some(trace.as_str()), "{line}");
+    }
+    // Table 6's SIAS_GAIN + SRAS run as array task 11 of the sweep.
+    let params_file = slurm.dir.path().join("params.txt");
+    std::fs::write(&params_file, &params).unwrap();
+    let sweep = slurm.dir.path().join("sweep");
+    let vars = [("SLURM_ARRAY_JOB_ID", "78"), ("SLURM_ARRAY_TASK_ID", "11")];
+    let args = [
+        params_file.display().to_string(),
+        sweep.display().to_string(),
+    ];
+    let (code, log) = finish(slurm.job("sweep.sbatch", &[&args[0], &args[1]], &vars));
+    assert_eq!(code, Some(0), "{log}");
+    let run = std::fs::read_to_string(sweep.join("run-11/run.toml")).unwrap();
+    assert!(run.contains("sias_gain = true"), "{run}");
+    assert!(sweep.join("run-11/summary.json").exists());
+}
