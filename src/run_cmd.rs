@@ -269,10 +269,12 @@ fn execute(
     let mut from = None;
     if resume {
         if out.join(SUMMARY_FILE).exists() {
-            outln!(
-                "{} is complete (summary.json); nothing to resume",
+            let done = format!(
+                "{} is complete ({SUMMARY_FILE}); nothing to resume",
                 out.display()
             );
+            run_log::append(&done);
+            outln!("{done}");
             return Ok(());
         }
         let chosen = snapshot::choose(out, config, trace)

@@ -181,6 +181,11 @@ fn stop_with_signal_then_resume(policy: &'static str, sig: &str) {
     let again = resume(&run);
     assert!(again.status.success());
     assert!(text(&again.stdout).contains("is complete"));
+    let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    assert!(
+        log.ends_with("is complete (summary.json); nothing to resume\n"),
+        "{log}"
+    );
 }
 
 #[test]
