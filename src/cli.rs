@@ -180,7 +180,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TICK", requires = "timing")]
     pub from_tick: Option<u32>,
     /// Also draw the nodes of each allocation class (STA, TA, PA, DA, idle, overloaded) over
-    /// time, as seed 000's Figures 8 and 9, one panel per run, into FILE (.svg or .png).
+    /// time, as seed 000's Figures 8 and 9, one panel per run, into FILE (.svg or .png). A run
+    /// not finished yet is drawn from the parts written so far, and left out of the tables.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 }

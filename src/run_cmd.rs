@@ -17,6 +17,8 @@ use engine::{PolicyName, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestError, IngestOptions, Progress};
 
+use analysis::AnalysisError;
+
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{errln, out, outln};
@@ -404,20 +406,28 @@ pub fn report(args: ReportArgs) -> Result<()> {
     if let Some(plot) = &args.plot {
         analysis::figure::FigureFormat::of(plot)?;
     }
-    let mut runs = Vec::new();
+    // The finished runs (with their summaries); with --plot, a run still going (or stopped) is
+    // drawn from the parts it has written, and left out of the tables.
+    let (mut runs, mut dirs) = (Vec::new(), Vec::new());
     for dir in &args.runs {
-        runs.push(
-            analysis::report::load_run(dir)
-                .with_context(|| format!("reading run {}", dir.display()))?,
-        );
+        match analysis::report::load_run(dir) {
+            Ok(summary) => {
+                runs.push(summary);
+                dirs.push(dir.clone());
+            }
+            Err(AnalysisError::Unfinished { .. }) if args.plot.is_some() => errln!(
+                "{} has not finished: left out of the tables; the figure shows the ticks of its parts written so far (one per simulated day by default)",
+                dir.display()
+            ),
+            Err(e) => return Err(e).with_context(|| format!("reading run {}", dir.display())),
+        }
     }
-    if runs.is_empty() {
-        bail!("give at least one run directory");
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    if !runs.is_empty() {
+        out!("{}", analysis::report::render(&names, &runs));
+        print_settings(&names, &dirs)?;
     }
-    let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
-    out!("{}", analysis::report::render(&names, &runs));
-    print_settings(&names, &args.runs)?;
-    if args.timing {
+    if args.timing && !runs.is_empty() {
         // A run without timing to show gets "-" and a note saying why.
         let timing_of = |d: &PathBuf| match analysis::timing::phase_medians(d, args.from_tick) {
             Ok(t) => Some(t),
@@ -426,7 +436,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
                 None
             }
         };
-        let timings: Vec<_> = args.runs.iter().map(timing_of).collect();
+        let timings: Vec<_> = dirs.iter().map(timing_of).collect();
         out!("{}", analysis::report::render_timing(&names, &timings));
     }
     if let Some(plot) = &args.plot {
@@ -438,6 +448,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
                     .with_context(|| format!("reading run {}", dir.display()))?,
             );
         }
+        let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
         analysis::figure::write_figure(plot, &names, &series)?;
         errln!("figure written to {}", plot.display());
     }

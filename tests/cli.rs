@@ -299,6 +299,38 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         svg_text.starts_with("<svg") && svg_text.contains(&run),
         "{svg_text}"
     );
+    // A run not finished yet (here: the same parts without the summary) is drawn from the parts
+    // written so far and left out of the tables, with a note.
+    let going = dir.path().join("going");
+    std::fs::create_dir_all(going.join("ticks")).unwrap();
+    std::fs::copy(runs[0].join("run.toml"), going.join("run.toml")).unwrap();
+    for part in std::fs::read_dir(runs[0].join("ticks")).unwrap() {
+        let part = part.unwrap().path();
+        std::fs::copy(&part, going.join("ticks").join(part.file_name().unwrap())).unwrap();
+    }
+    let going_s = going.display().to_string();
+    let out = cellsim(&[
+        "report",
+        &run,
+        &going_s,
+        "--plot",
+        &png.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!(
+        "{going_s} has not finished: left out of the tables"
+    )));
+    let header = text(&out.stdout).lines().next().unwrap().to_string();
+    assert!(
+        header.contains(&run) && !header.contains(&going_s),
+        "{header}"
+    );
+    let out = cellsim(&["report", &going_s]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "without --plot it is an error, as before"
+    );
     let out = cellsim(&["report", &run, "--plot", "classes.pdf"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("classes.pdf: a figure is written as .svg or .png"));
