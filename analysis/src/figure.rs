@@ -379,6 +379,28 @@ mod tests {
         assert!(pa_pixels(0..panel) > 20 && pa_pixels(panel..2 * panel) > 20);
     }
 
+    /// Hours up to three days of trace time, days beyond; an empty or one-point run still gets
+    /// a range to draw.
+    #[test]
+    fn the_time_axis_is_in_hours_or_days() {
+        let run = |time_h: Vec<f64>| ClassSeries {
+            time_h,
+            nodes: Default::default(),
+        };
+        let day = [run(vec![0.5, 24.0])];
+        assert_eq!(time_axis(&day), (1.0, 0.5, 24.0, "trace time (hours)"));
+        let month = [run(vec![12.0, 30.0]), run(vec![24.0 * 30.0])];
+        assert_eq!(time_axis(&month), (24.0, 0.5, 30.0, "trace time (days)"));
+        assert_eq!(
+            time_axis(&[run(vec![2.0])]).1..time_axis(&[run(vec![2.0])]).2,
+            2.0..3.0
+        );
+        assert_eq!(
+            time_axis(&[run(vec![])]),
+            (1.0, 0.0, 1.0, "trace time (hours)")
+        );
+    }
+
     #[test]
     fn bad_paths_and_parts_are_named() {
         let run = tempfile::tempdir().unwrap();
