@@ -137,9 +137,8 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     let users = (config.machines as usize / 25).max(20);
     let out = writers::Writers::new(&partial, parts, part_len_us, users, config.seed)?;
     let mut sim = sim::Sim::new(&cell, config.seed, TRACE_START_US + hours_us, out);
-    let warmup_start_us = TRACE_START_US - model::WARMUP_S * 1_000_000;
     let report = |now_us: i64| {
-        let done = (now_us - warmup_start_us).max(0) as u64;
+        let done = (now_us - model::WARMUP_START_US).max(0) as u64;
         progress.simulated_us.store(done, Ordering::Relaxed);
         crate::ingest::check_stop(&progress.stop)
     };

@@ -69,6 +69,8 @@ pub const DOWNTIME_SIGMA: f64 = 1.2;
 pub const UPDATE_RUNNING_SHARE: f64 = 0.02;
 /// Simulated warm-up before the trace window so the t = 0 snapshot is in steady state (s).
 pub const WARMUP_S: i64 = 8 * 3600;
+/// Where the generation starts: the warm-up before the trace window (µs).
+pub const WARMUP_START_US: i64 = crate::codes::TRACE_START_US - WARMUP_S * 1_000_000;
 /// Width of a task_usage window (s).
 pub const USAGE_WINDOW_S: i64 = 300;
 

@@ -137,7 +137,7 @@ impl<'a> Sim<'a> {
         Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
-            now_us: TRACE_START_US - WARMUP_S * US,
+            now_us: WARMUP_START_US,
             end_us,
             seq: 0,
             heap: BinaryHeap::new(),
