@@ -422,6 +422,21 @@ pub fn report(args: ReportArgs) -> Result<()> {
             Err(e) => return Err(e).with_context(|| format!("reading run {}", dir.display())),
         }
     }
+    // The figure before the tables: a reader of the tables that stops early (`| head`) ends
+    // the command, and must not leave the figure unwritten.
+    if let Some(plot) = &args.plot {
+        let mut series = Vec::new();
+        for dir in &args.runs {
+            let points = analysis::figure::POINTS_PER_PANEL;
+            series.push(
+                analysis::figure::class_series(dir, points)
+                    .with_context(|| format!("reading run {}", dir.display()))?,
+            );
+        }
+        let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
+        analysis::figure::write_figure(plot, &names, &series)?;
+        errln!("figure written to {}", plot.display());
+    }
     let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     if !runs.is_empty() {
         out!("{}", analysis::report::render(&names, &runs));
@@ -438,19 +453,6 @@ pub fn report(args: ReportArgs) -> Result<()> {
         };
         let timings: Vec<_> = dirs.iter().map(timing_of).collect();
         out!("{}", analysis::report::render_timing(&names, &timings));
-    }
-    if let Some(plot) = &args.plot {
-        let mut series = Vec::new();
-        for dir in &args.runs {
-            let points = analysis::figure::POINTS_PER_PANEL;
-            series.push(
-                analysis::figure::class_series(dir, points)
-                    .with_context(|| format!("reading run {}", dir.display()))?,
-            );
-        }
-        let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
-        analysis::figure::write_figure(plot, &names, &series)?;
-        errln!("figure written to {}", plot.display());
     }
     Ok(())
 }

@@ -299,6 +299,17 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         svg_text.starts_with("<svg") && svg_text.contains(&run),
         "{svg_text}"
     );
+    // With the tables' reader gone (`| head`), the figure is still written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let piped = dir.path().join("piped.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .args(["report", &run, "--plot", &piped.display().to_string()])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(piped.exists());
     // A run not finished yet (here: the same parts without the summary) is drawn from the parts
     // written so far and left out of the tables, with a note.
     let going = dir.path().join("going");
