@@ -2,12 +2,14 @@
 //! and flags, prepares the trace (ingested, or a generated synthetic cell kept in the run
 //! directory so the run can be resumed), runs the engine with progress display and signal
 //! handling (SIGTERM, SIGUSR1, SIGINT: finish the tick, snapshot, exit with
-//! [`EXIT_SNAPSHOTTED`]; a second SIGINT exits at once), and prints the report table.
+//! [`EXIT_SNAPSHOTTED`]; a second SIGINT exits at once) and the run's log, and prints the
+//! report table (and, with `--plot`, draws the classes over time).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
 
+use analysis::AnalysisError;
 use anyhow::{Context, Result, bail};
 use engine::borg::BorgReplay;
 use engine::masb::policy::Masb;
@@ -16,8 +18,6 @@ use engine::snapshot::{self, EXIT_SNAPSHOTTED};
 use engine::{PolicyName, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestError, IngestOptions, Progress};
-
-use analysis::AnalysisError;
 
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};

@@ -110,7 +110,7 @@ fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
     let flags = masb_flags(&["--snapshot-every-sim-minutes", "10"]);
     let mut args = vec![run_s.as_str()];
     args.extend(flags.iter().map(String::as_str));
-    let vars = [("SLURM_JOB_ID", "4242")];
+    let vars = [("SLURM_JOB_ID", "4242"), ("SLURM_RESTART_COUNT", "0")];
     // First start; USR1 once it has snapshotted (SLURM's --signal=B:USR1@300).
     let job = slurm.job("run.sbatch", &args, &vars);
     assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
@@ -120,7 +120,8 @@ fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
     assert!(log.contains("requeueing job 4242"), "{log}");
     assert_eq!(slurm.scontrol_calls(), "requeue 4242\n");
     assert!(!run.join("summary.json").exists());
-    // The requeued job resumes and completes: no further requeue.
+    // The requeued job (SLURM counts the restart) resumes and completes: no further requeue.
+    let vars = [("SLURM_JOB_ID", "4242"), ("SLURM_RESTART_COUNT", "1")];
     let (code, log) = finish(slurm.job("run.sbatch", &args, &vars));
     assert_eq!(code, Some(0), "{log}");
     assert!(log.contains("cellsim: resuming"), "{log}");
@@ -131,6 +132,21 @@ fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
         "no requeue once complete"
     );
     assert_same_outputs(&run, reference);
+    // The run's log names the job and its restarts, which stay with the run directory.
+    let run_log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    let starts: Vec<&str> = run_log
+        .lines()
+        .filter(|l| l.contains(" started: "))
+        .collect();
+    assert_eq!(starts.len(), 2, "{run_log}");
+    assert!(
+        starts[0].ends_with(", SLURM job 4242 restart 0)"),
+        "{run_log}"
+    );
+    assert!(
+        starts[1].ends_with(", SLURM job 4242 restart 1)"),
+        "{run_log}"
+    );
     // Started again after completion (a stray requeue): nothing to do.
     let (code, log) = finish(slurm.job("run.sbatch", &args, &vars));
     assert_eq!(code, Some(0), "{log}");
