@@ -1,13 +1,14 @@
-//! `cellsim report`'s migration rows (seed 000's Table 6: data moved by live migration per
-//! minute and per migration, forced migrations) against sums taken independently from the run's
-//! own `migrations/` rows, for a MASB run and a borg-replay run (no migrations).
+//! `cellsim report`'s rows against figures taken independently from the run's own tables: the
+//! migration rows (seed 000's Table 6: data moved by live migration per minute and per
+//! migration, forced migrations) from `migrations/`, and the allocation score ratios (Table 3)
+//! from `ticks/`, for a MASB run and a borg-replay run (no migrations).
 
 mod common;
 
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Float64Type;
+use arrow_array::types::{Float64Type, UInt32Type};
 use common::*;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -94,4 +95,43 @@ fn migration_rows_match_the_runs_migrations() {
         report_row(&report, "migrations / minute"),
         [format!("{:.2}", started as f64 / minutes), "0.00".into()]
     );
+}
+
+/// The mean per tick of each of `columns` in `RUN/ticks/`.
+fn tick_means(run: &Path, columns: &[&str]) -> Vec<f64> {
+    let mut sums = vec![0u64; columns.len()];
+    let mut ticks = 0;
+    for part in std::fs::read_dir(run.join("ticks")).unwrap() {
+        let file = std::fs::File::open(part.unwrap().path()).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        for batch in reader.build().unwrap() {
+            let batch = batch.unwrap();
+            ticks += batch.num_rows();
+            for (sum, name) in sums.iter_mut().zip(columns) {
+                let column = batch.column(batch.schema().index_of(name).unwrap()).clone();
+                let values = column.as_primitive::<UInt32Type>().values();
+                *sum += values.iter().map(|&v| u64::from(v)).sum::<u64>();
+            }
+        }
+    }
+    sums.iter().map(|&s| s as f64 / ticks as f64).collect()
+}
+
+#[test]
+fn allocation_score_ratios_match_the_runs_ticks() {
+    let runs = [reference("masb"), reference("borg-replay")];
+    let names = runs.map(|r| r.display().to_string());
+    let out = cellsim(&["report", &names[0], &names[1]]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let expected: Vec<String> = runs
+        .iter()
+        .map(|run| {
+            let means = tick_means(run, &["sta", "ta", "pa", "da"]);
+            let balanced: f64 = means.iter().sum();
+            let shares = means.iter().map(|m| format!("{:.1}", 100.0 * m / balanced));
+            shares.collect::<Vec<_>>().join("/")
+        })
+        .collect();
+    assert_eq!(report_row(&report, "ASR STA/TA/PA/DA %"), expected);
 }

@@ -82,6 +82,18 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
             format!("{v:.1} ({pct:.2}%)")
         });
     }
+    // Seed 000's Table 3: the allocation score ratios, each class's share of the nodes neither
+    // idle nor overloaded.
+    row("ASR STA/TA/PA/DA %", &|r| {
+        let of = |key: &str| r.averages.classes.get(key).copied().unwrap_or(0.0);
+        let balanced: f64 = ["sta", "ta", "pa", "da"].iter().map(|k| of(k)).sum();
+        if balanced > 0.0 {
+            let share = |key: &str| format!("{:.1}", 100.0 * of(key) / balanced);
+            ["sta", "ta", "pa", "da"].map(share).join("/")
+        } else {
+            "-".into()
+        }
+    });
     row("tasks running", &|r| {
         format!("{:.0}", r.averages.tasks_running)
     });
