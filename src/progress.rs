@@ -21,7 +21,8 @@ pub struct Sample {
     pub total: u64,
     /// Extra text: rates and counts.
     pub message: String,
-    /// Lines to show once, at once (above the bar on a terminal): warnings from the work.
+    /// Lines to show once, at once (above the bar on a terminal, and in the run's log): notes
+    /// and warnings from the work (warnings with their `warning: ` prefix).
     pub notes: Vec<String>,
 }
 
@@ -83,10 +84,10 @@ impl Reporter {
                 for note in &s.notes {
                     match &bar {
                         Some(bar) => {
-                            crate::run_log::append(&format!("warning: {note}"));
-                            bar.println(format!("warning: {note}"));
+                            crate::run_log::append(note);
+                            bar.println(note);
                         }
-                        None => errln!("warning: {note}"),
+                        None => errln!("{note}"),
                     }
                 }
                 match &bar {

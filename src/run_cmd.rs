@@ -298,13 +298,27 @@ fn execute(
         from = chosen.snapshot;
     }
     note_hours_past_the_trace(config, trace);
-    let from_snapshot = from.is_some();
     let shown = progress.clone();
     let tick_s = config.tick_s as u64;
+    let restore_shown = AtomicBool::new(false);
     let reporter = Reporter::start("run", "ticks", move |elapsed| {
         let done = shown.ticks_done.load(Ordering::Relaxed);
         let fresh = done - shown.first_tick.load(Ordering::Relaxed).min(done);
         let speed = (fresh * tick_s) as f64 / elapsed.as_secs_f64().max(1e-9);
+        // The restore's time once it is known (so the run's log has it when it happened), then
+        // the run's warnings as they come.
+        let mut notes = Vec::new();
+        let restore_ms = shown.restore_ms.load(Ordering::Relaxed);
+        if restore_ms > 0 && !restore_shown.swap(true, Ordering::Relaxed) {
+            notes.push(format!(
+                "state restored from the snapshot in {restore_ms} ms"
+            ));
+        }
+        let mut warnings = shown
+            .warnings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        notes.extend(warnings.drain(..).map(|w| format!("warning: {w}")));
         Sample {
             done,
             total: shown.ticks_total.load(Ordering::Relaxed),
@@ -312,12 +326,7 @@ fn execute(
                 "simulated {:.1} h, {speed:.0}x real time",
                 (done * tick_s) as f64 / 3600.0
             ),
-            notes: std::mem::take(
-                &mut shown
-                    .warnings
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-            ),
+            notes,
         }
     });
     let result = match config.policy {
@@ -333,10 +342,6 @@ fn execute(
         }
     };
     reporter.finish();
-    let restore_ms = progress.restore_ms.load(Ordering::Relaxed);
-    if from_snapshot && result.is_ok() {
-        errln!("state restored from the snapshot in {restore_ms} ms");
-    }
     let outcome = result
         .with_context(|| format!("running {} on {}", config.policy.as_str(), trace.display()))?;
     match outcome {

@@ -46,7 +46,8 @@ pub struct RunProgress {
     pub first_tick: AtomicU64,
     /// Set to stop after the current tick with a snapshot (a signal handler's flag).
     pub stop: Arc<AtomicBool>,
-    /// Milliseconds it took to restore the state from a snapshot (0 for a fresh run).
+    /// Milliseconds it took to restore the state from a snapshot, at least 1 (0 for a fresh run
+    /// or before the restore is done).
     pub restore_ms: AtomicU64,
     /// Warnings for the caller to show (and take): periodic snapshots that failed (to be
     /// written, or to prune older ones), and a resume by another build than the snapshot's. A
@@ -131,7 +132,7 @@ pub fn run<P: Policy + Send>(
                 let t = Instant::now();
                 let sim = Simulation::restore(config, trace_dir, out_dir, policy, &snap)?;
                 let ms = t.elapsed().as_millis() as u64;
-                progress.restore_ms.store(ms, Ordering::Relaxed);
+                progress.restore_ms.store(ms.max(1), Ordering::Relaxed);
                 if let [.., before, now] = sim.builds.as_slice()
                     && now.from_tick == sim.next_tick as u64
                 {
