@@ -29,7 +29,8 @@ pub enum Command {
     /// Outputs are byte-identical to a run that never stopped. Exit code 75 means "stopped by a
     /// signal after a snapshot: resume again"; 0 means done.
     Resume(ResumeArgs),
-    /// Print seed 000's Table 4 layout (average nodes per allocation class) for runs side by side.
+    /// Print seed 000's Table 4 layout (average nodes per allocation class), the allocation score
+    /// ratios, usage and migration figures for runs side by side; draw the classes over time.
     Report(ReportArgs),
     /// Print the shape of an ingested trace: machine mix, running tasks, usage, durations,
     /// priorities, constraints and events per type.
