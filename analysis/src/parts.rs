@@ -96,3 +96,60 @@ pub(crate) fn for_each_batch(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::{Int64Type, UInt32Type};
+    use arrow_array::{ArrayRef, Int64Array};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    /// A column of another type than cellsim writes (a part rewritten by another tool, say) is
+    /// an error naming the part and the column, not a panic; a missing one too.
+    #[test]
+    fn a_column_of_another_type_or_missing_is_named() {
+        let run = tempfile::tempdir().unwrap();
+        std::fs::create_dir(run.path().join("timing")).unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "tick",
+            DataType::Int64,
+            false,
+        )]));
+        let ticks: ArrayRef = Arc::new(Int64Array::from(vec![0, 1, 2]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![ticks]).unwrap();
+        let path = run.path().join("timing/part-00000000.parquet");
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(File::create(&path).unwrap(), schema, None)
+                .unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let read = |name: &str| {
+            for_each_batch(run.path(), "timing", |part| {
+                part.column::<UInt32Type>(name).map(|_| ())
+            })
+            .unwrap_err()
+            .to_string()
+        };
+        let err = read("tick");
+        assert!(
+            err.contains("part-00000000.parquet: not a readable cellsim output part")
+                && err.ends_with("column tick is not UInt32"),
+            "{err}"
+        );
+        assert!(read("wall_ms").ends_with("no column wall_ms"));
+        let mut sum = 0;
+        for_each_batch(run.path(), "timing", |part| {
+            sum += part
+                .column::<Int64Type>("tick")?
+                .values()
+                .iter()
+                .sum::<i64>();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(sum, 3);
+    }
+}
