@@ -406,6 +406,26 @@ fn print_settings(names: &[String], dirs: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// Longest panel title, characters (about the figure's width).
+const TITLE_CHARS: usize = 110;
+
+/// A run's panel title: its directory, then its policy and the settings it changed from the
+/// defaults (what tells the runs of a sweep apart), or that it has not finished.
+fn panel_title(dir: &Path, summary: Option<&engine::RunSummary>) -> Result<String> {
+    let Some(summary) = summary else {
+        return Ok(format!("{} (not finished)", dir.display()));
+    };
+    let settings = analysis::settings::load_settings(dir)
+        .with_context(|| format!("reading run {}", dir.display()))?;
+    let mut about = vec![summary.policy.clone()];
+    about.extend(analysis::settings::changed(&settings));
+    let title = format!("{} ({})", dir.display(), about.join(", "));
+    Ok(match title.char_indices().nth(TITLE_CHARS) {
+        Some((end, _)) => format!("{}...", &title[..end]),
+        None => title,
+    })
+}
+
 /// Runs `cellsim report`.
 pub fn report(args: ReportArgs) -> Result<()> {
     if let Some(plot) = &args.plot {
@@ -438,8 +458,12 @@ pub fn report(args: ReportArgs) -> Result<()> {
                     .with_context(|| format!("reading run {}", dir.display()))?,
             );
         }
-        let names: Vec<String> = args.runs.iter().map(|d| d.display().to_string()).collect();
-        analysis::figure::write_figure(plot, &names, &series)?;
+        let mut titles = Vec::new();
+        for dir in &args.runs {
+            let finished = dirs.iter().position(|d| d == dir);
+            titles.push(panel_title(dir, finished.map(|i| &runs[i]))?);
+        }
+        analysis::figure::write_figure(plot, &titles, &series)?;
         errln!("figure written to {}", plot.display());
     }
     let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();

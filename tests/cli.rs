@@ -414,6 +414,16 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     let seven = dir.path().join("seven").display().to_string();
     let out = cellsim(&["report", &run, &seven]);
     assert_eq!(seed_row(&text(&out.stdout)).as_deref(), Some("1 7"));
+    // The figure's panels say what tells the runs apart: the policy and the changed settings.
+    let svg = dir.path().join("seeds.svg");
+    let out = cellsim(&["report", &run, &seven, "--plot", &svg.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains(&format!(">\n{run} (borg-replay)\n</text>")),
+        "{svg}"
+    );
+    assert!(svg.contains(&format!(">\n{seven} (borg-replay, seed = 7)\n</text>")));
 }
 
 #[test]

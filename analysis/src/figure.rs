@@ -104,7 +104,7 @@ pub fn class_series(run: &Path, max_points: usize) -> Result<ClassSeries> {
     Ok(ClassSeries { time_h, nodes })
 }
 
-/// Draws the panels of `runs` (labelled by `names`) into `path`, SVG or PNG by its extension,
+/// Draws the panels of `runs` (titled by `names`) into `path`, SVG or PNG by its extension,
 /// atomically.
 pub fn write_figure(path: &Path, names: &[String], runs: &[ClassSeries]) -> Result<()> {
     let format = FigureFormat::of(path)?;
@@ -193,10 +193,7 @@ fn draw<DB: DrawingBackend>(
         let (plot, legend) = panel.split_horizontally(WIDTH_PX - LEGEND_WIDTH_PX);
         let y_hi = run.nodes.iter().flatten().copied().fold(1.0, f64::max) * 1.05;
         let mut chart = ChartBuilder::on(&plot)
-            .caption(
-                format!("{name}: nodes per allocation class"),
-                ("sans-serif", 18),
-            )
+            .caption(name, ("sans-serif", 16))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(60)
@@ -205,7 +202,7 @@ fn draw<DB: DrawingBackend>(
         chart
             .configure_mesh()
             .x_desc(x_desc)
-            .y_desc("nodes")
+            .y_desc("nodes per allocation class")
             .y_label_formatter(&|n| format!("{n:.0}"))
             .light_line_style(WHITE)
             .draw()
@@ -328,8 +325,12 @@ mod tests {
         let svg_path = out.path().join("classes.svg");
         write_figure(&svg_path, &names, &runs).unwrap();
         let svg = std::fs::read_to_string(&svg_path).unwrap();
-        assert!(svg.contains("run-a: nodes per allocation class"));
-        assert!(svg.contains("run-b: nodes per allocation class"));
+        assert!(svg.contains(">\nrun-a\n</text>") && svg.contains(">\nrun-b\n</text>"));
+        assert_eq!(
+            svg.matches(">\nnodes per allocation class\n</text>")
+                .count(),
+            2
+        );
         for (class, colour) in CLASSES {
             // Per panel: the class's line through the three points, and its legend stroke.
             let lines = polylines(&svg, colour);

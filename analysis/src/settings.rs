@@ -60,6 +60,28 @@ fn defaults() -> BTreeMap<String, String> {
     out
 }
 
+/// Whether `key` is one the settings rows show (not in [`HIDDEN`]).
+fn shown(key: &str) -> bool {
+    !HIDDEN
+        .iter()
+        .any(|h| key == *h || (h.ends_with('.') && key.starts_with(h)))
+}
+
+/// The keys `run` sets away from today's defaults, in key order, as `key = value` (`key
+/// absent` where its summary lacks the key); the keys the settings rows leave out are left out.
+pub fn changed(run: &Settings) -> Vec<String> {
+    let defaults = defaults();
+    let differs = |(key, value): (&String, &Option<String>)| match value {
+        Some(v) if defaults.get(key) == Some(v) => None,
+        Some(v) => Some(format!("{key} = {v}")),
+        None => Some(format!("{key} absent")),
+    };
+    run.iter()
+        .filter(|(key, _)| shown(key))
+        .filter_map(differs)
+        .collect()
+}
+
 /// Rows for the keys that some run sets away from the default or that the runs disagree on,
 /// one column per run (`names`); `absent` where a run's summary lacks the key. Empty when every
 /// run has every default.
@@ -68,10 +90,7 @@ pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
     let defaults = defaults();
     let mut o = String::new();
     for (key, default) in &defaults {
-        if HIDDEN
-            .iter()
-            .any(|h| key == h || (h.ends_with('.') && key.starts_with(h)))
-        {
+        if !shown(key) {
             continue;
         }
         let values: Vec<Option<&String>> = runs
@@ -141,8 +160,20 @@ mod tests {
             "{text}"
         );
         assert!(text.starts_with("settings (not default)\n"));
+        // The same, one run at a time (the figure's panel titles); threads left out.
+        assert_eq!(changed(&today), ["scale.multiply = 8"]);
+        assert_eq!(
+            changed(&write("older-again", {
+                let mut c = serde_json::to_value(RunConfig::default()).unwrap();
+                c["masb"].as_object_mut().unwrap().remove("sias_node_load");
+                c["seed"] = 5.into();
+                c
+            })),
+            ["masb.sias_node_load absent", "seed = 5"]
+        );
         let plain = write("plain", serde_json::to_value(RunConfig::default()).unwrap());
-        assert_eq!(render_settings(&names[..1], &[plain]), "");
+        assert_eq!(render_settings(&names[..1], &[plain.clone()]), "");
+        assert!(changed(&plain).is_empty());
         let err = load_settings(dir.path()).unwrap_err().to_string();
         assert!(err.contains("summary.json"), "{err}");
         for (name, text) in [("no-config", "{}"), ("truncated", "{\"config\": {")] {
