@@ -353,7 +353,8 @@ fn execute(
             ));
             let names = [out.display().to_string()];
             out!("{}", analysis::report::render(&names, &[*summary]));
-            print_settings(&names, &[out.to_path_buf()])?;
+            let settings = [load_settings(out)?];
+            out!("{}", analysis::settings::render_settings(&names, &settings));
             outln!("outputs in {}", out.display());
             Ok(())
         }
@@ -392,18 +393,9 @@ fn toml_text(config: &RunConfig) -> Result<String> {
     toml::to_string(&shown).context("encoding the config")
 }
 
-/// Prints the settings rows (the keys each run set away from the defaults) of the runs in
-/// `dirs`, labelled `names`.
-fn print_settings(names: &[String], dirs: &[PathBuf]) -> Result<()> {
-    let mut settings = Vec::new();
-    for dir in dirs {
-        settings.push(
-            analysis::settings::load_settings(dir)
-                .with_context(|| format!("reading run {}", dir.display()))?,
-        );
-    }
-    out!("{}", analysis::settings::render_settings(names, &settings));
-    Ok(())
+/// The settings `dir`'s summary records.
+fn load_settings(dir: &Path) -> Result<analysis::settings::Settings> {
+    analysis::settings::load_settings(dir).with_context(|| format!("reading run {}", dir.display()))
 }
 
 /// Longest panel title, characters (about the figure's width).
@@ -411,19 +403,23 @@ const TITLE_CHARS: usize = 110;
 
 /// A run's panel title: its directory, then its policy and the settings it changed from the
 /// defaults (what tells the runs of a sweep apart), or that it has not finished.
-fn panel_title(dir: &Path, summary: Option<&engine::RunSummary>) -> Result<String> {
-    let Some(summary) = summary else {
-        return Ok(format!("{} (not finished)", dir.display()));
+fn panel_title(dir: &Path, finished: Option<&FinishedRun>) -> String {
+    let Some(run) = finished else {
+        return format!("{} (not finished)", dir.display());
     };
-    let settings = analysis::settings::load_settings(dir)
-        .with_context(|| format!("reading run {}", dir.display()))?;
-    let mut about = vec![summary.policy.clone()];
-    about.extend(analysis::settings::changed(&settings));
+    let mut about = vec![run.summary.policy.clone()];
+    about.extend(analysis::settings::changed(&run.settings));
     let title = format!("{} ({})", dir.display(), about.join(", "));
-    Ok(match title.char_indices().nth(TITLE_CHARS) {
+    match title.char_indices().nth(TITLE_CHARS) {
         Some((end, _)) => format!("{}...", &title[..end]),
         None => title,
-    })
+    }
+}
+
+/// A finished run as `report` reads it: its summary and its recorded settings.
+struct FinishedRun {
+    summary: engine::RunSummary,
+    settings: analysis::settings::Settings,
 }
 
 /// Runs `cellsim report`.
@@ -431,19 +427,22 @@ pub fn report(args: ReportArgs) -> Result<()> {
     if let Some(plot) = &args.plot {
         analysis::figure::FigureFormat::of(plot)?;
     }
-    // The finished runs (with their summaries); with --plot, a run still going (or stopped) is
-    // drawn from the parts it has written, and left out of the tables.
-    let (mut runs, mut dirs) = (Vec::new(), Vec::new());
+    // Each run, finished (with its summary and settings) or, with --plot, still going (or
+    // stopped): drawn from the parts it has written, and left out of the tables.
+    let mut loaded: Vec<Option<FinishedRun>> = Vec::new();
     for dir in &args.runs {
         match analysis::report::load_run(dir) {
-            Ok(summary) => {
-                runs.push(summary);
-                dirs.push(dir.clone());
+            Ok(summary) => loaded.push(Some(FinishedRun {
+                summary,
+                settings: load_settings(dir)?,
+            })),
+            Err(AnalysisError::Unfinished { .. }) if args.plot.is_some() => {
+                errln!(
+                    "{} has not finished: left out of the tables; the figure shows the ticks of its parts written so far (one per simulated day by default)",
+                    dir.display()
+                );
+                loaded.push(None);
             }
-            Err(AnalysisError::Unfinished { .. }) if args.plot.is_some() => errln!(
-                "{} has not finished: left out of the tables; the figure shows the ticks of its parts written so far (one per simulated day by default)",
-                dir.display()
-            ),
             Err(e) => return Err(e).with_context(|| format!("reading run {}", dir.display())),
         }
     }
@@ -458,22 +457,34 @@ pub fn report(args: ReportArgs) -> Result<()> {
                     .with_context(|| format!("reading run {}", dir.display()))?,
             );
         }
-        let mut titles = Vec::new();
-        for dir in &args.runs {
-            let finished = dirs.iter().position(|d| d == dir);
-            titles.push(panel_title(dir, finished.map(|i| &runs[i]))?);
-        }
+        let titles: Vec<String> = (args.runs.iter().zip(&loaded))
+            .map(|(dir, run)| panel_title(dir, run.as_ref()))
+            .collect();
         analysis::figure::write_figure(plot, &titles, &series)?;
         errln!("figure written to {}", plot.display());
     }
-    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    if !runs.is_empty() {
-        out!("{}", analysis::report::render(&names, &runs));
-        print_settings(&names, &dirs)?;
+    // The tables, of the finished runs.
+    let (mut dirs, mut summaries, mut settings) = (Vec::new(), Vec::new(), Vec::new());
+    for (dir, run) in args.runs.iter().zip(loaded) {
+        if let Some(FinishedRun {
+            summary,
+            settings: s,
+        }) = run
+        {
+            dirs.push(dir);
+            summaries.push(summary);
+            settings.push(s);
+        }
     }
-    if args.timing && !runs.is_empty() {
+    if dirs.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    out!("{}", analysis::report::render(&names, &summaries));
+    out!("{}", analysis::settings::render_settings(&names, &settings));
+    if args.timing {
         // A run without timing to show gets "-" and a note saying why.
-        let timing_of = |d: &PathBuf| match analysis::timing::phase_medians(d, args.from_tick) {
+        let timing_of = |d: &&PathBuf| match analysis::timing::phase_medians(d, args.from_tick) {
             Ok(t) => Some(t),
             Err(e) => {
                 errln!("no timing for {}: {e}", d.display());

@@ -85,11 +85,12 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     // Seed 000's Table 3: the allocation score ratios, each class's share of the nodes neither
     // idle nor overloaded.
     row("ASR STA/TA/PA/DA %", &|r| {
+        const BALANCED: [&str; 4] = ["sta", "ta", "pa", "da"];
         let of = |key: &str| r.averages.classes.get(key).copied().unwrap_or(0.0);
-        let balanced: f64 = ["sta", "ta", "pa", "da"].iter().map(|k| of(k)).sum();
+        let balanced: f64 = BALANCED.iter().map(|k| of(k)).sum();
         if balanced > 0.0 {
             let share = |key: &str| format!("{:.1}", 100.0 * of(key) / balanced);
-            ["sta", "ta", "pa", "da"].map(share).join("/")
+            BALANCED.map(share).join("/")
         } else {
             "-".into()
         }

@@ -54,10 +54,7 @@ pub fn load_settings(dir: &Path) -> Result<Settings> {
 
 /// Today's defaults by dotted key.
 fn defaults() -> BTreeMap<String, String> {
-    let value = serde_json::to_value(RunConfig::default()).expect("a config encodes as JSON");
-    let mut out = BTreeMap::new();
-    flatten("", &value, &mut out);
-    out
+    RunConfig::default().flattened()
 }
 
 /// Whether `key` is one the settings rows show (not in [`HIDDEN`]).

@@ -172,19 +172,18 @@ impl RunConfig {
         Ok(())
     }
 
+    /// Every setting by dotted key ([`flatten`]), as text.
+    pub fn flattened(&self) -> BTreeMap<String, String> {
+        let value = serde_json::to_value(self).expect("a config encodes as JSON");
+        let mut out = BTreeMap::new();
+        flatten("", &value, &mut out);
+        out
+    }
+
     /// The keys whose values differ between `before` and `self`, as `key before -> now`, in key
     /// order (keys as [`flatten`] names them).
     pub fn changes_from(&self, before: &RunConfig) -> Vec<String> {
-        let keys = |c: &RunConfig| {
-            let mut out = BTreeMap::new();
-            flatten(
-                "",
-                &serde_json::to_value(c).expect("a config encodes"),
-                &mut out,
-            );
-            out
-        };
-        let (before, now) = (keys(before), keys(self));
+        let (before, now) = (before.flattened(), self.flattened());
         now.iter()
             .filter_map(|(key, value)| {
                 let old = before.get(key).map_or("absent", String::as_str);
