@@ -34,6 +34,11 @@ pub fn status(args: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 
+/// Reports `error` as the command's final message: `error: ` and [`error_text`].
+pub fn print_error(error: &anyhow::Error) {
+    note(format_args!("error: {}", error_text(error)));
+}
+
 /// `error`'s message and its causes, outermost first, joined by ": ", leaving out a cause whose
 /// text a message before it already quotes (the libraries' errors show their source in their own
 /// message, so `{:#}` would print it twice: "...: incomplete deflate stream: incomplete deflate

@@ -18,12 +18,10 @@ mod run_cmd;
 mod run_lock;
 mod run_log;
 
-use console::errln;
-
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();
     if let Err(e) = commands::run(args) {
-        errln!("error: {}", console::error_text(&e));
+        console::print_error(&e);
         std::process::exit(1);
     }
 }

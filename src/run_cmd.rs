@@ -21,7 +21,7 @@ use ingest::{IngestError, IngestOptions, Progress};
 
 use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
-use crate::console::{errln, out, outln};
+use crate::console::{self, errln, out, outln};
 use crate::progress::{Reporter, Sample};
 use crate::{run_lock, run_log};
 
@@ -342,8 +342,22 @@ fn execute(
         }
     };
     reporter.finish();
-    let outcome = result
-        .with_context(|| format!("running {} on {}", config.policy.as_str(), trace.display()))?;
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let e = anyhow::Error::new(e).context(format!(
+                "running {} on {}",
+                config.policy.as_str(),
+                trace.display()
+            ));
+            let Some(hint) = resume_hint(config, trace, out) else {
+                return Err(e);
+            };
+            console::print_error(&e);
+            errln!("{hint}");
+            std::process::exit(1);
+        }
+    };
     match outcome {
         RunOutcome::Complete(summary) => {
             run_log::append(&format!(
@@ -367,6 +381,24 @@ fn execute(
             std::process::exit(EXIT_SNAPSHOTTED);
         }
     }
+}
+
+/// After a run stopped by an error: the snapshot `cellsim resume` would continue from, so a
+/// researcher sees that the days before it are kept (a full disk, a damaged trace part or a
+/// killed node need not cost the run). `None` when the run has no usable snapshot (nor a
+/// `run.toml`): starting again is then the same as resuming.
+fn resume_hint(config: &RunConfig, trace: &Path, out: &Path) -> Option<String> {
+    if !out.join(CONFIG_FILE).is_file() {
+        return None;
+    }
+    let snapshot = snapshot::choose(out, config, trace).ok()?.snapshot?;
+    let tick = snapshot.header().tick;
+    Some(format!(
+        "note: the run is kept up to its snapshot {} (tick {tick}, {:.1} simulated h); once the cause is fixed, `cellsim resume {}` continues from there",
+        snapshot.path().display(),
+        (tick * u64::from(config.tick_s)) as f64 / 3600.0,
+        out.display()
+    ))
 }
 
 /// Notes when the run asks for more hours than the trace has events for: the cell then goes on

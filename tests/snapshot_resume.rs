@@ -613,3 +613,69 @@ fn a_run_whose_trace_moved_resumes_with_its_new_place() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_same_outputs(&run, reference);
 }
+
+/// A run stopped by an error part way (here its trace's second hour, cut short as a full
+/// scratch disk or a failed copy leaves a file): the error names the file, a note names the
+/// snapshot the run is kept up to and the command that continues it, and once the file is
+/// mended `resume` finishes the run to the uninterrupted run's outputs. An error before any
+/// snapshot has no such note (starting again is the same).
+#[test]
+fn a_run_stopped_by_an_error_says_where_resume_continues() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("trace");
+    copy_of_the_trace(&copy);
+    let part = copy.join("task_events/part-00001-of-00002.parquet");
+    let cut = |part: &Path| {
+        let file = std::fs::OpenOptions::new().write(true).open(part).unwrap();
+        file.set_len(5_000).unwrap();
+    };
+    cut(&part);
+    let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "10"]);
+    let out = cellsim(&strs(&with_trace(args.clone(), &copy)));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let newest = snapshots(&run)
+        .last()
+        .cloned()
+        .expect("snapshots before the error");
+    let run_s = run.display().to_string();
+    let stem = newest.file_stem().unwrap().to_str().unwrap();
+    let tick: u64 = stem.strip_prefix("tick-").unwrap().parse().unwrap();
+    let note = format!(
+        "note: the run is kept up to its snapshot {} (tick {tick}, {:.1} simulated h); once the cause is fixed, `cellsim resume {run_s}` continues from there",
+        newest.display(),
+        tick as f64 / 60.0
+    );
+    assert!(
+        stderr.contains(&format!("error: running masb on {}", copy.display()))
+            && stderr.contains(&part.display().to_string())
+            && stderr.trim_end().ends_with(&note),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    assert!(log.trim_end().ends_with(&note), "{log}");
+
+    std::fs::copy(
+        trace().join("task_events/part-00001-of-00002.parquet"),
+        &part,
+    )
+    .unwrap();
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("resuming from {}", newest.display())));
+    assert_same_outputs(&run, reference);
+
+    // Cut in the first hour, before the first snapshot: the error alone.
+    let first = copy.join("task_events/part-00000-of-00002.parquet");
+    cut(&first);
+    let early = dir.path().join("early");
+    let (_, args) = run_in(&early, "masb", &["--snapshot-every-sim-minutes", "10"]);
+    let out = cellsim(&strs(&with_trace(args, &copy)));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&first.display().to_string()) && !stderr.contains("note: the run is kept"),
+        "{stderr}"
+    );
+}
