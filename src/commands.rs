@@ -150,6 +150,7 @@ pub fn ingest_reporter(progress: &Arc<Progress>) -> Reporter {
         Sample {
             done: read,
             total: shown.total_bytes.load(Ordering::Relaxed),
+            done_before: 0,
             message: format!(
                 "{rows} rows, {} rows/s, {}B/s in",
                 rate(rows, elapsed),
@@ -170,6 +171,7 @@ pub fn gen_reporter(progress: &Arc<GenProgress>, config: &GenConfig) -> Reporter
         Sample {
             done: done_s,
             total: total_s,
+            done_before: 0,
             message: format!("{}x real time", rate(done_s, elapsed)),
             notes: Vec::new(),
         }

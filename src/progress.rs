@@ -19,6 +19,9 @@ pub struct Sample {
     pub done: u64,
     /// Units in total, 0 when unknown.
     pub total: u64,
+    /// Units done before this process started (a resumed run's restored ticks), which the rate
+    /// behind the plain lines' ETA leaves out.
+    pub done_before: u64,
     /// Extra text: rates and counts.
     pub message: String,
     /// Lines to show once, at once (above the bar on a terminal, and in the run's log): notes
@@ -97,15 +100,9 @@ impl Reporter {
                         bar.set_message(s.message);
                     }
                     None if finished || last_line.elapsed() >= PLAIN_INTERVAL => {
-                        let pct = if s.total > 0 {
-                            format!(" {:.1}%", 100.0 * s.done as f64 / s.total as f64)
-                        } else {
-                            String::new()
-                        };
                         crate::console::status(format_args!(
-                            "{what}: {:.0}s{pct} {}",
-                            started.elapsed().as_secs_f64(),
-                            s.message
+                            "{what}: {}",
+                            plain_line(&s, started.elapsed(), finished)
                         ));
                         last_line = Instant::now();
                     }
@@ -146,6 +143,41 @@ impl Drop for Reporter {
     }
 }
 
+/// A plain progress line after `what: `: time elapsed, share done, the time left at the rate
+/// of this process's units (not on the last line, nor before there is a rate), then the work's
+/// message. `run: 2h05m10s 41.3% ETA 2h58m simulated 301.2 h, 1200x
+/// real time`.
+fn plain_line(s: &Sample, elapsed: Duration, last: bool) -> String {
+    let mut line = duration_text(elapsed);
+    if s.total > 0 {
+        line.push_str(&format!(" {:.1}%", 100.0 * s.done as f64 / s.total as f64));
+        let fresh = s.done.saturating_sub(s.done_before);
+        if !last && fresh > 0 && s.done < s.total {
+            let left_s = elapsed.as_secs_f64() * (s.total - s.done) as f64 / fresh as f64;
+            line.push_str(" ETA ");
+            line.push_str(&duration_text(Duration::from_secs_f64(left_s.min(1e9))));
+        }
+    }
+    if !s.message.is_empty() {
+        line.push(' ');
+        line.push_str(&s.message);
+    }
+    line
+}
+
+/// A duration as a log reader takes it in at a glance: `42s`, `12m05s`, `3h12m05s`, `2d03h12m`
+/// (whole seconds, rounded down).
+fn duration_text(d: Duration) -> String {
+    let s = d.as_secs();
+    let (days, h, m, sec) = (s / 86_400, s / 3_600 % 24, s / 60 % 60, s % 60);
+    match (days, s / 3_600, s / 60) {
+        (1.., _, _) => format!("{days}d{h:02}h{m:02}m"),
+        (0, 1.., _) => format!("{}h{m:02}m{sec:02}s", s / 3_600),
+        (0, 0, 1..) => format!("{m}m{sec:02}s"),
+        _ => format!("{sec}s"),
+    }
+}
+
 /// Formats a rate per second with a metric suffix: `1.2M`.
 pub fn rate(count: u64, elapsed: Duration) -> String {
     let per_s = count as f64 / elapsed.as_secs_f64().max(1e-9);
@@ -163,6 +195,60 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
 
+    /// Durations worked by hand at each unit's edge.
+    #[test]
+    fn durations_read_at_a_glance() {
+        let text = |s: u64| duration_text(Duration::from_secs(s));
+        assert_eq!(text(0), "0s");
+        assert_eq!(text(59), "59s");
+        assert_eq!(text(60), "1m00s");
+        assert_eq!(text(3_599), "59m59s");
+        assert_eq!(text(3_600), "1h00m00s");
+        assert_eq!(text(86_399), "23h59m59s");
+        assert_eq!(text(86_400), "1d00h00m");
+        assert_eq!(text(3 * 86_400 + 5 * 3_600 + 7 * 60 + 9), "3d05h07m");
+        assert_eq!(
+            duration_text(Duration::from_millis(61_999)),
+            "1m01s",
+            "rounded down"
+        );
+    }
+
+    /// The time left is the remaining units at the rate of the units this process did: a run resumed at 600 of 1,000 ticks that did 100 more in 50 s has 300 left,
+    /// 150 s. No ETA before any progress, on the last line, nor without a total.
+    #[test]
+    fn plain_lines_estimate_the_time_left_from_the_fresh_rate() {
+        let sample = |done: u64, total: u64, done_before: u64| Sample {
+            done,
+            total,
+            done_before,
+            message: "simulated 11.7 h".into(),
+            notes: Vec::new(),
+        };
+        let line = |done, total, elapsed_s, last| {
+            plain_line(
+                &sample(done, total, 600),
+                Duration::from_secs(elapsed_s),
+                last,
+            )
+        };
+        assert_eq!(
+            line(700, 1_000, 50, false),
+            "50s 70.0% ETA 2m30s simulated 11.7 h"
+        );
+        assert_eq!(line(600, 1_000, 5, false), "5s 60.0% simulated 11.7 h");
+        assert_eq!(
+            line(1_000, 1_000, 200, true),
+            "3m20s 100.0% simulated 11.7 h"
+        );
+        assert_eq!(line(700, 0, 50, false), "50s simulated 11.7 h");
+        // A 30-day month at 1,600x from the start: 27 simulated days left of 30.
+        assert_eq!(
+            plain_line(&sample(4_320, 43_200, 0), Duration::from_secs(162), false),
+            "2m42s 10.0% ETA 24m18s simulated 11.7 h"
+        );
+    }
+
     /// Finishing wakes the sampling thread at once, however long its interval, and it takes one
     /// last sample: a command ends when its work does (the thread used to sleep out its interval).
     #[test]
@@ -176,6 +262,7 @@ mod tests {
             Sample {
                 done: d.load(Ordering::SeqCst),
                 total: 7,
+                done_before: 0,
                 message: String::new(),
                 notes: Vec::new(),
             }

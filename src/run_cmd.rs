@@ -303,7 +303,8 @@ fn execute(
     let restore_shown = AtomicBool::new(false);
     let reporter = Reporter::start("run", "ticks", move |elapsed| {
         let done = shown.ticks_done.load(Ordering::Relaxed);
-        let fresh = done - shown.first_tick.load(Ordering::Relaxed).min(done);
+        let done_before = shown.first_tick.load(Ordering::Relaxed).min(done);
+        let fresh = done - done_before;
         let speed = (fresh * tick_s) as f64 / elapsed.as_secs_f64().max(1e-9);
         // The restore's time once it is known (so the run's log has it when it happened), then
         // the run's warnings as they come.
@@ -322,6 +323,7 @@ fn execute(
         Sample {
             done,
             total: shown.ticks_total.load(Ordering::Relaxed),
+            done_before,
             message: format!(
                 "simulated {:.1} h, {speed:.0}x real time",
                 (done * tick_s) as f64 / 3600.0
