@@ -100,10 +100,9 @@ impl Reporter {
                         bar.set_message(s.message);
                     }
                     None if finished || last_line.elapsed() >= PLAIN_INTERVAL => {
-                        crate::console::status(format_args!(
-                            "{what}: {}",
-                            plain_line(&s, started.elapsed(), finished)
-                        ));
+                        if let Some(line) = plain_line(&s, started.elapsed(), finished) {
+                            crate::console::status(format_args!("{what}: {line}"));
+                        }
                         last_line = Instant::now();
                     }
                     None => {}
@@ -146,8 +145,12 @@ impl Drop for Reporter {
 /// A plain progress line after `what: `: time elapsed, share done, the time left at the rate
 /// of this process's units (not on the last line, nor before there is a rate), then the work's
 /// message. `run: 2h05m10s 41.3% ETA 2h58m simulated 301.2 h, 1200x
-/// real time`.
-fn plain_line(s: &Sample, elapsed: Duration, last: bool) -> String {
+/// real time`. No last line when this process did nothing: it would say nothing (a run refused
+/// before its first tick, whose error follows).
+fn plain_line(s: &Sample, elapsed: Duration, last: bool) -> Option<String> {
+    if last && s.done == s.done_before {
+        return None;
+    }
     let mut line = duration_text(elapsed);
     if s.total > 0 {
         line.push_str(&format!(" {:.1}%", 100.0 * s.done as f64 / s.total as f64));
@@ -162,7 +165,7 @@ fn plain_line(s: &Sample, elapsed: Duration, last: bool) -> String {
         line.push(' ');
         line.push_str(&s.message);
     }
-    line
+    Some(line)
 }
 
 /// A duration as a log reader takes it in at a glance: `42s`, `12m05s`, `3h12m05s`, `2d03h12m`
@@ -231,6 +234,7 @@ mod tests {
                 Duration::from_secs(elapsed_s),
                 last,
             )
+            .unwrap_or_default()
         };
         assert_eq!(
             line(700, 1_000, 50, false),
@@ -242,9 +246,12 @@ mod tests {
             "3m20s 100.0% simulated 11.7 h"
         );
         assert_eq!(line(700, 0, 50, false), "50s simulated 11.7 h");
+        // Nothing done by this process: no last line (a line while it works, though).
+        assert_eq!(line(600, 1_000, 3, true), "");
+        assert_eq!(line(600, 1_000, 3, false), "3s 60.0% simulated 11.7 h");
         // A 30-day month at 1,600x from the start: 27 simulated days left of 30.
         assert_eq!(
-            plain_line(&sample(4_320, 43_200, 0), Duration::from_secs(162), false),
+            plain_line(&sample(4_320, 43_200, 0), Duration::from_secs(162), false).unwrap(),
             "2m42s 10.0% ETA 24m18s simulated 11.7 h"
         );
     }

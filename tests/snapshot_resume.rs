@@ -272,9 +272,24 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no usable snapshot"), "{stderr}");
     assert!(stderr.contains("another configuration"), "{stderr}");
-    // Which setting changed, from run.toml (and only it: not the thread count or snapshots).
+    // Which setting changed, from run.toml (and only it: not the thread count or snapshots),
+    // and how to go on as the run started: said once, for every snapshot.
+    let run_s = run.display().to_string();
+    let reason = format!(
+        "must not change; changed since it started: seed 1 -> 77; `cellsim resume {run_s}` continues it as it started)"
+    );
+    assert_eq!(stderr.matches(&reason).count(), 1, "{stderr}");
+    let names: Vec<String> = snapshots(&run)
+        .iter()
+        .rev()
+        .map(|s| s.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.len() >= 2, "{names:?}");
     assert!(
-        stderr.contains("must not change; changed since it started: seed 1 -> 77)"),
+        stderr.contains(&format!(
+            "no usable snapshot: {}: taken with another configuration",
+            names.join(", ")
+        )),
         "{stderr}"
     );
     // Another trace (here: the same files with a summary whose parts had bad rows): refused the
@@ -311,10 +326,7 @@ fn no_usable_snapshot_or_another_config_is_a_clear_error() {
     // The run's log has the refusals, as shown.
     let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
     assert!(log.contains("Z error: resuming"), "{log}");
-    assert!(
-        log.contains("changed since it started: seed 1 -> 77)"),
-        "{log}"
-    );
+    assert!(log.contains(&reason), "{log}");
     let last = log.lines().last().unwrap();
     assert!(
         last.contains("no usable snapshot") && last.contains("truncated"),

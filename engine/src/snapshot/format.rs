@@ -83,6 +83,18 @@ pub enum SnapshotError {
     },
 }
 
+impl SnapshotError {
+    /// The snapshot file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            SnapshotError::Io { path, .. }
+            | SnapshotError::Corrupt { path, .. }
+            | SnapshotError::Version { path, .. }
+            | SnapshotError::Mismatch { path, .. } => path,
+        }
+    }
+}
+
 /// What a snapshot says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {

@@ -172,12 +172,36 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
     }
     Err(EngineError::NoUsableSnapshot {
         dir: run_dir.join(SNAPSHOT_DIR),
-        reasons: skipped
-            .iter()
-            .map(|why| why.to_string())
-            .collect::<Vec<_>>()
-            .join("; "),
+        reasons: grouped_reasons(&skipped),
     })
+}
+
+/// Why each of `skipped` was skipped, each reason once with the files it applies to (every
+/// snapshot of a run resumed with another setting has the same one):
+/// `tick-00000300.snap, tick-00000240.snap: taken with another configuration ...`.
+fn grouped_reasons(skipped: &[SnapshotError]) -> String {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for why in skipped {
+        let path = why.path();
+        let text = why.to_string();
+        let reason = text
+            .strip_prefix(&format!("{}: ", path.display()))
+            .unwrap_or(&text)
+            .to_string();
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        match groups.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((reason, vec![name])),
+        }
+    }
+    let lines: Vec<String> = groups
+        .iter()
+        .map(|(reason, names)| format!("{}: {reason}", names.join(", ")))
+        .collect();
+    lines.join("; ")
 }
 
 /// What `config` changes from the configuration the run in `run_dir` started with (its
@@ -189,7 +213,11 @@ fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
     let changes = outputs_config(config).changes_from(&outputs_config(&started));
     match changes.is_empty() {
         true => String::new(),
-        false => format!("; changed since it started: {}", changes.join(", ")),
+        false => format!(
+            "; changed since it started: {}; `cellsim resume {}` continues it as it started",
+            changes.join(", "),
+            run_dir.display()
+        ),
     }
 }
 
