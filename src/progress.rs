@@ -97,6 +97,11 @@ impl Reporter {
                     Some(bar) => {
                         bar.set_length(s.total);
                         bar.set_position(s.done);
+                        if s.done_before != 0 && bar.position() == s.done_before {
+                            // A resumed run's restored ticks just came in one step: the ETA
+                            // is for the ticks this process simulates.
+                            bar.reset_eta();
+                        }
                         bar.set_message(s.message);
                     }
                     None if finished || last_line.elapsed() >= PLAIN_INTERVAL => {
