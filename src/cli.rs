@@ -127,15 +127,15 @@ pub struct RunArgs {
     /// Snapshot every this many wall-clock minutes (0 = never; default from the config: 10).
     #[arg(long)]
     pub snapshot_every_wall_minutes: Option<f64>,
-    /// K copies of every machine and job, IDs derived by hash (SPEC 7; 8 = a 100k-machine cell
-    /// from the 12.5k trace). Applied while streaming.
+    /// K copies of every machine and job, 1..=64, IDs derived by hash (SPEC 7; 8 = a
+    /// 100k-machine cell from the 12.5k trace). Applied while streaming.
     #[arg(long, value_name = "K")]
     pub multiply: Option<u32>,
-    /// Replay P % of the trace's tasks: above 100, hash-selected tasks are duplicated; below,
-    /// hash-selected tasks are dropped.
+    /// Replay P % of the trace's tasks, 0..=1000: above 100, hash-selected tasks are duplicated;
+    /// below, hash-selected tasks are dropped (0: the machines alone, a cell without tasks).
     #[arg(long, value_name = "P")]
     pub workload: Option<u32>,
-    /// Keep P % of the machines (hash-selected): cell compaction.
+    /// Keep P % of the machines, 1..=100 (hash-selected): cell compaction.
     #[arg(long, value_name = "P")]
     pub compact: Option<u32>,
     /// Print the effective config as TOML and exit.
