@@ -352,7 +352,7 @@ fn execute(
                 config.policy.as_str(),
                 trace.display()
             ));
-            let Some(hint) = resume_hint(config, trace, out) else {
+            let Some(hint) = resume_hint(config, trace, out, &progress) else {
                 return Err(e);
             };
             console::print_error(&e);
@@ -385,12 +385,18 @@ fn execute(
     }
 }
 
-/// After a run stopped by an error: the snapshot `cellsim resume` would continue from, so a
-/// researcher sees that the days before it are kept (a full disk, a damaged trace part or a
-/// killed node need not cost the run). `None` when the run has no usable snapshot (nor a
-/// `run.toml`): starting again is then the same as resuming.
-fn resume_hint(config: &RunConfig, trace: &Path, out: &Path) -> Option<String> {
-    if !out.join(CONFIG_FILE).is_file() {
+/// After a run stopped by an error while simulating: the snapshot `cellsim resume` would
+/// continue from, so a researcher sees that the days before it are kept (a full disk, a damaged
+/// trace part or a killed node need not cost the run). `None` when the run has no usable
+/// snapshot (starting again is then the same as resuming), and for errors before the first
+/// tick (a refused output directory, a failed restore), which say what to do themselves.
+fn resume_hint(
+    config: &RunConfig,
+    trace: &Path,
+    out: &Path,
+    progress: &RunProgress,
+) -> Option<String> {
+    if progress.ticks_total.load(Ordering::Relaxed) == 0 {
         return None;
     }
     let snapshot = snapshot::choose(out, config, trace).ok()?.snapshot?;

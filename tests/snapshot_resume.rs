@@ -677,6 +677,16 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains(&format!("resuming from {}", newest.display())));
     assert_same_outputs(&run, reference);
+    // Refused before its first tick (the run is finished): the error alone, though the
+    // directory holds snapshots.
+    let out = cellsim(&strs(&with_trace(args.clone(), &copy)));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("already holds a finished run")
+            && !stderr.contains("note: the run is kept"),
+        "{stderr}"
+    );
 
     // Cut in the first hour, before the first snapshot: the error alone.
     let first = copy.join("task_events/part-00000-of-00002.parquet");
