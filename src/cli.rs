@@ -32,9 +32,20 @@ pub enum Command {
     /// Print seed 000's Table 4 layout (average nodes per allocation class), the allocation score
     /// ratios, usage and migration figures for runs side by side; draw the classes over time.
     Report(ReportArgs),
+    /// Say where each run stands (complete, stopped, failed, running or killed), how far it is
+    /// kept and the last line of its log: a sweep's runs at a glance.
+    Status(StatusArgs),
     /// Print the shape of an ingested trace: machine mix, running tasks, usage, durations,
     /// priorities, constraints and events per type.
     Stats(StatsArgs),
+}
+
+/// `cellsim status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Run directories (e.g. `exp/*` for a sweep's).
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
 }
 
 /// `cellsim ingest`.

@@ -22,6 +22,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => crate::run_cmd::run(args),
         Command::Resume(args) => crate::run_cmd::resume(args),
         Command::Report(args) => crate::run_cmd::report(args),
+        Command::Status(args) => crate::status::status(args),
     }
 }
 

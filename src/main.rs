@@ -17,6 +17,7 @@ mod progress;
 mod run_cmd;
 mod run_lock;
 mod run_log;
+mod status;
 
 fn main() {
     let args = <cli::Cli as clap::Parser>::parse();

@@ -668,6 +668,9 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
     let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
     assert!(log.trim_end().ends_with(&note), "{log}");
 
+    let kept = format!("{:.1} h of 2.0 h", tick as f64 / 60.0);
+    assert_status(&run, "failed (see the last log line)", &kept, &note);
+
     std::fs::copy(
         trace().join("task_events/part-00001-of-00002.parquet"),
         &part,
@@ -677,6 +680,7 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains(&format!("resuming from {}", newest.display())));
     assert_same_outputs(&run, reference);
+    assert_status(&run, "complete", "2.0 h, all", "complete: 121 ticks");
     // Refused before its first tick (the run is finished): the error alone, though the
     // directory holds snapshots.
     let out = cellsim(&strs(&with_trace(args.clone(), &copy)));
@@ -699,5 +703,65 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
     assert!(
         stderr.contains(&first.display().to_string()) && !stderr.contains("note: the run is kept"),
         "{stderr}"
+    );
+}
+
+/// Asserts that `cellsim status RUN` shows `state`, `kept` and a last log line holding `last`.
+fn assert_status(run: &Path, state: &str, kept: &str, last: &str) {
+    let out = cellsim(&["status", &run.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let row = table.lines().nth(1).unwrap_or_default();
+    let columns: Vec<&str> = row.split("  ").filter(|c| !c.is_empty()).collect();
+    assert!(
+        columns.len() >= 4
+            && columns[1].trim() == state
+            && columns[2].trim() == kept
+            && row.contains(&last[..last.len().min(60)]),
+        "{table}"
+    );
+}
+
+/// `cellsim status` on a run while it runs (the process its log names, on this host), once it
+/// was killed (that process gone, no end line) and once stopped by a signal; on directories
+/// that are no run. (Failed and complete: `a_run_stopped_by_an_error_says_where_resume_continues`.)
+#[test]
+fn status_says_where_each_run_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "1"]);
+    let mut child = spawn(&strs(&args));
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
+    let pid = child.id();
+    let status = |run: &Path| text(&cellsim(&["status", &run.display().to_string()]).stdout);
+    let table = status(&run);
+    assert!(table.contains(&format!("running (pid {pid})")), "{table}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let table = status(&run);
+    assert!(
+        table.contains("ended without a word: killed? resume it") && table.contains(" of 2.0 h"),
+        "{table}"
+    );
+    let stopped = interrupted(&dir.path().join("stopped"));
+    let newest = snapshots(&stopped).last().cloned().unwrap();
+    let tick: u64 = newest.file_stem().unwrap().to_str().unwrap()[5..]
+        .parse()
+        .unwrap();
+    assert_status(
+        &stopped,
+        "stopped: resume it",
+        &format!("{:.1} h of 2.0 h", tick as f64 / 60.0),
+        "stopped by a signal: snapshot",
+    );
+    let out = cellsim(&[
+        "status",
+        &trace().display().to_string(),
+        &dir.path().join("nothing").display().to_string(),
+    ]);
+    assert!(out.status.success());
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("not a run (no run.toml)") && table.contains("no such directory"),
+        "{table}"
     );
 }

@@ -1,0 +1,241 @@
+//! `cellsim status RUN...`: where each run of a sweep stands, without opening its logs: complete,
+//! stopped by a signal (to resume), failed (with its error), still running here, or ended
+//! without a word (killed: SIGKILL, out of memory, a node failure); how far it is kept (its
+//! newest snapshot, which a resume continues from) against the hours it asks for; and the last
+//! line of its log.
+//!
+//! It only reads: `summary.json`, `run.toml`, the snapshots' names and `cellsim.log`. It never
+//! takes the run's lock, so it cannot make a job that starts at that moment refuse its
+//! directory. Whether a run with no end line is still running is told from the process its log's
+//! last start line names, when that process is on this host; on another host it cannot be told.
+
+use std::path::Path;
+
+use anyhow::Result;
+use engine::RunConfig;
+use engine::run::{CONFIG_FILE, SUMMARY_FILE};
+
+use crate::cli::StatusArgs;
+use crate::console::{out, outln};
+use crate::run_log::LOG_FILE;
+
+/// Longest log line shown, characters.
+const LAST_LINE_CHARS: usize = 100;
+
+/// Where one run stands.
+#[derive(Debug, PartialEq)]
+struct RunStatus {
+    /// Complete, stopped, failed, running...
+    state: String,
+    /// Simulated hours done (complete: `24.0 h, all`) or kept (the newest snapshot), of those
+    /// asked for.
+    kept: String,
+    /// The last line of the run's log (its time, then its text), shortened.
+    last_line: String,
+}
+
+/// Runs `cellsim status`.
+pub fn status(args: StatusArgs) -> Result<()> {
+    let host = this_host();
+    let rows: Vec<(String, RunStatus)> = args
+        .runs
+        .iter()
+        .map(|dir| (dir.display().to_string(), run_status(dir, host.as_deref())))
+        .collect();
+    let width = |f: &dyn Fn(&(String, RunStatus)) -> usize, title: &str| {
+        rows.iter().map(f).max().unwrap_or(0).max(title.len())
+    };
+    let run_w = width(&|r| r.0.chars().count(), "run");
+    let state_w = width(&|r| r.1.state.chars().count(), "state");
+    let kept_w = width(&|r| r.1.kept.chars().count(), "kept");
+    outln!(
+        "{:run_w$}  {:state_w$}  {:kept_w$}  last log line",
+        "run",
+        "state",
+        "kept"
+    );
+    for (dir, s) in &rows {
+        out!(
+            "{dir:run_w$}  {:state_w$}  {:kept_w$}  {}\n",
+            s.state,
+            s.kept,
+            s.last_line
+        );
+    }
+    Ok(())
+}
+
+/// Where the run in `dir` stands; `host` is this machine's name (a run whose log's last start
+/// was here is looked for among its processes).
+fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
+    let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
+    let last_line = log.lines().last().map_or_else(String::new, shortened);
+    let status = |state: String, kept: String| RunStatus {
+        state,
+        kept,
+        last_line: last_line.clone(),
+    };
+    let config = match RunConfig::from_file(&dir.join(CONFIG_FILE)) {
+        Ok(config) => config,
+        Err(_) if !dir.join(CONFIG_FILE).exists() => {
+            let state = match dir.is_dir() {
+                true => "not a run (no run.toml)",
+                false => "no such directory",
+            };
+            return status(state.into(), String::new());
+        }
+        Err(e) => return status(format!("run.toml unreadable: {e}"), String::new()),
+    };
+    let hours = |ticks: u64| ticks as f64 * f64::from(config.tick_s) / 3600.0;
+    if dir.join(SUMMARY_FILE).exists() {
+        return match analysis::report::load_run(dir) {
+            Ok(summary) => status(
+                "complete".into(),
+                format!("{:.1} h, all", hours(summary.ticks)),
+            ),
+            Err(e) => status(format!("summary.json unreadable: {e}"), String::new()),
+        };
+    }
+    // Without `hours` the run goes to its trace's last event, as the engine counts it.
+    let last_event_us = config
+        .trace
+        .as_deref()
+        .and_then(|t| ingest::IngestSummary::load(t).ok())
+        .map(|summary| summary.last_event_us());
+    let asked = match (config.hours, last_event_us) {
+        (Some(h), _) => format!("{h:.1} h"),
+        (None, Some(last)) => format!("{:.1} h", hours(engine::run::ticks_to_run(&config, last))),
+        (None, None) => "the trace's end".to_string(),
+    };
+    let kept = match newest_snapshot_tick(dir) {
+        Some(tick) => format!("{:.1} h of {asked}", hours(tick)),
+        None => format!("0 h of {asked}"),
+    };
+    status(state_from_log(&log, host), kept)
+}
+
+/// The state of an unfinished run, from its log: what its last process wrote last.
+fn state_from_log(log: &str, host: Option<&str>) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let Some(start) = lines
+        .iter()
+        .rposition(|l| message(l).starts_with("started: "))
+    else {
+        return "no log: state unknown".into();
+    };
+    let since = &lines[start + 1..];
+    if since
+        .iter()
+        .any(|l| message(l).starts_with("stopped by a signal"))
+    {
+        return "stopped: resume it".into();
+    }
+    if since.iter().any(|l| message(l).starts_with("error: ")) {
+        return "failed (see the last log line)".into();
+    }
+    let started = message(lines[start]);
+    let (pid, started_on) = (field(started, "pid "), field(started, "host "));
+    match (pid, started_on, host) {
+        (Some(pid), Some(on), Some(here)) if on == here => match is_cellsim(pid) {
+            true => format!("running (pid {pid})"),
+            false => "ended without a word: killed? resume it".into(),
+        },
+        (_, Some(on), _) => format!("running on {on}, or killed there"),
+        _ => "running, or killed".into(),
+    }
+}
+
+/// A log line's text after its time stamp.
+fn message(line: &str) -> &str {
+    line.split_once(' ').map_or(line, |(_, text)| text)
+}
+
+/// The value after `name` in a start line's parenthesis: `pid 4887, host vm, ...` -> `4887`.
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let at = line
+        .rfind(&format!(", {name}"))
+        .or_else(|| line.rfind(&format!("({name}")))?;
+    let value = &line[at + name.len() + 2..];
+    Some(value.split([',', ')']).next().unwrap_or(value).trim())
+}
+
+/// True when process `pid` runs cellsim (on this host).
+fn is_cellsim(pid: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains("cellsim"))
+}
+
+/// This machine's host name, as run logs record it.
+fn this_host() -> Option<String> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    Some(host.trim().to_string())
+}
+
+/// The tick the newest snapshot of the run in `dir` continues at, from its name.
+fn newest_snapshot_tick(dir: &Path) -> Option<u64> {
+    let newest = engine::snapshot::list(dir).ok()?.into_iter().next()?;
+    let stem = newest.file_stem()?.to_str()?;
+    stem.strip_prefix("tick-")?.parse().ok()
+}
+
+/// `line` cut to [`LAST_LINE_CHARS`] characters.
+fn shortened(line: &str) -> String {
+    match line.char_indices().nth(LAST_LINE_CHARS) {
+        Some((end, _)) => format!("{}...", &line[..end]),
+        None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Start lines as `run_log` writes them, with and without SLURM.
+    #[test]
+    fn start_line_fields() {
+        let line = "started: cellsim run --out r (build 0.1.0 (git 1a2b), pid 4887, host node12, SLURM job 77 array task 3 restart 1)";
+        assert_eq!(field(line, "pid "), Some("4887"));
+        assert_eq!(field(line, "host "), Some("node12"));
+        let plain = "started: cellsim resume r (build 0.1.0, pid 12, host vm)";
+        assert_eq!(field(plain, "host "), Some("vm"));
+        assert_eq!(field("started: x", "pid "), None);
+    }
+
+    /// The state follows what the last process wrote after its start line; earlier processes'
+    /// endings do not count. A run started here by a process that is gone ended without a word;
+    /// one started on another host cannot be told.
+    #[test]
+    fn states_from_the_log() {
+        let start = |host: &str, pid: u32| {
+            format!("2026-11-23T07:00:00Z started: cellsim run (build b, pid {pid}, host {host})\n")
+        };
+        let stopped = "2026-11-23T08:00:00Z stopped by a signal: snapshot s (continues at tick 60); resume with `cellsim resume r`; exit code 75\n";
+        let failed = "2026-11-23T09:00:00Z error: running masb on t: No space left on device\n";
+        assert_eq!(state_from_log("", Some("vm")), "no log: state unknown");
+        let log = format!("{}{stopped}", start("vm", 1));
+        assert_eq!(state_from_log(&log, Some("vm")), "stopped: resume it");
+        let log = format!("{}{stopped}{}{failed}", start("vm", 1), start("vm", 2));
+        assert_eq!(
+            state_from_log(&log, Some("vm")),
+            "failed (see the last log line)"
+        );
+        // Started here again after the failure: by this test's own process (a cellsim binary),
+        // running; by a process that is gone, as a killed run's, ended without a word.
+        let me = std::process::id();
+        let log = format!("{}{failed}{}", start("vm", 1), start("vm", me));
+        assert_eq!(
+            state_from_log(&log, Some("vm")),
+            format!("running (pid {me})")
+        );
+        let log = format!("{}{failed}{}", start("vm", 1), start("vm", u32::MAX));
+        assert_eq!(
+            state_from_log(&log, Some("vm")),
+            "ended without a word: killed? resume it"
+        );
+        let log = format!("{stopped}{}", start("node7", 5));
+        assert_eq!(
+            state_from_log(&log, Some("vm")),
+            "running on node7, or killed there"
+        );
+    }
+}
