@@ -23,7 +23,7 @@ use crate::run_log::LOG_FILE;
 const LAST_LINE_CHARS: usize = 100;
 
 /// Where one run stands.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 struct RunStatus {
     /// Complete, stopped, failed, running...
     state: String,
@@ -136,7 +136,7 @@ fn state_from_log(log: &str, host: Option<&str>) -> String {
     let started = message(lines[start]);
     let (pid, started_on) = (field(started, "pid "), field(started, "host "));
     match (pid, started_on, host) {
-        (Some(pid), Some(on), Some(here)) if on == here => match is_cellsim(pid) {
+        (Some(pid), Some(on), Some(here)) if on == here => match runs(pid, started) {
             true => format!("running (pid {pid})"),
             false => "ended without a word: killed? resume it".into(),
         },
@@ -159,10 +159,24 @@ fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     Some(value.split([',', ')']).next().unwrap_or(value).trim())
 }
 
-/// True when process `pid` runs cellsim (on this host).
-fn is_cellsim(pid: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains("cellsim"))
+/// True when process `pid` (on this host) runs the command the start line `started` records:
+/// the same arguments, so a pid reused by another process is not taken for the run.
+fn runs(pid: &str, started: &str) -> bool {
+    let Some(command) = started
+        .strip_prefix("started: ")
+        .and_then(|rest| rest.rsplit_once(" (build "))
+        .map(|(command, _)| command)
+    else {
+        return false;
+    };
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        args.join(" ") == command
+    })
 }
 
 /// This machine's host name, as run logs record it.
@@ -206,8 +220,13 @@ mod tests {
     /// one started on another host cannot be told.
     #[test]
     fn states_from_the_log() {
+        // This test's own command line, as the log of a run it had started would record it.
+        let me: Vec<String> = std::env::args().collect();
         let start = |host: &str, pid: u32| {
-            format!("2026-11-23T07:00:00Z started: cellsim run (build b, pid {pid}, host {host})\n")
+            format!(
+                "2026-11-23T07:00:00Z started: {} (build b (git 1a2b, modified), pid {pid}, host {host})\n",
+                me.join(" ")
+            )
         };
         let stopped = "2026-11-23T08:00:00Z stopped by a signal: snapshot s (continues at tick 60); resume with `cellsim resume r`; exit code 75\n";
         let failed = "2026-11-23T09:00:00Z error: running masb on t: No space left on device\n";
@@ -219,13 +238,21 @@ mod tests {
             state_from_log(&log, Some("vm")),
             "failed (see the last log line)"
         );
-        // Started here again after the failure: by this test's own process (a cellsim binary),
-        // running; by a process that is gone, as a killed run's, ended without a word.
-        let me = std::process::id();
-        let log = format!("{}{failed}{}", start("vm", 1), start("vm", me));
+        // Started here again after the failure: by this test's own process, running; by a
+        // process that is gone (as a killed run's), or whose pid another command now has,
+        // ended without a word.
+        let pid = std::process::id();
+        let log = format!("{}{failed}{}", start("vm", 1), start("vm", pid));
         assert_eq!(
             state_from_log(&log, Some("vm")),
-            format!("running (pid {me})")
+            format!("running (pid {pid})")
+        );
+        let other = format!(
+            "2026-11-23T07:00:00Z started: cellsim run --out x (build b, pid {pid}, host vm)\n"
+        );
+        assert_eq!(
+            state_from_log(&other, Some("vm")),
+            "ended without a word: killed? resume it"
         );
         let log = format!("{}{failed}{}", start("vm", 1), start("vm", u32::MAX));
         assert_eq!(
