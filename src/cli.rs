@@ -43,7 +43,8 @@ pub enum Command {
 /// `cellsim status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Run directories (e.g. `exp/*` for a sweep's).
+    /// Run directories, or directories holding runs (a sweep's `SWEEP_DIR`: its runs are
+    /// listed in natural order).
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
 }

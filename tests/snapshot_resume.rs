@@ -753,6 +753,14 @@ fn status_says_where_each_run_stands() {
         &format!("{:.1} h of 2.0 h", tick as f64 / 60.0),
         "stopped by a signal: snapshot",
     );
+    // A directory holding runs (a sweep's) lists them.
+    let sweep = dir.path().join("stopped");
+    let table = text(&cellsim(&["status", &sweep.display().to_string()]).stdout);
+    let row = table.lines().nth(1).unwrap_or_default();
+    assert!(
+        row.starts_with(&format!("{}  ", stopped.display())) && row.contains("stopped: resume it"),
+        "{table}"
+    );
     let out = cellsim(&[
         "status",
         &trace().display().to_string(),
