@@ -181,7 +181,8 @@ pub enum PolicyArg {
 /// `cellsim report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run directories (each with summary.json).
+    /// Run directories (each with summary.json), or directories holding runs (a sweep's
+    /// `SWEEP_DIR`: its runs side by side in natural order, those not finished left out).
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
     /// Also print the wall-clock profile: the first tick and the median milliseconds per tick,

@@ -468,13 +468,16 @@ pub fn report(args: ReportArgs) -> Result<()> {
         analysis::figure::FigureFormat::of(plot)?;
     }
     // Each run, finished (with its summary and settings) or, with --plot, still going (or
-    // stopped): drawn from the parts it has written, and left out of the tables.
+    // stopped): drawn from the parts it has written, and left out of the tables. Without
+    // --plot an unfinished run found in a sweep's directory is left out with a note (one named
+    // itself is an error).
+    let (mut runs, mut left_out) = (Vec::new(), 0);
     let mut loaded: Vec<Option<FinishedRun>> = Vec::new();
-    for dir in &args.runs {
-        match analysis::report::load_run(dir) {
+    for (dir, found) in crate::run_dirs::expand(&args.runs) {
+        match analysis::report::load_run(&dir) {
             Ok(summary) => loaded.push(Some(FinishedRun {
                 summary,
-                settings: load_settings(dir)?,
+                settings: load_settings(&dir)?,
             })),
             Err(AnalysisError::Unfinished { .. }) if args.plot.is_some() => {
                 errln!(
@@ -483,21 +486,35 @@ pub fn report(args: ReportArgs) -> Result<()> {
                 );
                 loaded.push(None);
             }
+            Err(AnalysisError::Unfinished { .. }) if found => {
+                errln!(
+                    "{} has not finished: left out (`cellsim status` shows where it stands)",
+                    dir.display()
+                );
+                left_out += 1;
+                continue;
+            }
             Err(e) => return Err(e).with_context(|| format!("reading run {}", dir.display())),
         }
+        runs.push(dir);
+    }
+    if runs.is_empty() {
+        bail!(
+            "no finished run among the {left_out} found; `cellsim status` shows where they stand"
+        );
     }
     // The figure before the tables: a reader of the tables that stops early (`| head`) ends
     // the command, and must not leave the figure unwritten.
     if let Some(plot) = &args.plot {
         let mut series = Vec::new();
-        for dir in &args.runs {
+        for dir in &runs {
             let points = analysis::figure::POINTS_PER_PANEL;
             series.push(
                 analysis::figure::class_series(dir, points)
                     .with_context(|| format!("reading run {}", dir.display()))?,
             );
         }
-        let titles: Vec<String> = (args.runs.iter().zip(&loaded))
+        let titles: Vec<String> = (runs.iter().zip(&loaded))
             .map(|(dir, run)| panel_title(dir, run.as_ref()))
             .collect();
         analysis::figure::write_figure(plot, &titles, &series)?;
@@ -505,7 +522,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
     }
     // The tables, of the finished runs.
     let (mut dirs, mut summaries, mut settings) = (Vec::new(), Vec::new(), Vec::new());
-    for (dir, run) in args.runs.iter().zip(loaded) {
+    for (dir, run) in runs.iter().zip(loaded) {
         if let Some(FinishedRun {
             summary,
             settings: s,

@@ -9,7 +9,7 @@
 //! directory. Whether a run with no end line is still running is told from the process its log's
 //! last start line names, when that process is on this host; on another host it cannot be told.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use engine::RunConfig;
@@ -17,6 +17,7 @@ use engine::run::{CONFIG_FILE, SUMMARY_FILE};
 
 use crate::cli::StatusArgs;
 use crate::console::{out, outln};
+use crate::run_dirs;
 use crate::run_log::LOG_FILE;
 
 /// Longest log line shown, characters.
@@ -37,11 +38,10 @@ struct RunStatus {
 /// Runs `cellsim status`.
 pub fn status(args: StatusArgs) -> Result<()> {
     let host = this_host();
-    let rows: Vec<(String, RunStatus)> = args
-        .runs
+    let rows: Vec<(String, RunStatus)> = run_dirs::expand(&args.runs)
         .iter()
-        .flat_map(|dir| runs_in(dir))
-        .map(|dir| (dir.display().to_string(), run_status(&dir, host.as_deref())))
+        .map(|(dir, _)| dir)
+        .map(|dir| (dir.display().to_string(), run_status(dir, host.as_deref())))
         .collect();
     let width = |f: &dyn Fn(&(String, RunStatus)) -> usize, title: &str| {
         rows.iter().map(f).max().unwrap_or(0).max(title.len())
@@ -64,45 +64,6 @@ pub fn status(args: StatusArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The runs `dir` names: itself, or, for a directory that is no run but holds runs (a sweep's
-/// `SWEEP_DIR`), those, in natural order (`run-2` before `run-10`).
-fn runs_in(dir: &Path) -> Vec<PathBuf> {
-    let is_run = |d: &Path| d.join(CONFIG_FILE).exists() || d.join(LOG_FILE).exists();
-    if is_run(dir) {
-        return vec![dir.to_path_buf()];
-    }
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|d| d.is_dir() && is_run(d))
-        .collect();
-    runs.sort_by_cached_key(|d| natural_key(&d.display().to_string()));
-    match runs.is_empty() {
-        true => vec![dir.to_path_buf()],
-        false => runs,
-    }
-}
-
-/// A name as a sort key whose digit runs compare as numbers: `run-2` < `run-10`.
-fn natural_key(name: &str) -> Vec<(String, u64)> {
-    let mut key = Vec::new();
-    let mut rest = name;
-    while !rest.is_empty() {
-        let text_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (text, after) = rest.split_at(text_len);
-        let digits_len = after
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(after.len());
-        let (digits, after) = after.split_at(digits_len);
-        key.push((text.to_string(), digits.parse().unwrap_or(0)));
-        rest = after;
-    }
-    key
 }
 
 /// Where the run in `dir` stands; `host` is this machine's name (a run whose log's last start
@@ -243,17 +204,6 @@ fn shortened(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Digit runs sort as numbers, the rest as text.
-    #[test]
-    fn natural_order() {
-        let mut names = ["s/run-10", "s/run-2", "s/run-1", "s/b", "s/run-02x", "s/a"];
-        names.sort_by_cached_key(|n| natural_key(n));
-        assert_eq!(
-            names,
-            ["s/a", "s/b", "s/run-1", "s/run-2", "s/run-02x", "s/run-10"]
-        );
-    }
 
     /// Start lines as `run_log` writes them, with and without SLURM.
     #[test]

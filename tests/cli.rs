@@ -1,6 +1,7 @@
 //! The `cellsim` binary end to end: the gen -> ingest -> stats pipeline, exit codes, error
 //! messages on stderr, and plain progress lines when stderr is not a terminal.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn cellsim(args: &[&str]) -> Output {
@@ -363,9 +364,47 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     let out = cellsim(&["report", &run, "--from-tick", "300"]);
     assert_eq!(out.status.code(), Some(2), "--from-tick needs --timing");
 
-    let out = cellsim(&["report", &dir.path().display().to_string()]);
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = cellsim(&["report", &empty.display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is this a finished `cellsim run` directory?"));
+    // A directory holding runs (a sweep's): its finished runs side by side in natural order,
+    // the unfinished left out with a note; none finished is an error.
+    let sweep = dir.path().join("sweep");
+    for (name, finished) in [("run-10", true), ("run-5", false), ("run-2", true)] {
+        let to = sweep.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        let from = &runs[0];
+        for file in ["run.toml", "summary.json"]
+            .iter()
+            .take(1 + finished as usize)
+        {
+            std::fs::copy(from.join(file), to.join(file)).unwrap();
+        }
+    }
+    let out = cellsim(&["report", &sweep.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let header = text(&out.stdout).lines().next().unwrap().to_string();
+    let (two, ten) = (sweep.join("run-2"), sweep.join("run-10"));
+    let at = |run: &Path| header.find(&format!(" {}", run.display())).unwrap();
+    assert!(at(&two) < at(&ten), "{header}");
+    assert!(!header.contains("run-5"), "{header}");
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "{} has not finished: left out",
+            sweep.join("run-5").display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cellsim(&["report", &dir.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(1), "only `going`, not finished");
+    assert!(
+        text(&out.stderr).contains("no finished run among the 1 found"),
+        "{}",
+        text(&out.stderr)
+    );
     // A run directory without its summary: a run killed, stopped or still running.
     std::fs::copy(runs[0].join("run.toml"), dir.path().join("run.toml")).unwrap();
     let out = cellsim(&["report", &dir.path().display().to_string()]);
