@@ -149,9 +149,9 @@ impl Drop for Reporter {
 
 /// A plain progress line after `what: `: time elapsed, share done, the time left at the rate
 /// of this process's units (not on the last line, nor before there is a rate), then the work's
-/// message. `run: 2h05m10s 41.3% ETA 2h58m simulated 301.2 h, 1200x
-/// real time`. No last line when this process did nothing: it would say nothing (a run refused
-/// before its first tick, whose error follows).
+/// message: `run: 2h05m10s 41.3% ETA 2h58m simulated 301.2 h, 1200x real time`. No last line
+/// when this process did nothing: it would say nothing (a run refused before its first tick,
+/// whose error follows).
 fn plain_line(s: &Sample, elapsed: Duration, last: bool) -> Option<String> {
     if last && s.done == s.done_before {
         return None;
@@ -222,8 +222,9 @@ mod tests {
         );
     }
 
-    /// The time left is the remaining units at the rate of the units this process did: a run resumed at 600 of 1,000 ticks that did 100 more in 50 s has 300 left,
-    /// 150 s. No ETA before any progress, on the last line, nor without a total.
+    /// The time left is the remaining units at the rate of the units this process did: a run
+    /// resumed at 600 of 1,000 ticks that did 100 more in 50 s has 300 left, 150 s. No ETA
+    /// before any progress, on the last line, nor without a total.
     #[test]
     fn plain_lines_estimate_the_time_left_from_the_fresh_rate() {
         let sample = |done: u64, total: u64, done_before: u64| Sample {
