@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use analysis::AnalysisError;
 use anyhow::{Context, Result, bail};
@@ -297,7 +297,8 @@ fn execute(
         }
         from = chosen.snapshot;
     }
-    note_hours_past_the_trace(config, trace);
+    // Shown once the run is under way, not above a refusal of the output directory.
+    let past_the_trace = Mutex::new(hours_past_the_trace(config, trace));
     let shown = progress.clone();
     let tick_s = config.tick_s as u64;
     let restore_shown = AtomicBool::new(false);
@@ -306,9 +307,15 @@ fn execute(
         let done_before = shown.first_tick.load(Ordering::Relaxed).min(done);
         let fresh = done - done_before;
         let speed = (fresh * tick_s) as f64 / elapsed.as_secs_f64().max(1e-9);
-        // The restore's time once it is known (so the run's log has it when it happened), then
-        // the run's warnings as they come.
+        // Once the run is under way: the hours past its trace's events and the restore's time
+        // (so the run's log has it when it happened); then the run's warnings as they come.
         let mut notes = Vec::new();
+        if shown.ticks_total.load(Ordering::Relaxed) > 0 {
+            let mut past = past_the_trace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            notes.extend(past.take());
+        }
         let restore_ms = shown.restore_ms.load(Ordering::Relaxed);
         if restore_ms > 0 && !restore_shown.swap(true, Ordering::Relaxed) {
             notes.push(format!(
@@ -409,20 +416,20 @@ fn resume_hint(
     ))
 }
 
-/// Notes when the run asks for more hours than the trace has events for: the cell then goes on
-/// with no new events (a short trace given by mistake would otherwise pass unnoticed).
-fn note_hours_past_the_trace(config: &RunConfig, trace: &Path) {
+/// A note when the run asks for more hours than the trace has events for: the cell then goes
+/// on with no new events (a short trace given by mistake would otherwise pass unnoticed).
+fn hours_past_the_trace(config: &RunConfig, trace: &Path) -> Option<String> {
     let (Some(hours), Ok(summary)) = (config.hours, ingest::IngestSummary::load(trace)) else {
-        return; // the engine reports an unreadable trace
+        return None; // the engine reports an unreadable trace
     };
     let trace_end_us = summary.last_event_us() - ingest::codes::TRACE_START_US;
     let trace_hours = trace_end_us.max(0) as f64 / 3.6e9;
-    if hours * 3600.0 > trace_hours * 3600.0 + f64::from(config.tick_s) {
-        errln!(
+    (hours * 3600.0 > trace_hours * 3600.0 + f64::from(config.tick_s)).then(|| {
+        format!(
             "note: the trace's events end at {trace_hours:.2} h; the run's last {:.2} h have no new events",
             hours - trace_hours
-        );
-    }
+        )
+    })
 }
 
 fn toml_text(config: &RunConfig) -> Result<String> {

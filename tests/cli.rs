@@ -86,6 +86,14 @@ fn gen_ingest_stats_pipeline() {
             && stderr.contains("h have no new events"),
         "{stderr}"
     );
+    // Into the finished run's directory again: the refusal alone, no note above it.
+    let out = run("3", "run-3h");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("already holds a finished run"),
+        "{stderr}"
+    );
 
     // Directories mixed up: a table's directory for the trace, the trace for a run.
     let out = cellsim(&["stats", &p("parquet/task_events")]);
