@@ -6,7 +6,7 @@
 //! report table (and, with `--plot`, draws the classes over time).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use analysis::AnalysisError;
@@ -302,19 +302,36 @@ fn execute(
     let shown = progress.clone();
     let tick_s = config.tick_s as u64;
     let restore_shown = AtomicBool::new(false);
+    let ticks_per_day = (86_400 / tick_s).max(1);
+    // The simulated days done when last noted; `u64::MAX` until the run is under way.
+    let days_noted = AtomicU64::new(u64::MAX);
     let reporter = Reporter::start("run", "ticks", move |elapsed| {
         let done = shown.ticks_done.load(Ordering::Relaxed);
         let done_before = shown.first_tick.load(Ordering::Relaxed).min(done);
         let fresh = done - done_before;
         let speed = (fresh * tick_s) as f64 / elapsed.as_secs_f64().max(1e-9);
-        // Once the run is under way: the hours past its trace's events and the restore's time
-        // (so the run's log has it when it happened); then the run's warnings as they come.
+        // Once the run is under way: the hours past its trace's events, a line per simulated
+        // day done (a long run's history of speed, and what `cellsim status` shows of a run that
+        // is going) and the restore's time (so the run's log has it when it happened); then the
+        // run's warnings as they come.
         let mut notes = Vec::new();
-        if shown.ticks_total.load(Ordering::Relaxed) > 0 {
+        let total = shown.ticks_total.load(Ordering::Relaxed);
+        if total > 0 {
             let mut past = past_the_trace
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             notes.extend(past.take());
+            let days = done / ticks_per_day;
+            let noted = match days_noted.load(Ordering::Relaxed) {
+                u64::MAX => done_before / ticks_per_day,
+                noted => noted,
+            };
+            days_noted.store(days.max(noted), Ordering::Relaxed);
+            if days > noted {
+                notes.push(format!(
+                    "simulated day {days} done (tick {done} of {total}), {speed:.0}x real time so far"
+                ));
+            }
         }
         let restore_ms = shown.restore_ms.load(Ordering::Relaxed);
         if restore_ms > 0 && !restore_shown.swap(true, Ordering::Relaxed) {
@@ -329,7 +346,7 @@ fn execute(
         notes.extend(warnings.drain(..).map(|w| format!("warning: {w}")));
         Sample {
             done,
-            total: shown.ticks_total.load(Ordering::Relaxed),
+            total,
             done_before,
             message: format!(
                 "simulated {:.1} h, {speed:.0}x real time",

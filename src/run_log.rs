@@ -1,8 +1,9 @@
 //! A run's own log, `RUN/cellsim.log` (SPEC 9's warnings/errors log): every message a `run` or
 //! `resume` on the directory shows on standard error (notes, warnings, skipped snapshots, the
-//! resume point, a stop by a signal, the final error), each line stamped with UTC wall time,
-//! after a line saying which command, build, host and SLURM job started; and a line when the run
-//! completes. The periodic progress lines are left out (the SLURM log has them).
+//! resume point, each simulated day done, a stop by a signal, the final error), each line
+//! stamped with UTC wall time, after a line saying which command, build, host and SLURM job
+//! started; and a line when the run completes. The periodic progress lines are left out (the
+//! SLURM log has them).
 //!
 //! Invariants: the file is only appended to, so it holds the whole history of a run that was
 //! stopped, requeued and resumed, in order (a resume does not cut it back to the snapshot, as

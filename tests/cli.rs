@@ -548,3 +548,41 @@ fn a_config_files_relative_trace_is_relative_to_the_file() {
         "{saved}"
     );
 }
+
+/// A run notes each simulated day done, with its tick and speed, on stderr and in its log (a
+/// long run's history of speed; `cellsim status` shows it as a running run's last log line).
+/// A run shorter than a day has no such line.
+#[test]
+fn a_run_notes_each_simulated_day_in_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let run_s = run.display().to_string();
+    let out = cellsim(&["run", "--synthetic", "60", "--hours", "25", "--out", &run_s]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = std::fs::read_to_string(run.join("cellsim.log")).unwrap();
+    let days: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" simulated day "))
+        .collect();
+    assert_eq!(days.len(), 1, "{log}");
+    assert!(
+        days[0].contains(" simulated day 1 done (tick ")
+            && days[0].contains(" of 1500), ")
+            && days[0].ends_with("x real time so far"),
+        "{log}"
+    );
+    assert!(text(&out.stderr).contains("simulated day 1 done"));
+    let short = dir.path().join("short");
+    let out = cellsim(&[
+        "run",
+        "--synthetic",
+        "60",
+        "--hours",
+        "23",
+        "--out",
+        &short.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = std::fs::read_to_string(short.join("cellsim.log")).unwrap();
+    assert!(!log.contains("simulated day"), "{log}");
+}
