@@ -23,11 +23,62 @@ use crate::run_log::LOG_FILE;
 /// Longest log line shown, characters.
 const LAST_LINE_CHARS: usize = 100;
 
+/// Where a run stands.
+#[derive(Debug, PartialEq)]
+enum State {
+    /// It has its `summary.json`.
+    Complete,
+    /// Its last process was stopped by a signal after a snapshot.
+    Stopped,
+    /// Its last process ended with an error (the log's last line).
+    Failed,
+    /// Its last process, on this host, still runs.
+    Running(String),
+    /// Its last process ran on another host, which cannot be asked from here.
+    RunningElsewhere(String),
+    /// Its last process, on this host, is gone without an end line.
+    Killed,
+    /// No log says what its last process did.
+    Unknown,
+    /// Not a run directory, or one whose files cannot be read: what is wrong.
+    NotARun(String),
+}
+
+impl State {
+    /// The state column's text.
+    fn label(&self) -> String {
+        match self {
+            State::Complete => "complete".into(),
+            State::Stopped => "stopped: resume it".into(),
+            State::Failed => "failed (see the last log line)".into(),
+            State::Running(pid) => format!("running (pid {pid})"),
+            State::RunningElsewhere(host) => format!("running on {host}, or killed there"),
+            State::Killed => "ended without a word: killed? resume it".into(),
+            State::Unknown => "no log: state unknown".into(),
+            State::NotARun(what) => what.clone(),
+        }
+    }
+
+    /// The word the summary line counts the state under.
+    fn group(&self) -> &'static str {
+        match self {
+            State::Complete => "complete",
+            State::Stopped => "stopped",
+            State::Failed => "failed",
+            State::Running(_) => "running",
+            State::RunningElsewhere(_) => "running elsewhere or killed",
+            State::Killed => "killed",
+            State::Unknown => "unknown",
+            State::NotARun(_) => "not a run",
+        }
+    }
+}
+
 /// Where one run stands.
 #[derive(Debug)]
 struct RunStatus {
     /// Complete, stopped, failed, running...
-    state: String,
+    state: State,
     /// Simulated hours done (complete: `24.0 h, all`) or kept (the newest snapshot), of those
     /// asked for.
     kept: String,
@@ -47,7 +98,7 @@ pub fn status(args: StatusArgs) -> Result<()> {
         rows.iter().map(f).max().unwrap_or(0).max(title.len())
     };
     let run_w = width(&|r| r.0.chars().count(), "run");
-    let state_w = width(&|r| r.1.state.chars().count(), "state");
+    let state_w = width(&|r| r.1.state.label().chars().count(), "state");
     let kept_w = width(&|r| r.1.kept.chars().count(), "kept");
     outln!(
         "{:run_w$}  {:state_w$}  {:kept_w$}  last log line",
@@ -58,12 +109,31 @@ pub fn status(args: StatusArgs) -> Result<()> {
     for (dir, s) in &rows {
         out!(
             "{dir:run_w$}  {:state_w$}  {:kept_w$}  {}\n",
-            s.state,
+            s.state.label(),
             s.kept,
             s.last_line
         );
     }
+    if rows.len() > 1 {
+        outln!("{}", summary_line(rows.iter().map(|r| &r.1.state)));
+    }
     Ok(())
+}
+
+/// `17 runs: 12 complete, 3 running, 1 stopped, 1 failed`: the states counted by group, in
+/// the order they first appear.
+fn summary_line<'a>(states: impl Iterator<Item = &'a State>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut runs = 0;
+    for state in states {
+        runs += 1;
+        match counts.iter_mut().find(|(g, _)| *g == state.group()) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((state.group(), 1)),
+        }
+    }
+    let counted: Vec<String> = counts.iter().map(|(g, n)| format!("{n} {g}")).collect();
+    format!("{runs} runs: {}", counted.join(", "))
 }
 
 /// Where the run in `dir` stands; `host` is this machine's name (a run whose log's last start
@@ -71,7 +141,7 @@ pub fn status(args: StatusArgs) -> Result<()> {
 fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
     let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
     let last_line = log.lines().last().map_or_else(String::new, shortened);
-    let status = |state: String, kept: String| RunStatus {
+    let status = |state: State, kept: String| RunStatus {
         state,
         kept,
         last_line: last_line.clone(),
@@ -83,18 +153,24 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
                 true => "not a run (no run.toml)",
                 false => "no such directory",
             };
-            return status(state.into(), String::new());
+            return status(State::NotARun(state.into()), String::new());
         }
-        Err(e) => return status(format!("run.toml unreadable: {e}"), String::new()),
+        Err(e) => {
+            let what = format!("run.toml unreadable: {e}");
+            return status(State::NotARun(what), String::new());
+        }
     };
     let hours = |ticks: u64| ticks as f64 * f64::from(config.tick_s) / 3600.0;
     if dir.join(SUMMARY_FILE).exists() {
         return match analysis::report::load_run(dir) {
             Ok(summary) => status(
-                "complete".into(),
+                State::Complete,
                 format!("{:.1} h, all", hours(summary.ticks)),
             ),
-            Err(e) => status(format!("summary.json unreadable: {e}"), String::new()),
+            Err(e) => {
+                let what = format!("summary.json unreadable: {e}");
+                status(State::NotARun(what), String::new())
+            }
         };
     }
     // Without `hours` the run goes to its trace's last event, as the engine counts it.
@@ -116,33 +192,32 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
 }
 
 /// The state of an unfinished run, from its log: what its last process wrote last.
-fn state_from_log(log: &str, host: Option<&str>) -> String {
+fn state_from_log(log: &str, host: Option<&str>) -> State {
     let lines: Vec<&str> = log.lines().collect();
     let Some(start) = lines
         .iter()
         .rposition(|l| message(l).starts_with("started: "))
     else {
-        return "no log: state unknown".into();
+        return State::Unknown;
     };
     let since = &lines[start + 1..];
     if since
         .iter()
         .any(|l| message(l).starts_with("stopped by a signal"))
     {
-        return "stopped: resume it".into();
+        return State::Stopped;
     }
     if since.iter().any(|l| message(l).starts_with("error: ")) {
-        return "failed (see the last log line)".into();
+        return State::Failed;
     }
     let started = message(lines[start]);
     let (pid, started_on) = (field(started, "pid "), field(started, "host "));
     match (pid, started_on, host) {
         (Some(pid), Some(on), Some(here)) if on == here => match runs(pid, started) {
-            true => format!("running (pid {pid})"),
-            false => "ended without a word: killed? resume it".into(),
+            true => State::Running(pid.to_string()),
+            false => State::Killed,
         },
-        (_, Some(on), _) => format!("running on {on}, or killed there"),
-        _ => "running, or killed".into(),
+        (_, on, _) => State::RunningElsewhere(on.unwrap_or("an unknown host").to_string()),
     }
 }
 
@@ -231,12 +306,12 @@ mod tests {
         };
         let stopped = "2026-11-23T08:00:00Z stopped by a signal: snapshot s (continues at tick 60); resume with `cellsim resume r`; exit code 75\n";
         let failed = "2026-11-23T09:00:00Z error: running masb on t: No space left on device\n";
-        assert_eq!(state_from_log("", Some("vm")), "no log: state unknown");
+        assert_eq!(state_from_log("", Some("vm")), State::Unknown);
         let log = format!("{}{stopped}", start("vm", 1));
-        assert_eq!(state_from_log(&log, Some("vm")), "stopped: resume it");
+        assert_eq!(state_from_log(&log, Some("vm")), State::Stopped);
         let log = format!("{}{stopped}{}{failed}", start("vm", 1), start("vm", 2));
         assert_eq!(
-            state_from_log(&log, Some("vm")),
+            state_from_log(&log, Some("vm")).label(),
             "failed (see the last log line)"
         );
         // Started here again after the failure: by this test's own process, running; by a
@@ -245,25 +320,39 @@ mod tests {
         let pid = std::process::id();
         let log = format!("{}{failed}{}", start("vm", 1), start("vm", pid));
         assert_eq!(
-            state_from_log(&log, Some("vm")),
+            state_from_log(&log, Some("vm")).label(),
             format!("running (pid {pid})")
         );
         let other = format!(
             "2026-11-23T07:00:00Z started: cellsim run --out x (build b, pid {pid}, host vm)\n"
         );
         assert_eq!(
-            state_from_log(&other, Some("vm")),
+            state_from_log(&other, Some("vm")).label(),
             "ended without a word: killed? resume it"
         );
         let log = format!("{}{failed}{}", start("vm", 1), start("vm", u32::MAX));
-        assert_eq!(
-            state_from_log(&log, Some("vm")),
-            "ended without a word: killed? resume it"
-        );
+        assert_eq!(state_from_log(&log, Some("vm")), State::Killed);
         let log = format!("{stopped}{}", start("node7", 5));
         assert_eq!(
-            state_from_log(&log, Some("vm")),
+            state_from_log(&log, Some("vm")).label(),
             "running on node7, or killed there"
+        );
+    }
+    /// The summary line counts each group once, in the order the groups first appear.
+    #[test]
+    fn summary_counts_states_by_group() {
+        let states = [
+            State::Complete,
+            State::Running("7".into()),
+            State::Complete,
+            State::Failed,
+            State::Running("9".into()),
+            State::NotARun("no such directory".into()),
+            State::Complete,
+        ];
+        assert_eq!(
+            summary_line(states.iter()),
+            "7 runs: 3 complete, 2 running, 1 failed, 1 not a run"
         );
     }
 }

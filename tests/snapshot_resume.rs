@@ -769,7 +769,9 @@ fn status_says_where_each_run_stands() {
     assert!(out.status.success());
     let table = text(&out.stdout);
     assert!(
-        table.contains("not a run (no run.toml)") && table.contains("no such directory"),
+        table.contains("not a run (no run.toml)")
+            && table.contains("no such directory")
+            && table.ends_with("\n2 runs: 2 not a run\n"),
         "{table}"
     );
 }
