@@ -34,6 +34,14 @@ pub fn status(args: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 
+/// `text` cut to `chars` characters, with `...` when cut (a line kept to a width).
+pub fn shortened(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
 /// Reports `error` as the command's final message: `error: ` and [`error_text`].
 pub fn print_error(error: &anyhow::Error) {
     note(format_args!("error: {}", error_text(error)));
@@ -84,6 +92,14 @@ pub(crate) use {errln, out, outln};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cut at a character count, never inside a character.
+    #[test]
+    fn shortened_counts_characters() {
+        assert_eq!(shortened("abc", 3), "abc");
+        assert_eq!(shortened("abcd", 3), "abc...");
+        assert_eq!(shortened("µsµsµ", 2), "µs...");
+    }
 
     /// A cause the message before it quotes is shown once; the others each once, outermost
     /// first.

@@ -303,8 +303,8 @@ fn execute(
     let tick_s = config.tick_s as u64;
     let restore_shown = AtomicBool::new(false);
     let ticks_per_day = (86_400 / tick_s).max(1);
-    // The simulated days done when last noted; `u64::MAX` until the run is under way.
-    let days_noted = AtomicU64::new(u64::MAX);
+    // The simulated days done when last noted (a resumed run's restored days count as noted).
+    let days_noted = AtomicU64::new(0);
     let reporter = Reporter::start("run", "ticks", move |elapsed| {
         let done = shown.ticks_done.load(Ordering::Relaxed);
         let done_before = shown.first_tick.load(Ordering::Relaxed).min(done);
@@ -316,16 +316,15 @@ fn execute(
         // run's warnings as they come.
         let mut notes = Vec::new();
         let total = shown.ticks_total.load(Ordering::Relaxed);
-        if total > 0 {
+        if shown.under_way() {
             let mut past = past_the_trace
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             notes.extend(past.take());
             let days = done / ticks_per_day;
-            let noted = match days_noted.load(Ordering::Relaxed) {
-                u64::MAX => done_before / ticks_per_day,
-                noted => noted,
-            };
+            let noted = days_noted
+                .load(Ordering::Relaxed)
+                .max(done_before / ticks_per_day);
             days_noted.store(days.max(noted), Ordering::Relaxed);
             if days > noted {
                 notes.push(format!(
@@ -420,7 +419,7 @@ fn resume_hint(
     out: &Path,
     progress: &RunProgress,
 ) -> Option<String> {
-    if progress.ticks_total.load(Ordering::Relaxed) == 0 {
+    if !progress.under_way() {
         return None;
     }
     let snapshot = snapshot::choose(out, config, trace).ok()?.snapshot?;
@@ -474,10 +473,7 @@ fn panel_title(dir: &Path, finished: Option<&FinishedRun>) -> String {
     let mut about = vec![run.summary.policy.clone()];
     about.extend(analysis::settings::changed(&run.settings));
     let title = format!("{} ({})", dir.display(), about.join(", "));
-    match title.char_indices().nth(TITLE_CHARS) {
-        Some((end, _)) => format!("{}...", &title[..end]),
-        None => title,
-    }
+    console::shortened(&title, TITLE_CHARS)
 }
 
 /// A finished run as `report` reads it: its summary and its recorded settings.

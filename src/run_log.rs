@@ -38,17 +38,19 @@ pub fn open(dir: &Path) {
     }
 }
 
+/// How a start line's message begins ([`parse_start`] reads the rest back).
+const STARTED: &str = "started: ";
+
 /// What started this process, for the log's first line of it.
 fn start_line() -> String {
     let command: Vec<String> = std::env::args().collect();
     let mut line = format!(
-        "started: {} (build {}, pid {}",
+        "{STARTED}{} (build {}, pid {}",
         command.join(" "),
         engine::BUILD,
         std::process::id()
     );
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname");
-    if let Ok(host) = host.as_deref().map(str::trim) {
+    if let Some(host) = host() {
         line.push_str(&format!(", host {host}"));
     }
     let slurm = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -63,6 +65,44 @@ fn start_line() -> String {
     }
     line.push(')');
     line
+}
+
+/// This machine's host name, as start lines record it.
+pub fn host() -> Option<String> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    Some(host.trim().to_string())
+}
+
+/// What a start line records of the process that wrote it.
+#[derive(Debug, PartialEq)]
+pub struct Started<'a> {
+    /// Its command line, the arguments joined by spaces.
+    pub command: &'a str,
+    /// Its process ID.
+    pub pid: Option<u32>,
+    /// The host it ran on.
+    pub host: Option<&'a str>,
+}
+
+/// The text of a log line after its time stamp.
+pub fn message(line: &str) -> &str {
+    line.split_once(' ').map_or(line, |(_, text)| text)
+}
+
+/// A start line's message read back (`None` for any other message).
+pub fn parse_start(message: &str) -> Option<Started<'_>> {
+    let (command, about) = message.strip_prefix(STARTED)?.rsplit_once(" (build ")?;
+    // The value after `, name ` in the parenthesis: `..., pid 4887, host vm, ...` -> `4887`.
+    let field = |name: &str| {
+        let at = about.rfind(&format!(", {name} "))?;
+        let value = &about[at + name.len() + 3..];
+        Some(value.split([',', ')']).next().unwrap_or(value).trim())
+    };
+    Some(Started {
+        command,
+        pid: field("pid").and_then(|pid| pid.parse().ok()),
+        host: field("host"),
+    })
 }
 
 /// Appends `text` (one or more lines), each line stamped with the UTC wall time, when this
@@ -95,4 +135,36 @@ fn utc_now() -> String {
         .map_or(0, |d| d.as_secs());
     let time = chrono::DateTime::from_timestamp(now as i64, 0).unwrap_or_default();
     time.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This process's start line reads back as its command, pid and host; a SLURM job's too;
+    /// other messages are no start line.
+    #[test]
+    fn start_lines_read_back() {
+        let line = start_line();
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let here = host();
+        let expected = Started {
+            command: &command,
+            pid: Some(std::process::id()),
+            host: here.as_deref(),
+        };
+        assert_eq!(parse_start(&line), Some(expected));
+        let slurm = "started: cellsim run --out r (build 0.1.0 (git 1a2b, modified), pid 4887, host node12, SLURM job 77 array task 3 restart 1)";
+        let expected = Started {
+            command: "cellsim run --out r",
+            pid: Some(4887),
+            host: Some("node12"),
+        };
+        assert_eq!(parse_start(slurm), Some(expected));
+        assert_eq!(parse_start("note: the run goes on"), None);
+        assert_eq!(
+            message("2026-11-23T07:00:00Z started: x (build b, pid 1)"),
+            "started: x (build b, pid 1)"
+        );
+    }
 }

@@ -16,9 +16,9 @@ use engine::RunConfig;
 use engine::run::{CONFIG_FILE, SUMMARY_FILE};
 
 use crate::cli::StatusArgs;
-use crate::console::{out, outln};
+use crate::console::{self, out, outln};
 use crate::run_dirs;
-use crate::run_log::LOG_FILE;
+use crate::run_log::{self, LOG_FILE};
 
 /// Longest log line shown, characters.
 const LAST_LINE_CHARS: usize = 100;
@@ -33,7 +33,7 @@ enum State {
     /// Its last process ended with an error (the log's last line).
     Failed,
     /// Its last process, on this host, still runs.
-    Running(String),
+    Running(u32),
     /// Its last process ran on another host, which cannot be asked from here.
     RunningElsewhere(String),
     /// Its last process, on this host, is gone without an end line.
@@ -88,7 +88,7 @@ struct RunStatus {
 
 /// Runs `cellsim status`.
 pub fn status(args: StatusArgs) -> Result<()> {
-    let host = this_host();
+    let host = run_log::host();
     let rows: Vec<(String, RunStatus)> = run_dirs::expand(&args.runs)
         .iter()
         .map(|(dir, _)| dir)
@@ -140,7 +140,8 @@ fn summary_line<'a>(states: impl Iterator<Item = &'a State>) -> String {
 /// was here is looked for among its processes).
 fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
     let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
-    let last_line = log.lines().last().map_or_else(String::new, shortened);
+    let last_line = log.lines().last().unwrap_or_default();
+    let last_line = console::shortened(last_line, LAST_LINE_CHARS);
     let status = |state: State, kept: String| RunStatus {
         state,
         kept,
@@ -193,58 +194,31 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
 
 /// The state of an unfinished run, from its log: what its last process wrote last.
 fn state_from_log(log: &str, host: Option<&str>) -> State {
-    let lines: Vec<&str> = log.lines().collect();
-    let Some(start) = lines
-        .iter()
-        .rposition(|l| message(l).starts_with("started: "))
+    let messages: Vec<&str> = log.lines().map(run_log::message).collect();
+    let Some((start, started)) = (messages.iter().enumerate().rev())
+        .find_map(|(at, m)| run_log::parse_start(m).map(|started| (at, started)))
     else {
         return State::Unknown;
     };
-    let since = &lines[start + 1..];
-    if since
-        .iter()
-        .any(|l| message(l).starts_with("stopped by a signal"))
-    {
+    let since = &messages[start + 1..];
+    if since.iter().any(|m| m.starts_with("stopped by a signal")) {
         return State::Stopped;
     }
-    if since.iter().any(|l| message(l).starts_with("error: ")) {
+    if since.iter().any(|m| m.starts_with("error: ")) {
         return State::Failed;
     }
-    let started = message(lines[start]);
-    let (pid, started_on) = (field(started, "pid "), field(started, "host "));
-    match (pid, started_on, host) {
-        (Some(pid), Some(on), Some(here)) if on == here => match runs(pid, started) {
-            true => State::Running(pid.to_string()),
+    match (started.pid, started.host, host) {
+        (Some(pid), Some(on), Some(here)) if on == here => match runs(pid, started.command) {
+            true => State::Running(pid),
             false => State::Killed,
         },
         (_, on, _) => State::RunningElsewhere(on.unwrap_or("an unknown host").to_string()),
     }
 }
 
-/// A log line's text after its time stamp.
-fn message(line: &str) -> &str {
-    line.split_once(' ').map_or(line, |(_, text)| text)
-}
-
-/// The value after `name` in a start line's parenthesis: `pid 4887, host vm, ...` -> `4887`.
-fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
-    let at = line
-        .rfind(&format!(", {name}"))
-        .or_else(|| line.rfind(&format!("({name}")))?;
-    let value = &line[at + name.len() + 2..];
-    Some(value.split([',', ')']).next().unwrap_or(value).trim())
-}
-
-/// True when process `pid` (on this host) runs the command the start line `started` records:
-/// the same arguments, so a pid reused by another process is not taken for the run.
-fn runs(pid: &str, started: &str) -> bool {
-    let Some(command) = started
-        .strip_prefix("started: ")
-        .and_then(|rest| rest.rsplit_once(" (build "))
-        .map(|(command, _)| command)
-    else {
-        return false;
-    };
+/// True when process `pid` (on this host) runs `command`: the same arguments, so a pid reused
+/// by another process is not taken for the run.
+fn runs(pid: u32, command: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
         let args: Vec<String> = cmdline
             .split(|&b| b == 0)
@@ -255,41 +229,15 @@ fn runs(pid: &str, started: &str) -> bool {
     })
 }
 
-/// This machine's host name, as run logs record it.
-fn this_host() -> Option<String> {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
-    Some(host.trim().to_string())
-}
-
 /// The tick the newest snapshot of the run in `dir` continues at, from its name.
 fn newest_snapshot_tick(dir: &Path) -> Option<u64> {
     let newest = engine::snapshot::list(dir).ok()?.into_iter().next()?;
-    let stem = newest.file_stem()?.to_str()?;
-    stem.strip_prefix("tick-")?.parse().ok()
-}
-
-/// `line` cut to [`LAST_LINE_CHARS`] characters.
-fn shortened(line: &str) -> String {
-    match line.char_indices().nth(LAST_LINE_CHARS) {
-        Some((end, _)) => format!("{}...", &line[..end]),
-        None => line.to_string(),
-    }
+    engine::snapshot::tick_of(&newest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Start lines as `run_log` writes them, with and without SLURM.
-    #[test]
-    fn start_line_fields() {
-        let line = "started: cellsim run --out r (build 0.1.0 (git 1a2b), pid 4887, host node12, SLURM job 77 array task 3 restart 1)";
-        assert_eq!(field(line, "pid "), Some("4887"));
-        assert_eq!(field(line, "host "), Some("node12"));
-        let plain = "started: cellsim resume r (build 0.1.0, pid 12, host vm)";
-        assert_eq!(field(plain, "host "), Some("vm"));
-        assert_eq!(field("started: x", "pid "), None);
-    }
 
     /// The state follows what the last process wrote after its start line; earlier processes'
     /// endings do not count. A run started here by a process that is gone ended without a word;
@@ -343,10 +291,10 @@ mod tests {
     fn summary_counts_states_by_group() {
         let states = [
             State::Complete,
-            State::Running("7".into()),
+            State::Running(7),
             State::Complete,
             State::Failed,
-            State::Running("9".into()),
+            State::Running(9),
             State::NotARun("no such directory".into()),
             State::Complete,
         ];

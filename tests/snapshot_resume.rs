@@ -652,8 +652,7 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
         .cloned()
         .expect("snapshots before the error");
     let run_s = run.display().to_string();
-    let stem = newest.file_stem().unwrap().to_str().unwrap();
-    let tick: u64 = stem.strip_prefix("tick-").unwrap().parse().unwrap();
+    let tick = engine::snapshot::tick_of(&newest).unwrap();
     let note = format!(
         "note: the run is kept up to its snapshot {} (tick {tick}, {:.1} simulated h); once the cause is fixed, `cellsim resume {run_s}` continues from there",
         newest.display(),
@@ -744,9 +743,7 @@ fn status_says_where_each_run_stands() {
     );
     let stopped = interrupted(&dir.path().join("stopped"));
     let newest = snapshots(&stopped).last().cloned().unwrap();
-    let tick: u64 = newest.file_stem().unwrap().to_str().unwrap()[5..]
-        .parse()
-        .unwrap();
+    let tick = engine::snapshot::tick_of(&newest).unwrap();
     assert_status(
         &stopped,
         "stopped: resume it",

@@ -246,13 +246,10 @@ mod tests {
             columns.push(Arc::new(UInt32Array::from_iter_values(counts)));
         }
         let schema = Arc::new(Schema::new(fields));
-        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let batch = RecordBatch::try_new(schema, columns).unwrap();
         std::fs::create_dir_all(run.join("ticks")).unwrap();
         let path = run.join(format!("ticks/part-{first_tick:08}.parquet"));
-        let file = std::fs::File::create(path).unwrap();
-        let mut writer = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
-        writer.write(&batch).unwrap();
-        writer.close().unwrap();
+        crate::parts::write_part(&path, &batch);
     }
 
     /// Five one-minute ticks from trace minute 10, PA rising 1..5 nodes, ten idle, five

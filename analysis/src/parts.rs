@@ -97,6 +97,16 @@ pub(crate) fn for_each_batch(
     Ok(())
 }
 
+/// Writes `batch` as the Parquet part at `path`, as the engine writes its parts (tests build
+/// runs' tables by hand with it).
+#[cfg(test)]
+pub(crate) fn write_part(path: &Path, batch: &RecordBatch) {
+    let file = File::create(path).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -119,13 +129,8 @@ mod tests {
             false,
         )]));
         let ticks: ArrayRef = Arc::new(Int64Array::from(vec![0, 1, 2]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![ticks]).unwrap();
-        let path = run.path().join("timing/part-00000000.parquet");
-        let mut writer =
-            parquet::arrow::ArrowWriter::try_new(File::create(&path).unwrap(), schema, None)
-                .unwrap();
-        writer.write(&batch).unwrap();
-        writer.close().unwrap();
+        let batch = RecordBatch::try_new(schema, vec![ticks]).unwrap();
+        write_part(&run.path().join("timing/part-00000000.parquet"), &batch);
         let read = |name: &str| {
             for_each_batch(run.path(), "timing", |part| {
                 part.column::<UInt32Type>(name).map(|_| ())

@@ -129,14 +129,7 @@ mod tests {
             }
             let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
             let path = dir.path().join(format!("timing/part-{part}.parquet"));
-            let mut w = parquet::arrow::ArrowWriter::try_new(
-                std::fs::File::create(path).unwrap(),
-                schema.clone(),
-                None,
-            )
-            .unwrap();
-            w.write(&batch).unwrap();
-            w.close().unwrap();
+            crate::parts::write_part(&path, &batch);
         }
         let all = phase_medians(dir.path(), None).unwrap();
         assert_eq!((all.ticks, all.first_tick_ms), (6, 100.0));

@@ -38,7 +38,7 @@ pub const CONFIG_FILE: &str = "run.toml";
 /// Counters a caller can poll for progress.
 #[derive(Debug, Default)]
 pub struct RunProgress {
-    /// Ticks to simulate.
+    /// Ticks to simulate; 0 until the run is under way (see [`RunProgress::under_way`]).
     pub ticks_total: AtomicU64,
     /// Ticks done (including those done before a resume).
     pub ticks_done: AtomicU64,
@@ -55,6 +55,14 @@ pub struct RunProgress {
     /// trigger tries again, and the newest snapshot written stays the one to resume from. A
     /// snapshot requested through `stop` that fails ends the run with its error.
     pub warnings: Mutex<Vec<String>>,
+}
+
+impl RunProgress {
+    /// True once the run has started simulating: its output directory was accepted and its
+    /// state built or restored.
+    pub fn under_way(&self) -> bool {
+        self.ticks_total.load(Ordering::Relaxed) > 0
+    }
 }
 
 /// How a run ended.

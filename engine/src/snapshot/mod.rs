@@ -55,6 +55,16 @@ pub fn file_name(next_tick: u64) -> String {
     format!("tick-{next_tick:08}.snap")
 }
 
+/// The tick a snapshot file continues at, from its name ([`file_name`]'s inverse); `None` for
+/// a name of another form.
+pub fn tick_of(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("tick-")?
+        .strip_suffix(".snap")?
+        .parse()
+        .ok()
+}
+
 fn hash_bytes(bytes: &[u8]) -> u64 {
     let words: Vec<u64> = bytes
         .chunks(8)
@@ -241,6 +251,18 @@ pub fn prune(run_dir: &Path, keep: u32) -> Result<()> {
 mod tests {
     use super::*;
     use ingest::{IngestOptions, Table};
+
+    /// A snapshot's name gives back its tick, in any directory; other names none.
+    #[test]
+    fn file_names_give_back_their_tick() {
+        for tick in [0, 60, 12_345_678, 4_000_000_000] {
+            let path = Path::new("run/snapshots").join(file_name(tick));
+            assert_eq!(tick_of(&path), Some(tick));
+        }
+        for other in ["tick-00000060.snap.tmp", "tick-x.snap", "notes.txt"] {
+            assert_eq!(tick_of(Path::new(other)), None, "{other}");
+        }
+    }
 
     /// The real sample's parts ingested twice, from two places and at two times, are one trace
     /// (their summaries differ in the input path and the wall time); with another table they are
