@@ -344,3 +344,80 @@ fn tables_ingested_a_few_at_a_time_are_all_listed() {
     ingest_into(bad.path(), vec![Table::JobEvents]).unwrap_err();
     assert_eq!(listed(), (Some(37_780), Some(13_803)));
 }
+
+/// Task events after the t = 0 rows per minute and per machine of `dir`'s ingested trace, with
+/// the SUBMITs among them: rows with a time in the window, over the minutes from the window's
+/// start (600 s) to the last row; machines = those added at t = 0.
+fn event_rates_per_machine_minute(dir: &Path) -> (f64, f64) {
+    let open = |table| Dataset::open(dir, table).unwrap().unwrap();
+    let machines: HashSet<u64> = open(Table::MachineEvents)
+        .batches(&["time", "machine_id", "event_type"])
+        .unwrap()
+        .map(Result::unwrap)
+        .flat_map(|b| {
+            let time = b.column(0).as_primitive::<Int64Type>().clone();
+            let id = b.column(1).as_primitive::<UInt64Type>().clone();
+            let kind = b.column(2).as_primitive::<UInt8Type>().clone();
+            (0..b.num_rows())
+                .filter(move |&i| time.value(i) == 0 && kind.value(i) == 0)
+                .map(move |i| id.value(i))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let (mut events, mut submits, mut last_us) = (0u64, 0u64, 0i64);
+    for b in open(Table::TaskEvents)
+        .batches(&["time", "event_type"])
+        .unwrap()
+    {
+        let b = b.unwrap();
+        let time = b.column(0).as_primitive::<Int64Type>();
+        let kind = b.column(1).as_primitive::<UInt8Type>();
+        for i in (0..b.num_rows()).filter(|&i| time.value(i) > 0) {
+            events += 1;
+            submits += u64::from(kind.value(i) == 0);
+            last_us = last_us.max(time.value(i));
+        }
+    }
+    let machine_minutes = machines.len() as f64 * (last_us - 600_000_000) as f64 / 60e6;
+    (
+        events as f64 / machine_minutes,
+        submits as f64 / machine_minutes,
+    )
+}
+
+/// The synthetic cell's churn is the real cell's: its task events and SUBMITs per machine and
+/// minute are within a factor 2 of the real part 0's after t = 0 (~0.18 events and ~0.068
+/// SUBMITs per machine-minute over its first 19 minutes; the whole trace's 144.6M task events
+/// over 29 days are ~0.27). A generator whose running tasks all turn over within hours gives
+/// several times as many (1.3 events per machine-minute before the services).
+#[test]
+fn the_synthetic_cell_has_the_real_cells_event_rate() {
+    let (real_events, real_submits) = event_rates_per_machine_minute(ingested());
+    assert!(
+        (0.17..0.19).contains(&real_events) && (0.06..0.075).contains(&real_submits),
+        "{real_events} {real_submits}"
+    );
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    let config = ingest::synth::GenConfig {
+        machines: 1_000,
+        hours: 2.0,
+        seed: 3,
+        part_hours: 1.0,
+    };
+    let progress = ingest::synth::GenProgress::default();
+    ingest::synth::generate(&trace, &config, &progress).unwrap();
+    let out = root.path().join("parquet");
+    let options = IngestOptions {
+        tables: vec![Table::MachineEvents, Table::TaskEvents],
+        ..IngestOptions::default()
+    };
+    ingest::ingest(&trace, &out, &options, &Progress::default()).unwrap();
+    let (events, submits) = event_rates_per_machine_minute(&out);
+    let (events_ratio, submits_ratio) = (events / real_events, submits / real_submits);
+    assert!((0.5..2.0).contains(&events_ratio), "{events} {real_events}");
+    assert!(
+        (0.5..2.0).contains(&submits_ratio),
+        "{submits} {real_submits}"
+    );
+}

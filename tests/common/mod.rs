@@ -55,6 +55,18 @@ pub fn trace() -> &'static Path {
     })
 }
 
+/// The ticks of a run of [`trace`] to its end: one per minute from the window's start (600 s) up
+/// to the one holding the trace's last event (in its last minute, or at its end when a pending
+/// task is retried there).
+pub fn trace_ticks() -> i64 {
+    let last_event_us = ingest::IngestSummary::load(trace())
+        .unwrap()
+        .last_event_us();
+    let ticks = (last_event_us - 600_000_000) / 60_000_000 + 1;
+    assert!((120..=121).contains(&ticks), "a 2-hour trace: {ticks}");
+    ticks
+}
+
 /// A config with small output parts (25 ticks; `migrations/` parts also closed at 100 rows) and
 /// node samples every 20 ticks, so snapshots fall inside and between parts.
 pub fn config() -> &'static Path {

@@ -3,19 +3,39 @@
 //! 40-50 % and memory 60-70 % of capacity, 20-40 % of task runs longer than 20 minutes holding
 //! 55-80 % of the requested resource-time, and production (priority >= 9) reserving 70-85 % of CPU.
 //!
-//! Derivation (steady state, Little's law): with 30 % long runs of mean ~3,950 s and 70 % short
-//! runs of mean ~250 s, the mean run is ~1,360 s, so 130k running tasks need ~96 runs/s, i.e.
-//! ~89 task submissions/s once resubmissions after EVICT/FAIL ([`runs_per_task`]) are counted.
-//! Long runs then hold 1,185/(1,185 + 175 k) of the resource-time when a short task requests k
-//! times a long one; k = 1/0.35 gives ~70 %. CPU requests are sized to ~105 % of capacity
-//! (overcommitted, as in Borg) and used at ~43 % of request; memory requests to ~78 % of capacity
-//! and used at ~83 %.
+//! Three kinds of jobs ([`JobKind`]). **Services** run for days (exponential, mean
+//! [`SERVICE_MEAN_S`]) and are [`SERVICE_RUNNING_SHARE`] of the running tasks, as the 2011 cell's
+//! long-running services were: they hold most of the cell while adding few events. The rest of
+//! the running tasks are **churn**: 30 % long runs of mean ~3,950 s and 70 % short runs of mean
+//! ~250 s, so the mean churn run is ~1,360 s.
+//!
+//! Derivation (steady state, Little's law): the 26k running churn tasks need ~19 runs/s, i.e.
+//! ~18 task submissions/s once resubmissions after EVICT/FAIL ([`runs_per_task`]) are counted:
+//! ~1,070 SUBMITs and ~3,500 task events per minute, the real trace's rate (its 144.6M task
+//! events over 29 days; the first 19 minutes after t = 0 of part 0 hold ~850 SUBMITs a minute).
+//! The 104k services need 0.08 submissions/s. Of the runs started in a window, long churn runs
+//! then hold 1,185/(1,185 + 175 k) of the churn's resource-time when a short task requests k
+//! times a long one; k = 1/0.35 gives ~70 % (services started in the window add a few points).
+//! CPU requests are sized to ~105 % of capacity (overcommitted, as in Borg) and used at ~43 % of
+//! request; memory requests to ~78 % of capacity and used at ~83 %; services are 72 %
+//! production, so production still reserves ~74 % of CPU.
 
 use crate::rng::Rng;
 
 /// Running tasks per machine in the 2011 cell (130k / 12,583).
 pub const RUNNING_PER_MACHINE: f64 = 130_000.0 / 12_583.0;
-/// Share of task runs that are long (> 20 minutes).
+/// Share of the running tasks that are services (runs of days).
+pub const SERVICE_RUNNING_SHARE: f64 = 0.8;
+/// Mean run time of a service (s). Exponential: memoryless, so a population of services drawn
+/// at once is already in its steady state.
+pub const SERVICE_MEAN_S: f64 = 14.0 * 86_400.0;
+/// Services request this fraction of a short task's resources.
+pub const SERVICE_SIZE_FACTOR: f64 = 0.435;
+/// Median used/requested CPU of services.
+pub const SERVICE_CPU_USE_MEDIAN: f64 = 0.37;
+/// Share of services that are production.
+pub const SERVICE_PRODUCTION_SHARE: f64 = 0.72;
+/// Share of churn task runs that are long (> 20 minutes).
 pub const LONG_SHARE: f64 = 0.30;
 /// Short runs: log-normal median (s) and sigma, clamped below 20 minutes.
 pub const SHORT_MEDIAN_S: f64 = 180.0;
@@ -33,11 +53,11 @@ pub const SHORT_MEM_MEDIAN: f64 = 0.064;
 pub const LONG_SIZE_FACTOR: f64 = 0.35;
 /// Log-space sigma of job request sizes.
 pub const SIZE_SIGMA: f64 = 0.7;
-/// Median used/requested CPU of long and short tasks.
+/// Median used/requested CPU of long and short churn tasks.
 pub const CPU_USE_MEDIAN: [f64; 2] = [0.335, 0.485];
 /// Used/requested memory is uniform in this range.
 pub const MEM_USE_RANGE: (f64, f64) = (0.70, 0.96);
-/// Share of long jobs that are production, and of short jobs.
+/// Share of long churn jobs that are production, and of short ones.
 pub const PRODUCTION_SHARE: [f64; 2] = [0.98, 0.12];
 /// Jobs whose tasks carry loose constraints.
 pub const CONSTRAINED_JOB_SHARE: f64 = 0.059;
@@ -74,13 +94,68 @@ pub const WARMUP_START_US: i64 = crate::codes::TRACE_START_US - WARMUP_S * 1_000
 /// Width of a task_usage window (s).
 pub const USAGE_WINDOW_S: i64 = 300;
 
-/// A run time in seconds for a long or short task.
-pub fn run_time_s(rng: &mut Rng, long: bool) -> f64 {
-    if long {
-        1_200.0 + rng.lognormal(LONG_EXTRA_MEDIAN_S, LONG_SIGMA)
-    } else {
-        rng.lognormal(SHORT_MEDIAN_S, SHORT_SIGMA)
-            .clamp(5.0, 1_199.0)
+/// What a job is: how long its tasks run, how large they are and how they use what they ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// A churn job of short runs (< 20 minutes).
+    Short,
+    /// A churn job of long runs (> 20 minutes, about an hour).
+    Long,
+    /// A service: runs of days.
+    Service,
+}
+
+impl JobKind {
+    /// A churn job's kind: long with [`LONG_SHARE`].
+    pub fn churn(rng: &mut Rng) -> JobKind {
+        if rng.chance(LONG_SHARE) {
+            JobKind::Long
+        } else {
+            JobKind::Short
+        }
+    }
+
+    /// Runs longer than 20 minutes.
+    pub fn long(self) -> bool {
+        self != JobKind::Short
+    }
+
+    /// Its tasks' requests as a fraction of a short task's.
+    pub fn size_factor(self) -> f64 {
+        match self {
+            JobKind::Short => 1.0,
+            JobKind::Long => LONG_SIZE_FACTOR,
+            JobKind::Service => SERVICE_SIZE_FACTOR,
+        }
+    }
+
+    /// Median used/requested CPU of its tasks.
+    pub fn cpu_use_median(self) -> f64 {
+        match self {
+            JobKind::Short => CPU_USE_MEDIAN[1],
+            JobKind::Long => CPU_USE_MEDIAN[0],
+            JobKind::Service => SERVICE_CPU_USE_MEDIAN,
+        }
+    }
+
+    /// Share of such jobs that are production.
+    pub fn production_share(self) -> f64 {
+        match self {
+            JobKind::Short => PRODUCTION_SHARE[1],
+            JobKind::Long => PRODUCTION_SHARE[0],
+            JobKind::Service => SERVICE_PRODUCTION_SHARE,
+        }
+    }
+
+    /// A run time in seconds.
+    pub fn run_time_s(self, rng: &mut Rng) -> f64 {
+        match self {
+            JobKind::Short => rng
+                .lognormal(SHORT_MEDIAN_S, SHORT_SIGMA)
+                .clamp(5.0, 1_199.0),
+            JobKind::Long => 1_200.0 + rng.lognormal(LONG_EXTRA_MEDIAN_S, LONG_SIGMA),
+            JobKind::Service => rng.exp(SERVICE_MEAN_S).max(1_201.0),
+        }
     }
 }
 
@@ -93,15 +168,12 @@ pub fn job_tasks(rng: &mut Rng) -> u32 {
     }
 }
 
-/// Mean run time (s) and mean tasks per job, by sampling the model (deterministic).
+/// Mean churn run time (s) and mean tasks per job, by sampling the model (deterministic).
 pub fn means() -> (f64, f64) {
     let mut rng = Rng::new(0, 0x3ea5);
     let n = 400_000;
     let run: f64 = (0..n)
-        .map(|_| {
-            let long = rng.chance(LONG_SHARE);
-            run_time_s(&mut rng, long)
-        })
+        .map(|_| JobKind::churn(&mut rng).run_time_s(&mut rng))
         .sum();
     let tasks: f64 = (0..n).map(|_| job_tasks(&mut rng) as f64).sum();
     (run / n as f64, tasks / n as f64)
@@ -115,12 +187,30 @@ pub fn runs_per_task() -> f64 {
     1.0 / (1.0 - again)
 }
 
+/// Task submissions per second of churn jobs in a cell of `machines` machines.
+pub fn churn_submissions_per_s(machines: usize) -> f64 {
+    let (mean_run_s, _) = means();
+    (1.0 - SERVICE_RUNNING_SHARE) * RUNNING_PER_MACHINE * machines as f64
+        / (mean_run_s * runs_per_task())
+}
+
+/// Services running in a cell of `machines` machines.
+pub fn services_running(machines: usize) -> f64 {
+    SERVICE_RUNNING_SHARE * RUNNING_PER_MACHINE * machines as f64
+}
+
+/// Task submissions per second of service jobs in a cell of `machines` machines, which keep
+/// [`services_running`] running.
+pub fn service_submissions_per_s(machines: usize) -> f64 {
+    services_running(machines) / (SERVICE_MEAN_S * runs_per_task())
+}
+
 /// A priority and scheduling class for a job.
-pub fn priority_and_class(rng: &mut Rng, long: bool) -> (u8, u8) {
-    if rng.chance(PRODUCTION_SHARE[usize::from(!long)]) {
+pub fn priority_and_class(rng: &mut Rng, kind: JobKind) -> (u8, u8) {
+    if rng.chance(kind.production_share()) {
         let prio = [9, 10, 11][rng.weighted(&[0.55, 0.40, 0.05])];
         (prio, if rng.chance(0.4) { 3 } else { 2 })
-    } else if long {
+    } else if kind.long() {
         (2 + rng.below(7) as u8, 1)
     } else {
         let prio = match rng.weighted(&[0.35, 0.20, 0.25, 0.20]) {
@@ -142,8 +232,17 @@ mod tests {
         let (run_s, tasks) = means();
         assert!((1_250.0..1_500.0).contains(&run_s), "{run_s}");
         assert!((4.0..9.0).contains(&tasks), "{tasks}");
-        let arrivals_per_s = RUNNING_PER_MACHINE * 12_583.0 / (run_s * runs_per_task());
-        assert!((80.0..100.0).contains(&arrivals_per_s), "{arrivals_per_s}");
+        // 26k running churn tasks of ~1,360 s a run: ~17.7 submissions/s (~1,060 a minute).
+        let churn = churn_submissions_per_s(12_583);
+        let expected = 0.2 * 130_000.0 / (run_s * runs_per_task());
+        assert!((churn - expected).abs() < 1e-9, "{churn} {expected}");
+        assert!((16.0..20.0).contains(&churn), "{churn}");
+        // 104k services of 14 days: 0.0805 submissions/s.
+        let services = service_submissions_per_s(12_583);
+        assert!(
+            (services - 104_000.0 / (14.0 * 86_400.0 * 1.077_88)).abs() < 1e-6,
+            "{services}"
+        );
         // 8.5 % of runs end in EVICT or FAIL, 85 % of those come back: 1 / (1 - 0.07225).
         assert!(
             (runs_per_task() - 1.077_88).abs() < 1e-4,

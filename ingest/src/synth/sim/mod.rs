@@ -68,8 +68,8 @@ pub struct Job {
     pub priority: u8,
     /// Scheduling class 0..3.
     pub class: u8,
-    /// Long-running job.
-    pub long: bool,
+    /// Short, long or service.
+    pub kind: JobKind,
     /// Constraints of every task.
     pub constraints: Vec<Constraint>,
     /// Tasks not yet ended for good.
@@ -117,6 +117,7 @@ pub struct Sim<'a> {
     pending: VecDeque<(u32, u32)>,
     next_job_id: u64,
     job_arrival_mean_s: f64,
+    service_arrival_mean_s: f64,
     pub(super) emit: bool,
     /// Usage rows of runs that ended in the current window.
     window_rows: Vec<UsageRow>,
@@ -132,8 +133,7 @@ impl<'a> Sim<'a> {
     /// A cell with every machine online and no tasks; arrivals sized for the cell.
     pub fn new(cell: &'a Cell, seed: u64, end_us: i64, out: Writers) -> Sim<'a> {
         let n = cell.len();
-        let (mean_run_s, mean_tasks) = means();
-        let arrivals_per_s = RUNNING_PER_MACHINE * n as f64 / (mean_run_s * runs_per_task());
+        let (_, mean_tasks) = means();
         Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
@@ -158,7 +158,8 @@ impl<'a> Sim<'a> {
             free_jobs: Vec::new(),
             pending: VecDeque::new(),
             next_job_id: 6_000_000_000 + Rng::new(seed, 0x10b).below(100_000_000),
-            job_arrival_mean_s: mean_tasks / arrivals_per_s,
+            job_arrival_mean_s: mean_tasks / churn_submissions_per_s(n),
+            service_arrival_mean_s: mean_tasks / service_submissions_per_s(n),
             emit: false,
             window_rows: Vec::new(),
             window_start_us: TRACE_START_US,
@@ -180,6 +181,13 @@ impl<'a> Sim<'a> {
     /// `progress` with the simulated time every ten simulated minutes (the warm-up's too); an
     /// error it returns ends the simulation.
     pub fn run(&mut self, progress: &dyn Fn(i64) -> Result<()>) -> Result<()> {
+        // The services running at the warm-up's start: their steady state at once (their run
+        // times are memoryless), placed as the warm-up begins.
+        let services = services_running(self.cell.len());
+        let mut submitted = 0;
+        while (submitted as f64) < services {
+            submitted += self.arrive(JobKind::Service)?;
+        }
         self.simulate_until(TRACE_START_US, progress)?;
         self.emit = true;
         self.write_snapshot()?;
@@ -198,6 +206,7 @@ impl<'a> Sim<'a> {
         progress: &dyn Fn(i64) -> Result<()>,
     ) -> Result<()> {
         let mut next_arrival = self.now_us + self.exp_us(self.job_arrival_mean_s);
+        let mut next_service = self.now_us + self.exp_us(self.service_arrival_mean_s);
         let retry_us = RETRY_INTERVAL_S * US;
         let mut next_retry = self.now_us + retry_us;
         let window_us = USAGE_WINDOW_S * US;
@@ -209,7 +218,11 @@ impl<'a> Sim<'a> {
             } else {
                 i64::MAX
             };
-            let t = heap_t.min(next_arrival).min(next_retry).min(window_t);
+            let t = heap_t
+                .min(next_arrival)
+                .min(next_service)
+                .min(next_retry)
+                .min(window_t);
             if t > until_us {
                 self.now_us = until_us;
                 return Ok(());
@@ -227,8 +240,12 @@ impl<'a> Sim<'a> {
             } else if next_retry == t {
                 self.retry_pending()?;
                 next_retry += retry_us;
+            } else if next_service == t {
+                self.arrive(JobKind::Service)?;
+                next_service = t + self.exp_us(self.service_arrival_mean_s);
             } else {
-                self.arrive()?;
+                let kind = JobKind::churn(&mut self.rng);
+                self.arrive(kind)?;
                 next_arrival = t + self.exp_us(self.job_arrival_mean_s);
             }
         }
@@ -265,22 +282,22 @@ impl<'a> Sim<'a> {
         self.tasks[slot as usize].generation == generation
     }
 
-    fn arrive(&mut self) -> Result<()> {
+    /// A new job of `kind` and its tasks' SUBMITs; returns the number of tasks.
+    fn arrive(&mut self, kind: JobKind) -> Result<u32> {
         let rng = &mut self.rng;
         let restrictive = rng.chance(RESTRICTIVE_JOB_SHARE);
-        let long = rng.chance(LONG_SHARE);
         let count = if restrictive {
             1 + rng.below(2) as u32
         } else {
             job_tasks(rng)
         };
-        let (priority, class) = priority_and_class(rng, long);
+        let (priority, class) = priority_and_class(rng, kind);
         let constraints = if restrictive || rng.chance(CONSTRAINED_JOB_SHARE) {
             self.cell.draw_constraints(rng, restrictive)
         } else {
             Vec::new()
         };
-        let factor = if long { LONG_SIZE_FACTOR } else { 1.0 };
+        let factor = kind.size_factor();
         let cpu = rng
             .lognormal(SHORT_CPU_MEDIAN * factor, SIZE_SIGMA)
             .clamp(0.001, 0.45);
@@ -296,7 +313,7 @@ impl<'a> Sim<'a> {
             user,
             priority,
             class,
-            long,
+            kind,
             constraints,
             remaining: count,
             end_kind: task_event::FINISH,
@@ -319,7 +336,7 @@ impl<'a> Sim<'a> {
             let cpu_use = cpu
                 * self
                     .rng
-                    .lognormal(CPU_USE_MEDIAN[usize::from(!long)], 0.5)
+                    .lognormal(kind.cpu_use_median(), 0.5)
                     .clamp(0.01, 1.5);
             let (lo, hi) = MEM_USE_RANGE;
             let mem_use = mem * (lo + (hi - lo) * self.rng.f64());
@@ -351,7 +368,7 @@ impl<'a> Sim<'a> {
             };
             self.submit(slot, true)?;
         }
-        Ok(())
+        Ok(count)
     }
 
     /// SUBMIT (first time with its constraints) and queue the placement attempt.
@@ -426,8 +443,8 @@ impl<'a> Sim<'a> {
     }
 
     fn start_run(&mut self, slot: u32, m: u32) -> Result<()> {
-        let long = self.jobs[self.tasks[slot as usize].job as usize].long;
-        let run_us = (run_time_s(&mut self.rng, long) * US as f64) as i64;
+        let kind = self.jobs[self.tasks[slot as usize].job as usize].kind;
+        let run_us = (kind.run_time_s(&mut self.rng) * US as f64) as i64;
         let end_kind = [
             task_event::FINISH,
             task_event::KILL,
@@ -435,7 +452,7 @@ impl<'a> Sim<'a> {
             task_event::FAIL,
             task_event::LOST,
         ][self.rng.weighted(&END_WEIGHTS)];
-        let update = long && self.rng.chance(UPDATE_RUNNING_SHARE);
+        let update = kind.long() && self.rng.chance(UPDATE_RUNNING_SHARE);
         let update_at = self.now_us + (run_us as f64 * self.rng.f64()) as i64;
         let t = &mut self.tasks[slot as usize];
         t.machine = m;
