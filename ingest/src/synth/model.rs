@@ -10,9 +10,10 @@
 //! ~250 s, so the mean churn run is ~1,360 s.
 //!
 //! Derivation (steady state, Little's law): the 26k running churn tasks need ~19 runs/s, i.e.
-//! ~18 task submissions/s once resubmissions after EVICT/FAIL ([`runs_per_task`]) are counted:
-//! ~1,070 SUBMITs and ~3,500 task events per minute, the real trace's rate (its 144.6M task
-//! events over 29 days; the first 19 minutes after t = 0 of part 0 hold ~850 SUBMITs a minute).
+//! ~18 task submissions/s (~1,060 a minute) once resubmissions after EVICT/FAIL
+//! ([`runs_per_task`]) are counted. A generated 12.5k day has 1,229 SUBMITs (resubmissions
+//! included) and 3,604 task events a minute: the real trace's rate (its 144.6M task events over
+//! 29 days are ~3,460 a minute; part 0's first 19 minutes after t = 0 hold ~850 SUBMITs a minute).
 //! The 104k services need 0.08 submissions/s. Of the runs started in a window, long churn runs
 //! then hold 1,185/(1,185 + 175 k) of the churn's resource-time when a short task requests k
 //! times a long one; k = 1/0.35 gives ~70 % (services started in the window add a few points).
