@@ -42,9 +42,12 @@ pub fn shortened(text: &str, chars: usize) -> String {
     }
 }
 
-/// Reports `error` as the command's final message: `error: ` and [`error_text`].
+/// How a command's final error message begins (`status` looks for it in a run's log).
+pub const ERROR: &str = "error: ";
+
+/// Reports `error` as the command's final message: [`ERROR`] and [`error_text`].
 pub fn print_error(error: &anyhow::Error) {
-    note(format_args!("error: {}", error_text(error)));
+    note(format_args!("{ERROR}{}", error_text(error)));
 }
 
 /// `error`'s message and its causes, outermost first, joined by ": ", leaving out a cause whose

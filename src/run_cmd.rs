@@ -23,6 +23,7 @@ use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{self, errln, out, outln};
 use crate::progress::{Reporter, Sample};
+use crate::run_log::STOPPED_BY_A_SIGNAL;
 use crate::{run_lock, run_log};
 
 /// Machines of the embedded default cell.
@@ -205,7 +206,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     // No run.toml yet, so not `cellsim resume`: slurm/run.sbatch requeues on
                     // this code and starts the same command again, as a user would.
                     errln!(
-                        "stopped by a signal while making the synthetic cell ({} keeps what was finished); start the same command again to go on; exit code {EXIT_SNAPSHOTTED}",
+                        "{STOPPED_BY_A_SIGNAL} while making the synthetic cell ({} keeps what was finished); start the same command again to go on; exit code {EXIT_SNAPSHOTTED}",
                         cell.display()
                     );
                     std::process::exit(EXIT_SNAPSHOTTED);
@@ -399,7 +400,7 @@ fn execute(
         }
         RunOutcome::Snapshotted { next_tick, path } => {
             errln!(
-                "stopped by a signal: snapshot {} (continues at tick {next_tick}); resume with `cellsim resume {}`; exit code {EXIT_SNAPSHOTTED}",
+                "{STOPPED_BY_A_SIGNAL}: snapshot {} (continues at tick {next_tick}); resume with `cellsim resume {}`; exit code {EXIT_SNAPSHOTTED}",
                 path.display(),
                 out.display()
             );

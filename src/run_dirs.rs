@@ -17,7 +17,7 @@ pub fn expand(paths: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     let mut runs = Vec::new();
     for path in paths {
         let inside = runs_inside(path);
-        match inside.is_empty() || is_run(path) {
+        match inside.is_empty() {
             true => runs.push((path.clone(), false)),
             false => runs.extend(inside.into_iter().map(|run| (run, true))),
         }

@@ -41,6 +41,9 @@ pub fn open(dir: &Path) {
 /// How a start line's message begins ([`parse_start`] reads the rest back).
 const STARTED: &str = "started: ";
 
+/// How the message of a process stopped by a signal begins (`status` looks for it).
+pub const STOPPED_BY_A_SIGNAL: &str = "stopped by a signal";
+
 /// What started this process, for the log's first line of it.
 fn start_line() -> String {
     let command: Vec<String> = std::env::args().collect();

@@ -201,10 +201,13 @@ fn state_from_log(log: &str, host: Option<&str>) -> State {
         return State::Unknown;
     };
     let since = &messages[start + 1..];
-    if since.iter().any(|m| m.starts_with("stopped by a signal")) {
+    if since
+        .iter()
+        .any(|m| m.starts_with(run_log::STOPPED_BY_A_SIGNAL))
+    {
         return State::Stopped;
     }
-    if since.iter().any(|m| m.starts_with("error: ")) {
+    if since.iter().any(|m| m.starts_with(console::ERROR)) {
         return State::Failed;
     }
     match (started.pid, started.host, host) {

@@ -188,9 +188,9 @@ pub fn runs_per_task() -> f64 {
     1.0 / (1.0 - again)
 }
 
-/// Task submissions per second of churn jobs in a cell of `machines` machines.
-pub fn churn_submissions_per_s(machines: usize) -> f64 {
-    let (mean_run_s, _) = means();
+/// Task submissions per second of churn jobs in a cell of `machines` machines whose churn runs
+/// last `mean_run_s` on average ([`means`]).
+pub fn churn_submissions_per_s(machines: usize, mean_run_s: f64) -> f64 {
     (1.0 - SERVICE_RUNNING_SHARE) * RUNNING_PER_MACHINE * machines as f64
         / (mean_run_s * runs_per_task())
 }
@@ -234,7 +234,7 @@ mod tests {
         assert!((1_250.0..1_500.0).contains(&run_s), "{run_s}");
         assert!((4.0..9.0).contains(&tasks), "{tasks}");
         // 26k running churn tasks of ~1,360 s a run: ~17.7 submissions/s (~1,060 a minute).
-        let churn = churn_submissions_per_s(12_583);
+        let churn = churn_submissions_per_s(12_583, run_s);
         let expected = 0.2 * 130_000.0 / (run_s * runs_per_task());
         assert!((churn - expected).abs() < 1e-9, "{churn} {expected}");
         assert!((16.0..20.0).contains(&churn), "{churn}");

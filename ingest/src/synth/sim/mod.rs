@@ -133,7 +133,7 @@ impl<'a> Sim<'a> {
     /// A cell with every machine online and no tasks; arrivals sized for the cell.
     pub fn new(cell: &'a Cell, seed: u64, end_us: i64, out: Writers) -> Sim<'a> {
         let n = cell.len();
-        let (_, mean_tasks) = means();
+        let (mean_run_s, mean_tasks) = means();
         Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
@@ -158,7 +158,7 @@ impl<'a> Sim<'a> {
             free_jobs: Vec::new(),
             pending: VecDeque::new(),
             next_job_id: 6_000_000_000 + Rng::new(seed, 0x10b).below(100_000_000),
-            job_arrival_mean_s: mean_tasks / churn_submissions_per_s(n),
+            job_arrival_mean_s: mean_tasks / churn_submissions_per_s(n, mean_run_s),
             service_arrival_mean_s: mean_tasks / service_submissions_per_s(n),
             emit: false,
             window_rows: Vec::new(),
