@@ -21,7 +21,10 @@ mkdir -p "$exp"
 exp=$(cd "$exp" && pwd)
 for sias in sias sias_gain; do
     for sras in sras sras_gain; do
-        printf '# seed 000 Table 6: initial allocation by %s, reallocation by %s\n[masb]\nsias_gain = %s\nsras_gain = %s\n' \
+        printf '# seed 000 Table 6: initial allocation by %s, reallocation by %s
+[policy]
+kind = "masb"
+sias_gain = %s\nsras_gain = %s\n' \
             "${sias^^}" "${sras^^}" "$([ "$sias" = sias_gain ] && echo true || echo false)" \
             "$([ "$sras" = sras_gain ] && echo true || echo false)" > "$exp/$sias-$sras.toml"
     done

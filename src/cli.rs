@@ -111,9 +111,10 @@ pub struct RunArgs {
     /// Generate, ingest and replay a synthetic cell of this many machines instead of --trace.
     #[arg(long)]
     pub synthetic: Option<u32>,
-    /// Scheduling policy.
-    #[arg(long, value_enum)]
-    pub policy: Option<PolicyArg>,
+    /// Scheduling policy (its settings from the config's `[policy]` table when it names the
+    /// same kind, else the policy's defaults).
+    #[arg(long, value_parser = policy_kinds())]
+    pub policy: Option<String>,
     /// Simulated hours from the start of the trace window (default: the whole trace; 6 with
     /// --synthetic or no trace).
     #[arg(long)]
@@ -169,13 +170,12 @@ pub struct ResumeArgs {
     pub trace: Option<PathBuf>,
 }
 
-/// Policies selectable on the command line.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum PolicyArg {
-    /// Follow the trace's recorded placements.
-    BorgReplay,
-    /// The multi-agent system balancer (seed 000).
-    Masb,
+/// The `--policy` values: the engine's policy registry, each with its description.
+fn policy_kinds() -> clap::builder::PossibleValuesParser {
+    let values = engine::policies::KINDS
+        .iter()
+        .map(|&(kind, about)| clap::builder::PossibleValue::new(kind).help(about));
+    clap::builder::PossibleValuesParser::new(values)
 }
 
 /// `cellsim report`.

@@ -11,15 +11,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use analysis::AnalysisError;
 use anyhow::{Context, Result, bail};
-use engine::borg::BorgReplay;
-use engine::masb::policy::Masb;
 use engine::run::{CONFIG_FILE, RunOutcome, SUMMARY_FILE};
 use engine::snapshot::{self, EXIT_SNAPSHOTTED};
-use engine::{PolicyName, RunConfig, RunProgress};
+use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestError, IngestOptions, Progress};
 
-use crate::cli::{PolicyArg, ReportArgs, ResumeArgs, RunArgs};
+use crate::cli::{ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{self, errln, out, outln};
 use crate::progress::{Reporter, Sample};
@@ -39,11 +37,11 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
     if let Some(t) = &args.trace {
         config.trace = Some(t.clone());
     }
-    if let Some(p) = args.policy {
-        config.policy = match p {
-            PolicyArg::BorgReplay => PolicyName::BorgReplay,
-            PolicyArg::Masb => PolicyName::Masb,
-        };
+    if let Some(kind) = &args.policy
+        && config.policy.kind() != kind
+    {
+        config.policy =
+            PolicyConfig::default_of(kind).with_context(|| format!("no policy named {kind}"))?;
     }
     if let Some(h) = args.hours {
         config.hours = Some(h);
@@ -168,7 +166,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            PathBuf::from("cellsim-runs").join(format!("{}-{secs}", config.policy.as_str()))
+            PathBuf::from("cellsim-runs").join(format!("{}-{secs}", config.policy.kind()))
         }
     };
     if out.exists() && !out.is_dir() {
@@ -355,25 +353,14 @@ fn execute(
             notes,
         }
     });
-    let result = match config.policy {
-        PolicyName::BorgReplay => engine::run(config, trace, out, BorgReplay, &progress, from),
-        PolicyName::Masb => {
-            let masb = Masb::new(
-                config.masb.clone(),
-                config.rounds_per_tick,
-                config.tick_s,
-                config.seed,
-            );
-            engine::run(config, trace, out, masb, &progress, from)
-        }
-    };
+    let result = engine::run_configured(config, trace, out, &progress, from);
     reporter.finish();
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
             let e = anyhow::Error::new(e).context(format!(
                 "running {} on {}",
-                config.policy.as_str(),
+                config.policy.kind(),
                 trace.display()
             ));
             let Some(hint) = resume_hint(config, trace, out, &progress) else {

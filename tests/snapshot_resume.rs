@@ -206,6 +206,21 @@ fn sigint_snapshots_and_exits_75_borg_replay() {
     stop_with_signal_then_resume("borg-replay", "INT");
 }
 
+#[test]
+fn sigterm_snapshots_and_exits_75_first_fit() {
+    stop_with_signal_then_resume("first-fit", "TERM");
+}
+
+#[test]
+fn sigusr1_snapshots_and_exits_75_best_fit() {
+    stop_with_signal_then_resume("best-fit", "USR1");
+}
+
+#[test]
+fn sigint_snapshots_and_exits_75_random() {
+    stop_with_signal_then_resume("random", "INT");
+}
+
 /// A run of `policy` stopped by SIGTERM with several snapshots on disk.
 fn interrupted(dir: &Path) -> std::path::PathBuf {
     let (run, args) = run_in(dir, "masb", &["--snapshot-every-sim-minutes", "10"]);

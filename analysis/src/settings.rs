@@ -2,30 +2,37 @@
 //! defaults, read from the configuration its `summary.json` records, so that runs of a sweep
 //! can be told apart and a run never shows a setting it did not have.
 //!
-//! Keys are dotted paths (`masb.sias_node_load`, `scale.multiply`). A key the summary lacks -
-//! a run written by a cellsim from before that setting existed - reads as absent, never as
-//! today's default. Keys that cannot change a run's outputs (`threads`, `snapshot.*`,
-//! `check_invariants`) or have their own row (`policy`, `hours`) are left out.
+//! Keys are dotted paths (`policy.sias_node_load`, `scale.multiply`), over the defaults of the
+//! run's own policy (a MASB run's `policy.*` keys against MASB's defaults; a key another run's
+//! policy lacks reads `-`). A key the summary lacks - a run written by a cellsim from before
+//! that setting existed - reads as absent, never as today's default; a summary from before the
+//! `[policy]` table (`policy = "masb"` and a `[masb]` table) is read as that table. Keys that
+//! cannot change a run's outputs (`threads`, `snapshot.*`, `check_invariants`) or have their own
+//! row (`policy.kind`, `hours`) are left out.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use engine::RunConfig;
 use engine::config::flatten;
+use engine::{PolicyConfig, RunConfig};
 use serde_json::Value;
 
 use crate::error::{AnalysisError, Result};
 
-/// A run's configuration by dotted key: its value as text, `None` when the summary lacks it.
+/// A run's configuration by dotted key over its policy's defaults: its value as text, `None`
+/// when the summary lacks it. `policy.kind` is always present (the policy the run names).
 pub type Settings = BTreeMap<String, Option<String>>;
+
+/// The key naming a run's policy.
+const KIND: &str = "policy.kind";
 
 /// Keys never shown, and prefixes of such keys.
 const HIDDEN: [&str; 6] = [
     "trace",
     "threads",
     "hours",
-    "policy",
+    KIND,
     "check_invariants",
     "snapshot.",
 ];
@@ -38,23 +45,58 @@ pub fn load_settings(dir: &Path) -> Result<Settings> {
         problem,
     };
     let summary: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let config = summary
+    let mut config = summary
         .get("config")
-        .ok_or_else(|| bad("no `config` object".into()))?;
+        .ok_or_else(|| bad("no `config` object".into()))?
+        .clone();
+    policy_as_table(&mut config);
     let mut recorded = BTreeMap::new();
-    flatten("", config, &mut recorded);
-    Ok(defaults()
+    flatten("", &config, &mut recorded);
+    let kind = recorded
+        .get(KIND)
+        .cloned()
+        .unwrap_or_else(|| RunConfig::default().policy.kind().to_string());
+    let mut settings: Settings = defaults(&kind)
         .into_keys()
         .map(|key| {
             let value = recorded.remove(&key);
             (key, value)
         })
-        .collect())
+        .collect();
+    settings.insert(KIND.into(), Some(kind));
+    Ok(settings)
 }
 
-/// Today's defaults by dotted key.
-fn defaults() -> BTreeMap<String, String> {
-    RunConfig::default().flattened()
+/// Rewrites a configuration recorded before the `[policy]` table (`policy = "masb"` beside a
+/// `[masb]` table) as that table.
+fn policy_as_table(config: &mut Value) {
+    let Some(Value::String(kind)) = config.get("policy").cloned() else {
+        return;
+    };
+    let mut table = serde_json::Map::new();
+    table.insert("kind".into(), Value::String(kind.clone()));
+    if let Some(Value::Object(own)) = config.get(&kind) {
+        table.extend(own.clone());
+    }
+    if let Value::Object(map) = config {
+        map.remove("masb");
+        map.insert("policy".into(), Value::Object(table));
+    }
+}
+
+/// Today's defaults by dotted key for a run of the policy `kind` (an unknown kind, from a
+/// newer cellsim: the default policy's keys).
+fn defaults(kind: &str) -> BTreeMap<String, String> {
+    let config = RunConfig {
+        policy: PolicyConfig::default_of(kind).unwrap_or_default(),
+        ..RunConfig::default()
+    };
+    config.flattened()
+}
+
+/// The policy `run` names.
+fn kind_of(run: &Settings) -> &str {
+    run.get(KIND).and_then(|v| v.as_deref()).unwrap_or("")
 }
 
 /// Whether `key` is one the settings rows show (not in [`HIDDEN`]).
@@ -67,7 +109,7 @@ fn shown(key: &str) -> bool {
 /// The keys `run` sets away from today's defaults, in key order, as `key = value` (`key
 /// absent` where its summary lacks the key); the keys the settings rows leave out are left out.
 pub fn changed(run: &Settings) -> Vec<String> {
-    let defaults = defaults();
+    let defaults = defaults(kind_of(run));
     let differs = |(key, value): (&String, &Option<String>)| match value {
         Some(v) if defaults.get(key) == Some(v) => None,
         Some(v) => Some(format!("{key} = {v}")),
@@ -79,22 +121,27 @@ pub fn changed(run: &Settings) -> Vec<String> {
         .collect()
 }
 
-/// Rows for the keys that some run sets away from the default or that the runs disagree on,
-/// one column per run (`names`); `absent` where a run's summary lacks the key. Empty when every
-/// run has every default.
+/// Rows for the keys that some run sets away from its policy's default, one column per run
+/// (`names`); `absent` where a run's summary lacks the key, `-` where its policy has no such
+/// key. Empty when every run has every default.
 pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
     let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
-    let defaults = defaults();
+    let defaults: Vec<BTreeMap<String, String>> =
+        runs.iter().map(|r| defaults(kind_of(r))).collect();
+    let keys: std::collections::BTreeSet<&String> =
+        defaults.iter().flat_map(|d| d.keys()).collect();
     let mut o = String::new();
-    for (key, default) in &defaults {
+    for key in keys {
         if !shown(key) {
             continue;
         }
-        let values: Vec<Option<&String>> = runs
+        // Per run: (its value, its policy's default), `None` where its policy lacks the key.
+        let values: Vec<Option<(Option<&String>, &String)>> = runs
             .iter()
-            .map(|r| r.get(key).and_then(|v| v.as_ref()))
+            .zip(&defaults)
+            .map(|(r, d)| d.get(key).map(|d| (r.get(key).and_then(|v| v.as_ref()), d)))
             .collect();
-        if values.iter().all(|v| *v == Some(default)) {
+        if values.iter().flatten().all(|(v, d)| *v == Some(*d)) {
             continue;
         }
         if o.is_empty() {
@@ -102,7 +149,11 @@ pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
         }
         let _ = write!(o, "  {key:<22}");
         for v in values {
-            let _ = write!(o, " {:>width$}", v.map_or("absent", |v| v.as_str()));
+            let text = match v {
+                None => "-",
+                Some((v, _)) => v.map_or("absent", |v| v.as_str()),
+            };
+            let _ = write!(o, " {text:>width$}");
         }
         o.push('\n');
     }
@@ -128,18 +179,24 @@ mod tests {
         };
         let mut today = RunConfig {
             threads: 7,
+            policy: PolicyConfig::default_of("masb").unwrap(),
             ..RunConfig::default()
         };
         today.scale.multiply = 8;
         let today = write("today", serde_json::to_value(&today).unwrap());
-        let mut older = serde_json::to_value(RunConfig::default()).unwrap();
-        older["masb"]
-            .as_object_mut()
-            .unwrap()
-            .remove("sias_node_load");
-        older["seed"] = 5.into();
-        let older = write("older", older);
-        assert_eq!(older["masb.sias_node_load"], None);
+        // A summary written before the `[policy]` table and before `sias_node_load` existed.
+        let older_config = || {
+            let mut older = serde_json::to_value(RunConfig::default()).unwrap();
+            let mut masb = serde_json::to_value(engine::masb::MasbConfig::default()).unwrap();
+            masb.as_object_mut().unwrap().remove("sias_node_load");
+            older["masb"] = masb;
+            older["policy"] = "masb".into();
+            older["seed"] = 5.into();
+            older
+        };
+        let older = write("older", older_config());
+        assert_eq!(older["policy.sias_node_load"], None);
+        assert_eq!(older["policy.sias_gain"].as_deref(), Some("false"));
         let names = ["today".to_string(), "older".to_string()];
         let text = render_settings(&names, &[today.clone(), older]);
         let rows: Vec<Vec<&str>> = text
@@ -150,7 +207,7 @@ mod tests {
         assert_eq!(
             rows,
             vec![
-                vec!["masb.sias_node_load", "used", "absent"],
+                vec!["policy.sias_node_load", "used", "absent"],
                 vec!["scale.multiply", "8", "1"],
                 vec!["seed", "1", "5"],
             ],
@@ -160,17 +217,43 @@ mod tests {
         // The same, one run at a time (the figure's panel titles); threads left out.
         assert_eq!(changed(&today), ["scale.multiply = 8"]);
         assert_eq!(
-            changed(&write("older-again", {
-                let mut c = serde_json::to_value(RunConfig::default()).unwrap();
-                c["masb"].as_object_mut().unwrap().remove("sias_node_load");
-                c["seed"] = 5.into();
-                c
-            })),
-            ["masb.sias_node_load absent", "seed = 5"]
+            changed(&write("older-again", older_config())),
+            ["policy.sias_node_load absent", "seed = 5"]
         );
         let plain = write("plain", serde_json::to_value(RunConfig::default()).unwrap());
-        assert_eq!(render_settings(&names[..1], &[plain.clone()]), "");
+        assert_eq!(
+            render_settings(&names[..1], std::slice::from_ref(&plain)),
+            ""
+        );
         assert!(changed(&plain).is_empty());
+        // Runs of two policies: a key one policy lacks reads `-` for the other.
+        let first_fit = RunConfig {
+            policy: PolicyConfig::default_of("first-fit").unwrap(),
+            seed: 2,
+            ..RunConfig::default()
+        };
+        let first_fit = write("first-fit", serde_json::to_value(&first_fit).unwrap());
+        let gain = engine::masb::MasbConfig {
+            sias_gain: true,
+            ..Default::default()
+        };
+        let gain = RunConfig {
+            policy: PolicyConfig::Masb(gain),
+            ..RunConfig::default()
+        };
+        let gain = write("gain", serde_json::to_value(&gain).unwrap());
+        let text = render_settings(&names, &[first_fit, gain]);
+        assert_eq!(
+            text.lines()
+                .skip(1)
+                .map(|l| l.split_whitespace().collect())
+                .collect::<Vec<Vec<&str>>>(),
+            [
+                vec!["policy.sias_gain", "-", "true"],
+                vec!["seed", "2", "1"]
+            ],
+            "{text}"
+        );
         let err = load_settings(dir.path()).unwrap_err().to_string();
         assert!(err.contains("summary.json"), "{err}");
         for (name, text) in [("no-config", "{}"), ("truncated", "{\"config\": {")] {

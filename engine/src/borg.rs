@@ -12,6 +12,22 @@ use crate::replay::TickEvents;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BorgReplay;
 
+/// `borg-replay` has no settings of its own.
+#[derive(Debug, Default, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BorgReplayConfig {}
+
+impl crate::policies::PolicySpec for BorgReplayConfig {
+    type Policy = BorgReplay;
+
+    const ABOUT: &'static str =
+        "follow the trace's recorded placements (Google's Borg; seed 000's baseline)";
+
+    fn build(&self, _: &crate::RunConfig) -> BorgReplay {
+        BorgReplay
+    }
+}
+
 impl Policy for BorgReplay {
     type Msg = ();
     type Agent = ();

@@ -9,28 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::Thresholds;
 use crate::error::{EngineError, Result};
-use crate::masb::MasbConfig;
-
-/// The scheduling policies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum PolicyName {
-    /// Place tasks where the trace's SCHEDULE events put them (seed 000 section 7.7).
-    #[default]
-    BorgReplay,
-    /// The multi-agent system balancer of seed 000.
-    Masb,
-}
-
-impl PolicyName {
-    /// The name used in configs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PolicyName::BorgReplay => "borg-replay",
-            PolicyName::Masb => "masb",
-        }
-    }
-}
+use crate::policies::PolicyConfig;
 
 /// Everything that determines a run's outputs (plus `threads`, which must not change them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,8 +18,8 @@ pub struct RunConfig {
     /// Ingested trace directory (`cellsim ingest` output); in a config file, relative to the
     /// file's directory.
     pub trace: Option<PathBuf>,
-    /// Scheduling policy.
-    pub policy: PolicyName,
+    /// Scheduling policy and its own settings (`[policy]`, `kind = "masb"` beside MASB's keys).
+    pub policy: PolicyConfig,
     /// Random seed of the policy's agents.
     pub seed: u64,
     /// Simulated hours from the start of the trace window; none = to the trace's last event.
@@ -68,15 +47,13 @@ pub struct RunConfig {
     pub snapshot: crate::snapshot::SnapshotConfig,
     /// Workload multiplication, workload percentage and compaction (SPEC 7, `scale.rs`).
     pub scale: crate::scale::Scale,
-    /// MASB's parameters (used when `policy = "masb"`).
-    pub masb: MasbConfig,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
             trace: None,
-            policy: PolicyName::default(),
+            policy: PolicyConfig::default(),
             seed: 1,
             hours: None,
             threads: 0,
@@ -89,7 +66,6 @@ impl Default for RunConfig {
             part_rows: 1 << 20,
             snapshot: crate::snapshot::SnapshotConfig::default(),
             scale: crate::scale::Scale::default(),
-            masb: MasbConfig::default(),
         }
     }
 }
@@ -99,7 +75,7 @@ impl RunConfig {
     pub fn from_toml(text: &str, path: &Path) -> Result<RunConfig> {
         let config: RunConfig = toml::from_str(text).map_err(|e| EngineError::Config {
             path: path.to_path_buf(),
-            problem: e.to_string(),
+            problem: with_layout_hint(e.to_string()),
         })?;
         config.validate().map_err(|problem| EngineError::Config {
             path: path.to_path_buf(),
@@ -153,15 +129,7 @@ impl RunConfig {
         {
             return Err(format!("hours must be positive and finite, got {h}"));
         }
-        self.masb.validate().map_err(|e| format!("masb.{e}"))?;
-        if self.masb.cache_ttl_s < self.tick_s {
-            // A node's report reaches a broker's cache once a tick and is a tick old when the
-            // broker next places: a shorter TTL leaves every cache empty and nothing placed.
-            return Err(format!(
-                "masb.cache_ttl_s must be at least tick_s ({}): nodes report once a tick, so a shorter TTL drops every node from the brokers' caches and MASB places nothing; got {}",
-                self.tick_s, self.masb.cache_ttl_s
-            ));
-        }
+        self.policy.validate(self)?;
         let t = &self.classify;
         if t.ta_ppm == 0 || t.ta_ppm > t.sta_ppm || t.sta_ppm > 1_000_000 {
             return Err(format!(
@@ -195,6 +163,26 @@ impl RunConfig {
     /// The defaults as commented TOML, a starting point for experiment files.
     pub fn default_toml() -> String {
         toml::to_string(&RunConfig::default()).expect("the default config serializes")
+    }
+}
+
+/// `problem` with a pointer to the `[policy]` table when it comes from a config written for the
+/// layout before it (`policy = "masb"` and a `[masb]` table).
+fn with_layout_hint(problem: String) -> String {
+    let old_policy = problem.contains("expected internally tagged enum PolicyConfig");
+    let old_table = problem.contains("unknown field `masb`");
+    if old_policy || old_table {
+        format!(
+            "{}\nthe policy and its settings are one table now: `[policy]` with `kind = \"masb\"` (or another kind: {}) and, for MASB, the keys of the former `[masb]` table",
+            problem.trim_end(),
+            crate::policies::KINDS
+                .iter()
+                .map(|k| k.0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        problem
     }
 }
 
@@ -244,19 +232,33 @@ mod tests {
     /// The keys that differ, by dotted name, in key order, with both values.
     #[test]
     fn changes_name_each_key_with_both_values() {
-        let before = RunConfig::default();
+        let before = RunConfig {
+            policy: PolicyConfig::default_of("masb").unwrap(),
+            ..RunConfig::default()
+        };
         let mut now = before.clone();
         assert!(now.changes_from(&before).is_empty());
         now.hours = Some(4.0);
-        now.masb.sias.steep = 300.0;
+        let mut masb = crate::masb::MasbConfig::default();
+        masb.sias.steep = 300.0;
+        now.policy = PolicyConfig::Masb(masb);
         now.scale.multiply = 2;
         assert_eq!(
             now.changes_from(&before),
             [
                 "hours none -> 4.0",
-                "masb.sias.steep 350.0 -> 300.0",
+                "policy.sias.steep 350.0 -> 300.0",
                 "scale.multiply 1 -> 2"
             ]
+        );
+        // Another policy: its kind, and the keys only one of the two has.
+        let first_fit = RunConfig {
+            policy: PolicyConfig::default_of("first-fit").unwrap(),
+            ..RunConfig::default()
+        };
+        assert_eq!(
+            first_fit.changes_from(&RunConfig::default()),
+            ["policy.kind borg-replay -> first-fit"]
         );
     }
 
@@ -270,8 +272,24 @@ mod tests {
             msg.contains("line 2") && msg.contains("rounds_per_tik"),
             "{msg}"
         );
-        let err = RunConfig::from_toml("policy = \"masbx\"\n", Path::new("p.toml")).unwrap_err();
-        assert!(err.to_string().contains("line 1"), "{err}");
+        let err = RunConfig::from_toml("[policy]\nkind = \"masbx\"\n", Path::new("p.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 2") && err.contains("masbx") && err.contains("first-fit"),
+            "{err}"
+        );
+        // A config of the layout before `[policy]` is pointed at it.
+        for old in ["policy = \"masb\"\n", "[masb]\nsias_gain = true\n"] {
+            let err = RunConfig::from_toml(old, Path::new("o.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("`[policy]` with `kind = \"masb\"`"), "{err}");
+        }
+        // A key another policy has, or none has, is refused.
+        let text = "[policy]\nkind = \"first-fit\"\nsias_gain = true\n";
+        let err = RunConfig::from_toml(text, Path::new("f.toml")).unwrap_err();
+        assert!(err.to_string().contains("sias_gain"), "{err}");
         let err = RunConfig::from_toml("tick_s = 0\n", Path::new("t.toml")).unwrap_err();
         assert_eq!(err.to_string(), "t.toml: tick_s must be at least 1");
         let err = RunConfig::from_toml("rounds_per_tick = 0\n", Path::new("t.toml")).unwrap_err();
@@ -280,19 +298,20 @@ mod tests {
             "t.toml: rounds_per_tick must be at least 1"
         );
         // MASB's parameters are checked too, named with their table.
-        let text = "[masb]\nbandwidth_mb_s = 0.0\n";
+        let text = "[policy]\nkind = \"masb\"\nbandwidth_mb_s = 0.0\n";
         let err = RunConfig::from_toml(text, Path::new("m.toml")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.toml: masb.bandwidth_mb_s must satisfy 0 < bandwidth_mb_s, got 0"
+            "m.toml: policy.bandwidth_mb_s must satisfy 0 < bandwidth_mb_s, got 0"
         );
         // A cache TTL shorter than a tick empties the brokers' caches (a 1-hour MASB run of the
         // default cell with 59 s placed no task; with 60 s it placed them as with 300 s).
-        let err = RunConfig::from_toml("[masb]\ncache_ttl_s = 59\n", Path::new("c.toml"))
+        let text = "[policy]\nkind = \"masb\"\ncache_ttl_s = 59\n";
+        let err = RunConfig::from_toml(text, Path::new("c.toml"))
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("c.toml: masb.cache_ttl_s must be at least tick_s (60)")
+            err.starts_with("c.toml: policy.cache_ttl_s must be at least tick_s (60)")
                 && err.ends_with("got 59"),
             "{err}"
         );
@@ -302,7 +321,7 @@ mod tests {
             err.to_string(),
             "h.toml: hours must be positive and finite, got inf"
         );
-        let text = "tick_s = 30\n[masb]\ncache_ttl_s = 30\n";
+        let text = "tick_s = 30\n[policy]\nkind = \"masb\"\ncache_ttl_s = 30\n";
         assert!(RunConfig::from_toml(text, Path::new("c.toml")).is_ok());
     }
 }

@@ -32,16 +32,23 @@ impl Default for Granularity {
     }
 }
 
-/// Messages grouped by receiver: `messages[offsets[a]..offsets[a + 1]]` is agent `a`'s inbox.
-/// Invariant: the first `offsets[last]` entries of `messages` are the messages held; the entries
-/// beyond are left over from larger groupings (kept so that a grouping writes into initialised
-/// slots).
+/// Messages grouped by receiver, in one of two forms. Dense (every agent stepped each round):
+/// `messages[offsets[a]..offsets[a + 1]]` is agent `a`'s inbox, and the first `offsets[last]`
+/// entries of `messages` are the messages held (the entries beyond are left over from larger
+/// groupings, kept so that a grouping writes into initialised slots). Sparse (active stepping,
+/// `active.rs`): `receivers` lists the agents with messages in ascending order, `starts[i]..
+/// starts[i + 1]` is the inbox of `receivers[i]`, and `messages` holds exactly the messages: its
+/// cost follows the messages, not the agents.
 #[derive(Debug, Clone)]
 pub struct Mailbox<M> {
     messages: Vec<Envelope<M>>,
     offsets: Vec<u32>,
     /// Scratch: each receiver's next slot while grouping.
     cursors: Vec<u32>,
+    /// Sparse form: the agents with messages, ascending (empty in the dense form).
+    receivers: Vec<u32>,
+    /// Sparse form: where each receiver's messages start, and the end (empty in the dense form).
+    starts: Vec<u32>,
 }
 
 impl<M: Copy + Send + Sync> Mailbox<M> {
@@ -51,11 +58,19 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
             messages: Vec::new(),
             offsets: vec![0; agents + 1],
             cursors: Vec::new(),
+            receivers: Vec::new(),
+            starts: Vec::new(),
         }
     }
 
     /// Agent `a`'s messages in sender order.
     pub fn inbox(&self, a: usize) -> &[Envelope<M>] {
+        if !self.starts.is_empty() {
+            return match self.receivers.binary_search(&(a as u32)) {
+                Ok(i) => &self.messages[self.starts[i] as usize..self.starts[i + 1] as usize],
+                Err(_) => &[],
+            };
+        }
         match (self.offsets.get(a), self.offsets.get(a + 1)) {
             (Some(&s), Some(&e)) => &self.messages[s as usize..e as usize],
             _ => &[],
@@ -69,7 +84,58 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
 
     /// Messages held.
     pub fn len(&self) -> usize {
-        self.offsets.last().map_or(0, |&n| n as usize)
+        match self.starts.last() {
+            Some(&n) => n as usize,
+            None => self.offsets.last().map_or(0, |&n| n as usize),
+        }
+    }
+
+    /// The agents with messages, ascending (sparse form only; empty in the dense form).
+    pub fn receivers(&self) -> &[u32] {
+        &self.receivers
+    }
+
+    /// Groups `sent` by receiver (stable) in the sparse form; messages to agents beyond
+    /// `agents` are dropped.
+    pub fn group_sparse(sent: &[Envelope<M>], agents: usize) -> Mailbox<M> {
+        let mut mailbox = Mailbox::new(0);
+        mailbox.regroup_sparse(sent.iter(), agents);
+        mailbox
+    }
+
+    /// Groups `sent` by receiver: sparse for active stepping, dense otherwise.
+    pub fn group_as(sparse: bool, sent: &[Envelope<M>], agents: usize) -> Mailbox<M> {
+        if sparse {
+            Mailbox::group_sparse(sent, agents)
+        } else {
+            Mailbox::group(sent, agents)
+        }
+    }
+
+    /// Groups the messages `sent` yields into `self` in the sparse form, by receiver (a stable
+    /// sort: an inbox lists messages in the order sent), reusing its buffers; messages to agents
+    /// beyond `agents` are dropped.
+    pub(crate) fn regroup_sparse<'m>(
+        &mut self,
+        sent: impl Iterator<Item = &'m Envelope<M>>,
+        agents: usize,
+    ) where
+        M: 'm,
+    {
+        self.messages.clear();
+        self.messages
+            .extend(sent.filter(|e| e.to.index() < agents).copied());
+        self.messages.sort_by_key(|e| e.to.0);
+        self.offsets.clear();
+        self.receivers.clear();
+        self.starts.clear();
+        for (i, e) in self.messages.iter().enumerate() {
+            if self.receivers.last() != Some(&e.to.0) {
+                self.receivers.push(e.to.0);
+                self.starts.push(i as u32);
+            }
+        }
+        self.starts.push(self.messages.len() as u32);
     }
 
     /// True when no messages are held.
@@ -93,6 +159,8 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
         M: 'm,
         I: Iterator<Item = (usize, &'m Envelope<M>)>,
     {
+        self.receivers.clear();
+        self.starts.clear();
         let (offsets, cursors) = (&mut self.offsets, &mut self.cursors);
         let (by, messages) = (Scatter::TwoThreads, &mut self.messages);
         crate::csr::group_by_key(agents, by, items, offsets, cursors, messages);
@@ -102,16 +170,30 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
 /// What one chunk of agents produced in a round: messages, their receivers (in message order:
 /// the grouping's passes over keys read these 4-byte entries, not the messages), actions tagged
 /// with their agent, and its messages counted per kind (sent and [`Outbox::count_delivered`]).
-struct ChunkOutput<M, A> {
-    messages: Vec<Envelope<M>>,
-    receivers: Vec<u32>,
-    actions: Vec<(AgentIdx, A)>,
-    counted: Vec<u64>,
+pub(crate) struct ChunkOutput<M, A> {
+    pub(crate) messages: Vec<Envelope<M>>,
+    pub(crate) receivers: Vec<u32>,
+    pub(crate) actions: Vec<(AgentIdx, A)>,
+    pub(crate) counted: Vec<u64>,
+    /// Wake-ups asked for ([`Outbox::wake_at`]).
+    pub(crate) wakes: Vec<(AgentIdx, i64)>,
+}
+
+impl<M, A> Default for ChunkOutput<M, A> {
+    fn default() -> Self {
+        ChunkOutput {
+            messages: Vec::new(),
+            receivers: Vec::new(),
+            actions: Vec::new(),
+            counted: Vec::new(),
+            wakes: Vec::new(),
+        }
+    }
 }
 
 impl<M, A> ChunkOutput<M, A> {
     /// The messages with their receivers.
-    fn sent(&self) -> impl Iterator<Item = (usize, &Envelope<M>)> {
+    pub(crate) fn sent(&self) -> impl Iterator<Item = (usize, &Envelope<M>)> {
         let receivers = self.receivers.iter().map(|&to| to as usize);
         receivers.zip(&self.messages)
     }
@@ -124,8 +206,8 @@ pub type MessageCounts = Vec<u64>;
 /// 5.2): each chunk's message, action and count buffers and the spare mailbox the next round's
 /// messages are grouped into.
 pub struct RoundScratch<M, A> {
-    chunks: Vec<ChunkOutput<M, A>>,
-    spare: Mailbox<M>,
+    pub(crate) chunks: Vec<ChunkOutput<M, A>>,
+    pub(crate) spare: Mailbox<M>,
 }
 
 impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {
@@ -168,12 +250,7 @@ pub fn run_round<P: Policy>(
         }
     };
     let kinds = policy.message_kinds().len();
-    scratch.chunks.resize_with(chunks, || ChunkOutput {
-        messages: Vec::new(),
-        receivers: Vec::new(),
-        actions: Vec::new(),
-        counted: Vec::new(),
-    });
+    scratch.chunks.resize_with(chunks, ChunkOutput::default);
     {
         let ctx = StepCtx {
             cell,
@@ -197,9 +274,11 @@ pub fn run_round<P: Policy>(
                     receivers,
                     actions,
                     counted,
+                    wakes,
                 } = output;
                 messages.clear();
                 actions.clear();
+                wakes.clear();
                 counted.clear();
                 counted.resize(kinds, 0);
                 for (k, state) in states.iter_mut().enumerate() {
@@ -209,6 +288,7 @@ pub fn run_round<P: Policy>(
                         messages,
                         actions,
                         delivered: counted,
+                        wakes,
                     };
                     shared.step(&ctx, me, state, inbox.inbox(me.index()), &mut out);
                 }

@@ -3,13 +3,17 @@
 //! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts.
 //! - [`trace`] and [`replay`]: streaming the ingested trace into the cell tick by tick.
 //! - [`policy`] and [`executor`]: the policy interface and the parallel round executor;
+//!   [`active`]: rounds that step only the agents with messages or a wake-up due;
 //!   [`preload`]: overlapping the cache misses of a batch of updates.
-//! - [`borg`]: the `borg-replay` policy.
+//! - [`policies`]: the registry of the policies a run can be configured with; [`borg`]: the
+//!   `borg-replay` policy; [`masb`]: seed 000's MASB; [`greedy`]: the first-fit, best-fit and
+//!   random baselines.
 //! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
 //! - [`run()`]: the loop tying them together; [`config`]: its settings; [`snapshot`]: saving
 //!   and resuming it.
 #![deny(missing_docs)]
 
+pub mod active;
 pub mod borg;
 pub mod cell;
 pub mod classify;
@@ -17,10 +21,12 @@ pub mod config;
 pub mod csr;
 pub mod error;
 pub mod executor;
+pub mod greedy;
 pub mod ids;
 pub mod masb;
 pub mod metrics;
 pub mod output;
+pub mod policies;
 pub mod policy;
 pub mod preload;
 pub mod replay;
@@ -31,7 +37,8 @@ pub mod summary;
 pub mod trace;
 pub mod units;
 
-pub use config::{PolicyName, RunConfig};
+pub use config::RunConfig;
+pub use policies::{PolicyConfig, run_configured};
 
 /// This build of cellsim: its version and, built from a git checkout, its commit (`modified`
 /// when the tracked files differed from it), as `build.rs` found them. Recorded in every run's

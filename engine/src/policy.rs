@@ -47,6 +47,8 @@ pub struct Outbox<'a, M, A> {
     pub(crate) actions: &'a mut Vec<(AgentIdx, A)>,
     /// Messages counted per kind without passing through the mailbox ([`Outbox::count_delivered`]).
     pub(crate) delivered: &'a mut [u64],
+    /// Wake-ups asked for ([`Outbox::wake_at`]): the agent and the simulated time, microseconds.
+    pub(crate) wakes: &'a mut Vec<(AgentIdx, i64)>,
 }
 
 impl<M, A> Outbox<'_, M, A> {
@@ -62,6 +64,15 @@ impl<M, A> Outbox<'_, M, A> {
     /// Requests a change to the cell, applied after this round by [`Policy::apply`].
     pub fn act(&mut self, action: A) {
         self.actions.push((self.from, action));
+    }
+
+    /// Asks for this agent to be stepped again in the first round that starts at or after
+    /// `at_us` (simulated microseconds; a time not after this round's start means the next
+    /// round). Under active stepping ([`Policy::steps_every_agent`] false) an agent is stepped
+    /// only in a round where it has messages or a wake-up falls due; a policy that steps every
+    /// agent every round may ignore it.
+    pub fn wake_at(&mut self, at_us: i64) {
+        self.wakes.push((self.from, at_us));
     }
 
     /// Counts `n` messages of kind `kind` (an index into [`Policy::message_kinds`]) that the
@@ -212,6 +223,16 @@ pub trait Policy: Send + Sync {
     /// each of them as its own work item so they run on different threads.
     fn heavy_agents(&self) -> usize {
         0
+    }
+
+    /// True for a policy whose every agent is stepped in every round (MASB: its node agents
+    /// report and keep timers every tick); false (the default) for active stepping: an agent is
+    /// stepped only in a round where its inbox holds messages or a wake-up it asked for
+    /// ([`Outbox::wake_at`]) falls due, so a round costs what its busy agents cost
+    /// (`active.rs`). Agents a policy adds in `begin_tick` start asleep: it wakes them with a
+    /// message.
+    fn steps_every_agent(&self) -> bool {
+        false
     }
 
     /// Names of the message types, counted per tick as `msg_<name>` columns.

@@ -17,6 +17,7 @@ use std::time::Instant;
 use ingest::codes::TRACE_START_US;
 use ingest::{IngestSummary, Table};
 
+use crate::active::{ActiveScratch, RoundClock, WakeQueue, run_active_round};
 use crate::cell::Cell;
 use crate::config::RunConfig;
 use crate::error::{EngineError, Result};
@@ -176,6 +177,9 @@ struct Simulation<'a, P: Policy> {
     cell: Cell,
     agents: Vec<P::Agent>,
     mailbox: Mailbox<P::Msg>,
+    /// Wake-ups the agents asked for (active stepping, `active.rs`).
+    wakes: WakeQueue,
+    active: ActiveScratch,
     scratch: RoundScratch<P::Msg, P::Action>,
     acc: Accumulator,
     outputs: RunOutputs,
@@ -193,6 +197,7 @@ struct State<P: Policy> {
     cell: Cell,
     agents: Vec<P::Agent>,
     messages: Vec<Envelope<P::Msg>>,
+    wakes: WakeQueue,
     acc: Accumulator,
     outputs: OutputState,
     next_tick: u32,
@@ -220,7 +225,13 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 (config.part_ticks, config.part_rows),
                 state.outputs,
             )?,
-            mailbox: Mailbox::group(&state.messages, state.agents.len()),
+            mailbox: Mailbox::group_as(
+                !policy.steps_every_agent(),
+                &state.messages,
+                state.agents.len(),
+            ),
+            wakes: state.wakes,
+            active: ActiveScratch::default(),
             scratch: RoundScratch::default(),
             config,
             trace_dir,
@@ -280,6 +291,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             cell: Cell::default(),
             agents: Vec::new(),
             messages: Vec::new(),
+            wakes: WakeQueue::default(),
             acc: Accumulator::default(),
             outputs: OutputState::default(),
             next_tick: 0,
@@ -326,9 +338,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
         policy.load_state(&mut r)?;
         let agents: Vec<P::Agent> = r.serde()?;
         let messages: Vec<Envelope<P::Msg>> = r.serde()?;
-        if messages.iter().any(|m| m.to.index() >= agents.len()) {
+        let wakes: Vec<(u64, u32)> = r.serde()?;
+        if messages.iter().any(|m| m.to.index() >= agents.len())
+            || wakes.iter().any(|w| w.1 as usize >= agents.len())
+        {
             return Err(r
-                .corrupt("a message to an agent that does not exist")
+                .corrupt("a message or wake-up for an agent that does not exist")
                 .into());
         }
         let (acc, outputs, wall_before_s, builds) = snap.section("run")?.serde()?;
@@ -338,6 +353,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             cell,
             agents,
             messages,
+            wakes: WakeQueue::from_sorted(wakes),
             acc,
             outputs,
             next_tick,
@@ -356,6 +372,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         self.policy.save_state(p);
         p.serde(&self.agents);
         p.serde(&self.mailbox.messages());
+        p.serde(&self.wakes.to_sorted());
         let outputs = self.outputs.state()?;
         w.section("run")
             .serde(&(&self.acc, outputs, wall_s, &self.builds));
@@ -450,9 +467,30 @@ impl<'a, P: Policy> Simulation<'a, P> {
         if !inject.is_empty() {
             let mut all = self.mailbox.messages().to_vec();
             all.extend(inject);
-            self.mailbox = Mailbox::group(&all, agents.len());
+            let sparse = !self.policy.steps_every_agent();
+            self.mailbox = Mailbox::group_as(sparse, &all, agents.len());
         }
-        if !agents.is_empty() {
+        let clock = RoundClock {
+            tick_us,
+            rounds_per_tick: config.rounds_per_tick,
+        };
+        if !agents.is_empty() && !self.policy.steps_every_agent() {
+            for round in 0..config.rounds_per_tick {
+                run_active_round(
+                    &mut self.policy,
+                    cell,
+                    agents,
+                    &mut self.mailbox,
+                    &mut self.scratch,
+                    (&mut self.wakes, &mut self.active),
+                    (Tick(tick), round, clock),
+                    (end_us, config.seed),
+                    Granularity::default(),
+                    &mut counts,
+                    &mut counters,
+                );
+            }
+        } else if !agents.is_empty() {
             for round in 0..config.rounds_per_tick {
                 run_round(
                     &mut self.policy,

@@ -1,6 +1,7 @@
 //! Determinism (SPEC 5.3): the same trace, config and seed give byte-identical `ticks/`,
 //! `nodes/` and `migrations/` parts and `samples.jsonl`, and the same summary apart from its
-//! wall-clock fields, with 1 thread and with 2 and 3 threads, for borg-replay and for MASB
+//! wall-clock fields, with 1 thread and with 2 and 3 threads, for borg-replay, for the
+//! first-fit, best-fit and random baselines, and for MASB
 //! (whose agents negotiate in parallel rounds). The MASB runs also check the cell's invariants
 //! after every tick: no task is lost or duplicated (each running task is on exactly one node, on
 //! two only while migrating).
@@ -10,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use engine::{PolicyName, RunConfig, RunSummary};
+use engine::{PolicyConfig, RunConfig, RunSummary};
 use ingest::synth::{GenConfig, GenProgress, generate};
 
 fn generated(root: &Path, machines: u32) -> PathBuf {
@@ -32,22 +33,18 @@ fn generated(root: &Path, machines: u32) -> PathBuf {
 }
 
 /// Runs `policy` with 1, 2 and 3 threads, asserts the outputs agree, returns the summary.
-fn agree(root: &Path, parquet: &Path, policy: PolicyName) -> RunSummary {
+fn agree(root: &Path, parquet: &Path, kind: &str) -> RunSummary {
     let mut outputs = Vec::new();
     for threads in [1, 2, 3] {
-        let run = root.join(format!("run-{}-{threads}", policy.as_str()));
-        let check_invariants = policy == PolicyName::Masb;
+        let run = root.join(format!("run-{kind}-{threads}"));
         let config = RunConfig {
             threads,
-            policy,
-            check_invariants,
+            policy: PolicyConfig::default_of(kind).unwrap(),
+            check_invariants: kind != "borg-replay",
             nodes_every_ticks: 30,
             ..RunConfig::default()
         };
-        let mut summary = match policy {
-            PolicyName::BorgReplay => run_borg(&config, parquet, &run),
-            PolicyName::Masb => run_masb(&config, parquet, &run),
-        };
+        let mut summary = run_policy(&config, parquet, &run);
         assert!(
             summary.averages.tasks_running > 8_000.0,
             "a busy cell: {}",
@@ -80,14 +77,26 @@ fn agree(root: &Path, parquet: &Path, policy: PolicyName) -> RunSummary {
 fn one_and_many_threads_agree() {
     let root = tempfile::tempdir().unwrap();
     let parquet = generated(root.path(), 1_500);
-    agree(root.path(), &parquet, PolicyName::BorgReplay);
+    agree(root.path(), &parquet, "borg-replay");
+}
+
+#[test]
+fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated(root.path(), 1_200);
+    for kind in ["first-fit", "best-fit", "random"] {
+        let summary = agree(root.path(), &parquet, kind);
+        assert_eq!(summary.policy, kind);
+        // The generated cell has room for its workload: a greedy placer leaves few waiting.
+        assert!(summary.averages.tasks_pending < 0.05 * summary.averages.tasks_running);
+    }
 }
 
 #[test]
 fn one_and_many_threads_agree_with_masb_and_no_task_is_lost() {
     let root = tempfile::tempdir().unwrap();
     let parquet = generated(root.path(), 1_200);
-    let summary = agree(root.path(), &parquet, PolicyName::Masb);
+    let summary = agree(root.path(), &parquet, "masb");
     assert!(
         summary.totals.counters.migrations_started > 0,
         "MASB migrated"

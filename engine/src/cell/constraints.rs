@@ -508,6 +508,7 @@ mod tests {
         // Live: task 38 (30k), task 39 (10) and 28 new sets of 30k; the old rows went first.
         assert_eq!(cell.constraints.len(), 30_000 + 10 + 28 * 30_000);
         assert_eq!(cell.compact_at, 2 * (30_000 + 10 + 27 * 30_000));
+        #[allow(clippy::needless_range_loop)] // `i` indexes several columns
         for i in 0..cell.tasks.len() {
             if cell.tasks.state[i] == TaskState::Free {
                 continue;

@@ -1,6 +1,6 @@
 //! MASB's parameters: [`MasbConfig`], every constant of seed 000 sections 4-7, SPEC 6 and
 //! `MIGRATION-COST.md` with the paper's value as its default, and the choices between readings
-//! of the paper. A config file may set any subset, a score shape's table too (`[masb.sias]`
+//! of the paper. A config file may set any subset, a score shape's table too (`[policy.sias]`
 //! with only `steep` keeps that score's own bias and floor). [`MasbConfig::validate`] names
 //! the first parameter out of its range.
 
@@ -192,12 +192,12 @@ impl PartialShape {
     }
 }
 
-/// `[masb.sias]` over SIAS's defaults.
+/// `[policy.sias]` over SIAS's defaults.
 fn sias_over_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ScoreShape, D::Error> {
     Ok(PartialShape::deserialize(d)?.over(MasbConfig::default().sias))
 }
 
-/// `[masb.sras]` over SRAS's defaults.
+/// `[policy.sras]` over SRAS's defaults.
 fn sras_over_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ScoreShape, D::Error> {
     Ok(PartialShape::deserialize(d)?.over(MasbConfig::default().sras))
 }
@@ -217,7 +217,7 @@ impl ScoreShape {
 }
 
 impl MasbConfig {
-    /// The first parameter out of its range, named as in the config file (`masb.` prefix left
+    /// The first parameter out of its range, named as in the config file (`policy.` prefix left
     /// to the caller): counts a broker needs at least one of, fractions within 0..=1, the
     /// migration cost model's rates and sizes positive or non-negative as its formula needs
     /// (`MIGRATION-COST.md`), and every number finite.
@@ -304,6 +304,29 @@ impl Range {
             Range::Fraction => format!("0 <= {name} <= 1"),
             Range::PositiveFraction => format!("0 < {name} <= 1"),
         }
+    }
+}
+
+impl crate::policies::PolicySpec for MasbConfig {
+    type Policy = super::policy::Masb;
+
+    const ABOUT: &'static str = "the multi-agent system balancer (seed 000)";
+
+    fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
+        MasbConfig::validate(self)?;
+        if self.cache_ttl_s < run.tick_s {
+            // A node's report reaches a broker's cache once a tick and is a tick old when the
+            // broker next places: a shorter TTL leaves every cache empty and nothing placed.
+            return Err(format!(
+                "cache_ttl_s must be at least tick_s ({}): nodes report once a tick, so a shorter TTL drops every node from the brokers' caches and MASB places nothing; got {}",
+                run.tick_s, self.cache_ttl_s
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(&self, run: &crate::RunConfig) -> super::policy::Masb {
+        super::policy::Masb::new(self.clone(), run.rounds_per_tick, run.tick_s, run.seed)
     }
 }
 

@@ -310,7 +310,7 @@ mod tests {
                 }
                 // A constrained task: the memo's matching positions, with the index telling
                 // fresh-and-online entries and short headroom apart, against the plain scan.
-                let meets = |x: NodeIdx| (x.0 as u64 * 7 + seed) % 3 != 0;
+                let meets = |x: NodeIdx| !(x.0 as u64 * 7 + seed).is_multiple_of(3);
                 let both = |x: NodeIdx| online(x) && meets(x);
                 let matching: Vec<u32> = (0..n as u32).filter(|&x| meets(NodeIdx(x))).collect();
                 let view = CacheView {

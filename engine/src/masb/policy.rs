@@ -242,6 +242,10 @@ impl Policy for Masb {
         self.brokers as usize
     }
 
+    fn steps_every_agent(&self) -> bool {
+        true
+    }
+
     fn message_kinds(&self) -> &'static [&'static str] {
         &MESSAGE_KINDS
     }

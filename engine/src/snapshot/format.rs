@@ -39,8 +39,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// still due at a tick boundary are the policy's, not messages, `masb/reports.rs`; 8: the
 /// trace's identity hashed from its parts' inputs, rows and times, not from the summary file's
 /// bytes, `snapshot::trace_hash`; 9: the run section lists the builds that simulated the run,
-/// `summary::BuildSpan`).
-pub const VERSION: u32 = 9;
+/// `summary::BuildSpan`; 10: the policy section ends with the agents' pending wake-ups,
+/// `active.rs`, and the config holds the policy as a `[policy]` table, `policies.rs`).
+pub const VERSION: u32 = 10;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -4,8 +4,7 @@
 use std::path::Path;
 
 use arrow_array::RecordBatch;
-use engine::borg::BorgReplay;
-use engine::{RunConfig, RunProgress, RunSummary};
+use engine::{PolicyConfig, RunConfig, RunProgress, RunSummary};
 use ingest::{IngestOptions, Progress};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -21,33 +20,38 @@ pub fn ingest_dir(trace: &Path, out: &Path) {
     ingest::ingest(trace, out, &IngestOptions::default(), &Progress::default()).unwrap();
 }
 
-/// Runs borg-replay.
-pub fn run_borg(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
-    engine::run(
-        config,
-        trace,
-        out,
-        BorgReplay,
-        &RunProgress::default(),
-        None,
-    )
-    .unwrap()
-    .complete()
-    .unwrap()
-}
-
-/// Runs masb.
-pub fn run_masb(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
-    let masb = engine::masb::policy::Masb::new(
-        config.masb.clone(),
-        config.rounds_per_tick,
-        config.tick_s,
-        config.seed,
-    );
-    engine::run(config, trace, out, masb, &RunProgress::default(), None)
+/// Runs the policy `config` names.
+pub fn run_policy(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
+    engine::run_configured(config, trace, out, &RunProgress::default(), None)
         .unwrap()
         .complete()
         .unwrap()
+}
+
+/// Runs borg-replay (whatever policy `config` names).
+pub fn run_borg(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
+    let config = RunConfig {
+        policy: PolicyConfig::default_of("borg-replay").unwrap(),
+        ..config.clone()
+    };
+    run_policy(&config, trace, out)
+}
+
+/// Runs MASB: `config`'s settings when it names MASB, the defaults otherwise.
+pub fn run_masb(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
+    let mut config = config.clone();
+    if config.policy.kind() != "masb" {
+        config.policy = PolicyConfig::default_of("masb").unwrap();
+    }
+    run_policy(&config, trace, out)
+}
+
+/// The default config with MASB.
+pub fn masb_config() -> RunConfig {
+    RunConfig {
+        policy: PolicyConfig::default_of("masb").unwrap(),
+        ..RunConfig::default()
+    }
 }
 
 /// The Parquet files of a run's table directory, in name (= tick) order.

@@ -1,0 +1,165 @@
+//! What a task needs of a node and whether a node has it: the greedy placers' one fit rule,
+//! pure functions of the node columns tested alone.
+//!
+//! A task fits a node when, with it placed, the node stays stable under seed 000's RUS rule
+//! (section 6.4, SPEC 5.4): the actual usage of its tasks within its capacity, and, for a
+//! production task, the requests of its production tasks within its capacity. A task's usage is
+//! its request until the trace measures it (`Tasks::use_is_request`). So a greedy placer never
+//! makes a node overloaded when it places, as MASB's node agents accept no task that would; CPU
+//! requests of non-production tasks may exceed capacity (Borg overcommits them: the synthetic
+//! 12.5k cell requests ~105 % of its CPU).
+
+use crate::cell::{Cell, Nodes};
+use crate::ids::TaskIdx;
+
+/// The amounts a task adds to the node it is placed on (units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Need {
+    /// CPU in use (the request until measured).
+    pub cpu_use: u32,
+    /// Memory in use.
+    pub mem_use: u32,
+    /// CPU requested.
+    pub cpu_req: u32,
+    /// Memory requested.
+    pub mem_req: u32,
+    /// Production priority (its requests are reserved).
+    pub production: bool,
+}
+
+impl Need {
+    /// Task `t`'s need.
+    pub fn of(cell: &Cell, t: TaskIdx) -> Need {
+        let (tasks, i) = (&cell.tasks, t.index());
+        Need {
+            cpu_use: tasks.cpu_use[i],
+            mem_use: tasks.mem_use[i],
+            cpu_req: tasks.cpu_req[i],
+            mem_req: tasks.mem_req[i],
+            production: tasks.production[i],
+        }
+    }
+
+    /// True when every node that lacks room for `other` lacks room for `self` too: `self`
+    /// needs at least as much of everything the fit rule reads for `other`.
+    pub fn at_least(&self, other: &Need) -> bool {
+        self.cpu_use >= other.cpu_use
+            && self.mem_use >= other.mem_use
+            && (!other.production
+                || (self.production
+                    && self.cpu_req >= other.cpu_req
+                    && self.mem_req >= other.mem_req))
+    }
+}
+
+/// Whether node `n` is online and has room for `need` (the module's rule; constraints are
+/// checked by the caller).
+pub fn fits(nodes: &Nodes, n: usize, need: &Need) -> bool {
+    let within = |have: u32, add: u32, cap: u32| have as u64 + add as u64 <= cap as u64;
+    nodes.online[n]
+        && within(nodes.cpu_used[n], need.cpu_use, nodes.cpu_cap[n])
+        && within(nodes.mem_used[n], need.mem_use, nodes.mem_cap[n])
+        && (!need.production
+            || (within(nodes.prod_cpu_req[n], need.cpu_req, nodes.cpu_cap[n])
+                && within(nodes.prod_mem_req[n], need.mem_req, nodes.mem_cap[n])))
+}
+
+/// The shares of node `n`'s CPU and memory left unused with `need` placed on it, summed (0 =
+/// full in both, 2 = empty): what best-fit makes least. The node must fit `need`.
+pub fn free_after(nodes: &Nodes, n: usize, need: &Need) -> f64 {
+    let share = |used: u32, add: u32, cap: u32| {
+        if cap == 0 {
+            0.0
+        } else {
+            (cap as f64 - used as f64 - add as f64) / cap as f64
+        }
+    };
+    share(nodes.cpu_used[n], need.cpu_use, nodes.cpu_cap[n])
+        + share(nodes.mem_used[n], need.mem_use, nodes.mem_cap[n])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One online node of capacity (100, 100) using (60, 50), its production tasks requesting
+    /// (70, 40).
+    fn node() -> Nodes {
+        let mut nodes = Nodes::default();
+        nodes.push(1);
+        nodes.online[0] = true;
+        (nodes.cpu_cap[0], nodes.mem_cap[0]) = (100, 100);
+        (nodes.cpu_used[0], nodes.mem_used[0]) = (60, 50);
+        (nodes.prod_cpu_req[0], nodes.prod_mem_req[0]) = (70, 40);
+        nodes
+    }
+
+    fn need(cpu_use: u32, mem_use: u32, req: (u32, u32), production: bool) -> Need {
+        Need {
+            cpu_use,
+            mem_use,
+            cpu_req: req.0,
+            mem_req: req.1,
+            production,
+        }
+    }
+
+    #[test]
+    fn fit_is_usage_within_capacity_and_production_requests_within_capacity() {
+        let mut nodes = node();
+        // Usage: 60 + 40 = 100 fits exactly, 41 does not; memory likewise.
+        assert!(fits(&nodes, 0, &need(40, 50, (90, 90), false)));
+        assert!(!fits(&nodes, 0, &need(41, 0, (0, 0), false)));
+        assert!(!fits(&nodes, 0, &need(0, 51, (0, 0), false)));
+        // A production task's request is reserved: 70 + 30 = 100 fits, 70 + 31 does not,
+        // whatever its usage; a non-production task's request is not looked at.
+        assert!(fits(&nodes, 0, &need(10, 10, (30, 60), true)));
+        assert!(!fits(&nodes, 0, &need(10, 10, (31, 10), true)));
+        assert!(!fits(&nodes, 0, &need(10, 10, (10, 61), true)));
+        assert!(fits(&nodes, 0, &need(10, 10, (31, 61), false)));
+        nodes.online[0] = false;
+        assert!(!fits(&nodes, 0, &need(0, 0, (0, 0), false)));
+    }
+
+    #[test]
+    fn free_after_sums_the_shares_left() {
+        let nodes = node();
+        // (100 - 60 - 20) / 100 + (100 - 50 - 10) / 100 = 0.2 + 0.4.
+        let left = free_after(&nodes, 0, &need(20, 10, (0, 0), false));
+        assert!((left - 0.6).abs() < 1e-12, "{left}");
+    }
+
+    #[test]
+    fn at_least_is_the_fit_rules_order() {
+        let small = need(10, 10, (20, 20), false);
+        assert!(need(10, 10, (0, 0), false).at_least(&small));
+        assert!(need(11, 12, (0, 0), true).at_least(&small));
+        assert!(!need(9, 12, (0, 0), false).at_least(&small));
+        let small_prod = need(10, 10, (20, 20), true);
+        // A non-production task is not refused for want of production room.
+        assert!(!need(50, 50, (50, 50), false).at_least(&small_prod));
+        assert!(need(10, 10, (20, 20), true).at_least(&small_prod));
+        assert!(!need(10, 10, (19, 20), true).at_least(&small_prod));
+        // Exhaustively on a small grid: whenever `a.at_least(b)` and `b` does not fit the node,
+        // `a` does not either.
+        let nodes = node();
+        let grid = |f: &mut dyn FnMut(Need)| {
+            for cpu in (0..=60).step_by(15) {
+                for mem in (0..=60).step_by(15) {
+                    for req in [(0, 0), (30, 60), (40, 70)] {
+                        for production in [false, true] {
+                            f(need(cpu, mem, req, production));
+                        }
+                    }
+                }
+            }
+        };
+        grid(&mut |a| {
+            grid(&mut |b| {
+                if a.at_least(&b) && !fits(&nodes, 0, &b) {
+                    assert!(!fits(&nodes, 0, &a), "{a:?} >= {b:?}");
+                }
+            })
+        });
+    }
+}

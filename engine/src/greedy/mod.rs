@@ -1,0 +1,319 @@
+//! Policies `first-fit`, `best-fit` and `random`: greedy placers, the baselines every scheduler
+//! is measured against (issue 32), on GCD cells as on the seeds' scenarios.
+//!
+//! Each tick, after the trace's events, [`Greedy::begin_tick`](crate::policy::Policy::begin_tick)
+//! takes the waiting tasks in the order they became pending (new, resubmitted, or displaced by a
+//! machine removal) and places each on the node its [`NodeChoice`] picks among the online nodes
+//! with room for it ([`fit`]) that meet its constraints. A task no node has room for waits for
+//! the next tick. No agents, no messages, no migrations; like MASB, the policy replays the
+//! trace's tasks, each running its recorded time from when it is placed (`replay/deferred.rs`).
+//!
+//! Invariants: `waiting` holds each task slot at most once (`queued` marks the slots in it), in
+//! the order the tasks became pending, and between ticks only tasks pending then; one that ends
+//! before the next tick is dropped at its start. Within a tick, a task with no constraints that needs at least as
+//! much as one no node had room for ([`fit::Need::at_least`]) is not looked for: placements only
+//! take room away, so none would have it.
+
+pub mod fit;
+
+mod choice;
+
+use ingest::rng::{Rng, hash_keys};
+use serde::{Deserialize, Serialize};
+
+pub use choice::{BestFit, FirstFit, NodeChoice, Random};
+use fit::Need;
+
+use crate::cell::{Cell, TaskState};
+use crate::ids::{AgentIdx, TaskIdx, Tick};
+use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::replay::TickEvents;
+use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+
+/// Needs of tasks no node had room for this tick, kept to skip the tasks needing more.
+const FAILED_KEPT: usize = 8;
+
+/// A greedy placer choosing nodes by `C`.
+#[derive(Debug, Clone, Default)]
+pub struct Greedy<C> {
+    choice: C,
+    seed: u64,
+    /// Pending tasks with their slot generations, in the order they became pending.
+    waiting: Vec<(TaskIdx, u32)>,
+    /// Per task slot: in `waiting` (not saved: rebuilt from it).
+    queued: Vec<bool>,
+}
+
+impl<C: NodeChoice> Greedy<C> {
+    /// The placer with the run's seed (random draws only).
+    pub fn new(seed: u64) -> Greedy<C> {
+        Greedy {
+            choice: C::default(),
+            seed,
+            waiting: Vec::new(),
+            queued: Vec::new(),
+        }
+    }
+
+    /// Drops from `waiting` the tasks no longer pending in their generation (placed, ended).
+    fn keep_pending(&mut self, cell: &Cell) {
+        let tasks = &cell.tasks;
+        self.queued.resize(tasks.len(), false);
+        let queued = &mut self.queued;
+        self.waiting.retain(|&(t, g)| {
+            let keep =
+                tasks.generation[t.index()] == g && tasks.state[t.index()] == TaskState::Pending;
+            queued[t.index()] &= keep;
+            keep
+        });
+    }
+
+    /// Brings `waiting` up to date with the cell and this tick's `events`.
+    fn update_waiting(&mut self, cell: &Cell, events: &TickEvents) {
+        self.keep_pending(cell);
+        let (tasks, queued) = (&cell.tasks, &mut self.queued);
+        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
+            let i = t.index();
+            if tasks.state[i] == TaskState::Pending && !queued[i] {
+                queued[i] = true;
+                self.waiting.push((t, tasks.generation[i]));
+            }
+        }
+    }
+
+    /// Tasks waiting to be placed (in queue order).
+    pub fn waiting(&self) -> &[(TaskIdx, u32)] {
+        &self.waiting
+    }
+}
+
+/// Places each of `waiting` that is still pending where `choice` picks, in order.
+fn place_waiting<C: NodeChoice>(
+    choice: &C,
+    cell: &mut Cell,
+    waiting: &[(TaskIdx, u32)],
+    rng: &mut Rng,
+    now_us: i64,
+) {
+    let mut failed: Vec<Need> = Vec::new();
+    for &(t, _) in waiting {
+        if cell.tasks.state[t.index()] != TaskState::Pending {
+            continue;
+        }
+        let need = Need::of(cell, t);
+        if failed.iter().any(|f| need.at_least(f)) {
+            continue;
+        }
+        match choice.choose(cell, t, &need, rng) {
+            Some(n) => cell.place(t, n, now_us),
+            None if cell.constraints_of(t).is_empty() && failed.len() < FAILED_KEPT => {
+                failed.push(need)
+            }
+            None => {}
+        }
+    }
+}
+
+impl<C: NodeChoice> Policy for Greedy<C> {
+    type Msg = ();
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        C::NAME
+    }
+
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn message_kind(&self, _: &()) -> usize {
+        0
+    }
+
+    fn begin_tick(
+        &mut self,
+        cell: &mut Cell,
+        (_, now_us): (Tick, i64),
+        events: &TickEvents,
+        _agents: &mut Vec<()>,
+        _inject: &mut Vec<Envelope<()>>,
+        _counters: &mut PolicyCounters,
+    ) {
+        self.update_waiting(cell, events);
+        let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
+        place_waiting(&self.choice, cell, &self.waiting, &mut rng, now_us);
+        self.keep_pending(cell);
+    }
+
+    fn step(
+        &self,
+        _: &StepCtx<'_>,
+        _: AgentIdx,
+        _: &mut (),
+        _: &[Envelope<()>],
+        _: &mut Outbox<'_, (), ()>,
+    ) {
+    }
+
+    fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
+
+    fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
+
+    fn save_state(&self, w: &mut SectionWriter) {
+        w.serde(&self.waiting);
+    }
+
+    fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
+        self.waiting = r.serde()?;
+        self.queued.clear();
+        for &(t, _) in &self.waiting {
+            if self.queued.len() <= t.index() {
+                self.queued.resize(t.index() + 1, false);
+            }
+            self.queued[t.index()] = true;
+        }
+        Ok(())
+    }
+}
+
+/// Declares a greedy policy's (empty) settings type and its registry spec.
+macro_rules! greedy_spec {
+    ($config:ident, $choice:ty, $about:literal) => {
+        #[doc = concat!("The settings of [`", stringify!($choice), "`]: none of its own.")]
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $config {}
+
+        impl crate::policies::PolicySpec for $config {
+            type Policy = Greedy<$choice>;
+
+            const ABOUT: &'static str = $about;
+
+            fn build(&self, run: &crate::RunConfig) -> Greedy<$choice> {
+                Greedy::new(run.seed)
+            }
+        }
+    };
+}
+
+greedy_spec!(
+    FirstFitConfig,
+    FirstFit,
+    "baseline: each waiting task on the first node (in trace order) with room for it"
+);
+greedy_spec!(
+    BestFitConfig,
+    BestFit,
+    "baseline: each waiting task on the node left with the least free CPU + memory share"
+);
+greedy_spec!(
+    RandomConfig,
+    Random,
+    "baseline: each waiting task on a node drawn uniformly among those with room for it"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two online nodes of capacity (100, 100), empty.
+    fn cell() -> Cell {
+        let mut cell = Cell::default();
+        for m in 0..2 {
+            let n = cell.nodes.push(m).index();
+            cell.nodes.online[n] = true;
+            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+        }
+        cell
+    }
+
+    fn task(cell: &mut Cell, cpu: u32) -> TaskIdx {
+        let t = cell.tasks.alloc(1, cell.tasks.len() as u32, 0, 0);
+        cell.set_request(t, cpu, 10);
+        t
+    }
+
+    fn tick(policy: &mut Greedy<FirstFit>, cell: &mut Cell, events: &TickEvents, at: u32) {
+        let at = (Tick(at), at as i64 * 60_000_000);
+        let counters = &mut PolicyCounters::default();
+        policy.begin_tick(cell, at, events, &mut Vec::new(), &mut Vec::new(), counters);
+    }
+
+    /// First-fit by hand: tasks of CPU 60, 60, 50, 30 on two nodes of 100 go to nodes 0, 1,
+    /// (waits), 0; once the first ends, the waiting one takes its place, in queue order.
+    #[test]
+    fn waiting_tasks_are_placed_in_the_order_they_came_and_wait_for_room() {
+        let mut cell = cell();
+        let tasks: Vec<TaskIdx> = [60, 60, 50, 30].map(|c| task(&mut cell, c)).to_vec();
+        let mut policy = Greedy::<FirstFit>::new(1);
+        let events = TickEvents {
+            // Submitted twice in one tick (a resubmission): queued once.
+            submitted: [&tasks[..], &tasks[2..3]].concat(),
+            ..TickEvents::default()
+        };
+        tick(&mut policy, &mut cell, &events, 1);
+        let node = |c: &Cell, t: TaskIdx| c.tasks.node[t.index()].0;
+        assert_eq!(node(&cell, tasks[0]), 0);
+        assert_eq!(node(&cell, tasks[1]), 1);
+        assert_eq!(cell.tasks.state[tasks[2].index()], TaskState::Pending);
+        assert_eq!(node(&cell, tasks[3]), 0);
+        assert_eq!(
+            policy.waiting(),
+            &[(tasks[2], cell.tasks.generation[tasks[2].index()])]
+        );
+        cell.check().unwrap();
+        // Nothing frees: it waits. Then task 1 ends: task 2 goes to node 1.
+        tick(&mut policy, &mut cell, &TickEvents::default(), 2);
+        assert_eq!(policy.waiting().len(), 1);
+        cell.end(tasks[1]);
+        tick(&mut policy, &mut cell, &TickEvents::default(), 3);
+        assert_eq!(node(&cell, tasks[2]), 1);
+        assert!(policy.waiting().is_empty());
+        // A task displaced by a machine removal queues again.
+        cell.unplace(tasks[3]);
+        let events = TickEvents {
+            displaced_tasks: vec![tasks[3]],
+            ..TickEvents::default()
+        };
+        tick(&mut policy, &mut cell, &events, 4);
+        assert_eq!(node(&cell, tasks[3]), 0);
+        cell.check().unwrap();
+    }
+
+    /// The waiting queue survives a snapshot: saved and restored, it places as before.
+    #[test]
+    fn the_queue_round_trips_through_a_snapshot_section() {
+        let mut cell = cell();
+        let tasks: Vec<TaskIdx> = [90, 90, 90].map(|c| task(&mut cell, c)).to_vec();
+        let mut policy = Greedy::<FirstFit>::new(1);
+        let events = TickEvents {
+            submitted: tasks.clone(),
+            ..TickEvents::default()
+        };
+        tick(&mut policy, &mut cell, &events, 1);
+        let mut w = crate::snapshot::SnapshotWriter::default();
+        policy.save_state(w.section("policy"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.snap");
+        w.write_atomically(
+            &path,
+            crate::snapshot::Header {
+                tick: 1,
+                config_hash: 0,
+                trace_hash: 0,
+            },
+        )
+        .unwrap();
+        let snap = crate::snapshot::Snapshot::open(&path).unwrap();
+        let mut restored = Greedy::<FirstFit>::new(1);
+        restored
+            .load_state(&mut snap.section("policy").unwrap())
+            .unwrap();
+        assert_eq!(restored.waiting(), policy.waiting());
+        cell.end(tasks[0]);
+        tick(&mut restored, &mut cell, &TickEvents::default(), 2);
+        assert_eq!(cell.tasks.node[tasks[2].index()].0, 0);
+        assert_eq!(restored.waiting().len(), 0);
+    }
+}

@@ -1,0 +1,155 @@
+//! The policy registry: the one list of the policies a run can be configured with.
+//!
+//! Each entry names a policy (its `kind` in configs and its `--policy` value) and the type of its
+//! own settings, a [`PolicySpec`]. From this list come [`PolicyConfig`] (the run config's
+//! `[policy]` table, `kind = "masb"` beside that policy's own keys), the CLI's `--policy` values
+//! ([`KINDS`]), validation, the snapshot's config hash (a policy's settings are hashed, no other
+//! policy's) and [`run_configured`], which builds the policy and runs it. Adding a policy is a
+//! module under `engine/src/<policy>/` with a [`PolicySpec`] and one line here.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::error::Result;
+use crate::policy::Policy;
+use crate::run::{RunOutcome, RunProgress};
+use crate::snapshot::Snapshot;
+
+/// A policy's own settings, and how to build the policy from them.
+pub trait PolicySpec:
+    Default + Clone + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned
+{
+    /// The policy built.
+    type Policy: Policy;
+
+    /// One line for `--policy`'s help.
+    const ABOUT: &'static str;
+
+    /// Checks the settings against the run's (`run.tick_s` and the like); returns what is wrong,
+    /// the key relative to the `[policy]` table.
+    fn validate(&self, _run: &RunConfig) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
+    /// The policy for `run` (its seed, tick structure).
+    fn build(&self, run: &RunConfig) -> Self::Policy;
+}
+
+/// Declares [`PolicyConfig`], [`KINDS`] and the dispatch from one list of `Variant = "kind" =>
+/// SpecType` lines.
+macro_rules! registry {
+    ($( $variant:ident = $kind:literal => $spec:ty ),* $(,)?) => {
+        /// The run's policy and its own settings: the config's `[policy]` table, tagged by
+        /// `kind`.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum PolicyConfig {
+            $(
+                #[doc = concat!("`", $kind, "`: ", "see [`", stringify!($spec), "`].")]
+                #[serde(rename = $kind)]
+                $variant($spec),
+            )*
+        }
+
+        /// Every policy's `kind` with its one-line description, in registry order.
+        pub const KINDS: &[(&str, &str)] = &[$( ($kind, <$spec as PolicySpec>::ABOUT), )*];
+
+        impl PolicyConfig {
+            /// The policy's `kind`.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $( PolicyConfig::$variant(_) => $kind, )*
+                }
+            }
+
+            /// The policy `kind` with its default settings; `None` for an unknown kind.
+            pub fn default_of(kind: &str) -> Option<PolicyConfig> {
+                match kind {
+                    $( $kind => Some(PolicyConfig::$variant(<$spec>::default())), )*
+                    _ => None,
+                }
+            }
+
+            /// Checks the policy's settings against the run's; the problem names its key under
+            /// `policy.`.
+            pub fn validate(&self, run: &RunConfig) -> std::result::Result<(), String> {
+                match self {
+                    $( PolicyConfig::$variant(spec) => PolicySpec::validate(spec, run), )*
+                }
+                .map_err(|problem| format!("policy.{problem}"))
+            }
+
+            /// The name the built policy gives itself ([`Policy::name`]).
+            pub fn built_name(&self, run: &RunConfig) -> &'static str {
+                match self {
+                    $( PolicyConfig::$variant(spec) => spec.build(run).name(), )*
+                }
+            }
+        }
+
+        /// Runs `config`'s policy ([`crate::run()`] with the policy its `[policy]` table
+        /// configures).
+        pub fn run_configured(
+            config: &RunConfig,
+            trace_dir: &Path,
+            out_dir: &Path,
+            progress: &RunProgress,
+            resume: Option<Snapshot>,
+        ) -> Result<RunOutcome> {
+            match &config.policy {
+                $( PolicyConfig::$variant(spec) => crate::run::run(
+                    config, trace_dir, out_dir, spec.build(config), progress, resume,
+                ), )*
+            }
+        }
+    };
+}
+
+registry! {
+    BorgReplay = "borg-replay" => crate::borg::BorgReplayConfig,
+    Masb = "masb" => crate::masb::MasbConfig,
+    FirstFit = "first-fit" => crate::greedy::FirstFitConfig,
+    BestFit = "best-fit" => crate::greedy::BestFitConfig,
+    Random = "random" => crate::greedy::RandomConfig,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig::BorgReplay(Default::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind builds a policy of that name, and its default settings pass validation and
+    /// round-trip through TOML as the run config's `[policy]` table.
+    #[test]
+    fn every_kind_builds_its_policy_and_round_trips() {
+        for &(kind, about) in KINDS {
+            assert!(!about.is_empty());
+            let policy = PolicyConfig::default_of(kind).unwrap();
+            assert_eq!(policy.kind(), kind);
+            let run = RunConfig {
+                policy: policy.clone(),
+                ..RunConfig::default()
+            };
+            assert_eq!(policy.built_name(&run), kind);
+            run.validate().unwrap();
+            let text = toml::to_string(&run).unwrap();
+            assert!(
+                text.contains(&format!("[policy]\nkind = \"{kind}\"")),
+                "{text}"
+            );
+            assert_eq!(
+                RunConfig::from_toml(&text, Path::new("r.toml")).unwrap(),
+                run
+            );
+        }
+        assert_eq!(PolicyConfig::default_of("sparrowx"), None);
+    }
+}

@@ -1,0 +1,52 @@
+//! MASB's outputs on a fixed cell are those of a reference build: a change that claims to keep
+//! MASB's behaviour (the policy platform of issue 32, a speed-up) must leave every byte of
+//! `ticks/`, `nodes/`, `migrations/` and `samples.jsonl` as it was. The hash below was computed
+//! by the build before the policy platform (git b5a6803). A change that means to alter MASB's
+//! behaviour updates it, and says so in its commit.
+
+mod common;
+
+use common::*;
+use engine::RunConfig;
+use ingest::synth::{GenConfig, GenProgress, generate};
+
+/// FNV-1a over every output's name and bytes, in order.
+fn fnv1a(outputs: &[(String, Vec<u8>)]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (name, bytes) in outputs {
+        for &b in name.as_bytes().iter().chain(bytes) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[test]
+fn masb_outputs_are_the_reference_builds() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    let gen_config = GenConfig {
+        machines: 600,
+        hours: 2.0,
+        seed: 11,
+        part_hours: 1.0,
+    };
+    generate(&trace, &gen_config, &GenProgress::default()).unwrap();
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let run = root.path().join("run");
+    let config = RunConfig {
+        threads: 2,
+        nodes_every_ticks: 30,
+        ..masb_config()
+    };
+    run_masb(&config, &parquet, &run);
+    let outputs = deterministic_outputs(&run);
+    assert!(outputs.iter().any(|(n, _)| n.starts_with("migrations/")));
+    let hash = fnv1a(&outputs);
+    println!("reference hash {hash:#018x}");
+    assert_eq!(hash, REFERENCE);
+}
+
+const REFERENCE: u64 = 0xb158_caac_be68_c072;
