@@ -299,16 +299,16 @@ fn execute(
     // Shown once the run is under way, not above a refusal of the output directory.
     let past_the_trace = Mutex::new(hours_past_the_trace(config, trace));
     let shown = progress.clone();
-    let tick_s = config.tick_s as u64;
+    let tick_s = config.tick.secs_f64();
     let restore_shown = AtomicBool::new(false);
-    let ticks_per_day = (86_400 / tick_s).max(1);
+    let ticks_per_day = (86_400.0 / tick_s).max(1.0) as u64;
     // The simulated days done when last noted (a resumed run's restored days count as noted).
     let days_noted = AtomicU64::new(0);
     let reporter = Reporter::start("run", "ticks", move |elapsed| {
         let done = shown.ticks_done.load(Ordering::Relaxed);
         let done_before = shown.first_tick.load(Ordering::Relaxed).min(done);
         let fresh = done - done_before;
-        let speed = (fresh * tick_s) as f64 / elapsed.as_secs_f64().max(1e-9);
+        let speed = fresh as f64 * tick_s / elapsed.as_secs_f64().max(1e-9);
         // Once the run is under way: the hours past its trace's events, a line per simulated
         // day done (a long run's history of speed, and what `cellsim status` shows of a run that
         // is going) and the restore's time (so the run's log has it when it happened); then the
@@ -348,7 +348,7 @@ fn execute(
             done_before,
             message: format!(
                 "simulated {:.1} h, {speed:.0}x real time",
-                (done * tick_s) as f64 / 3600.0
+                done as f64 * tick_s / 3600.0
             ),
             notes,
         }
@@ -415,7 +415,7 @@ fn resume_hint(
     Some(format!(
         "note: the run is kept up to its snapshot {} (tick {tick}, {:.1} simulated h); once the cause is fixed, `cellsim resume {}` continues from there",
         snapshot.path().display(),
-        (tick * u64::from(config.tick_s)) as f64 / 3600.0,
+        tick as f64 * config.tick.secs_f64() / 3600.0,
         out.display()
     ))
 }
@@ -428,7 +428,7 @@ fn hours_past_the_trace(config: &RunConfig, trace: &Path) -> Option<String> {
     };
     let trace_end_us = summary.last_event_us() - ingest::codes::TRACE_START_US;
     let trace_hours = trace_end_us.max(0) as f64 / 3.6e9;
-    (hours * 3600.0 > trace_hours * 3600.0 + f64::from(config.tick_s)).then(|| {
+    (hours * 3600.0 > trace_hours * 3600.0 + config.tick.secs_f64()).then(|| {
         format!(
             "note: the trace's events end at {trace_hours:.2} h; the run's last {:.2} h have no new events",
             hours - trace_hours

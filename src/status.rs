@@ -161,7 +161,7 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
             return status(State::NotARun(what), String::new());
         }
     };
-    let hours = |ticks: u64| ticks as f64 * f64::from(config.tick_s) / 3600.0;
+    let hours = |ticks: u64| ticks as f64 * config.tick.secs_f64() / 3600.0;
     if dir.join(SUMMARY_FILE).exists() {
         return match analysis::report::load_run(dir) {
             Ok(summary) => status(

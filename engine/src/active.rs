@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use crate::cell::Cell;
 use crate::executor::{ChunkOutput, Granularity, Mailbox, MessageCounts, RoundScratch};
 use crate::ids::{AgentIdx, Tick};
-use crate::policy::{Outbox, Policy, PolicyCounters, StepCtx};
+use crate::policy::{Policy, PolicyCounters, StepCtx};
 
 /// Where a round lies in simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,41 +177,17 @@ pub fn run_active_round<P: Policy>(
             .zip(scratch.chunks.par_iter_mut())
             .with_max_len(1)
             .for_each(|((base, states, ids), output)| {
-                let ChunkOutput {
-                    messages,
-                    receivers,
-                    actions,
-                    counted,
-                    wakes,
-                } = output;
-                messages.clear();
-                actions.clear();
-                wakes.clear();
-                counted.clear();
-                counted.resize(kinds, 0);
-                for &a in ids {
-                    let me = AgentIdx(a);
-                    let mut out = Outbox {
-                        from: me,
-                        messages,
-                        actions,
-                        delivered: counted,
-                        wakes,
-                    };
-                    let state = &mut states[a as usize - base];
-                    shared.step(&ctx, me, state, inbox.inbox(me.index()), &mut out);
-                }
-                receivers.clear();
-                for e in messages.iter() {
-                    receivers.push(e.to.0);
-                    if let Some(k) = counted.get_mut(shared.message_kind(&e.msg)) {
-                        *k += 1;
-                    }
-                }
+                let ids = ids.iter().map(|&a| a as usize);
+                output.step((shared, &ctx, inbox), (states, base), ids, kinds);
             });
     }
     let used = active_chunks(active, chunk);
-    let outputs = &scratch.chunks[..used];
+    let RoundScratch {
+        chunks: outputs,
+        spare,
+        delayed,
+    } = scratch;
+    let outputs = &outputs[..used];
     for output in outputs {
         for (total, k) in counts.iter_mut().zip(&output.counted) {
             *total += k;
@@ -219,11 +195,12 @@ pub fn run_active_round<P: Policy>(
         for &(agent, at_us) in &output.wakes {
             wakes.push(clock.first_at(at_us).max(g + 1), agent);
         }
+        delayed.extend_from_slice(&output.delayed);
         policy.apply(cell, now_us, &output.actions, counters);
     }
     let sent = outputs.iter().flat_map(|o| o.messages.iter());
-    scratch.spare.regroup_sparse(sent, agents.len());
-    std::mem::swap(mailbox, &mut scratch.spare);
+    spare.regroup_sparse(sent, agents.len());
+    std::mem::swap(mailbox, spare);
     stepped
 }
 

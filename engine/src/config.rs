@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::Thresholds;
 use crate::error::{EngineError, Result};
 use crate::policies::PolicyConfig;
+use crate::sim_time::SimDuration;
 
 /// Everything that determines a run's outputs (plus `threads`, which must not change them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,20 +27,23 @@ pub struct RunConfig {
     pub hours: Option<f64>,
     /// Worker threads; 0 = one per core. Outputs are identical for any value.
     pub threads: usize,
-    /// Simulated seconds per tick (SPEC 5.1: one minute).
-    pub tick_s: u32,
+    /// Simulated time per tick, e.g. `"60s"` (SPEC 5.1: one minute), `"100ms"`, `"1ms"`
+    /// (`sim_time.rs`): the one clock every policy reads.
+    pub tick: SimDuration,
     /// Negotiation rounds per tick (SPEC 5.1: 6, so a round is 10 s).
     pub rounds_per_tick: u32,
-    /// Write a `nodes.parquet` snapshot every this many ticks (SPEC 9: 100 simulated minutes).
-    pub nodes_every_ticks: u32,
+    /// Write a `nodes/` sample every this much simulated time, a whole number of ticks (SPEC 9:
+    /// 100 simulated minutes).
+    pub nodes_every: SimDuration,
     /// Node classification thresholds (SPEC 5.4).
     pub classify: Thresholds,
     /// Verify the cell's invariants (`Cell::check`) after every tick; slow, for tests and
     /// debugging.
     pub check_invariants: bool,
-    /// Ticks per output part of `ticks/`, `migrations/` and `timing/` (a simulated day).
-    pub part_ticks: u32,
-    /// Rows at which a `migrations/` part is written before its `part_ticks` are done (at the
+    /// Simulated time per output part of `ticks/`, `migrations/` and `timing/`, a whole number
+    /// of ticks (a day).
+    pub part: SimDuration,
+    /// Rows at which a `migrations/` part is written before its `part` is done (at the
     /// end of that tick): bounds the rows a run holds in memory and in its snapshots (an 8x
     /// MASB day has ~4.5M, ~56 bytes each).
     pub part_rows: u64,
@@ -57,12 +61,12 @@ impl Default for RunConfig {
             seed: 1,
             hours: None,
             threads: 0,
-            tick_s: 60,
+            tick: SimDuration::from_secs(60),
             rounds_per_tick: 6,
-            nodes_every_ticks: 100,
+            nodes_every: SimDuration::from_secs(6_000),
             classify: Thresholds::default(),
             check_invariants: false,
-            part_ticks: 1440,
+            part: SimDuration::from_secs(86_400),
             part_rows: 1 << 20,
             snapshot: crate::snapshot::SnapshotConfig::default(),
             scale: crate::scale::Scale::default(),
@@ -99,15 +103,30 @@ impl RunConfig {
 
     /// Checks value ranges; returns what is wrong.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        if self.tick_s == 0 {
-            return Err("tick_s must be at least 1".into());
+        if self.tick.us() <= 0 {
+            return Err("tick must be positive".into());
         }
         if self.rounds_per_tick == 0 {
             return Err("rounds_per_tick must be at least 1".into());
         }
         self.scale.validate().map_err(|e| format!("scale.{e}"))?;
-        if self.part_ticks == 0 {
-            return Err("part_ticks must be at least 1".into());
+        let every_sim = SimDuration::from_secs(self.snapshot.every_sim_minutes as i64 * 60);
+        for (name, every) in [
+            ("part", self.part),
+            ("nodes_every", self.nodes_every),
+            ("snapshot.every_sim_minutes", every_sim),
+        ] {
+            let never = name.starts_with("snapshot") && every.us() == 0;
+            if !never
+                && every
+                    .whole_multiple_of(self.tick)
+                    .is_none_or(|n| n > u32::MAX as u64)
+            {
+                return Err(format!(
+                    "{name} ({every}) must be a whole number of ticks (tick = {})",
+                    self.tick
+                ));
+            }
         }
         if self.part_rows == 0 {
             return Err("part_rows must be at least 1".into());
@@ -120,9 +139,6 @@ impl RunConfig {
         }
         if self.snapshot.keep == 0 {
             return Err("snapshot.keep must be at least 1".into());
-        }
-        if self.nodes_every_ticks == 0 {
-            return Err("nodes_every_ticks must be at least 1".into());
         }
         if let Some(h) = self.hours
             && !(h.is_finite() && h > 0.0)
@@ -138,6 +154,16 @@ impl RunConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Ticks per `nodes/` sample ([`RunConfig::nodes_every`]; valid configs only).
+    pub fn nodes_every_ticks(&self) -> u32 {
+        self.nodes_every.whole_multiple_of(self.tick).unwrap_or(1) as u32
+    }
+
+    /// Ticks per output part ([`RunConfig::part`]; valid configs only).
+    pub fn part_ticks(&self) -> u32 {
+        self.part.whole_multiple_of(self.tick).unwrap_or(1) as u32
     }
 
     /// Every setting by dotted key ([`flatten`]), as text.
@@ -290,8 +316,29 @@ mod tests {
         let text = "[policy]\nkind = \"first-fit\"\nsias_gain = true\n";
         let err = RunConfig::from_toml(text, Path::new("f.toml")).unwrap_err();
         assert!(err.to_string().contains("sias_gain"), "{err}");
-        let err = RunConfig::from_toml("tick_s = 0\n", Path::new("t.toml")).unwrap_err();
-        assert_eq!(err.to_string(), "t.toml: tick_s must be at least 1");
+        let err = RunConfig::from_toml("tick = \"0s\"\n", Path::new("t.toml")).unwrap_err();
+        assert_eq!(err.to_string(), "t.toml: tick must be positive");
+        let err = RunConfig::from_toml("tick = \"60\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(
+            err.to_string().contains("a whole number and a unit"),
+            "{err}"
+        );
+        // Cadences are simulated time, whole numbers of ticks.
+        let text = "tick = \"7s\"\n";
+        let err = RunConfig::from_toml(text, Path::new("t.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml: part (1d) must be a whole number of ticks (tick = 7s)"
+        );
+        let text = "tick = \"100ms\"\nnodes_every = \"150ms\"\n";
+        let err = RunConfig::from_toml(text, Path::new("t.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml: nodes_every (150ms) must be a whole number of ticks (tick = 100ms)"
+        );
+        let text = "tick = \"100ms\"\nnodes_every = \"1min\"\n";
+        let c = RunConfig::from_toml(text, Path::new("t.toml")).unwrap();
+        assert_eq!((c.nodes_every_ticks(), c.part_ticks()), (600, 864_000));
         let err = RunConfig::from_toml("rounds_per_tick = 0\n", Path::new("t.toml")).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -311,7 +358,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("c.toml: policy.cache_ttl_s must be at least tick_s (60)")
+            err.starts_with("c.toml: policy.cache_ttl_s must be at least the tick (1min)")
                 && err.ends_with("got 59"),
             "{err}"
         );
@@ -321,7 +368,7 @@ mod tests {
             err.to_string(),
             "h.toml: hours must be positive and finite, got inf"
         );
-        let text = "tick_s = 30\n[policy]\nkind = \"masb\"\ncache_ttl_s = 30\n";
+        let text = "tick = \"30s\"\n[policy]\nkind = \"masb\"\ncache_ttl_s = 30\n";
         assert!(RunConfig::from_toml(text, Path::new("c.toml")).is_ok());
     }
 }

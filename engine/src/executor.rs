@@ -177,6 +177,8 @@ pub(crate) struct ChunkOutput<M, A> {
     pub(crate) counted: Vec<u64>,
     /// Wake-ups asked for ([`Outbox::wake_at`]).
     pub(crate) wakes: Vec<(AgentIdx, i64)>,
+    /// Messages sent with a delivery time ([`Outbox::send_at`]).
+    pub(crate) delayed: Vec<(Envelope<M>, i64)>,
 }
 
 impl<M, A> Default for ChunkOutput<M, A> {
@@ -187,11 +189,60 @@ impl<M, A> Default for ChunkOutput<M, A> {
             actions: Vec::new(),
             counted: Vec::new(),
             wakes: Vec::new(),
+            delayed: Vec::new(),
         }
     }
 }
 
 impl<M, A> ChunkOutput<M, A> {
+    /// Steps the agents `ids` (ascending; agent `a`'s state is `states[a - base]`) into this
+    /// output, cleared first, and counts their messages per kind (`kinds` of them).
+    pub(crate) fn step<P>(
+        &mut self,
+        (policy, ctx, inbox): (&P, &StepCtx<'_>, &Mailbox<M>),
+        (states, base): (&mut [P::Agent], usize),
+        ids: impl Iterator<Item = usize>,
+        kinds: usize,
+    ) where
+        P: Policy<Msg = M, Action = A>,
+        M: Copy + Send + Sync,
+    {
+        let ChunkOutput {
+            messages,
+            receivers,
+            actions,
+            counted,
+            wakes,
+            delayed,
+        } = self;
+        messages.clear();
+        actions.clear();
+        wakes.clear();
+        delayed.clear();
+        counted.clear();
+        counted.resize(kinds, 0);
+        for a in ids {
+            let (me, state) = (AgentIdx(a as u32), &mut states[a - base]);
+            let mut out = Outbox {
+                from: me,
+                messages,
+                actions,
+                delivered: counted,
+                wakes,
+                delayed,
+            };
+            policy.step(ctx, me, state, inbox.inbox(a), &mut out);
+        }
+        receivers.clear();
+        receivers.extend(messages.iter().map(|e| e.to.0));
+        let sent = messages.iter().chain(delayed.iter().map(|(e, _)| e));
+        for e in sent {
+            if let Some(k) = counted.get_mut(policy.message_kind(&e.msg)) {
+                *k += 1;
+            }
+        }
+    }
+
     /// The messages with their receivers.
     pub(crate) fn sent(&self) -> impl Iterator<Item = (usize, &Envelope<M>)> {
         let receivers = self.receivers.iter().map(|&to| to as usize);
@@ -208,6 +259,9 @@ pub type MessageCounts = Vec<u64>;
 pub struct RoundScratch<M, A> {
     pub(crate) chunks: Vec<ChunkOutput<M, A>>,
     pub(crate) spare: Mailbox<M>,
+    /// The round's messages sent with a delivery time, in agent order, for the run's delay
+    /// queue (`delay.rs`) to take.
+    pub(crate) delayed: Vec<(Envelope<M>, i64)>,
 }
 
 impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {
@@ -215,6 +269,7 @@ impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {
         RoundScratch {
             chunks: Vec::new(),
             spare: Mailbox::new(0),
+            delayed: Vec::new(),
         }
     }
 }
@@ -269,48 +324,22 @@ pub fn run_round<P: Policy>(
             .enumerate()
             .with_max_len(1)
             .for_each(|(c, (states, output))| {
-                let ChunkOutput {
-                    messages,
-                    receivers,
-                    actions,
-                    counted,
-                    wakes,
-                } = output;
-                messages.clear();
-                actions.clear();
-                wakes.clear();
-                counted.clear();
-                counted.resize(kinds, 0);
-                for (k, state) in states.iter_mut().enumerate() {
-                    let me = AgentIdx((base(c) + k) as u32);
-                    let mut out = Outbox {
-                        from: me,
-                        messages,
-                        actions,
-                        delivered: counted,
-                        wakes,
-                    };
-                    shared.step(&ctx, me, state, inbox.inbox(me.index()), &mut out);
-                }
-                receivers.clear();
-                for e in messages.iter() {
-                    receivers.push(e.to.0);
-                    if let Some(k) = counted.get_mut(shared.message_kind(&e.msg)) {
-                        *k += 1;
-                    }
-                }
+                let ids = base(c)..base(c) + states.len();
+                output.step((shared, &ctx, inbox), (states, base(c)), ids, kinds);
             });
     }
     for output in &scratch.chunks[..chunks] {
         for (total, k) in counts.iter_mut().zip(&output.counted) {
             *total += k;
         }
+        scratch.delayed.extend_from_slice(&output.delayed);
     }
     // The actions change the cell, the grouping reads only the chunks' messages: one thread each.
     // The chunks' actions are applied chunk by chunk, in agent order (not copied into one list).
     let RoundScratch {
         chunks: outputs,
         spare,
+        ..
     } = scratch;
     let (outputs, agent_count) = (&outputs[..chunks], agents.len());
     rayon::join(

@@ -3,14 +3,15 @@
 //! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts.
 //! - [`trace`] and [`replay`]: streaming the ingested trace into the cell tick by tick.
 //! - [`policy`] and [`executor`]: the policy interface and the parallel round executor;
-//!   [`active`]: rounds that step only the agents with messages or a wake-up due;
+//!   [`active`]: rounds that step only the agents with messages or a wake-up due; [`delay`]:
+//!   messages delivered after a latency;
 //!   [`preload`]: overlapping the cache misses of a batch of updates.
 //! - [`policies`]: the registry of the policies a run can be configured with; [`borg`]: the
 //!   `borg-replay` policy; [`masb`]: seed 000's MASB; [`greedy`]: the first-fit, best-fit and
 //!   random baselines.
 //! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
 //! - [`run()`]: the loop tying them together; [`config`]: its settings; [`snapshot`]: saving
-//!   and resuming it.
+//!   and resuming it; [`sim_time`]: simulated durations (the tick, cadences).
 #![deny(missing_docs)]
 
 pub mod active;
@@ -19,6 +20,7 @@ pub mod cell;
 pub mod classify;
 pub mod config;
 pub mod csr;
+pub mod delay;
 pub mod error;
 pub mod executor;
 pub mod greedy;
@@ -32,6 +34,7 @@ pub mod preload;
 pub mod replay;
 pub mod run;
 pub mod scale;
+pub mod sim_time;
 pub mod snapshot;
 pub mod summary;
 pub mod trace;

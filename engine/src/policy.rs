@@ -49,6 +49,8 @@ pub struct Outbox<'a, M, A> {
     pub(crate) delivered: &'a mut [u64],
     /// Wake-ups asked for ([`Outbox::wake_at`]): the agent and the simulated time, microseconds.
     pub(crate) wakes: &'a mut Vec<(AgentIdx, i64)>,
+    /// Messages sent with a delivery time ([`Outbox::send_at`]).
+    pub(crate) delayed: &'a mut Vec<(Envelope<M>, i64)>,
 }
 
 impl<M, A> Outbox<'_, M, A> {
@@ -59,6 +61,19 @@ impl<M, A> Outbox<'_, M, A> {
             to,
             msg,
         });
+    }
+
+    /// Sends `msg` to `to`, delivered in the first round that starts at or after `at_us`
+    /// (simulated microseconds; never before the next round): a network latency, a timer. The
+    /// message is counted when sent, and waits in the run's delay queue (`delay.rs`, saved in
+    /// snapshots) until then.
+    pub fn send_at(&mut self, to: AgentIdx, msg: M, at_us: i64) {
+        let envelope = Envelope {
+            from: self.from,
+            to,
+            msg,
+        };
+        self.delayed.push((envelope, at_us));
     }
 
     /// Requests a change to the cell, applied after this round by [`Policy::apply`].

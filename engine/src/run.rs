@@ -21,6 +21,7 @@ use crate::active::{ActiveScratch, RoundClock, WakeQueue, run_active_round};
 use crate::cell::Cell;
 use crate::config::RunConfig;
 use crate::error::{EngineError, Result};
+use crate::delay::{DelayQueue, SavedDelays};
 use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use crate::ids::Tick;
 use crate::metrics::measure;
@@ -92,9 +93,9 @@ impl RunOutcome {
 
 /// Ticks to simulate: `hours` of the window, or up to the trace's last event.
 pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> u64 {
-    let tick_us = config.tick_s as i64 * 1_000_000;
+    let tick_us = config.tick.us();
     match config.hours {
-        Some(h) => ((h * 3600.0) / config.tick_s as f64).ceil().max(1.0) as u64,
+        Some(h) => ((h * 3600.0) / config.tick.secs_f64()).ceil().max(1.0) as u64,
         None => ((last_event_us - TRACE_START_US).max(0) / tick_us + 1) as u64,
     }
 }
@@ -179,6 +180,8 @@ struct Simulation<'a, P: Policy> {
     mailbox: Mailbox<P::Msg>,
     /// Wake-ups the agents asked for (active stepping, `active.rs`).
     wakes: WakeQueue,
+    /// Messages sent with a delivery time (`delay.rs`).
+    delays: DelayQueue<P::Msg>,
     active: ActiveScratch,
     scratch: RoundScratch<P::Msg, P::Action>,
     acc: Accumulator,
@@ -198,6 +201,7 @@ struct State<P: Policy> {
     agents: Vec<P::Agent>,
     messages: Vec<Envelope<P::Msg>>,
     wakes: WakeQueue,
+    delays: DelayQueue<P::Msg>,
     acc: Accumulator,
     outputs: OutputState,
     next_tick: u32,
@@ -222,7 +226,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             outputs: RunOutputs::open(
                 out_dir,
                 kinds,
-                (config.part_ticks, config.part_rows),
+                (config.part_ticks(), config.part_rows),
                 state.outputs,
             )?,
             mailbox: Mailbox::group_as(
@@ -231,6 +235,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 state.agents.len(),
             ),
             wakes: state.wakes,
+            delays: state.delays,
             active: ActiveScratch::default(),
             scratch: RoundScratch::default(),
             config,
@@ -292,6 +297,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             agents: Vec::new(),
             messages: Vec::new(),
             wakes: WakeQueue::default(),
+            delays: DelayQueue::default(),
             acc: Accumulator::default(),
             outputs: OutputState::default(),
             next_tick: 0,
@@ -339,8 +345,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let agents: Vec<P::Agent> = r.serde()?;
         let messages: Vec<Envelope<P::Msg>> = r.serde()?;
         let wakes: Vec<(u64, u32)> = r.serde()?;
+        let delays: SavedDelays<P::Msg> = r.serde()?;
         if messages.iter().any(|m| m.to.index() >= agents.len())
             || wakes.iter().any(|w| w.1 as usize >= agents.len())
+            || delays.0.iter().any(|d| d.2.to.index() >= agents.len())
         {
             return Err(r
                 .corrupt("a message or wake-up for an agent that does not exist")
@@ -354,6 +362,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             agents,
             messages,
             wakes: WakeQueue::from_sorted(wakes),
+            delays: DelayQueue::restore(delays),
             acc,
             outputs,
             next_tick,
@@ -373,6 +382,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         p.serde(&self.agents);
         p.serde(&self.mailbox.messages());
         p.serde(&self.wakes.to_sorted());
+        p.serde(&self.delays.save());
         let outputs = self.outputs.state()?;
         w.section("run")
             .serde(&(&self.acc, outputs, wall_s, &self.builds));
@@ -401,7 +411,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             .ticks_done
             .store(self.next_tick as u64, Ordering::Relaxed);
         let snap = self.config.snapshot;
-        let sim_every_s = snap.every_sim_minutes as u64 * 60;
+        let sim_every_us = snap.every_sim_minutes as i64 * 60_000_000;
         while self.next_tick < self.total {
             self.tick()?;
             progress
@@ -411,8 +421,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 break;
             }
             let stop = progress.stop.load(Ordering::Relaxed);
-            let simulated_s = self.next_tick as u64 * self.config.tick_s as u64;
-            let sim_due = sim_every_s > 0 && simulated_s.is_multiple_of(sim_every_s);
+            let simulated_us = self.next_tick as i64 * self.config.tick.us();
+            let sim_due = sim_every_us > 0 && simulated_us % sim_every_us == 0;
             let wall_due = snap.every_wall_minutes > 0.0
                 && last_snapshot.elapsed().as_secs_f64() >= snap.every_wall_minutes * 60.0;
             if stop || sim_due || wall_due {
@@ -448,7 +458,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let config = self.config;
         let tick = self.next_tick;
         let t0 = Instant::now();
-        let tick_us = config.tick_s as i64 * 1_000_000;
+        let tick_us = config.tick.us();
         let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
         let events = self.replay.advance(&mut self.cell, end_us)?;
         let t1 = Instant::now();
@@ -474,8 +484,17 @@ impl<'a, P: Policy> Simulation<'a, P> {
             tick_us,
             rounds_per_tick: config.rounds_per_tick,
         };
-        if !agents.is_empty() && !self.policy.steps_every_agent() {
-            for round in 0..config.rounds_per_tick {
+        let sparse = !self.policy.steps_every_agent();
+        let rounds = if agents.is_empty() {
+            0
+        } else {
+            config.rounds_per_tick
+        };
+        for round in 0..rounds {
+            let g = clock.global(Tick(tick), round);
+            self.delays
+                .deliver_due(g, &mut self.mailbox, agents.len(), sparse);
+            if sparse {
                 run_active_round(
                     &mut self.policy,
                     cell,
@@ -489,9 +508,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                     &mut counts,
                     &mut counters,
                 );
-            }
-        } else if !agents.is_empty() {
-            for round in 0..config.rounds_per_tick {
+            } else {
                 run_round(
                     &mut self.policy,
                     cell,
@@ -506,6 +523,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
                     &mut counts,
                     &mut counters,
                 );
+            }
+            for (message, at_us) in self.scratch.delayed.drain(..) {
+                self.delays
+                    .push(clock.first_at(at_us).max(g + 1), message);
             }
         }
         self.policy.end_tick(cell, end_us, &mut counters);
@@ -524,7 +545,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         self.acc.add(&row, self.kinds);
         let t3 = Instant::now();
         self.outputs.samples(&mut samples)?;
-        if tick.is_multiple_of(config.nodes_every_ticks) {
+        if tick.is_multiple_of(config.nodes_every_ticks()) {
             self.outputs.node_snapshot(cell, tick, end_us)?;
         }
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
@@ -548,7 +569,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let acc = self.acc;
         let ticks = acc.ticks();
         let (averages, totals) = acc.finish();
-        let simulated_s = ticks as f64 * self.config.tick_s as f64;
+        let simulated_s = ticks as f64 * self.config.tick.secs_f64();
         let summary = RunSummary {
             version: env!("CARGO_PKG_VERSION").to_string(),
             builds: self.builds.clone(),

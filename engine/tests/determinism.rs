@@ -8,6 +8,8 @@
 
 mod common;
 
+use engine::sim_time::SimDuration;
+
 use std::path::{Path, PathBuf};
 
 use common::*;
@@ -41,7 +43,7 @@ fn agree(root: &Path, parquet: &Path, kind: &str) -> RunSummary {
             threads,
             policy: PolicyConfig::default_of(kind).unwrap(),
             check_invariants: kind != "borg-replay",
-            nodes_every_ticks: 30,
+            nodes_every: SimDuration::from_secs(30 * 60),
             ..RunConfig::default()
         };
         let mut summary = run_policy(&config, parquet, &run);
@@ -90,6 +92,55 @@ fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
         // The generated cell has room for its workload: a greedy placer leaves few waiting.
         assert!(summary.averages.tasks_pending < 0.05 * summary.averages.tasks_running);
     }
+}
+
+/// At a 100 ms tick (3,000 ticks over five simulated minutes), random placement gives the same
+/// bytes with 1 and 2 threads and across a snapshot and resume.
+#[test]
+fn a_100_ms_tick_is_deterministic_across_threads_and_resume() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated(root.path(), 100);
+    let mut config = RunConfig {
+        policy: PolicyConfig::default_of("random").unwrap(),
+        tick: "100ms".parse().unwrap(),
+        rounds_per_tick: 1,
+        nodes_every: "1min".parse().unwrap(),
+        part: "2min".parse().unwrap(),
+        hours: Some(5.0 / 60.0),
+        check_invariants: true,
+        ..RunConfig::default()
+    };
+    config.snapshot.every_sim_minutes = 2;
+    let mut outputs = Vec::new();
+    for threads in [1, 2] {
+        let run = root.path().join(format!("run-100ms-{threads}"));
+        let summary = run_policy(
+            &RunConfig {
+                threads,
+                ..config.clone()
+            },
+            &parquet,
+            &run,
+        );
+        assert_eq!(summary.ticks, 3_000);
+        assert!((summary.simulated_s - 300.0).abs() < 1e-9);
+        assert_eq!(read_parquet(&run.join("ticks")).num_rows(), 3_000);
+        // A `nodes/` sample every simulated minute: ticks 0, 600, ..., 2400.
+        assert_eq!(parts(&run.join("nodes")).len(), 5);
+        outputs.push(deterministic_outputs(&run));
+    }
+    assert!(outputs[0] == outputs[1], "1 and 2 threads");
+    // Resumed from the snapshot at 2 simulated minutes (tick 1,200): the same bytes.
+    let run = root.path().join("run-100ms-2");
+    let at = engine::snapshot::list(&run)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.ends_with(engine::snapshot::file_name(1_200)))
+        .expect("a snapshot at tick 1,200");
+    let snapshot = engine::snapshot::Snapshot::open(&at).unwrap();
+    let progress = engine::RunProgress::default();
+    engine::run_configured(&config, &parquet, &run, &progress, Some(snapshot)).unwrap();
+    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
 }
 
 #[test]

@@ -6,6 +6,8 @@
 
 mod common;
 
+use engine::sim_time::SimDuration;
+
 use common::*;
 use engine::RunConfig;
 use ingest::synth::{GenConfig, GenProgress, generate};
@@ -38,7 +40,7 @@ fn masb_outputs_are_the_reference_builds() {
     let run = root.path().join("run");
     let config = RunConfig {
         threads: 2,
-        nodes_every_ticks: 30,
+        nodes_every: SimDuration::from_secs(30 * 60),
         ..masb_config()
     };
     run_masb(&config, &parquet, &run);

@@ -4,6 +4,8 @@
 
 mod common;
 
+use engine::sim_time::SimDuration;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
 use common::*;
@@ -82,7 +84,7 @@ fn miniature_trace_tick_by_tick() {
     ingest_dir(&trace, &parquet);
     let run = root.path().join("run");
     let config = RunConfig {
-        nodes_every_ticks: 2,
+        nodes_every: SimDuration::from_secs(2 * 60),
         ..RunConfig::default()
     };
     let summary = run_borg(&config, &parquet, &run);

@@ -5,6 +5,8 @@
 
 mod common;
 
+use engine::sim_time::SimDuration;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -43,7 +45,7 @@ fn multiply_two_doubles_every_count_with_distinct_ids() {
     let parquet = generated(root.path());
     let run = |multiply: u32, name: &str| {
         let config = RunConfig {
-            nodes_every_ticks: 40,
+            nodes_every: SimDuration::from_secs(40 * 60),
             scale: Scale {
                 multiply,
                 ..Scale::default()

@@ -75,7 +75,7 @@ pub fn config() -> &'static Path {
         let path = shared_dir().join("small-parts.toml");
         std::fs::write(
             &path,
-            "part_ticks = 25\npart_rows = 100\nnodes_every_ticks = 20\n",
+            "part = \"25min\"\npart_rows = 100\nnodes_every = \"20min\"\n",
         )
         .unwrap();
         path

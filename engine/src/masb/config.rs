@@ -102,7 +102,7 @@ pub struct MasbConfig {
     /// Seconds before recommendations expire and SCS restarts (180).
     pub recommendation_ttl_s: u32,
     /// Seconds without a report before a broker drops a node from its cache (300; at least
-    /// `tick_s`, since a report is a tick old when a broker next uses it).
+    /// the tick, since a report is a tick old when a broker next uses it).
     pub cache_ttl_s: u32,
     /// Tabu Search restarts (25).
     pub tabu_restarts: u32,
@@ -314,19 +314,31 @@ impl crate::policies::PolicySpec for MasbConfig {
 
     fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
         MasbConfig::validate(self)?;
-        if self.cache_ttl_s < run.tick_s {
+        if run
+            .tick
+            .whole_multiple_of(crate::sim_time::SimDuration::from_secs(1))
+            .is_none()
+        {
+            return Err(format!(
+                "kind: MASB runs on ticks of whole seconds (its timers are in seconds), got tick = {}",
+                run.tick
+            ));
+        }
+        if i64::from(self.cache_ttl_s) * 1_000_000 < run.tick.us() {
             // A node's report reaches a broker's cache once a tick and is a tick old when the
             // broker next places: a shorter TTL leaves every cache empty and nothing placed.
             return Err(format!(
-                "cache_ttl_s must be at least tick_s ({}): nodes report once a tick, so a shorter TTL drops every node from the brokers' caches and MASB places nothing; got {}",
-                run.tick_s, self.cache_ttl_s
+                "cache_ttl_s must be at least the tick ({}): nodes report once a tick, so a shorter TTL drops every node from the brokers' caches and MASB places nothing; got {}",
+                run.tick, self.cache_ttl_s
             ));
         }
         Ok(())
     }
 
     fn build(&self, run: &crate::RunConfig) -> super::policy::Masb {
-        super::policy::Masb::new(self.clone(), run.rounds_per_tick, run.tick_s, run.seed)
+        // Whole seconds (`validate`).
+        let tick_s = (run.tick.us() / 1_000_000) as u32;
+        super::policy::Masb::new(self.clone(), run.rounds_per_tick, tick_s, run.seed)
     }
 }
 
