@@ -49,7 +49,7 @@ pub fn load_settings(dir: &Path) -> Result<Settings> {
         .get("config")
         .ok_or_else(|| bad("no `config` object".into()))?
         .clone();
-    policy_as_table(&mut config);
+    engine::config::upgrade_recorded(&mut config);
     let mut recorded = BTreeMap::new();
     flatten("", &config, &mut recorded);
     let kind = recorded
@@ -65,23 +65,6 @@ pub fn load_settings(dir: &Path) -> Result<Settings> {
         .collect();
     settings.insert(KIND.into(), Some(kind));
     Ok(settings)
-}
-
-/// Rewrites a configuration recorded before the `[policy]` table (`policy = "masb"` beside a
-/// `[masb]` table) as that table.
-fn policy_as_table(config: &mut Value) {
-    let Some(Value::String(kind)) = config.get("policy").cloned() else {
-        return;
-    };
-    let mut table = serde_json::Map::new();
-    table.insert("kind".into(), Value::String(kind.clone()));
-    if let Some(Value::Object(own)) = config.get(&kind) {
-        table.extend(own.clone());
-    }
-    if let Value::Object(map) = config {
-        map.remove("masb");
-        map.insert("policy".into(), Value::Object(table));
-    }
 }
 
 /// Today's defaults by dotted key for a run of the policy `kind` (an unknown kind, from a

@@ -192,12 +192,50 @@ impl RunConfig {
     }
 }
 
+/// Rewrites `value`, a configuration as a run's summary recorded it, in today's layout, so runs
+/// made by an older cellsim stay readable: before the `[policy]` table (`policy = "masb"`
+/// beside a `[masb]` table) and before durations (`tick_s`, `nodes_every_ticks`, `part_ticks`).
+pub fn upgrade_recorded(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(map) = value else {
+        return;
+    };
+    if let Some(Value::String(kind)) = map.get("policy").cloned() {
+        let mut table = serde_json::Map::new();
+        table.insert("kind".into(), Value::String(kind.clone()));
+        if let Some(Value::Object(own)) = map.get(&kind) {
+            table.extend(own.clone());
+        }
+        map.insert("policy".into(), Value::Object(table));
+    }
+    map.remove("masb");
+    let tick_s = map.remove("tick_s").and_then(|v| v.as_i64());
+    if let Some(tick_s) = tick_s {
+        let tick = SimDuration::from_secs(tick_s);
+        map.insert("tick".into(), Value::String(tick.to_string()));
+        for (old, new) in [("nodes_every_ticks", "nodes_every"), ("part_ticks", "part")] {
+            if let Some(n) = map.remove(old).and_then(|v| v.as_i64()) {
+                let every = SimDuration::from_us(n * tick.us());
+                map.insert(new.into(), Value::String(every.to_string()));
+            }
+        }
+    }
+}
+
 /// `problem` with a pointer to the `[policy]` table when it comes from a config written for the
 /// layout before it (`policy = "masb"` and a `[masb]` table).
 fn with_layout_hint(problem: String) -> String {
     let old_policy = problem.contains("expected internally tagged enum PolicyConfig");
     let old_table = problem.contains("unknown field `masb`");
-    if old_policy || old_table {
+    let old_ticks = ["tick_s", "nodes_every_ticks", "part_ticks"]
+        .iter()
+        .any(|k| problem.contains(&format!("unknown field `{k}`")));
+    if old_ticks {
+        format!(
+            "{}\ntimes are simulated durations now: `tick = \"60s\"` (or \"100ms\"), `nodes_every = \"100min\"`, `part = \"1d\"`",
+            problem.trim_end()
+        )
+    } else if old_policy || old_table {
         format!(
             "{}\nthe policy and its settings are one table now: `[policy]` with `kind = \"masb\"` (or another kind: {}) and, for MASB, the keys of the former `[masb]` table",
             problem.trim_end(),
@@ -305,6 +343,25 @@ mod tests {
             err.contains("line 2") && err.contains("masbx") && err.contains("first-fit"),
             "{err}"
         );
+        let err = RunConfig::from_toml("tick_s = 60\n", Path::new("o.toml")).unwrap_err();
+        assert!(err.to_string().contains("`tick = \"60s\"`"), "{err}");
+        // A summary's config recorded by an older cellsim reads as today's layout.
+        let mut old = serde_json::json!({
+            "policy": "masb", "tick_s": 30, "nodes_every_ticks": 100, "part_ticks": 2880,
+            "masb": {"sias_gain": true}, "seed": 4,
+        });
+        upgrade_recorded(&mut old);
+        let c: RunConfig = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (c.tick.us(), c.nodes_every.us(), c.part.us()),
+            (30_000_000, 3_000_000_000, 86_400_000_000)
+        );
+        assert_eq!(c.seed, 4);
+        let masb = crate::masb::MasbConfig {
+            sias_gain: true,
+            ..Default::default()
+        };
+        assert_eq!(c.policy, PolicyConfig::Masb(masb));
         // A config of the layout before `[policy]` is pointed at it.
         for old in ["policy = \"masb\"\n", "[masb]\nsias_gain = true\n"] {
             let err = RunConfig::from_toml(old, Path::new("o.toml"))

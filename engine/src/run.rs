@@ -20,8 +20,8 @@ use ingest::{IngestSummary, Table};
 use crate::active::{ActiveScratch, RoundClock, WakeQueue, run_active_round};
 use crate::cell::Cell;
 use crate::config::RunConfig;
-use crate::error::{EngineError, Result};
 use crate::delay::{DelayQueue, SavedDelays};
+use crate::error::{EngineError, Result};
 use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use crate::ids::Tick;
 use crate::metrics::measure;
@@ -525,8 +525,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 );
             }
             for (message, at_us) in self.scratch.delayed.drain(..) {
-                self.delays
-                    .push(clock.first_at(at_us).max(g + 1), message);
+                self.delays.push(clock.first_at(at_us).max(g + 1), message);
             }
         }
         self.policy.end_tick(cell, end_us, &mut counters);

@@ -83,6 +83,7 @@ pub struct RunSummary {
     /// Policy name.
     pub policy: String,
     /// The configuration (with defaults filled in).
+    #[serde(deserialize_with = "recorded_config")]
     pub config: RunConfig,
     /// Ingested trace directory.
     pub trace: String,
@@ -216,6 +217,13 @@ pub fn peak_rss_mb() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+/// A summary's config, in the layout of the cellsim that wrote it ([`crate::config::upgrade_recorded`]).
+fn recorded_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RunConfig, D::Error> {
+    let mut value = serde_json::Value::deserialize(d)?;
+    crate::config::upgrade_recorded(&mut value);
+    RunConfig::deserialize(value).map_err(serde::de::Error::custom)
 }
 
 #[cfg(test)]

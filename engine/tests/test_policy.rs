@@ -1,7 +1,8 @@
 //! A policy defined outside the engine, in this file alone, runs through `engine::run` like the
 //! registered ones (its agents, messages, message counts and snapshot state are the engine's
 //! business, not an edit elsewhere), and active stepping steps exactly the agents with something
-//! to do: of 10,000 agents, one that asks to be woken every tick is the only one stepped.
+//! to do: of 10,000 agents, one that asks to be woken every tick is the only one stepped. A
+//! message sent with a delivery time arrives in the round it is due.
 
 mod common;
 
@@ -90,10 +91,9 @@ impl Policy for Heartbeat {
     fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
 }
 
-#[test]
-fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
-    let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
+/// A small generated cell, ingested: its Parquet directory.
+fn small_trace(root: &std::path::Path) -> std::path::PathBuf {
+    let trace = root.join("trace");
     let gen_config = GenConfig {
         machines: 50,
         hours: 1.0,
@@ -101,8 +101,116 @@ fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
         part_hours: 1.0,
     };
     generate(&trace, &gen_config, &GenProgress::default()).unwrap();
-    let parquet = root.path().join("parquet");
+    let parquet = root.join("parquet");
     ingest_dir(&trace, &parquet);
+    parquet
+}
+
+/// Agent 1, started by a message at the first tick, sends agent 2 a message delivered 150 ms
+/// after its tick's end; agent 2 notes the tick it arrives in.
+#[derive(Clone, Default)]
+struct Latency {
+    arrived_at_tick: Arc<AtomicU64>,
+}
+
+impl Policy for Latency {
+    type Msg = u8;
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &["start", "late"]
+    }
+
+    fn message_kind(&self, msg: &u8) -> usize {
+        *msg as usize
+    }
+
+    fn begin_tick(
+        &mut self,
+        _: &mut Cell,
+        (tick, _): (Tick, i64),
+        _: &TickEvents,
+        agents: &mut Vec<()>,
+        inject: &mut Vec<Envelope<u8>>,
+        _: &mut PolicyCounters,
+    ) {
+        agents.resize(3, ());
+        if tick.0 == 0 {
+            inject.push(Envelope {
+                from: AgentIdx(0),
+                to: AgentIdx(1),
+                msg: 0,
+            });
+        }
+    }
+
+    fn step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        _: &mut (),
+        inbox: &[Envelope<u8>],
+        out: &mut Outbox<'_, u8, ()>,
+    ) {
+        for e in inbox {
+            match (me.0, e.msg) {
+                (1, 0) => out.send_at(AgentIdx(2), 1, ctx.now_us + 150_000),
+                (2, 1) => self
+                    .arrived_at_tick
+                    .store(ctx.tick.0 as u64, Ordering::Relaxed),
+                _ => panic!("unexpected message {e:?} to {me:?}"),
+            }
+        }
+    }
+
+    fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
+
+    fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
+}
+
+/// At 100 ms ticks of one round, a message sent in tick 0 (which ends at 100 ms) for 250 ms is
+/// delivered in the first round that starts at or after 250 ms: tick 3, which starts at 300 ms.
+/// It is counted when sent.
+#[test]
+fn a_message_with_a_delivery_time_arrives_in_the_round_it_is_due() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = small_trace(root.path());
+    let config = RunConfig {
+        tick: "100ms".parse().unwrap(),
+        rounds_per_tick: 1,
+        nodes_every: "1min".parse().unwrap(),
+        part: "1min".parse().unwrap(),
+        hours: Some(1.0 / 60.0),
+        ..RunConfig::default()
+    };
+    let policy = Latency::default();
+    let arrived = policy.arrived_at_tick.clone();
+    let run = root.path().join("run");
+    let summary = engine::run(
+        &config,
+        &parquet,
+        &run,
+        policy,
+        &RunProgress::default(),
+        None,
+    )
+    .unwrap()
+    .complete()
+    .unwrap();
+    assert_eq!(summary.ticks, 600);
+    assert_eq!(arrived.load(Ordering::Relaxed), 3);
+    assert_eq!(summary.totals.messages["late"], 1);
+}
+
+#[test]
+fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = small_trace(root.path());
     let mut config = RunConfig {
         hours: Some(0.5),
         ..RunConfig::default()
