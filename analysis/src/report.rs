@@ -115,34 +115,32 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     row("RUS breaches", &|r| {
         format!("{:.1}", r.averages.rus_breaches)
     });
+    // The policy's counters: `-` for a run whose policy does not declare one.
+    let counter = |r: &RunSummary, name: &str| r.totals.counters.get(name).copied();
+    let per_minute = |r: &RunSummary, v: f64| v * 60.0 / r.simulated_s.max(1.0);
     row("migrations / minute", &|r| {
-        format!(
-            "{:.2}",
-            r.totals.counters.migrations_started as f64 * 60.0 / r.simulated_s.max(1.0)
-        )
+        counter(r, "migrations_started").map_or("-".into(), |v| format!("{:.2}", per_minute(r, v)))
     });
     // Seed 000's Table 6: the data moved by live migration, per minute and per migration.
     row("migrated MB / minute", &|r| {
-        format!(
-            "{:.0}",
-            r.totals.counters.migration_cost_mb * 60.0 / r.simulated_s.max(1.0)
-        )
+        counter(r, "migration_cost_mb").map_or("-".into(), |v| format!("{:.0}", per_minute(r, v)))
     });
-    row("MB per migration", &|r| {
-        let started = r.totals.counters.migrations_started;
-        let per = r.totals.counters.migration_cost_mb / started as f64;
-        if started == 0 {
-            "-".into()
-        } else {
-            format!("{per:.0}")
-        }
+    row("MB per migration", &|r| match (
+        counter(r, "migration_cost_mb"),
+        counter(r, "migrations_started"),
+    ) {
+        (Some(mb), Some(started)) if started > 0.0 => format!("{:.0}", mb / started),
+        _ => "-".into(),
     });
-    row("forced migrations", &|r| {
-        r.totals.counters.forced_migrations.to_string()
-    });
-    row("placements skipped", &|r| {
-        r.totals.counters.placements_skipped.to_string()
-    });
+    let known = ["migrations_started", "migration_cost_mb"];
+    let mut others: Vec<&String> = runs.iter().flat_map(|r| r.totals.counters.keys()).collect();
+    others.sort();
+    others.dedup();
+    for name in others.into_iter().filter(|n| !known.contains(&n.as_str())) {
+        row(&name.replace('_', " "), &|r| {
+            counter(r, name).map_or("-".into(), |v| format!("{v:.0}"))
+        });
+    }
     row("usage from", &|r| {
         if r.replay.usage_from_trace {
             "task_usage".into()

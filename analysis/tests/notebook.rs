@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use engine::classify::NodeClass;
+use engine::masb::policy::counter;
 use engine::output::{migrations_schema, nodes_schema, ticks_schema};
 use engine::policy::MigrationOutcome;
 
@@ -83,7 +84,7 @@ fn the_notebook_reads_what_cellsim_writes() {
     // COLUMNS: one line per table, each column in that table's schema.
     let columns = assigned(&code, "COLUMNS");
     let schemas = [
-        ("ticks", field_names(&ticks_schema(&[]))),
+        ("ticks", field_names(&ticks_schema(&counter::KINDS, &[]))),
         ("nodes", field_names(&nodes_schema())),
         ("migrations", field_names(&migrations_schema())),
     ];

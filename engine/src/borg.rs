@@ -1,12 +1,18 @@
 //! Policy `borg-replay`: tasks go where the trace's SCHEDULE events put them, the benchmark the
 //! MASB paper compares against (seed 000 section 7.7, Table 4 Borg column). It has no agents and
 //! sends no messages. A recorded placement on a machine the trace never adds, or on a machine that
-//! is offline, is skipped and counted (`placements_skipped`), not fatal.
+//! is offline, is skipped and counted (its one counter, `placements_skipped`), not fatal.
 
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, Tick};
-use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::policy::{CounterKind, Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use crate::replay::TickEvents;
+
+/// The counter of recorded placements that could not be followed.
+pub const PLACEMENTS_SKIPPED: usize = 0;
+
+/// The policy's counters, by index.
+const COUNTERS: [CounterKind; 1] = [CounterKind::count("placements_skipped")];
 
 /// The Borg replay policy.
 #[derive(Debug, Default, Clone, Copy)]
@@ -41,6 +47,10 @@ impl Policy for BorgReplay {
         true
     }
 
+    fn counter_kinds(&self) -> &'static [CounterKind] {
+        &COUNTERS
+    }
+
     fn message_kinds(&self) -> &'static [&'static str] {
         &[]
     }
@@ -66,7 +76,7 @@ impl Policy for BorgReplay {
                 continue;
             }
             if !cell.nodes.is_online(p.node) {
-                counters.placements_skipped += 1;
+                counters.add(PLACEMENTS_SKIPPED, 1.0);
                 continue;
             }
             cell.place(p.task, p.node, now_us);

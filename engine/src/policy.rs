@@ -132,36 +132,48 @@ impl StepCtx<'_> {
     }
 }
 
-/// Counters a policy reports per tick (zero for policies that do not migrate), summed over the
-/// run in the summary.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PolicyCounters {
-    /// Migrations started.
-    pub migrations_started: u64,
-    /// Migrations completed.
-    pub migrations_completed: u64,
-    /// Migrations failed.
-    pub migrations_failed: u64,
-    /// Migration cost of the started migrations, MB.
-    pub migration_cost_mb: f64,
-    /// Forced migrations started.
-    pub forced_migrations: u64,
-    /// Colliding migration requests on one target.
-    pub collisions: u64,
-    /// Recorded placements that could not be followed (borg-replay).
-    pub placements_skipped: u64,
+/// A counter a policy declares ([`Policy::counter_kinds`]), as it declares its message kinds:
+/// a `ticks/` column per tick and a total in `summary.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterKind {
+    /// The column's and the total's name.
+    pub name: &'static str,
+    /// An amount (a `Float64` column, e.g. MB) rather than a count (`UInt64`).
+    pub amount: bool,
 }
 
+impl CounterKind {
+    /// A count (`UInt64` column).
+    pub const fn count(name: &'static str) -> CounterKind {
+        CounterKind {
+            name,
+            amount: false,
+        }
+    }
+
+    /// An amount (`Float64` column).
+    pub const fn amount(name: &'static str) -> CounterKind {
+        CounterKind { name, amount: true }
+    }
+}
+
+/// A tick's counters, one value per kind the policy declares ([`Policy::counter_kinds`], by
+/// index); counts are held exactly (as integers below 2^53).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyCounters(Vec<f64>);
+
 impl PolicyCounters {
-    /// Adds `other` into `self`.
-    pub fn add(&mut self, other: &PolicyCounters) {
-        self.migrations_started += other.migrations_started;
-        self.migrations_completed += other.migrations_completed;
-        self.migrations_failed += other.migrations_failed;
-        self.migration_cost_mb += other.migration_cost_mb;
-        self.forced_migrations += other.forced_migrations;
-        self.collisions += other.collisions;
-        self.placements_skipped += other.placements_skipped;
+    /// Adds `v` to counter `kind`.
+    pub fn add(&mut self, kind: usize, v: f64) {
+        if self.0.len() <= kind {
+            self.0.resize(kind + 1, 0.0);
+        }
+        self.0[kind] += v;
+    }
+
+    /// Counter `kind` (0 when never added to).
+    pub fn get(&self, kind: usize) -> f64 {
+        self.0.get(kind).copied().unwrap_or(0.0)
     }
 }
 
@@ -248,6 +260,12 @@ pub trait Policy: Send + Sync {
     /// message.
     fn steps_every_agent(&self) -> bool {
         false
+    }
+
+    /// The counters the policy reports ([`PolicyCounters`] by index), written per tick as
+    /// `ticks/` columns and summed in the summary.
+    fn counter_kinds(&self) -> &'static [CounterKind] {
+        &[]
     }
 
     /// Names of the message types, counted per tick as `msg_<name>` columns.

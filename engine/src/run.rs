@@ -219,13 +219,14 @@ impl<'a, P: Policy> Simulation<'a, P> {
         (total, header): (u32, Header),
     ) -> Result<Self> {
         let kinds = policy.message_kinds();
+        let counter_kinds = policy.counter_kinds();
         let mut replay = state.replay;
         replay.set_workload_mode(!policy.replays_placements());
         replay.set_scale(config.scale);
         Ok(Simulation {
             outputs: RunOutputs::open(
                 out_dir,
-                kinds,
+                (counter_kinds, kinds),
                 (config.part_ticks(), config.part_rows),
                 state.outputs,
             )?,
@@ -541,7 +542,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let mut row = measure(cell, &config.classify, tick, end_us);
         row.counters = counters;
         row.messages = counts;
-        self.acc.add(&row, self.kinds);
+        self.acc
+            .add(&row, (self.policy.counter_kinds(), self.kinds));
         let t3 = Instant::now();
         self.outputs.samples(&mut samples)?;
         if tick.is_multiple_of(config.nodes_every_ticks()) {

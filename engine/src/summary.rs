@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::NodeClass;
 use crate::config::RunConfig;
 use crate::metrics::{TickRow, sum};
-use crate::policy::PolicyCounters;
+use crate::policy::CounterKind;
 use crate::replay::ReplayStats;
 
 /// Averages per tick over the run.
@@ -41,9 +41,10 @@ pub struct Averages {
 /// Totals over the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
-    /// The policy counters, summed.
+    /// The policy's counters ([`Policy::counter_kinds`](crate::policy::Policy::counter_kinds)),
+    /// summed, by name.
     #[serde(flatten)]
-    pub counters: PolicyCounters,
+    pub counters: BTreeMap<String, f64>,
     /// Messages per kind.
     pub messages: BTreeMap<String, u64>,
 }
@@ -105,6 +106,9 @@ pub struct RunSummary {
     pub peak_rss_mb: Option<f64>,
 }
 
+/// A policy's counter kinds and message kinds.
+pub type KindsOf<'a> = (&'a [CounterKind], &'a [&'a str]);
+
 /// Running sums over tick rows, in tick order (so float sums are reproducible). Snapshots keep
 /// it as [`AccumulatorState`] (no flattened maps, which binary encodings cannot size).
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -122,7 +126,7 @@ pub struct AccumulatorState {
     ticks: u64,
     sums: [f64; 11],
     classes: [f64; 7],
-    counters: PolicyCounters,
+    counters: BTreeMap<String, f64>,
     messages: BTreeMap<String, u64>,
 }
 
@@ -154,7 +158,7 @@ impl From<AccumulatorState> for Accumulator {
 
 impl Accumulator {
     /// Adds one tick.
-    pub fn add(&mut self, row: &TickRow, message_kinds: &[&str]) {
+    pub fn add(&mut self, row: &TickRow, (counter_kinds, message_kinds): KindsOf<'_>) {
         self.ticks += 1;
         let values = [
             row.nodes_online as f64,
@@ -175,7 +179,13 @@ impl Accumulator {
         for (s, v) in self.classes.iter_mut().zip(row.classes) {
             *s += v as f64;
         }
-        self.totals.counters.add(&row.counters);
+        for (k, kind) in counter_kinds.iter().enumerate() {
+            *self
+                .totals
+                .counters
+                .entry(kind.name.to_string())
+                .or_default() += row.counters.get(k);
+        }
         for (kind, n) in message_kinds.iter().zip(&row.messages) {
             *self.totals.messages.entry(kind.to_string()).or_default() += n;
         }

@@ -11,7 +11,7 @@ use engine::cell::{Cell, Constraint, TaskState};
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
 use engine::masb::agents::MasbAgent;
-use engine::masb::policy::Masb;
+use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
 use engine::masb::{MasbConfig, SiasNodeLoad};
 use engine::policy::{MigrationOutcome, Policy, PolicyCounters};
@@ -194,13 +194,13 @@ fn successful_migration() {
     // Started after round 5: counted on both nodes until the transfer ends.
     let target = NodeIdx(target_agent - 1);
     assert_eq!(h.cell.tasks.migrating_to[moving.index()], target);
-    assert_eq!(h.counters.migrations_started, 1);
+    assert_eq!((h.counters.get(counter::STARTED) as u64), 1);
     h.rounds(12);
     assert_eq!(h.cell.tasks.node[moving.index()], target);
     assert_eq!(
         (
-            h.counters.migrations_completed,
-            h.counters.collisions,
+            (h.counters.get(counter::COMPLETED) as u64),
+            (h.counters.get(counter::COLLISIONS) as u64),
             h.cell.migrating
         ),
         (1, 0, 0)
@@ -288,9 +288,12 @@ fn collision_on_one_target_one_wins_one_retries() {
     assert_eq!(h.messages_in(6), vec![(2, 1, PROCESS)]);
     // ... which takes it, checking only its total capacity.
     assert_eq!(h.messages_in(7), vec![(1, 2, CONFIRM)]);
-    assert_eq!(h.counters.collisions, 1);
+    assert_eq!((h.counters.get(counter::COLLISIONS) as u64), 1);
     assert_eq!(
-        (h.counters.migrations_started, h.counters.forced_migrations),
+        (
+            (h.counters.get(counter::STARTED) as u64),
+            (h.counters.get(counter::FORCED) as u64)
+        ),
         (2, 1)
     );
     assert_eq!(h.cell.tasks.migrating_to[loser.index()], NodeIdx(0));
@@ -332,7 +335,7 @@ fn forced_migration_to_the_only_full_node_that_can_host() {
     assert_eq!(h.messages_in(3), vec![(2, 1, ACCEPT)]);
     assert_eq!(h.messages_in(4), vec![(1, 2, PROCESS)]);
     assert_eq!(h.messages_in(5), vec![(2, 1, CONFIRM)]);
-    assert_eq!(h.counters.forced_migrations, 1);
+    assert_eq!((h.counters.get(counter::FORCED) as u64), 1);
     assert_eq!(h.cell.tasks.migrating_to[t.index()], NodeIdx(1));
 }
 

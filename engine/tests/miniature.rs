@@ -151,8 +151,134 @@ fn miniature_trace_tick_by_tick() {
     assert_eq!(nodes.num_rows(), 7);
     assert_eq!(summary.replay.unknown_machines, 1);
     assert_eq!(summary.replay.unknown_machine_placements, 1);
-    assert_eq!(summary.totals.counters.placements_skipped, 2);
+    assert_eq!(summary.totals.counters["placements_skipped"], 2.0);
     assert!(summary.replay.usage_from_trace);
     assert_eq!(summary.averages.classes["overloaded"], 3.0 / 6.0);
     assert!(run.join("summary.json").exists() && !run.join("samples.jsonl.partial").exists());
+}
+
+/// Borg-replay, recording what each tick's events say per job and per machine.
+#[derive(Default)]
+struct Recorder {
+    inner: engine::borg::BorgReplay,
+    /// Per tick: (job, arrivals, departures) and (machine ID, online, CPU capacity units).
+    log: std::sync::Arc<std::sync::Mutex<Vec<TickLog>>>,
+}
+
+type TickLog = (Vec<(u64, u32, u32)>, Vec<(u64, bool, u32)>);
+
+impl engine::policy::Policy for Recorder {
+    type Msg = ();
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+
+    fn replays_placements(&self) -> bool {
+        true
+    }
+
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn message_kind(&self, _: &()) -> usize {
+        0
+    }
+
+    fn begin_tick(
+        &mut self,
+        cell: &mut engine::cell::Cell,
+        at: (engine::ids::Tick, i64),
+        events: &engine::replay::TickEvents,
+        agents: &mut Vec<()>,
+        inject: &mut Vec<engine::policy::Envelope<()>>,
+        counters: &mut engine::policy::PolicyCounters,
+    ) {
+        let machines = events.machine_changes.iter();
+        let machines = machines
+            .map(|m| (cell.nodes.machine_id[m.node.index()], m.online, m.cpu_cap))
+            .collect();
+        let entry = (events.by_job(cell), machines);
+        self.log.lock().unwrap().push(entry);
+        self.inner
+            .begin_tick(cell, at, events, agents, inject, counters);
+    }
+
+    fn step(
+        &self,
+        _: &engine::policy::StepCtx<'_>,
+        _: engine::ids::AgentIdx,
+        _: &mut (),
+        _: &[engine::policy::Envelope<()>],
+        _: &mut engine::policy::Outbox<'_, (), ()>,
+    ) {
+    }
+
+    fn apply(
+        &mut self,
+        _: &mut engine::cell::Cell,
+        _: i64,
+        _: &[(engine::ids::AgentIdx, ())],
+        _: &mut engine::policy::PolicyCounters,
+    ) {
+    }
+
+    fn end_tick(
+        &mut self,
+        _: &mut engine::cell::Cell,
+        _: i64,
+        _: &mut engine::policy::PolicyCounters,
+    ) {
+    }
+}
+
+/// Each tick's events per job (arrivals = tasks submitted, departures = tasks ended) and per
+/// machine (added, resized, removed), worked out by hand from the rows above.
+#[test]
+fn tick_events_per_job_and_machine() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    write_table(&trace, "machine_events", MACHINES);
+    write_table(&trace, "task_events", TASKS);
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let recorder = Recorder::default();
+    let log = recorder.log.clone();
+    let progress = engine::RunProgress::default();
+    let run = root.path().join("run");
+    engine::run(
+        &RunConfig::default(),
+        &parquet,
+        &run,
+        recorder,
+        &progress,
+        None,
+    )
+    .unwrap();
+    let log = log.lock().unwrap();
+    let unit = |v: f32| engine::units::to_units(v);
+    let expected: [TickLog; 6] = [
+        // Machines 1 and 2 added; jobs 10 (two tasks), 11 and 12 submitted.
+        (
+            vec![(10, 2, 0), (11, 1, 0), (12, 1, 0)],
+            vec![(1, true, unit(0.5)), (2, true, unit(1.0))],
+        ),
+        // Machine 3 added.
+        (vec![], vec![(3, true, unit(0.25))]),
+        // Machine 2's memory halved; 11/0 evicted and submitted again.
+        (vec![(11, 1, 1)], vec![(2, true, unit(1.0))]),
+        // Machine 1 removed; 10/0 (displaced from it) evicted.
+        (vec![(10, 0, 1)], vec![(1, false, unit(0.5))]),
+        // 10/1 finishes, 12/0 fails, 11/0 is killed; 13/0 submitted.
+        (vec![(10, 0, 1), (11, 0, 1), (12, 0, 1), (13, 1, 0)], vec![]),
+        // 13/0 lost.
+        (vec![(13, 0, 1)], vec![]),
+    ];
+    assert_eq!(log.len(), expected.len());
+    for (t, (got, want)) in log.iter().zip(&expected).enumerate() {
+        assert_eq!(got, want, "tick {t}");
+    }
 }

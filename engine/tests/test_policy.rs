@@ -1,6 +1,6 @@
 //! A policy defined outside the engine, in this file alone, runs through `engine::run` like the
-//! registered ones (its agents, messages, message counts and snapshot state are the engine's
-//! business, not an edit elsewhere), and active stepping steps exactly the agents with something
+//! registered ones (its agents, messages, message counts, counters and snapshot state are the
+//! engine's business, not an edit elsewhere), and active stepping steps exactly the agents with something
 //! to do: of 10,000 agents, one that asks to be woken every tick is the only one stepped. A
 //! message sent with a delivery time arrives in the round it is due.
 
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use common::*;
 use engine::cell::Cell;
 use engine::ids::{AgentIdx, Tick};
-use engine::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use engine::policy::{CounterKind, Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use engine::replay::TickEvents;
 use engine::{RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress, generate};
@@ -36,6 +36,10 @@ impl Policy for Heartbeat {
 
     fn name(&self) -> &'static str {
         "heartbeat"
+    }
+
+    fn counter_kinds(&self) -> &'static [CounterKind] {
+        &BEAT_SECONDS
     }
 
     fn message_kinds(&self) -> &'static [&'static str] {
@@ -88,8 +92,13 @@ impl Policy for Heartbeat {
 
     fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
 
-    fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
+    fn end_tick(&mut self, _: &mut Cell, _: i64, counters: &mut PolicyCounters) {
+        counters.add(0, 0.5);
+    }
 }
+
+/// Heartbeat's one counter: half a second a tick.
+const BEAT_SECONDS: [CounterKind; 1] = [CounterKind::amount("beat_seconds")];
 
 /// A small generated cell, ingested: its Parquet directory.
 fn small_trace(root: &std::path::Path) -> std::path::PathBuf {
@@ -243,6 +252,12 @@ fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
     // The message counts are `ticks/` columns of the policy's own naming.
     let rows = read_parquet(&run.join("ticks"));
     assert!(rows.schema().index_of("msg_ping").is_ok());
+    // Its counter too, of its own type, and its total in the summary; none of MASB's.
+    let beats = rows.column(rows.schema().index_of("beat_seconds").unwrap());
+    let beats = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Float64Type>(beats);
+    assert!(beats.iter().all(|b| b == Some(0.5)));
+    assert_eq!(summary.totals.counters["beat_seconds"], 0.5 * ticks as f64);
+    assert!(rows.schema().index_of("migrations_started").is_err());
     // Resumed from the snapshot before tick 20, the wake-up in flight there is restored: the
     // busy agent and agent 7 go on being stepped once a tick each, the outputs are the same.
     let before = deterministic_outputs(&run);

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::error::{EngineError, Result};
 use crate::metrics::TickRow;
-use crate::policy::MigrationRecord;
+use crate::policy::{CounterKind, MigrationRecord};
 
 mod tables;
 pub use tables::{TickTiming, migrations_schema, nodes_schema, ticks_schema, timing_schema};
@@ -106,6 +106,8 @@ pub struct RunOutputs {
     part_ticks: u32,
     part_rows: usize,
     ticks_schema: SchemaRef,
+    /// The policy's counters, the `ticks/` columns after the metrics.
+    counter_kinds: &'static [CounterKind],
     nodes_schema: SchemaRef,
     migrations_schema: SchemaRef,
     timing_schema: SchemaRef,
@@ -120,7 +122,7 @@ impl RunOutputs {
     /// discarded.
     pub fn open(
         dir: &Path,
-        message_kinds: &[&str],
+        (counter_kinds, message_kinds): (&'static [CounterKind], &[&str]),
         (part_ticks, part_rows): (u32, u64),
         state: OutputState,
     ) -> Result<RunOutputs> {
@@ -177,7 +179,8 @@ impl RunOutputs {
             dir: dir.to_path_buf(),
             part_ticks: part_ticks.max(1),
             part_rows: usize::try_from(part_rows).unwrap_or(usize::MAX).max(1),
-            ticks_schema: ticks_schema(message_kinds),
+            ticks_schema: ticks_schema(counter_kinds, message_kinds),
+            counter_kinds,
             nodes_schema: nodes_schema(),
             migrations_schema: migrations_schema(),
             timing_schema: timing_schema(),
@@ -239,7 +242,7 @@ impl RunOutputs {
             return Ok(());
         }
         let first = self.state.part_first_tick;
-        let batch = ticks_batch(&self.ticks_schema, &self.state.ticks);
+        let batch = ticks_batch(&self.ticks_schema, self.counter_kinds, &self.state.ticks);
         self.write_table_part("ticks", first, &batch)?;
         if !self.state.migrations.is_empty() || self.state.migrations_first_tick == first {
             self.write_migrations_part()?;
@@ -368,7 +371,8 @@ mod tests {
     #[test]
     fn migration_parts_close_at_their_row_bound_or_their_range_end() {
         let whole = tempfile::tempdir().unwrap();
-        let open = |dir: &Path, state| RunOutputs::open(dir, &["m"], (10, 5), state).unwrap();
+        let open =
+            |dir: &Path, state| RunOutputs::open(dir, (&[], &["m"]), (10, 5), state).unwrap();
         let mut outputs = open(whole.path(), OutputState::default());
         feed(&mut outputs, 0, 13);
         let mid_state = outputs.state().unwrap().clone();
@@ -423,7 +427,7 @@ mod tests {
     #[test]
     fn table_directories_hold_only_whole_parts() {
         let run = tempfile::tempdir().unwrap();
-        let open = |state| RunOutputs::open(run.path(), &["m"], (10, 5), state).unwrap();
+        let open = |state| RunOutputs::open(run.path(), (&[], &["m"]), (10, 5), state).unwrap();
         let mut outputs = open(OutputState::default());
         feed(&mut outputs, 0, 9);
         let state = outputs.state().unwrap().clone();
@@ -469,7 +473,7 @@ mod tests {
     fn pandas_reads_target_machines_as_exact_integers() {
         let run = tempfile::tempdir().unwrap();
         let mut outputs =
-            RunOutputs::open(run.path(), &["m"], (10, 5), OutputState::default()).unwrap();
+            RunOutputs::open(run.path(), (&[], &["m"]), (10, 5), OutputState::default()).unwrap();
         feed(&mut outputs, 0, 2);
         outputs.finish().unwrap();
         let file = File::open(run.path().join("migrations").join(part_name(0))).unwrap();

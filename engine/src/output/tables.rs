@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::classify::NodeClass;
 use crate::metrics::{TickRow, sum};
-use crate::policy::MigrationRecord;
+use crate::policy::{CounterKind, MigrationRecord};
 
 /// A table's schema of `fields`, with the pandas dtypes of its nullable integer columns (so
 /// that pandas keeps `migrations/`' `target_machine` an exact `UInt64`).
@@ -25,8 +25,8 @@ fn schema(fields: Vec<Field>) -> SchemaRef {
     Arc::new(with_pandas_metadata(Schema::new(fields)))
 }
 
-/// The `ticks.parquet` schema for a policy with these message kinds.
-pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
+/// The `ticks.parquet` schema for a policy with these counters and message kinds.
+pub fn ticks_schema(counter_kinds: &[CounterKind], message_kinds: &[&str]) -> SchemaRef {
     let mut f = vec![
         Field::new("tick", DataType::UInt32, false),
         Field::new("time_us", DataType::Int64, false),
@@ -48,16 +48,13 @@ pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
         f.push(Field::new(name, DataType::Float64, false));
     }
     f.push(Field::new("rus_breaches", DataType::UInt32, false));
-    for name in [
-        "migrations_started",
-        "migrations_completed",
-        "migrations_failed",
-    ] {
-        f.push(Field::new(name, DataType::UInt64, false));
-    }
-    f.push(Field::new("migration_cost_mb", DataType::Float64, false));
-    for name in ["forced_migrations", "collisions", "placements_skipped"] {
-        f.push(Field::new(name, DataType::UInt64, false));
+    for kind in counter_kinds {
+        let data_type = if kind.amount {
+            DataType::Float64
+        } else {
+            DataType::UInt64
+        };
+        f.push(Field::new(kind.name, data_type, false));
     }
     for kind in message_kinds {
         f.push(Field::new(format!("msg_{kind}"), DataType::UInt64, false));
@@ -65,7 +62,11 @@ pub fn ticks_schema(message_kinds: &[&str]) -> SchemaRef {
     schema(f)
 }
 
-pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
+pub(super) fn ticks_batch(
+    schema: &SchemaRef,
+    counter_kinds: &[CounterKind],
+    rows: &[TickRow],
+) -> RecordBatch {
     let u32s = |f: &dyn Fn(&TickRow) -> u32| {
         Arc::new(UInt32Array::from_iter_values(rows.iter().map(f))) as ArrayRef
     };
@@ -97,13 +98,13 @@ pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
         cols.push(f64s(&|r| r.ratio(a, b)));
     }
     cols.push(u32s(&|r| r.rus_breaches));
-    cols.push(u64s(&|r| r.counters.migrations_started));
-    cols.push(u64s(&|r| r.counters.migrations_completed));
-    cols.push(u64s(&|r| r.counters.migrations_failed));
-    cols.push(f64s(&|r| r.counters.migration_cost_mb));
-    cols.push(u64s(&|r| r.counters.forced_migrations));
-    cols.push(u64s(&|r| r.counters.collisions));
-    cols.push(u64s(&|r| r.counters.placements_skipped));
+    for (k, kind) in counter_kinds.iter().enumerate() {
+        cols.push(if kind.amount {
+            f64s(&|r| r.counters.get(k))
+        } else {
+            u64s(&|r| r.counters.get(k) as u64)
+        });
+    }
     let kinds = schema.fields().len() - cols.len();
     for k in 0..kinds {
         cols.push(u64s(&|r| r.messages.get(k).copied().unwrap_or(0)));

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::queue::LaneKey;
-use super::{Replay, TickEvents};
+use super::{EndedTask, Replay, TickEvents};
 use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
 use crate::ids::TaskIdx;
 use crate::preload;
@@ -67,21 +67,20 @@ pub struct AwaitingStart {
     pub run_us: i64,
 }
 
-/// Applies one due event unless its task slot has ended or been reused since; true when it
-/// ended a run.
-fn apply_due(cell: &mut Cell, d: &Deferred) -> bool {
+/// Applies one due event unless its task slot has ended or been reused since; a run it ends
+/// goes into `ended`.
+fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
     let i = d.task.index();
     if cell.tasks.generation[i] != d.generation || cell.tasks.state[i] == TaskState::Free {
-        return false;
+        return;
     }
     match d.kind {
         DeferredKind::End => {
+            ended.push(EndedTask::of(cell, d.task));
             cell.end(d.task);
-            true
         }
         DeferredKind::Usage { cpu, mem, until_us } => {
             cell.set_usage(d.task, cpu, mem, until_us);
-            false
         }
     }
 }
@@ -152,7 +151,7 @@ impl Replay {
             // applied in order.
             preload::preload(&due, |d| cell.preload_usage(d.task));
             for d in &due {
-                ev.ended += u64::from(apply_due(cell, d));
+                apply_due(cell, d, &mut ev.ended);
             }
         }
         self.due_events = due;
@@ -195,8 +194,8 @@ impl Replay {
                 _ => {}
             }
         }
+        ev.ended.push(EndedTask::of(cell, t));
         cell.end(t);
-        ev.ended += 1;
     }
 }
 
@@ -253,13 +252,13 @@ mod tests {
         let mut expected = cell.clone();
         let mut sorted: Vec<Deferred> = events.iter().filter(|d| d.due_us < 60).copied().collect();
         sorted.sort();
-        let ended: u64 = sorted
-            .iter()
-            .map(|d| u64::from(apply_due(&mut expected, d)))
-            .sum();
+        let mut ended = Vec::new();
+        for d in &sorted {
+            apply_due(&mut expected, d, &mut ended);
+        }
         let later = events.len() - sorted.len();
         assert!(sorted.len() > 2 * DUE_CHUNK && later > 0);
-        assert!(ended > 0);
+        assert!(!ended.is_empty());
         replay.deferred = events.into_iter().collect();
         let mut ev = TickEvents::default();
         replay.apply_deferred(&mut cell, 60, &mut ev);

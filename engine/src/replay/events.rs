@@ -6,6 +6,7 @@
 
 use ingest::codes::{machine_event, task_event};
 
+use super::MachineChange;
 use super::rows::{MachineEventRow, TaskEventRow};
 use super::{Placement, Replay, TickEvents};
 use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
@@ -56,7 +57,6 @@ impl Replay {
     ) {
         let n = self.node(machine_id, cell);
         let i = n.index();
-        ev.machine_changes += 1;
         match row.kind {
             machine_event::REMOVE => {
                 cell.nodes.online[i] = false;
@@ -73,6 +73,13 @@ impl Replay {
                 cell.nodes.online[i] = true;
             }
         }
+        let nodes = &cell.nodes;
+        ev.machine_changes.push(MachineChange {
+            node: n,
+            online: nodes.online[i],
+            cpu_cap: nodes.cpu_cap[i],
+            mem_cap: nodes.mem_cap[i],
+        });
     }
 
     /// One task event row for the task instance `key` (its job ID the row's own unless scaled)

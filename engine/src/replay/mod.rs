@@ -56,19 +56,67 @@ pub struct Placement {
     pub node: NodeIdx,
 }
 
-/// What changed in the cell this tick, for the policy.
+/// A task that ended: its trace identity (its slot may already serve another task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndedTask {
+    /// Trace job ID.
+    pub job_id: u64,
+    /// Task index within the job.
+    pub task_index: u32,
+}
+
+impl EndedTask {
+    /// Task `t`'s identity, read before it ends.
+    pub fn of(cell: &Cell, t: TaskIdx) -> EndedTask {
+        EndedTask {
+            job_id: cell.tasks.job_id[t.index()],
+            task_index: cell.tasks.task_index[t.index()],
+        }
+    }
+}
+
+/// A machine added, removed or resized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineChange {
+    /// The node.
+    pub node: NodeIdx,
+    /// Online after the change (false: removed).
+    pub online: bool,
+    /// CPU capacity after the change, units.
+    pub cpu_cap: u32,
+    /// Memory capacity after the change, units.
+    pub mem_cap: u32,
+}
+
+/// What changed in the cell this tick, for the policy. Per job: arrivals are `submitted`'s
+/// tasks' `job_id`s, departures `ended`'s ([`TickEvents::by_job`]).
 #[derive(Debug, Default, Clone)]
 pub struct TickEvents {
     /// Tasks that became pending (new or resubmitted).
     pub submitted: Vec<TaskIdx>,
     /// Recorded placements, in trace order.
     pub placements: Vec<Placement>,
-    /// Tasks ended this tick.
-    pub ended: u64,
-    /// Machines added, removed or resized this tick.
-    pub machine_changes: u64,
+    /// Tasks ended this tick (their runs finished, failed, were killed or lost), with their
+    /// jobs: a controller's departures per job.
+    pub ended: Vec<EndedTask>,
+    /// Machines added, removed or resized this tick, in trace order: capacity changes.
+    pub machine_changes: Vec<MachineChange>,
     /// Running tasks taken off machines that were removed (now pending).
     pub displaced_tasks: Vec<TaskIdx>,
+}
+
+impl TickEvents {
+    /// Tasks submitted and ended this tick per job: (job ID, arrivals, departures), by job ID.
+    pub fn by_job(&self, cell: &Cell) -> Vec<(u64, u32, u32)> {
+        let mut jobs: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
+        for &t in &self.submitted {
+            jobs.entry(cell.tasks.job_id[t.index()]).or_default().0 += 1;
+        }
+        for e in &self.ended {
+            jobs.entry(e.job_id).or_default().1 += 1;
+        }
+        jobs.into_iter().map(|(j, (a, d))| (j, a, d)).collect()
+    }
 }
 
 /// Counts of trace oddities over the whole run, reported in the summary.
