@@ -7,7 +7,8 @@
 #
 # Usage: scripts/bench-policies.sh BEFORE_BIN PARQUET_DIR > bench-results/policies-DATE.md
 #   BEFORE_BIN: a cellsim binary built before the change (e.g. from b5a6803)
-# Environment: RUNS (3), HOURS_1X (6), HOURS_8X (1), HOURS_DAY (24), WORK (a temporary directory).
+# Environment: RUNS (3), HOURS_1X (6), HOURS_8X (1), HOURS_DAY (24; 0 = no day runs),
+#              WORK (a temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before=${1:?usage: scripts/bench-policies.sh BEFORE_BIN PARQUET_DIR}
@@ -50,6 +51,7 @@ same() {
 }
 kinds=$("$after" run --help | awk '/Possible values:/ {on=1; next} on && /^ *- / {sub(":", "", $2); print $2} on && /^$/ {exit}')
 runs_day=()
+[ "$hours_day" = 0 ] && kinds=""
 for kind in $kinds; do
   d="$work/day-$kind"
   rm -rf "$d"
@@ -83,6 +85,7 @@ for cell in 1 8; do
 done
 echo
 echo "Raw speeds (runs in order): before 1x ${speed[before|1]}; after 1x ${speed[after|1]}; before 8x ${speed[before|8]}; after 8x ${speed[after|8]}"
+[ "$hours_day" = 0 ] && exit 0
 echo
 echo "## Every policy on the 12.5k cell over $hours_day h (one run each, 2 threads)"
 echo

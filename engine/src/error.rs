@@ -41,6 +41,14 @@ pub enum EngineError {
     /// A snapshot cannot be used (corrupt, truncated, foreign, another version or run).
     #[error(transparent)]
     Snapshot(#[from] crate::snapshot::SnapshotError),
+    /// A policy declared or wrote a table the engine cannot write (a bug in the policy).
+    #[error("the policy's table {table}: {problem}")]
+    PolicyTable {
+        /// The table's name.
+        table: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// An output file a snapshot continues holds less than the snapshot says was written.
     #[error(
         "{path}: {problem}: the outputs written before the snapshot are incomplete, so the run cannot continue from it"

@@ -177,6 +177,78 @@ impl PolicyCounters {
     }
 }
 
+/// The type of a column of a table a policy declares ([`TableSpec`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// `UInt32`.
+    U32,
+    /// `UInt64`.
+    U64,
+    /// `Int64` (times in microseconds).
+    I64,
+    /// `Float64`.
+    F64,
+    /// `Boolean`.
+    Bool,
+}
+
+/// A column of a table a policy declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnSpec {
+    /// Its name.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: ColumnType,
+    /// Whether it may hold [`Value::Null`].
+    pub nullable: bool,
+}
+
+/// A table a policy writes ([`Policy::tables`]): `RUN/<name>/` Parquet parts, cut as
+/// `migrations/`' are (one per `part` of simulated time, or sooner at `part_rows` rows), kept
+/// across snapshots like the engine's own tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSpec {
+    /// The table's directory name (not one of the engine's: `ticks`, `nodes`, `migrations`,
+    /// `timing`, `snapshots`, `synthetic`).
+    pub name: &'static str,
+    /// Its columns, in order.
+    pub columns: &'static [ColumnSpec],
+}
+
+/// A value in a row of a policy's table.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Value {
+    /// Absent (nullable columns only).
+    Null,
+    /// A [`ColumnType::U32`] value.
+    U32(u32),
+    /// A [`ColumnType::U64`] value.
+    U64(u64),
+    /// A [`ColumnType::I64`] value.
+    I64(i64),
+    /// A [`ColumnType::F64`] value.
+    F64(f64),
+    /// A [`ColumnType::Bool`] value.
+    Bool(bool),
+}
+
+/// The rows a policy adds to its tables in a tick ([`Policy::take_rows`]): per table (by index
+/// into [`Policy::tables`]), its values row after row.
+#[derive(Debug, Clone, Default)]
+pub struct TableRows {
+    pub(crate) values: Vec<Vec<Value>>,
+}
+
+impl TableRows {
+    /// Appends `row` (one value per column, in order) to table `table`.
+    pub fn push(&mut self, table: usize, row: &[Value]) {
+        if self.values.len() <= table {
+            self.values.resize_with(table + 1, Vec::new);
+        }
+        self.values[table].extend_from_slice(row);
+    }
+}
+
 /// What happened to one migration attempt.
 #[repr(u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -322,6 +394,15 @@ pub trait Policy: Send + Sync {
     /// Moves the migration records of this tick into `out` (for `migrations.parquet`); policies
     /// that never migrate keep the default.
     fn take_migrations(&mut self, _out: &mut Vec<MigrationRecord>) {}
+
+    /// The tables the policy writes besides the engine's (a queueing policy's per-task
+    /// `tasks/`, a per-job `jobs/`).
+    fn tables(&self) -> &'static [TableSpec] {
+        &[]
+    }
+
+    /// Moves the rows of this tick for [`Policy::tables`] into `out` (after `end_tick`).
+    fn take_rows(&mut self, _out: &mut TableRows) {}
 
     /// Moves the agents' sampled decision logs of this tick into `out`, one JSON object per line
     /// (for `samples.jsonl`), in agent order; policies that sample nothing keep the default.

@@ -26,7 +26,7 @@ use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use crate::ids::Tick;
 use crate::metrics::measure;
 use crate::output::{OutputState, RunOutputs, TickTiming};
-use crate::policy::{Envelope, Policy, PolicyCounters};
+use crate::policy::{Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
 use crate::summary::{Accumulator, BuildSpan, RunSummary, peak_rss_mb};
@@ -227,6 +227,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             outputs: RunOutputs::open(
                 out_dir,
                 (counter_kinds, kinds),
+                policy.tables(),
                 (config.part_ticks(), config.part_rows),
                 state.outputs,
             )?,
@@ -534,6 +535,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
         self.policy.take_migrations(&mut migrations);
         let mut samples = Vec::new();
         self.policy.take_samples(agents, &mut samples);
+        let mut rows = TableRows::default();
+        self.policy.take_rows(&mut rows);
         let t2 = Instant::now();
         if config.check_invariants {
             cell.check()
@@ -560,7 +563,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
             output_ms: ms(t3, t4),
             snapshot_ms: 0.0,
         };
-        self.outputs.tick(row, timing, &mut migrations)?;
+        self.outputs
+            .tick(row, timing, (&mut migrations, &mut rows))?;
         self.next_tick += 1;
         Ok(())
     }

@@ -12,6 +12,7 @@ use engine::sim_time::SimDuration;
 
 use std::path::{Path, PathBuf};
 
+use arrow_array::Array;
 use common::*;
 use engine::{PolicyConfig, RunConfig, RunSummary};
 use ingest::synth::{GenConfig, GenProgress, generate};
@@ -91,6 +92,31 @@ fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
         assert_eq!(summary.policy, kind);
         // The generated cell has room for its workload: a greedy placer leaves few waiting.
         assert!(summary.averages.tasks_pending < 0.05 * summary.averages.tasks_running);
+        // Its `tasks/` table: a row per ended run, started no earlier than submitted (the
+        // queueing time), ended no earlier than started.
+        let tasks = read_parquet(&root.path().join(format!("run-{kind}-1/tasks")));
+        assert!(tasks.num_rows() > 1_000, "{}", tasks.num_rows());
+        let column = |name: &str| {
+            let c = tasks.column(tasks.schema().index_of(name).unwrap());
+            arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(c).clone()
+        };
+        let (submit, start, end, queue) = (
+            column("submit_us"),
+            column("start_us"),
+            column("end_us"),
+            column("queue_us"),
+        );
+        for i in 0..tasks.num_rows() {
+            if start.is_null(i) {
+                assert!(queue.is_null(i));
+                continue;
+            }
+            assert_eq!(queue.value(i), start.value(i) - submit.value(i));
+            assert!(
+                queue.value(i) >= 0 && end.value(i) >= start.value(i),
+                "row {i}"
+            );
+        }
     }
 }
 

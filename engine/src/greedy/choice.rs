@@ -4,6 +4,7 @@
 use ingest::rng::Rng;
 
 use super::fit::{Need, fits, free_after};
+use super::room::RoomIndex;
 use crate::cell::Cell;
 use crate::ids::{NodeIdx, TaskIdx};
 
@@ -13,18 +14,38 @@ pub trait NodeChoice: Default + Clone + Send + Sync {
     /// The policy's name.
     const NAME: &'static str;
 
-    /// The node for task `t` (its `need`), or `None` when no node qualifies; `rng` is the tick's
-    /// stream, drawn from in queue order.
-    fn choose(&self, cell: &Cell, t: TaskIdx, need: &Need, rng: &mut Rng) -> Option<NodeIdx>;
+    /// The node for task `t` (its `need`), or `None` when no node qualifies; `room` indexes
+    /// the cell's nodes as they are; `rng` is the tick's stream, drawn from in queue order.
+    fn choose(
+        &self,
+        at: (&Cell, &RoomIndex),
+        t: TaskIdx,
+        need: &Need,
+        rng: &mut Rng,
+    ) -> Option<NodeIdx>;
 }
 
-/// The nodes with room for `need` that meet task `t`'s constraints, in index order.
-fn candidates<'a>(cell: &'a Cell, t: TaskIdx, need: &'a Need) -> impl Iterator<Item = usize> + 'a {
+/// Whether node `n` has room for `need` and meets task `t`'s constraints.
+fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool {
     let constraints = cell.constraints_of(t);
-    (0..cell.nodes.len()).filter(move |&n| {
-        fits(&cell.nodes, n, need)
-            && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
-    })
+    fits(&cell.nodes, n, need)
+        && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
+}
+
+/// The qualifying nodes, in index order, to `visit` (the room index skips the nodes that cannot
+/// have room).
+fn each_candidate(
+    cell: &Cell,
+    room: &RoomIndex,
+    t: TaskIdx,
+    need: &Need,
+    mut visit: impl FnMut(usize),
+) {
+    room.each(need, |n| {
+        if qualifies(cell, t, need, n) {
+            visit(n);
+        }
+    });
 }
 
 /// The first qualifying node in index order (the order the trace adds machines).
@@ -34,8 +55,15 @@ pub struct FirstFit;
 impl NodeChoice for FirstFit {
     const NAME: &'static str = "first-fit";
 
-    fn choose(&self, cell: &Cell, t: TaskIdx, need: &Need, _: &mut Rng) -> Option<NodeIdx> {
-        candidates(cell, t, need).next().map(|n| NodeIdx(n as u32))
+    fn choose(
+        &self,
+        (cell, room): (&Cell, &RoomIndex),
+        t: TaskIdx,
+        need: &Need,
+        _: &mut Rng,
+    ) -> Option<NodeIdx> {
+        let n = room.first(need, 0, |n| qualifies(cell, t, need, n));
+        n.map(|n| NodeIdx(n as u32))
     }
 }
 
@@ -47,32 +75,67 @@ pub struct BestFit;
 impl NodeChoice for BestFit {
     const NAME: &'static str = "best-fit";
 
-    fn choose(&self, cell: &Cell, t: TaskIdx, need: &Need, _: &mut Rng) -> Option<NodeIdx> {
+    fn choose(
+        &self,
+        (cell, room): (&Cell, &RoomIndex),
+        t: TaskIdx,
+        need: &Need,
+        _: &mut Rng,
+    ) -> Option<NodeIdx> {
         let mut best: Option<(f64, usize)> = None;
-        for n in candidates(cell, t, need) {
+        each_candidate(cell, room, t, need, |n| {
             let left = free_after(&cell.nodes, n, need);
             if best.is_none_or(|(b, _)| left < b) {
                 best = Some((left, n));
             }
-        }
+        });
         best.map(|(_, n)| NodeIdx(n as u32))
     }
 }
 
-/// A qualifying node drawn uniformly: the k-th of them, k drawn below their count.
+/// A qualifying node drawn uniformly: first by rejection (a node drawn uniformly from all,
+/// taken if it qualifies, up to [`RANDOM_TRIES`] draws), then, if none was taken, the k-th of the
+/// qualifying nodes, k drawn below their count. Both are uniform over the qualifying nodes, so
+/// their mixture is too; the first is all a cell with room anywhere usually needs.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Random;
+
+/// Draws of [`Random`]'s rejection stage.
+pub const RANDOM_TRIES: u32 = 32;
 
 impl NodeChoice for Random {
     const NAME: &'static str = "random";
 
-    fn choose(&self, cell: &Cell, t: TaskIdx, need: &Need, rng: &mut Rng) -> Option<NodeIdx> {
-        let count = candidates(cell, t, need).count();
+    fn choose(
+        &self,
+        (cell, room): (&Cell, &RoomIndex),
+        t: TaskIdx,
+        need: &Need,
+        rng: &mut Rng,
+    ) -> Option<NodeIdx> {
+        let nodes = cell.nodes.len() as u64;
+        let tries = if nodes > 0 { RANDOM_TRIES } else { 0 };
+        for _ in 0..tries {
+            let n = rng.below(nodes) as usize;
+            if qualifies(cell, t, need, n) {
+                return Some(NodeIdx(n as u32));
+            }
+        }
+        let mut count = 0u64;
+        each_candidate(cell, room, t, need, |_| count += 1);
         if count == 0 {
             return None;
         }
-        let k = rng.below(count as u64) as usize;
-        candidates(cell, t, need).nth(k).map(|n| NodeIdx(n as u32))
+        let mut k = rng.below(count);
+        let kth = room.first(need, 0, |n| {
+            if !qualifies(cell, t, need, n) {
+                return false;
+            }
+            let found = k == 0;
+            k = k.saturating_sub(1);
+            found
+        });
+        kth.map(|n| NodeIdx(n as u32))
     }
 }
 
@@ -102,7 +165,10 @@ mod tests {
     fn choose<C: NodeChoice>(cell: &Cell, t: TaskIdx, seed: u64) -> Option<u32> {
         let need = Need::of(cell, t);
         let mut rng = Rng::new(seed, 0);
-        C::default().choose(cell, t, &need, &mut rng).map(|n| n.0)
+        let mut room = RoomIndex::default();
+        room.rebuild(&cell.nodes);
+        let chosen = C::default().choose((cell, &room), t, &need, &mut rng);
+        chosen.map(|n| n.0)
     }
 
     #[test]
@@ -132,6 +198,8 @@ mod tests {
         assert_eq!(choose::<BestFit>(&cell, t, 1), Some(expected));
     }
 
+    /// Both stages: with node 0 (no room) among four, rejection takes most draws; with room on
+    /// one node of 200, the exact stage takes most.
     #[test]
     fn random_draws_uniformly_among_the_nodes_with_room() {
         let (cell, t) = cell();
@@ -145,6 +213,28 @@ mod tests {
         for &d in &drawn[1..] {
             assert!((900..1_100).contains(&d), "{drawn:?}");
         }
+        // 200 nodes, 3 of them with room (1, 100 and 199): 32 draws find one only ~38 % of the
+        // time; the exact stage gives the rest, and the whole stays uniform.
+        let mut cell = Cell::default();
+        for m in 0..200u32 {
+            let n = cell.nodes.push(m as u64).index();
+            cell.nodes.online[n] = true;
+            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+            cell.nodes.cpu_used[n] = if [1, 100, 199].contains(&m) { 0 } else { 100 };
+        }
+        let t = cell.tasks.alloc(1, 0, 0, 0);
+        cell.set_request(t, 20, 15);
+        let mut drawn = std::collections::BTreeMap::new();
+        for seed in 0..3_000 {
+            *drawn
+                .entry(choose::<Random>(&cell, t, seed).unwrap())
+                .or_insert(0) += 1;
+        }
+        assert_eq!(drawn.keys().copied().collect::<Vec<_>>(), [1, 100, 199]);
+        assert!(
+            drawn.values().all(|d| (900..1_100).contains(d)),
+            "{drawn:?}"
+        );
     }
 
     #[test]

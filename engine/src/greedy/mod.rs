@@ -1,7 +1,8 @@
 //! Policies `first-fit`, `best-fit` and `random`: greedy placers, the baselines every scheduler
 //! is measured against (issue 32), on GCD cells as on the seeds' scenarios.
 //!
-//! Each tick, after the trace's events, [`Greedy::begin_tick`](crate::policy::Policy::begin_tick)
+//! Each ended task run is a row of the policy's `tasks/` table (submit, start, end and queueing
+//! time, microseconds). Each tick, after the trace's events, [`Greedy::begin_tick`](crate::policy::Policy::begin_tick)
 //! takes the waiting tasks in the order they became pending (new, resubmitted, or displaced by a
 //! machine removal) and places each on the node its [`NodeChoice`] picks among the online nodes
 //! with room for it ([`fit`]) that meet its constraints. A task no node has room for waits for
@@ -17,21 +18,27 @@
 pub mod fit;
 
 mod choice;
+mod room;
 
 use ingest::rng::{Rng, hash_keys};
 use serde::{Deserialize, Serialize};
 
 pub use choice::{BestFit, FirstFit, NodeChoice, Random};
 use fit::Need;
+use room::RoomIndex;
 
 use crate::cell::{Cell, TaskState};
-use crate::ids::{AgentIdx, TaskIdx, Tick};
-use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::ids::{AgentIdx, ConstraintSetIdx, TaskIdx, Tick};
+use crate::policy::{
+    ColumnSpec, ColumnType, Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows,
+    TableSpec, Value,
+};
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
-/// Needs of tasks no node had room for this tick, kept to skip the tasks needing more.
-const FAILED_KEPT: usize = 8;
+/// Needs of tasks no node had room for this tick (with their constraint sets), kept to skip
+/// the tasks needing more.
+const FAILED_KEPT: usize = 32;
 
 /// A greedy placer choosing nodes by `C`.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +49,51 @@ pub struct Greedy<C> {
     waiting: Vec<(TaskIdx, u32)>,
     /// Per task slot: in `waiting` (not saved: rebuilt from it).
     queued: Vec<bool>,
+    /// Room on the nodes (a pure cache: rebuilt every tick).
+    room: RoomIndex,
+    /// This tick's `tasks/` rows (taken every tick: not saved).
+    rows: Vec<Value>,
 }
+
+/// The `tasks/` table: one row per task run that ended, with its queueing time.
+const TASK_COLUMNS: [ColumnSpec; 6] = [
+    ColumnSpec {
+        name: "job_id",
+        ty: ColumnType::U64,
+        nullable: false,
+    },
+    ColumnSpec {
+        name: "task_index",
+        ty: ColumnType::U32,
+        nullable: false,
+    },
+    ColumnSpec {
+        name: "submit_us",
+        ty: ColumnType::I64,
+        nullable: false,
+    },
+    // The end of the tick the task was placed in; null when it ended while waiting.
+    ColumnSpec {
+        name: "start_us",
+        ty: ColumnType::I64,
+        nullable: true,
+    },
+    ColumnSpec {
+        name: "end_us",
+        ty: ColumnType::I64,
+        nullable: false,
+    },
+    // start_us - submit_us.
+    ColumnSpec {
+        name: "queue_us",
+        ty: ColumnType::I64,
+        nullable: true,
+    },
+];
+const TABLES: [TableSpec; 1] = [TableSpec {
+    name: "tasks",
+    columns: &TASK_COLUMNS,
+}];
 
 impl<C: NodeChoice> Greedy<C> {
     /// The placer with the run's seed (random draws only).
@@ -52,6 +103,8 @@ impl<C: NodeChoice> Greedy<C> {
             seed,
             waiting: Vec::new(),
             queued: Vec::new(),
+            room: RoomIndex::default(),
+            rows: Vec::new(),
         }
     }
 
@@ -90,25 +143,31 @@ impl<C: NodeChoice> Greedy<C> {
 /// Places each of `waiting` that is still pending where `choice` picks, in order.
 fn place_waiting<C: NodeChoice>(
     choice: &C,
-    cell: &mut Cell,
+    (cell, room): (&mut Cell, &mut RoomIndex),
     waiting: &[(TaskIdx, u32)],
     rng: &mut Rng,
     now_us: i64,
 ) {
-    let mut failed: Vec<Need> = Vec::new();
+    let mut failed: Vec<(ConstraintSetIdx, Need)> = Vec::new();
+    room.rebuild(&cell.nodes);
     for &(t, _) in waiting {
         if cell.tasks.state[t.index()] != TaskState::Pending {
             continue;
         }
         let need = Need::of(cell, t);
-        if failed.iter().any(|f| need.at_least(f)) {
+        let set = cell.constraint_set(t);
+        let hopeless = |(s, f): &(ConstraintSetIdx, Need)| {
+            (*s == set || *s == ConstraintSetIdx::EMPTY) && need.at_least(f)
+        };
+        if !room.any(&need) || failed.iter().any(hopeless) {
             continue;
         }
-        match choice.choose(cell, t, &need, rng) {
-            Some(n) => cell.place(t, n, now_us),
-            None if cell.constraints_of(t).is_empty() && failed.len() < FAILED_KEPT => {
-                failed.push(need)
+        match choice.choose((cell, room), t, &need, rng) {
+            Some(n) => {
+                cell.place(t, n, now_us);
+                room.update(&cell.nodes, n.index());
             }
+            None if failed.len() < FAILED_KEPT => failed.push((set, need)),
             None => {}
         }
     }
@@ -141,8 +200,23 @@ impl<C: NodeChoice> Policy for Greedy<C> {
         _counters: &mut PolicyCounters,
     ) {
         self.update_waiting(cell, events);
+        for e in &events.ended {
+            let start = e.start_us.map_or(Value::Null, Value::I64);
+            let queue = e
+                .start_us
+                .map_or(Value::Null, |s| Value::I64(s - e.submit_us));
+            self.rows.extend([
+                Value::U64(e.job_id),
+                Value::U32(e.task_index),
+                Value::I64(e.submit_us),
+                start,
+                Value::I64(e.end_us),
+                queue,
+            ]);
+        }
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
-        place_waiting(&self.choice, cell, &self.waiting, &mut rng, now_us);
+        let at = (&mut *cell, &mut self.room);
+        place_waiting(&self.choice, at, &self.waiting, &mut rng, now_us);
         self.keep_pending(cell);
     }
 
@@ -159,6 +233,15 @@ impl<C: NodeChoice> Policy for Greedy<C> {
     fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
 
     fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
+
+    fn tables(&self) -> &'static [TableSpec] {
+        &TABLES
+    }
+
+    fn take_rows(&mut self, out: &mut TableRows) {
+        out.push(0, &self.rows);
+        self.rows.clear();
+    }
 
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&self.waiting);

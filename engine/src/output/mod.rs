@@ -35,8 +35,9 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::error::{EngineError, Result};
 use crate::metrics::TickRow;
-use crate::policy::{CounterKind, MigrationRecord};
+use crate::policy::{CounterKind, MigrationRecord, TableRows, TableSpec, Value};
 
+mod policy_tables;
 mod tables;
 pub use tables::{TickTiming, migrations_schema, nodes_schema, ticks_schema, timing_schema};
 use tables::{migrations_batch, nodes_batch, ticks_batch, timing_batch};
@@ -98,6 +99,18 @@ pub struct OutputState {
     pub parts: Vec<String>,
     /// Bytes of `samples.jsonl.partial` written.
     pub samples_len: u64,
+    /// The open parts of the policy's own tables ([`Policy::tables`](crate::policy::Policy::tables)),
+    /// in declaration order.
+    pub tables: Vec<OpenTable>,
+}
+
+/// The open part of one of the policy's tables.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenTable {
+    /// First tick of the part.
+    pub first_tick: u32,
+    /// Its rows' values, row after row.
+    pub values: Vec<Value>,
 }
 
 /// Writes the outputs of one run.
@@ -110,6 +123,9 @@ pub struct RunOutputs {
     counter_kinds: &'static [CounterKind],
     nodes_schema: SchemaRef,
     migrations_schema: SchemaRef,
+    /// The policy's own tables and their schemas.
+    policy_tables: &'static [TableSpec],
+    policy_schemas: Vec<SchemaRef>,
     timing_schema: SchemaRef,
     state: OutputState,
     samples: std::io::BufWriter<File>,
@@ -123,15 +139,23 @@ impl RunOutputs {
     pub fn open(
         dir: &Path,
         (counter_kinds, message_kinds): (&'static [CounterKind], &[&str]),
+        policy_tables: &'static [TableSpec],
         (part_ticks, part_rows): (u32, u64),
-        state: OutputState,
+        mut state: OutputState,
     ) -> Result<RunOutputs> {
+        policy_tables::check(policy_tables)
+            .map_err(|(table, problem)| EngineError::PolicyTable { table, problem })?;
+        let first = state.part_first_tick;
+        state.tables.resize_with(policy_tables.len(), || OpenTable {
+            first_tick: first,
+            values: Vec::new(),
+        });
         let partial_dir = dir.join(PARTIAL_DIR);
         if partial_dir.exists() {
             std::fs::remove_dir_all(&partial_dir).map_err(EngineError::io(&partial_dir))?;
         }
         std::fs::create_dir_all(&partial_dir).map_err(EngineError::io(&partial_dir))?;
-        for table in TABLES {
+        for table in TABLES.iter().chain(policy_tables.iter().map(|t| &t.name)) {
             let table_dir = dir.join(table);
             std::fs::create_dir_all(&table_dir).map_err(EngineError::io(&table_dir))?;
             for entry in std::fs::read_dir(&table_dir).map_err(EngineError::io(&table_dir))? {
@@ -183,6 +207,8 @@ impl RunOutputs {
             counter_kinds,
             nodes_schema: nodes_schema(),
             migrations_schema: migrations_schema(),
+            policy_schemas: policy_tables.iter().map(policy_tables::schema_of).collect(),
+            policy_tables,
             timing_schema: timing_schema(),
             state,
             samples,
@@ -196,20 +222,50 @@ impl RunOutputs {
         &mut self,
         row: TickRow,
         timing: TickTiming,
-        migrations: &mut Vec<MigrationRecord>,
+        (migrations, rows): (&mut Vec<MigrationRecord>, &mut TableRows),
     ) -> Result<()> {
         let tick = row.tick;
         self.state.ticks.push(row);
         self.state.timing.push(timing);
         self.state.migrations.append(migrations);
+        for (open, values) in self.state.tables.iter_mut().zip(&mut rows.values) {
+            open.values.append(values);
+        }
         if (tick + 1).is_multiple_of(self.part_ticks) {
             self.write_open_parts()?;
             self.state.part_first_tick = tick + 1;
             self.state.migrations_first_tick = tick + 1;
-        } else if self.state.migrations.len() >= self.part_rows {
+            for open in &mut self.state.tables {
+                open.first_tick = tick + 1;
+            }
+            return Ok(());
+        }
+        if self.state.migrations.len() >= self.part_rows {
             self.write_migrations_part()?;
             self.state.migrations_first_tick = tick + 1;
         }
+        for t in 0..self.policy_tables.len() {
+            let width = self.policy_tables[t].columns.len().max(1);
+            if self.state.tables[t].values.len() / width >= self.part_rows {
+                self.write_policy_part(t)?;
+                self.state.tables[t].first_tick = tick + 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the open part of the policy's table `t` and empties it.
+    fn write_policy_part(&mut self, t: usize) -> Result<()> {
+        let spec = &self.policy_tables[t];
+        let open = &self.state.tables[t];
+        let batch = policy_tables::batch_of(spec, &self.policy_schemas[t], &open.values).map_err(
+            |problem| EngineError::PolicyTable {
+                table: spec.name.to_string(),
+                problem,
+            },
+        )?;
+        self.write_table_part(spec.name, open.first_tick, &batch)?;
+        self.state.tables[t].values.clear();
         Ok(())
     }
 
@@ -249,6 +305,12 @@ impl RunOutputs {
         }
         let batch = timing_batch(&self.timing_schema, &self.state.timing);
         self.write_table_part("timing", first, &batch)?;
+        for t in 0..self.policy_tables.len() {
+            let open = &self.state.tables[t];
+            if !open.values.is_empty() || open.first_tick == first {
+                self.write_policy_part(t)?;
+            }
+        }
         self.state.ticks.clear();
         self.state.timing.clear();
         Ok(())
@@ -352,7 +414,13 @@ mod tests {
         for tick in from..to {
             let mut records = (0..ROWS[tick as usize]).map(|k| record(tick, k)).collect();
             let timing = TickTiming::default();
-            outputs.tick(tick_row(tick), timing, &mut records).unwrap();
+            outputs
+                .tick(
+                    tick_row(tick),
+                    timing,
+                    (&mut records, &mut TableRows::default()),
+                )
+                .unwrap();
             assert!(records.is_empty());
         }
     }
@@ -372,7 +440,7 @@ mod tests {
     fn migration_parts_close_at_their_row_bound_or_their_range_end() {
         let whole = tempfile::tempdir().unwrap();
         let open =
-            |dir: &Path, state| RunOutputs::open(dir, (&[], &["m"]), (10, 5), state).unwrap();
+            |dir: &Path, state| RunOutputs::open(dir, (&[], &["m"]), &[], (10, 5), state).unwrap();
         let mut outputs = open(whole.path(), OutputState::default());
         feed(&mut outputs, 0, 13);
         let mid_state = outputs.state().unwrap().clone();
@@ -427,7 +495,8 @@ mod tests {
     #[test]
     fn table_directories_hold_only_whole_parts() {
         let run = tempfile::tempdir().unwrap();
-        let open = |state| RunOutputs::open(run.path(), (&[], &["m"]), (10, 5), state).unwrap();
+        let open =
+            |state| RunOutputs::open(run.path(), (&[], &["m"]), &[], (10, 5), state).unwrap();
         let mut outputs = open(OutputState::default());
         feed(&mut outputs, 0, 9);
         let state = outputs.state().unwrap().clone();
@@ -436,7 +505,11 @@ mod tests {
         std::fs::write(&partial_dir, b"not a directory").unwrap();
         let mut records = vec![];
         let err = outputs
-            .tick(tick_row(9), TickTiming::default(), &mut records)
+            .tick(
+                tick_row(9),
+                TickTiming::default(),
+                (&mut records, &mut TableRows::default()),
+            )
             .unwrap_err();
         assert!(err.to_string().contains(".partial/ticks-part-"), "{err}");
         for table in TABLES {
@@ -472,8 +545,14 @@ mod tests {
     #[test]
     fn pandas_reads_target_machines_as_exact_integers() {
         let run = tempfile::tempdir().unwrap();
-        let mut outputs =
-            RunOutputs::open(run.path(), (&[], &["m"]), (10, 5), OutputState::default()).unwrap();
+        let mut outputs = RunOutputs::open(
+            run.path(),
+            (&[], &["m"]),
+            &[],
+            (10, 5),
+            OutputState::default(),
+        )
+        .unwrap();
         feed(&mut outputs, 0, 2);
         outputs.finish().unwrap();
         let file = File::open(run.path().join("migrations").join(part_name(0))).unwrap();

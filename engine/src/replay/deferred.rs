@@ -76,7 +76,7 @@ fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
     }
     match d.kind {
         DeferredKind::End => {
-            ended.push(EndedTask::of(cell, d.task));
+            ended.push(EndedTask::of(cell, d.task, d.due_us));
             cell.end(d.task);
         }
         DeferredKind::Usage { cpu, mem, until_us } => {
@@ -194,7 +194,7 @@ impl Replay {
                 _ => {}
             }
         }
-        ev.ended.push(EndedTask::of(cell, t));
+        ev.ended.push(EndedTask::of(cell, t, now_us));
         cell.end(t);
     }
 }

@@ -56,21 +56,34 @@ pub struct Placement {
     pub node: NodeIdx,
 }
 
-/// A task that ended: its trace identity (its slot may already serve another task).
+/// A task that ended: its trace identity (its slot may already serve another task) and its
+/// times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EndedTask {
     /// Trace job ID.
     pub job_id: u64,
     /// Task index within the job.
     pub task_index: u32,
+    /// Its latest SUBMIT, microseconds.
+    pub submit_us: i64,
+    /// When its run started (the end of the tick it was placed in); `None` when it ended while
+    /// pending.
+    pub start_us: Option<i64>,
+    /// When it ended, microseconds.
+    pub end_us: i64,
 }
 
 impl EndedTask {
-    /// Task `t`'s identity, read before it ends.
-    pub fn of(cell: &Cell, t: TaskIdx) -> EndedTask {
+    /// Task `t`, read before it ends at `end_us`.
+    pub fn of(cell: &Cell, t: TaskIdx, end_us: i64) -> EndedTask {
+        let (tasks, i) = (&cell.tasks, t.index());
+        let running = tasks.state[i] == crate::cell::TaskState::Running;
         EndedTask {
-            job_id: cell.tasks.job_id[t.index()],
-            task_index: cell.tasks.task_index[t.index()],
+            job_id: tasks.job_id[i],
+            task_index: tasks.task_index[i],
+            submit_us: tasks.submit_us[i],
+            start_us: running.then_some(tasks.start_us[i]),
+            end_us,
         }
     }
 }

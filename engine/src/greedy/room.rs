@@ -1,0 +1,199 @@
+//! The greedy placers' index of room on the nodes: a segment tree over node indices holding, per
+//! subtree, the most room any of its nodes has in each of the four amounts the fit rule reads
+//! ([`super::fit`]: CPU and memory usage, production CPU and memory requests). A search visits
+//! only subtrees that might hold a node with room, in index order, and checks each leaf it
+//! reaches with the fit rule itself: the tree is a bound, never the rule, so it cannot change a
+//! placement, only skip nodes that cannot take the task.
+//!
+//! Invariants: `room[size + n]` is node `n`'s [`room_of`], `room[i]` the component-wise maximum
+//! of its two children, for the cell as of the last [`RoomIndex::rebuild`] and the
+//! [`RoomIndex::update`]s since. Rebuilt every tick (O(nodes)); updated after each placement
+//! (O(log nodes)).
+
+use super::fit::Need;
+use crate::cell::Nodes;
+
+/// A node's room in (CPU usage, memory usage, production CPU, production memory), each one more
+/// than the amount free (0 for an offline node), so that a need of 0 still requires an online
+/// node.
+type Room = [u32; 4];
+
+/// Node `n`'s room.
+fn room_of(nodes: &Nodes, n: usize) -> Room {
+    if !nodes.online[n] {
+        return [0; 4];
+    }
+    let free = |used: u32, cap: u32| cap.saturating_sub(used).saturating_add(1);
+    [
+        free(nodes.cpu_used[n], nodes.cpu_cap[n]),
+        free(nodes.mem_used[n], nodes.mem_cap[n]),
+        free(nodes.prod_cpu_req[n], nodes.cpu_cap[n]),
+        free(nodes.prod_mem_req[n], nodes.mem_cap[n]),
+    ]
+}
+
+/// What a node needs to have room for `need` (an upper bound of the fit rule).
+fn wanted(need: &Need) -> Room {
+    let prod = |v: u32| if need.production { v } else { 0 };
+    [
+        need.cpu_use.saturating_add(1),
+        need.mem_use.saturating_add(1),
+        prod(need.cpu_req).saturating_add(1),
+        prod(need.mem_req).saturating_add(1),
+    ]
+}
+
+fn covers(room: &Room, want: &Room) -> bool {
+    room.iter().zip(want).all(|(r, w)| r >= w)
+}
+
+/// The segment tree (module doc).
+#[derive(Debug, Clone, Default)]
+pub struct RoomIndex {
+    /// Leaves from `size`; `size` a power of two at least the node count.
+    room: Vec<Room>,
+    size: usize,
+    nodes: usize,
+}
+
+impl RoomIndex {
+    /// Rebuilds the tree from the cell's nodes.
+    pub fn rebuild(&mut self, nodes: &Nodes) {
+        self.nodes = nodes.len();
+        self.size = self.nodes.next_power_of_two().max(1);
+        self.room.clear();
+        self.room.resize(2 * self.size, [0; 4]);
+        for n in 0..self.nodes {
+            self.room[self.size + n] = room_of(nodes, n);
+        }
+        for i in (1..self.size).rev() {
+            self.room[i] = max(&self.room[2 * i], &self.room[2 * i + 1]);
+        }
+    }
+
+    /// Refreshes node `n` after its sums changed.
+    pub fn update(&mut self, nodes: &Nodes, n: usize) {
+        let mut i = self.size + n;
+        self.room[i] = room_of(nodes, n);
+        while i > 1 {
+            i /= 2;
+            self.room[i] = max(&self.room[2 * i], &self.room[2 * i + 1]);
+        }
+    }
+
+    /// Whether any node might have room for `need`.
+    pub fn any(&self, need: &Need) -> bool {
+        self.room.get(1).is_some_and(|r| covers(r, &wanted(need)))
+    }
+
+    /// The first node in index order, from `from` on, that `accept` takes among those the tree
+    /// does not rule out for `need`.
+    pub fn first(
+        &self,
+        need: &Need,
+        from: usize,
+        mut accept: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        if self.nodes == 0 {
+            return None;
+        }
+        let want = wanted(need);
+        // Depth-first, left to right, over the subtrees that might hold such a node; the stack
+        // holds at most one pending right sibling per level.
+        let mut stack = [(0usize, 0usize, 0usize); 2 * usize::BITS as usize];
+        stack[0] = (1, 0, self.size);
+        let mut depth = 1;
+        while depth > 0 {
+            depth -= 1;
+            let (i, lo, hi) = stack[depth];
+            if hi <= from || lo >= self.nodes || !covers(&self.room[i], &want) {
+                continue;
+            }
+            if i >= self.size {
+                if accept(lo) {
+                    return Some(lo);
+                }
+                continue;
+            }
+            let mid = (lo + hi) / 2;
+            stack[depth] = (2 * i + 1, mid, hi);
+            stack[depth + 1] = (2 * i, lo, mid);
+            depth += 2;
+        }
+        None
+    }
+
+    /// The nodes the tree does not rule out for `need`, in index order, to `visit`.
+    pub fn each(&self, need: &Need, mut visit: impl FnMut(usize)) {
+        self.first(need, 0, |n| {
+            visit(n);
+            false
+        });
+    }
+}
+
+fn max(a: &Room, b: &Room) -> Room {
+    [
+        a[0].max(b[0]),
+        a[1].max(b[1]),
+        a[2].max(b[2]),
+        a[3].max(b[3]),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fit::fits;
+    use super::*;
+
+    /// On random cells and needs, the nodes the index visits are a superset of those with room,
+    /// in index order, and `first` finds the first node with room: as a scan over every node.
+    #[test]
+    fn the_index_finds_what_a_scan_finds() {
+        let mut r = ingest::rng::Rng::new(7, 0);
+        for case in 0..200 {
+            let mut nodes = Nodes::default();
+            let count = 1 + r.below(70) as usize;
+            for m in 0..count {
+                nodes.push(m as u64);
+                nodes.online[m] = r.below(10) > 0;
+                nodes.cpu_cap[m] = 50 + r.below(50) as u32;
+                nodes.mem_cap[m] = 50 + r.below(50) as u32;
+                // Some overloaded: used above capacity.
+                nodes.cpu_used[m] = r.below(110) as u32;
+                nodes.mem_used[m] = r.below(110) as u32;
+                nodes.prod_cpu_req[m] = r.below(110) as u32;
+                nodes.prod_mem_req[m] = r.below(110) as u32;
+            }
+            let mut index = RoomIndex::default();
+            index.rebuild(&nodes);
+            for _ in 0..20 {
+                let need = Need {
+                    cpu_use: r.below(40) as u32 * u32::from(case % 7 != 0),
+                    mem_use: r.below(40) as u32,
+                    cpu_req: r.below(60) as u32,
+                    mem_req: r.below(60) as u32,
+                    production: r.below(2) == 0,
+                };
+                let scan: Vec<usize> = (0..count).filter(|&n| fits(&nodes, n, &need)).collect();
+                let mut visited = Vec::new();
+                index.each(&need, |n| visited.push(n));
+                assert!(visited.windows(2).all(|w| w[0] < w[1]), "index order");
+                assert!(scan.iter().all(|n| visited.contains(n)), "case {case}");
+                let first = index.first(&need, 0, |n| fits(&nodes, n, &need));
+                assert_eq!(first, scan.first().copied(), "case {case}");
+                assert!(index.any(&need) || scan.is_empty());
+                let from = r.below(count as u64) as usize;
+                let later = index.first(&need, from, |n| fits(&nodes, n, &need));
+                assert_eq!(later, scan.iter().copied().find(|&n| n >= from));
+            }
+            // Updating one node after a change matches a rebuild.
+            let n = r.below(count as u64) as usize;
+            nodes.cpu_used[n] = nodes.cpu_used[n].saturating_add(30);
+            index.update(&nodes, n);
+            let mut rebuilt = RoomIndex::default();
+            rebuilt.rebuild(&nodes);
+            assert_eq!(index.room, rebuilt.room);
+        }
+    }
+}
