@@ -4,8 +4,8 @@
 //! is offline, is skipped and counted (its one counter, `placements_skipped`), not fatal.
 
 use crate::cell::{Cell, TaskState};
-use crate::ids::{AgentIdx, Tick};
-use crate::policy::{CounterKind, Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::ids::Tick;
+use crate::policy::{CounterKind, Envelope, Policy, PolicyCounters};
 use crate::replay::TickEvents;
 
 /// The counter of recorded placements that could not be followed.
@@ -51,14 +51,6 @@ impl Policy for BorgReplay {
         &COUNTERS
     }
 
-    fn message_kinds(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn message_kind(&self, _: &()) -> usize {
-        0
-    }
-
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
@@ -82,18 +74,4 @@ impl Policy for BorgReplay {
             cell.place(p.task, p.node, now_us);
         }
     }
-
-    fn step(
-        &self,
-        _: &StepCtx<'_>,
-        _: AgentIdx,
-        _: &mut (),
-        _: &[Envelope<()>],
-        _: &mut Outbox<'_, (), ()>,
-    ) {
-    }
-
-    fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
-
-    fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
 }

@@ -340,11 +340,16 @@ pub trait Policy: Send + Sync {
         &[]
     }
 
-    /// Names of the message types, counted per tick as `msg_<name>` columns.
-    fn message_kinds(&self) -> &'static [&'static str];
+    /// Names of the message types, counted per tick as `msg_<name>` columns (none by default:
+    /// a policy without agents).
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
 
     /// Index into [`Policy::message_kinds`] of a message.
-    fn message_kind(&self, msg: &Self::Msg) -> usize;
+    fn message_kind(&self, _msg: &Self::Msg) -> usize {
+        0
+    }
 
     /// Start of a tick, after the trace events are applied; `at` = (the tick, when it ends in
     /// microseconds).
@@ -358,29 +363,32 @@ pub trait Policy: Send + Sync {
         counters: &mut PolicyCounters,
     );
 
-    /// One agent's turn in a round.
+    /// One agent's turn in a round (never called for a policy without agents, which keeps the
+    /// default).
     fn step(
         &self,
-        ctx: &StepCtx<'_>,
-        me: AgentIdx,
-        agent: &mut Self::Agent,
-        inbox: &[Envelope<Self::Msg>],
-        out: &mut Outbox<'_, Self::Msg, Self::Action>,
-    );
+        _ctx: &StepCtx<'_>,
+        _me: AgentIdx,
+        _agent: &mut Self::Agent,
+        _inbox: &[Envelope<Self::Msg>],
+        _out: &mut Outbox<'_, Self::Msg, Self::Action>,
+    ) {
+    }
 
     /// Applies a run of a round's actions, in agent order: a round's actions come in several
     /// consecutive runs (one per work item), so applying them must not depend on where one run
     /// ends and the next begins.
     fn apply(
         &mut self,
-        cell: &mut Cell,
-        now_us: i64,
-        actions: &[(AgentIdx, Self::Action)],
-        counters: &mut PolicyCounters,
-    );
+        _cell: &mut Cell,
+        _now_us: i64,
+        _actions: &[(AgentIdx, Self::Action)],
+        _counters: &mut PolicyCounters,
+    ) {
+    }
 
     /// End of a tick, before metrics are taken.
-    fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters);
+    fn end_tick(&mut self, _cell: &mut Cell, _now_us: i64, _counters: &mut PolicyCounters) {}
 
     /// Writes the policy's own state at a tick boundary for a snapshot (the run loop saves the
     /// agents and the messages in flight); stateless policies keep the default.

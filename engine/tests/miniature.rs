@@ -180,14 +180,6 @@ impl engine::policy::Policy for Recorder {
         true
     }
 
-    fn message_kinds(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn message_kind(&self, _: &()) -> usize {
-        0
-    }
-
     fn begin_tick(
         &mut self,
         cell: &mut engine::cell::Cell,
@@ -205,33 +197,6 @@ impl engine::policy::Policy for Recorder {
         self.log.lock().unwrap().push(entry);
         self.inner
             .begin_tick(cell, at, events, agents, inject, counters);
-    }
-
-    fn step(
-        &self,
-        _: &engine::policy::StepCtx<'_>,
-        _: engine::ids::AgentIdx,
-        _: &mut (),
-        _: &[engine::policy::Envelope<()>],
-        _: &mut engine::policy::Outbox<'_, (), ()>,
-    ) {
-    }
-
-    fn apply(
-        &mut self,
-        _: &mut engine::cell::Cell,
-        _: i64,
-        _: &[(engine::ids::AgentIdx, ())],
-        _: &mut engine::policy::PolicyCounters,
-    ) {
-    }
-
-    fn end_tick(
-        &mut self,
-        _: &mut engine::cell::Cell,
-        _: i64,
-        _: &mut engine::policy::PolicyCounters,
-    ) {
     }
 }
 

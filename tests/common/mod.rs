@@ -156,7 +156,7 @@ pub fn signal(pid: u32, signal: &str) {
 /// samples.jsonl, by name.
 pub fn outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    for table in deterministic_tables(run) {
+    for table in engine::output::deterministic_tables(run).unwrap() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(run.join(&table))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -181,27 +181,4 @@ pub fn assert_same_outputs(run: &Path, reference: &Path) {
         assert!(x == y, "{name} differs from the uninterrupted run's");
     }
     assert!(b.len() > 6, "a run with parts to compare: {}", b.len());
-}
-
-/// The run's table directories whose parts are deterministic: every one but `timing/`: the
-/// engine's `ticks/`, `migrations/` and `nodes/` in that order, then the policy's own in name
-/// order.
-pub fn deterministic_tables(run: &Path) -> Vec<String> {
-    let mut tables: Vec<String> = std::fs::read_dir(run)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            !n.starts_with('.') && !["timing", "snapshots", "synthetic"].contains(&n.as_str())
-        })
-        .collect();
-    let engine = ["ticks", "migrations", "nodes"];
-    tables.sort_by_key(|t| {
-        (
-            engine.iter().position(|e| e == t).unwrap_or(engine.len()),
-            t.clone(),
-        )
-    });
-    tables
 }

@@ -28,10 +28,9 @@ use fit::Need;
 use room::RoomIndex;
 
 use crate::cell::{Cell, TaskState};
-use crate::ids::{AgentIdx, ConstraintSetIdx, TaskIdx, Tick};
+use crate::ids::{ConstraintSetIdx, TaskIdx, Tick};
 use crate::policy::{
-    ColumnSpec, ColumnType, Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows,
-    TableSpec, Value,
+    ColumnSpec, ColumnType, Envelope, Policy, PolicyCounters, TableRows, TableSpec, Value,
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
@@ -182,14 +181,6 @@ impl<C: NodeChoice> Policy for Greedy<C> {
         C::NAME
     }
 
-    fn message_kinds(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn message_kind(&self, _: &()) -> usize {
-        0
-    }
-
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
@@ -219,20 +210,6 @@ impl<C: NodeChoice> Policy for Greedy<C> {
         place_waiting(&self.choice, at, &self.waiting, &mut rng, now_us);
         self.keep_pending(cell);
     }
-
-    fn step(
-        &self,
-        _: &StepCtx<'_>,
-        _: AgentIdx,
-        _: &mut (),
-        _: &[Envelope<()>],
-        _: &mut Outbox<'_, (), ()>,
-    ) {
-    }
-
-    fn apply(&mut self, _: &mut Cell, _: i64, _: &[(AgentIdx, ())], _: &mut PolicyCounters) {}
-
-    fn end_tick(&mut self, _: &mut Cell, _: i64, _: &mut PolicyCounters) {}
 
     fn tables(&self) -> &'static [TableSpec] {
         &TABLES

@@ -53,6 +53,26 @@ fn props() -> WriterProperties {
 /// Table directories of a run, in the order they are written.
 pub const TABLES: [&str; 4] = ["ticks", "migrations", "timing", "nodes"];
 
+/// The table directories in run directory `dir` whose parts are deterministic (every one but
+/// `timing/`): the engine's `ticks/`, `migrations/` and `nodes/` in that order, then the policy's
+/// own ([`Policy::tables`](crate::policy::Policy::tables)) in name order. What a comparison of
+/// two runs' outputs reads (with `samples.jsonl`).
+pub fn deterministic_tables(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut tables = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let engine_only = ["timing", "snapshots", "synthetic"].contains(&name.as_str());
+        if entry.file_type()?.is_dir() && !name.starts_with('.') && !engine_only {
+            tables.push(name);
+        }
+    }
+    let engine = ["ticks", "migrations", "nodes"];
+    let rank = |t: &String| engine.iter().position(|e| e == t).unwrap_or(engine.len());
+    tables.sort_by_key(|t| (rank(t), t.clone()));
+    Ok(tables)
+}
+
 /// Name of the samples file.
 pub const SAMPLES_FILE: &str = "samples.jsonl";
 

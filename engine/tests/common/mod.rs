@@ -88,7 +88,7 @@ pub fn read_parquet(path: &Path) -> RecordBatch {
 /// the parts of ticks/, migrations/ and nodes/, and samples.jsonl, with their names.
 pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    for table in deterministic_tables(run) {
+    for table in engine::output::deterministic_tables(run).unwrap() {
         for f in parts(&run.join(&table)) {
             let name = format!("{table}/{}", f.file_name().unwrap().to_string_lossy());
             out.push((name, std::fs::read(&f).unwrap()));
@@ -99,27 +99,4 @@ pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
         std::fs::read(run.join("samples.jsonl")).unwrap(),
     ));
     out
-}
-
-/// The run's table directories whose parts are deterministic: every one but `timing/`: the
-/// engine's `ticks/`, `migrations/` and `nodes/` in that order, then the policy's own in name
-/// order.
-pub fn deterministic_tables(run: &Path) -> Vec<String> {
-    let mut tables: Vec<String> = std::fs::read_dir(run)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            !n.starts_with('.') && !["timing", "snapshots", "synthetic"].contains(&n.as_str())
-        })
-        .collect();
-    let engine = ["ticks", "migrations", "nodes"];
-    tables.sort_by_key(|t| {
-        (
-            engine.iter().position(|e| e == t).unwrap_or(engine.len()),
-            t.clone(),
-        )
-    });
-    tables
 }
