@@ -80,16 +80,6 @@ impl WakeQueue {
         }
     }
 
-    /// Wake-ups pending.
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    /// True when none is pending.
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
     /// Every pending wake-up, sorted (for snapshots).
     pub fn to_sorted(&self) -> Vec<(u64, u32)> {
         let mut all: Vec<(u64, u32)> = self.heap.iter().map(|r| r.0).collect();
@@ -111,16 +101,12 @@ pub struct ActiveScratch {
     active: Vec<u32>,
 }
 
-/// Agents stepped in one round: for tests and measurements.
-pub type Stepped = u64;
-
 /// A work item: the index of its first agent, its agents' states and the active ones among them.
 type WorkItem<'a, A> = (usize, &'a mut [A], &'a [u32]);
 
 /// Runs one round under active stepping: steps the agents with messages in `mailbox` (sparse
 /// form) or a wake-up due in `wakes`, applies their actions in agent order, leaves the messages
-/// sent in `mailbox` (sparse form) and the wake-ups asked for in `wakes`. Returns the number of
-/// agents stepped.
+/// sent in `mailbox` (sparse form) and the wake-ups asked for in `wakes`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_active_round<P: Policy>(
     policy: &mut P,
@@ -134,7 +120,7 @@ pub fn run_active_round<P: Policy>(
     granularity: Granularity,
     counts: &mut MessageCounts,
     counters: &mut PolicyCounters,
-) -> Stepped {
+) {
     let g = clock.global(tick, round);
     let active = &mut active_scratch.active;
     active.clear();
@@ -143,7 +129,6 @@ pub fn run_active_round<P: Policy>(
     active.extend_from_slice(mailbox.receivers());
     active.sort_unstable();
     active.dedup();
-    let stepped = active.len() as u64;
     // The fixed chunks holding active agents, each with its slice of the agent table and of
     // the active list.
     let chunk = granularity.agents_per_chunk.max(1);
@@ -159,7 +144,7 @@ pub fn run_active_round<P: Policy>(
         work.push((base, states, &active[i..end]));
         (rest, rest_base, i) = (after, stop, end);
     }
-    let kinds = policy.message_kinds().len();
+    let (kinds, used) = (policy.message_kinds().len(), work.len());
     scratch
         .chunks
         .resize_with(work.len().max(scratch.chunks.len()), ChunkOutput::default);
@@ -181,7 +166,6 @@ pub fn run_active_round<P: Policy>(
                 output.step((shared, &ctx, inbox), (states, base), ids, kinds);
             });
     }
-    let used = active_chunks(active, chunk);
     let RoundScratch {
         chunks: outputs,
         spare,
@@ -201,21 +185,6 @@ pub fn run_active_round<P: Policy>(
     let sent = outputs.iter().flat_map(|o| o.messages.iter());
     spare.regroup_sparse(sent, agents.len());
     std::mem::swap(mailbox, spare);
-    stepped
-}
-
-/// The number of fixed chunks of `chunk` agents that hold agents of the sorted list `active`.
-fn active_chunks(active: &[u32], chunk: usize) -> usize {
-    let mut count = 0;
-    let mut last = usize::MAX;
-    for &a in active {
-        let c = a as usize / chunk;
-        if c != last {
-            count += 1;
-            last = c;
-        }
-    }
-    count
 }
 
 #[cfg(test)]

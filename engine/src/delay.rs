@@ -37,11 +37,6 @@ impl<M: Copy + Send + Sync> DelayQueue<M> {
         self.next_seq += 1;
     }
 
-    /// Messages held.
-    pub fn len(&self) -> usize {
-        self.pending.len()
-    }
-
     /// True when none is held.
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()

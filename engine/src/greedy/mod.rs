@@ -1,19 +1,20 @@
 //! Policies `first-fit`, `best-fit` and `random`: greedy placers, the baselines every scheduler
 //! is measured against (issue 32), on GCD cells as on the seeds' scenarios.
 //!
-//! Each ended task run is a row of the policy's `tasks/` table (submit, start, end and queueing
-//! time, microseconds). Each tick, after the trace's events, [`Greedy::begin_tick`](crate::policy::Policy::begin_tick)
+//! Each tick, after the trace's events, [`Greedy::begin_tick`](crate::policy::Policy::begin_tick)
 //! takes the waiting tasks in the order they became pending (new, resubmitted, or displaced by a
 //! machine removal) and places each on the node its [`NodeChoice`] picks among the online nodes
 //! with room for it ([`fit`]) that meet its constraints. A task no node has room for waits for
 //! the next tick. No agents, no messages, no migrations; like MASB, the policy replays the
 //! trace's tasks, each running its recorded time from when it is placed (`replay/deferred.rs`).
+//! Each ended task run is a row of the policy's `tasks/` table (submit, start, end and queueing
+//! time, microseconds).
 //!
 //! Invariants: `waiting` holds each task slot at most once (`queued` marks the slots in it), in
 //! the order the tasks became pending, and between ticks only tasks pending then; one that ends
-//! before the next tick is dropped at its start. Within a tick, a task with no constraints that needs at least as
-//! much as one no node had room for ([`fit::Need::at_least`]) is not looked for: placements only
-//! take room away, so none would have it.
+//! before the next tick is dropped at its start. Within a tick, a task that needs at least as
+//! much as one no node had room for ([`fit::Need::at_least`]), with the same constraints or that
+//! one with none, is not looked for: placements only take room away, so none would have it.
 
 pub mod fit;
 
