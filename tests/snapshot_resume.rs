@@ -221,6 +221,11 @@ fn sigint_snapshots_and_exits_75_random() {
     stop_with_signal_then_resume("random", "INT");
 }
 
+#[test]
+fn sigterm_snapshots_and_exits_75_omniscient() {
+    stop_with_signal_then_resume("omniscient", "TERM");
+}
+
 /// A run of `policy` stopped by SIGTERM with several snapshots on disk.
 fn interrupted(dir: &Path) -> std::path::PathBuf {
     let (run, args) = run_in(dir, "masb", &["--snapshot-every-sim-minutes", "10"]);

@@ -29,8 +29,8 @@ impl crate::policies::PolicySpec for BorgReplayConfig {
     const ABOUT: &'static str =
         "follow the trace's recorded placements (Google's Borg; seed 000's baseline)";
 
-    fn build(&self, _: &crate::RunConfig) -> BorgReplay {
-        BorgReplay
+    fn build(&self, _: &crate::RunConfig, _: &std::path::Path) -> crate::Result<BorgReplay> {
+        Ok(BorgReplay)
     }
 }
 

@@ -34,8 +34,10 @@ pub trait PolicySpec:
         Ok(())
     }
 
-    /// The policy for `run` (its seed, tick structure).
-    fn build(&self, run: &RunConfig) -> Self::Policy;
+    /// The policy for `run` (its seed, tick structure) replaying the ingested trace in
+    /// `trace_dir` (a policy that reads more of the workload than the replay gives it, such as
+    /// run times or a scenario's side tables, reads it here).
+    fn build(&self, run: &RunConfig, trace_dir: &Path) -> Result<Self::Policy>;
 }
 
 /// Declares [`PolicyConfig`], [`KINDS`] and the dispatch from one list of `Variant = "kind" =>
@@ -86,8 +88,9 @@ macro_rules! registry {
             /// the registry's test checks.
             #[cfg(test)]
             fn built_name(&self, run: &RunConfig) -> &'static str {
+                let nowhere = Path::new("/nonexistent-trace");
                 match self {
-                    $( PolicyConfig::$variant(spec) => spec.build(run).name(), )*
+                    $( PolicyConfig::$variant(spec) => spec.build(run, nowhere).unwrap().name(), )*
                 }
             }
         }
@@ -103,7 +106,7 @@ macro_rules! registry {
         ) -> Result<RunOutcome> {
             match &config.policy {
                 $( PolicyConfig::$variant(spec) => crate::run::run(
-                    config, trace_dir, out_dir, spec.build(config), progress, resume,
+                    config, trace_dir, out_dir, spec.build(config, trace_dir)?, progress, resume,
                 ), )*
             }
         }
@@ -116,6 +119,8 @@ registry! {
     FirstFit = "first-fit" => crate::greedy::FirstFitConfig,
     BestFit = "best-fit" => crate::greedy::BestFitConfig,
     Random = "random" => crate::greedy::RandomConfig,
+    Omniscient = "omniscient" => crate::omniscient::OmniscientConfig,
+    EqualShare = "equal-share" => crate::controlled::EqualShareConfig,
 }
 
 impl Default for PolicyConfig {

@@ -26,7 +26,7 @@ pub trait NodeChoice: Default + Clone + Send + Sync {
 }
 
 /// Whether node `n` has room for `need` and meets task `t`'s constraints.
-fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool {
+pub(crate) fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool {
     let constraints = cell.constraints_of(t);
     fits(&cell.nodes, n, need)
         && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))

@@ -19,20 +19,19 @@
 pub mod fit;
 
 mod choice;
-mod room;
+pub(crate) mod room;
 
 use ingest::rng::{Rng, hash_keys};
 use serde::{Deserialize, Serialize};
 
+pub(crate) use choice::qualifies;
 pub use choice::{BestFit, FirstFit, NodeChoice, Random};
 use fit::Need;
 use room::RoomIndex;
 
 use crate::cell::{Cell, TaskState};
 use crate::ids::{ConstraintSetIdx, TaskIdx, Tick};
-use crate::policy::{
-    ColumnSpec, ColumnType, Envelope, Policy, PolicyCounters, TableRows, TableSpec, Value,
-};
+use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec, Value};
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
@@ -55,45 +54,8 @@ pub struct Greedy<C> {
     rows: Vec<Value>,
 }
 
-/// The `tasks/` table: one row per task run that ended, with its queueing time.
-const TASK_COLUMNS: [ColumnSpec; 6] = [
-    ColumnSpec {
-        name: "job_id",
-        ty: ColumnType::U64,
-        nullable: false,
-    },
-    ColumnSpec {
-        name: "task_index",
-        ty: ColumnType::U32,
-        nullable: false,
-    },
-    ColumnSpec {
-        name: "submit_us",
-        ty: ColumnType::I64,
-        nullable: false,
-    },
-    // The end of the tick the task was placed in; null when it ended while waiting.
-    ColumnSpec {
-        name: "start_us",
-        ty: ColumnType::I64,
-        nullable: true,
-    },
-    ColumnSpec {
-        name: "end_us",
-        ty: ColumnType::I64,
-        nullable: false,
-    },
-    // start_us - submit_us.
-    ColumnSpec {
-        name: "queue_us",
-        ty: ColumnType::I64,
-        nullable: true,
-    },
-];
-const TABLES: [TableSpec; 1] = [TableSpec {
-    name: "tasks",
-    columns: &TASK_COLUMNS,
-}];
+/// The policy's one table.
+const TABLES: [TableSpec; 1] = [crate::tasks_table::TASKS];
 
 impl<C: NodeChoice> Greedy<C> {
     /// The placer with the run's seed (random draws only).
@@ -140,18 +102,38 @@ impl<C: NodeChoice> Greedy<C> {
     }
 }
 
-/// Places each of `waiting` that is still pending where `choice` picks, in order.
+/// Which waiting tasks a placer may place (a controller's shares, `controlled/`): asked before
+/// a node is looked for, told of each placement.
+pub trait Admission {
+    /// Whether task `t` may be placed now.
+    fn admits(&self, cell: &Cell, t: TaskIdx) -> bool;
+    /// Task `t` was placed.
+    fn placed(&mut self, cell: &Cell, t: TaskIdx);
+}
+
+/// Every task may be placed.
+pub struct AdmitAll;
+
+impl Admission for AdmitAll {
+    fn admits(&self, _: &Cell, _: TaskIdx) -> bool {
+        true
+    }
+
+    fn placed(&mut self, _: &Cell, _: TaskIdx) {}
+}
+
+/// Places each of `waiting` that is still pending and admitted where `choice` picks, in order.
 fn place_waiting<C: NodeChoice>(
     choice: &C,
     (cell, room): (&mut Cell, &mut RoomIndex),
     waiting: &[(TaskIdx, u32)],
-    rng: &mut Rng,
+    (rng, admission): (&mut Rng, &mut impl Admission),
     now_us: i64,
 ) {
     let mut failed: Vec<(ConstraintSetIdx, Need)> = Vec::new();
     room.rebuild(&cell.nodes);
     for &(t, _) in waiting {
-        if cell.tasks.state[t.index()] != TaskState::Pending {
+        if cell.tasks.state[t.index()] != TaskState::Pending || !admission.admits(cell, t) {
             continue;
         }
         let need = Need::of(cell, t);
@@ -165,11 +147,36 @@ fn place_waiting<C: NodeChoice>(
         match choice.choose((cell, room), t, &need, rng) {
             Some(n) => {
                 cell.place(t, n, now_us);
+                admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
             }
             None if failed.len() < FAILED_KEPT => failed.push((set, need)),
             None => {}
         }
+    }
+}
+
+impl<C: NodeChoice> Greedy<C> {
+    /// A tick of the placer (its [`Policy::begin_tick`]) placing only what `admission` admits.
+    pub fn place_admitted(
+        &mut self,
+        cell: &mut Cell,
+        now_us: i64,
+        events: &TickEvents,
+        admission: &mut impl Admission,
+    ) {
+        self.update_waiting(cell, events);
+        crate::tasks_table::push_ended(&mut self.rows, &events.ended);
+        let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
+        let at = (&mut *cell, &mut self.room);
+        place_waiting(
+            &self.choice,
+            at,
+            &self.waiting,
+            (&mut rng, admission),
+            now_us,
+        );
+        self.keep_pending(cell);
     }
 }
 
@@ -191,25 +198,7 @@ impl<C: NodeChoice> Policy for Greedy<C> {
         _inject: &mut Vec<Envelope<()>>,
         _counters: &mut PolicyCounters,
     ) {
-        self.update_waiting(cell, events);
-        for e in &events.ended {
-            let start = e.start_us.map_or(Value::Null, Value::I64);
-            let queue = e
-                .start_us
-                .map_or(Value::Null, |s| Value::I64(s - e.submit_us));
-            self.rows.extend([
-                Value::U64(e.job_id),
-                Value::U32(e.task_index),
-                Value::I64(e.submit_us),
-                start,
-                Value::I64(e.end_us),
-                queue,
-            ]);
-        }
-        let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
-        let at = (&mut *cell, &mut self.room);
-        place_waiting(&self.choice, at, &self.waiting, &mut rng, now_us);
-        self.keep_pending(cell);
+        self.place_admitted(cell, now_us, events, &mut AdmitAll);
     }
 
     fn tables(&self) -> &'static [TableSpec] {
@@ -251,8 +240,12 @@ macro_rules! greedy_spec {
 
             const ABOUT: &'static str = $about;
 
-            fn build(&self, run: &crate::RunConfig) -> Greedy<$choice> {
-                Greedy::new(run.seed)
+            fn build(
+                &self,
+                run: &crate::RunConfig,
+                _: &std::path::Path,
+            ) -> crate::Result<Greedy<$choice>> {
+                Ok(Greedy::new(run.seed))
             }
         }
     };

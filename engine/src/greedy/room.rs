@@ -73,8 +73,18 @@ impl RoomIndex {
 
     /// Refreshes node `n` after its sums changed.
     pub fn update(&mut self, nodes: &Nodes, n: usize) {
+        self.set(n, room_of(nodes, n));
+    }
+
+    /// Rules node `n` out of every search until its next [`RoomIndex::update`] or rebuild (a
+    /// node a policy keeps for tasks already waiting for it).
+    pub fn close(&mut self, n: usize) {
+        self.set(n, [0; 4]);
+    }
+
+    fn set(&mut self, n: usize, room: Room) {
         let mut i = self.size + n;
-        self.room[i] = room_of(nodes, n);
+        self.room[i] = room;
         while i > 1 {
             i /= 2;
             self.room[i] = max(&self.room[2 * i], &self.room[2 * i + 1]);

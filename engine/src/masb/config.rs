@@ -335,10 +335,15 @@ impl crate::policies::PolicySpec for MasbConfig {
         Ok(())
     }
 
-    fn build(&self, run: &crate::RunConfig) -> super::policy::Masb {
+    fn build(
+        &self,
+        run: &crate::RunConfig,
+        _: &std::path::Path,
+    ) -> crate::Result<super::policy::Masb> {
         // Whole seconds (`validate`).
         let tick_s = (run.tick.us() / 1_000_000) as u32;
-        super::policy::Masb::new(self.clone(), run.rounds_per_tick, tick_s, run.seed)
+        let masb = super::policy::Masb::new(self.clone(), run.rounds_per_tick, tick_s, run.seed);
+        Ok(masb)
     }
 }
 

@@ -1,0 +1,300 @@
+//! Controller + placer composition (issue 32): a controller decides how much of the cell each
+//! job may use (its share), a placer puts tasks on nodes within those shares. Seed 004's
+//! controllers (Nash bargaining, and its baselines Equal, Random and EDF) allocate shares "at
+//! each job arrival and departure, or when cloud capacity changes"; any greedy placer
+//! ([`NodeChoice`]) then places.
+//!
+//! Each tick, [`Controlled`] rebuilds the job table ([`Jobs`]: one row per job with a pending
+//! or running task, by job ID), carries each job's share over from the last allocation, and asks
+//! the controller to allocate again when the tick's events report an arrival, a departure or a
+//! capacity change ([`TickEvents`]). It then offers the waiting tasks to the placer in the order
+//! they became pending, admitting a task only while its job's running CPU plus the task's stays
+//! within the job's share.
+//!
+//! Invariant: `Jobs` rows are sorted by job ID, each job once; shares are CPU units.
+
+mod equal;
+
+use serde::{Deserialize, Serialize};
+
+pub use equal::Equal;
+
+use crate::cell::{Cell, TaskState};
+use crate::greedy::{Admission, Greedy, NodeChoice};
+use crate::ids::{TaskIdx, Tick};
+use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
+use crate::replay::TickEvents;
+use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+
+/// The jobs with a pending or running task, one row each, by job ID (a struct of columns).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Jobs {
+    /// Trace job ID (sorted, distinct).
+    pub job_id: Vec<u64>,
+    /// CPU requested by its running tasks, units.
+    pub running_cpu: Vec<u64>,
+    /// CPU requested by its pending tasks, units.
+    pub pending_cpu: Vec<u64>,
+    /// Its share: the CPU its running tasks may request, units (set by the controller).
+    pub share_cpu: Vec<u64>,
+}
+
+impl Jobs {
+    /// Rows in the table.
+    pub fn len(&self) -> usize {
+        self.job_id.len()
+    }
+
+    /// True when no job is active.
+    pub fn is_empty(&self) -> bool {
+        self.job_id.is_empty()
+    }
+
+    /// The row of job `job_id`.
+    pub fn row(&self, job_id: u64) -> Option<usize> {
+        self.job_id.binary_search(&job_id).ok()
+    }
+
+    /// The active jobs of `cell`, with the shares of `previous` carried over by job ID (0 for
+    /// a job it lacks).
+    pub fn of_cell(cell: &Cell, previous: &Jobs) -> Jobs {
+        let tasks = &cell.tasks;
+        let mut active: Vec<(u64, u64, bool)> = (0..tasks.len())
+            .filter_map(|i| {
+                let running = match tasks.state[i] {
+                    TaskState::Running => true,
+                    TaskState::Pending => false,
+                    TaskState::Free => return None,
+                };
+                Some((tasks.job_id[i], tasks.cpu_req[i] as u64, running))
+            })
+            .collect();
+        active.sort_unstable_by_key(|a| a.0);
+        let mut jobs = Jobs::default();
+        for (job, cpu, running) in active {
+            if jobs.job_id.last() != Some(&job) {
+                jobs.job_id.push(job);
+                jobs.running_cpu.push(0);
+                jobs.pending_cpu.push(0);
+                jobs.share_cpu
+                    .push(previous.row(job).map_or(0, |r| previous.share_cpu[r]));
+            }
+            let last = jobs.len() - 1;
+            let sum = if running {
+                &mut jobs.running_cpu[last]
+            } else {
+                &mut jobs.pending_cpu[last]
+            };
+            *sum += cpu;
+        }
+        jobs
+    }
+}
+
+/// The placer admits a task while its job's running CPU with the task's stays within the
+/// job's share.
+impl Admission for Jobs {
+    fn admits(&self, cell: &Cell, t: TaskIdx) -> bool {
+        let (job, cpu) = (cell.tasks.job_id[t.index()], cell.tasks.cpu_req[t.index()]);
+        self.row(job)
+            .is_some_and(|r| self.running_cpu[r] + cpu as u64 <= self.share_cpu[r])
+    }
+
+    fn placed(&mut self, cell: &Cell, t: TaskIdx) {
+        let (job, cpu) = (cell.tasks.job_id[t.index()], cell.tasks.cpu_req[t.index()]);
+        if let Some(r) = self.row(job) {
+            self.running_cpu[r] += cpu as u64;
+            self.pending_cpu[r] = self.pending_cpu[r].saturating_sub(cpu as u64);
+        }
+    }
+}
+
+/// A share-allocating controller.
+pub trait Controller: Default + Clone + Send + Sync {
+    /// Its name (the policy's, with the placer's).
+    const NAME: &'static str;
+
+    /// Sets every job's `share_cpu` for a cell of `capacity_cpu` online CPU units at `now_us`.
+    fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, now_us: i64);
+}
+
+/// A controller `Ctl` driving the greedy placer `C` (module doc).
+#[derive(Debug, Clone, Default)]
+pub struct Controlled<Ctl, C> {
+    controller: Ctl,
+    placer: Greedy<C>,
+    jobs: Jobs,
+    /// The controller allocated at least once.
+    allocated: bool,
+}
+
+impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
+    /// The composition with the run's seed (the placer's draws).
+    pub fn new(seed: u64) -> Controlled<Ctl, C> {
+        Controlled {
+            controller: Ctl::default(),
+            placer: Greedy::new(seed),
+            jobs: Jobs::default(),
+            allocated: false,
+        }
+    }
+
+    /// The job table as of the last tick (with the shares the placer kept to).
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+}
+
+/// Online CPU capacity of the cell, units.
+fn capacity_cpu(cell: &Cell) -> u64 {
+    let nodes = &cell.nodes;
+    (0..nodes.len())
+        .filter(|&n| nodes.online[n])
+        .map(|n| nodes.cpu_cap[n] as u64)
+        .sum()
+}
+
+impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
+    type Msg = ();
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        Ctl::NAME
+    }
+
+    fn begin_tick(
+        &mut self,
+        cell: &mut Cell,
+        at: (Tick, i64),
+        events: &TickEvents,
+        _agents: &mut Vec<()>,
+        _inject: &mut Vec<Envelope<()>>,
+        _counters: &mut PolicyCounters,
+    ) {
+        self.jobs = Jobs::of_cell(cell, &self.jobs);
+        let changed = !events.submitted.is_empty()
+            || !events.ended.is_empty()
+            || !events.machine_changes.is_empty()
+            || !events.displaced_tasks.is_empty();
+        if changed || !self.allocated {
+            self.controller
+                .allocate(&mut self.jobs, capacity_cpu(cell), at.1);
+            self.allocated = true;
+        }
+        self.placer
+            .place_admitted(cell, at.1, events, &mut self.jobs);
+    }
+
+    fn tables(&self) -> &'static [TableSpec] {
+        self.placer.tables()
+    }
+
+    fn take_rows(&mut self, out: &mut TableRows) {
+        self.placer.take_rows(out);
+    }
+
+    fn save_state(&self, w: &mut SectionWriter) {
+        self.placer.save_state(w);
+        let shares: Vec<(u64, u64)> = (self.jobs.job_id.iter().copied())
+            .zip(self.jobs.share_cpu.iter().copied())
+            .collect();
+        w.serde(&(self.allocated, shares));
+    }
+
+    fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
+        self.placer.load_state(r)?;
+        let (allocated, shares): (bool, Vec<(u64, u64)>) = r.serde()?;
+        self.allocated = allocated;
+        self.jobs = Jobs {
+            job_id: shares.iter().map(|s| s.0).collect(),
+            share_cpu: shares.iter().map(|s| s.1).collect(),
+            running_cpu: vec![0; shares.len()],
+            pending_cpu: vec![0; shares.len()],
+        };
+        Ok(())
+    }
+}
+
+/// `equal-share` has no settings of its own.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EqualShareConfig {}
+
+impl crate::policies::PolicySpec for EqualShareConfig {
+    type Policy = Controlled<Equal, crate::greedy::FirstFit>;
+
+    const ABOUT: &'static str = "controller + placer (seed 004's Equal baseline): every active job gets the same share of the cell's CPU, re-allocated at each arrival, departure or capacity change; first-fit places within the shares";
+
+    fn build(&self, run: &crate::RunConfig, _: &std::path::Path) -> crate::Result<Self::Policy> {
+        Ok(Controlled::new(run.seed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::greedy::FirstFit;
+    use crate::replay::EndedTask;
+
+    /// By hand: two nodes of 100 CPU; job 1 submits five tasks of 50, job 2 two of 50. Equal
+    /// shares of 200: 100 each, so job 1 runs two tasks (node 0) and job 2 both (node 1). Job
+    /// 2's tasks end: job 1's share becomes 200 and two more of its tasks start on node 1; the
+    /// fifth waits (it would exceed the share, and no node has room).
+    #[test]
+    fn the_placer_keeps_to_the_controllers_shares() {
+        let mut cell = Cell::default();
+        for m in 0..2 {
+            let n = cell.nodes.push(m).index();
+            cell.nodes.online[n] = true;
+            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+        }
+        let task = |cell: &mut Cell, job: u64, i: u32| {
+            let t = cell.tasks.alloc(job, i, 0, 0);
+            cell.set_request(t, 50, 1);
+            t
+        };
+        let a: Vec<TaskIdx> = (0..5).map(|i| task(&mut cell, 1, i)).collect();
+        let b: Vec<TaskIdx> = (0..2).map(|i| task(&mut cell, 2, i)).collect();
+        let mut policy = Controlled::<Equal, FirstFit>::new(1);
+        let mut tick = |cell: &mut Cell, events: TickEvents, now_us: i64| {
+            let (mut agents, mut inject) = (Vec::new(), Vec::new());
+            let counters = &mut PolicyCounters::default();
+            let at = (Tick(0), now_us);
+            policy.begin_tick(cell, at, &events, &mut agents, &mut inject, counters);
+            cell.check().unwrap();
+            policy.jobs().clone()
+        };
+        let running = |cell: &Cell, ts: &[TaskIdx]| {
+            ts.iter()
+                .map(|t| {
+                    (cell.tasks.state[t.index()] == TaskState::Running)
+                        .then(|| cell.tasks.node[t.index()].0)
+                })
+                .collect::<Vec<_>>()
+        };
+        let submitted = TickEvents {
+            submitted: [&a[..], &b[..]].concat(),
+            ..TickEvents::default()
+        };
+        let jobs = tick(&mut cell, submitted, 0);
+        assert_eq!(jobs.share_cpu, [100, 100]);
+        assert_eq!(running(&cell, &a), [Some(0), Some(0), None, None, None]);
+        assert_eq!(running(&cell, &b), [Some(1), Some(1)]);
+        let ended: Vec<EndedTask> = b.iter().map(|&t| EndedTask::of(&cell, t, 60)).collect();
+        b.iter().for_each(|&t| cell.end(t));
+        let departures = TickEvents {
+            ended,
+            ..TickEvents::default()
+        };
+        let jobs = tick(&mut cell, departures, 60);
+        assert_eq!(
+            (jobs.job_id.clone(), jobs.share_cpu.clone()),
+            (vec![1], vec![200])
+        );
+        assert_eq!(
+            running(&cell, &a),
+            [Some(0), Some(0), Some(1), Some(1), None]
+        );
+    }
+}

@@ -1,0 +1,505 @@
+//! Policy `omniscient` (seed 002's comparison scheduler): one global queue that knows every
+//! node's free resources and every task's run time, and puts each task on the node that can
+//! start it soonest, where it waits in that node's FIFO queue until it starts. "Unrealistic
+//! since it make[s] use of both updated information about the task queue on each node, and the
+//! allocation time of each task" (seed 002, section I.A): the lower bound of queueing time that
+//! Sparrow and the other placers are measured against.
+//!
+//! Each tick, after the trace's events: (1) tasks waiting on a node start there in the order
+//! they were assigned, while the node's queue head has room (the fit rule of `greedy::fit`; a
+//! head without room blocks those behind it); (2) the new arrivals (submitted, resubmitted,
+//! displaced by a machine removal, or re-planned) take, in the order they came, the first node
+//! in index order with room now and no queue; failing that, the node with the earliest start
+//! ([`earliest::earliest_start`], from the node's free room, the expected ends of the runs on it
+//! and of the tasks waiting there; the lowest index among equals), whose queue they join. A task
+//! no node is known to be able to start (only runs of unknown length, or no node big enough)
+//! waits in arrival order and is planned again every tick. The run-time knowledge is the
+//! trace's ([`RunTimes`]: a task's first recorded run); the engine's replay ends the run as it
+//! does for every policy (`replay/deferred.rs`), so an expectation can be off by a tick's
+//! rounding or a run the trace shortened, which only delays a start, never breaks the queue.
+//!
+//! Invariants: `queued` holds each waiting task slot once, in assignment order, on an online
+//! node whose constraints it meets (checked again when it would start: one that no longer
+//! meets them, or whose node went offline, is planned again); `known` marks the slots in
+//! `queued` or `unplanned`. `started` lists the runs this policy started with their expected
+//! ends, pruned every tick of those no longer running there.
+
+pub mod earliest;
+
+use serde::{Deserialize, Serialize};
+
+use earliest::{Amounts, Release, earliest_start};
+
+use crate::cell::{Cell, TaskState};
+use crate::greedy::fit::{Need, fits};
+use crate::greedy::qualifies;
+use crate::greedy::room::RoomIndex;
+use crate::ids::{NodeIdx, TaskIdx, Tick};
+use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec, Value};
+use crate::replay::TickEvents;
+use crate::run_times::RunTimes;
+use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+
+/// A task assigned to a node, waiting there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Assigned {
+    task: TaskIdx,
+    generation: u32,
+    node: NodeIdx,
+    /// Expected start and end, microseconds.
+    start_us: i64,
+    end_us: i64,
+}
+
+/// A run the policy started, with its expected end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Started {
+    task: TaskIdx,
+    generation: u32,
+    node: NodeIdx,
+    end_us: i64,
+}
+
+/// The policy (module doc).
+#[derive(Debug, Clone, Default)]
+pub struct Omniscient {
+    run_times: RunTimes,
+    queued: Vec<Assigned>,
+    /// Pending tasks no node is known to be able to start, in the order they came.
+    unplanned: Vec<(TaskIdx, u32)>,
+    started: Vec<Started>,
+    /// Per task slot: in `queued` or `unplanned` (rebuilt on load).
+    known: Vec<bool>,
+    /// Room on the nodes, nodes with a queue closed (rebuilt every tick).
+    room: RoomIndex,
+    /// This tick's `tasks/` rows.
+    rows: Vec<Value>,
+}
+
+const TABLES: [TableSpec; 1] = [crate::tasks_table::TASKS];
+
+/// What a task takes of a node, as the fit rule counts it.
+fn amounts(need: &Need) -> Amounts {
+    let prod = |v: u32| if need.production { v as i64 } else { 0 };
+    [
+        need.cpu_use as i64,
+        need.mem_use as i64,
+        prod(need.cpu_req),
+        prod(need.mem_req),
+    ]
+}
+
+/// What each node has: free room now after the tasks waiting on it, the time its last waiting
+/// task is expected to start, and the releases to come (runs and waiting tasks), by node.
+#[derive(Debug, Default)]
+struct NodePlans {
+    free: Vec<Amounts>,
+    not_before_us: Vec<i64>,
+    /// Releases by node (CSR: node `n`'s are `releases[offsets[n]..offsets[n + 1]]`).
+    offsets: Vec<usize>,
+    releases: Vec<Release>,
+    /// Releases of tasks assigned since the plans were built, with their nodes.
+    added: Vec<(NodeIdx, Release)>,
+}
+
+impl NodePlans {
+    fn build(cell: &Cell, started: &[Started], queued: &[Assigned], now_us: i64) -> NodePlans {
+        let nodes = &cell.nodes;
+        let free = (0..nodes.len())
+            .map(|n| {
+                let (c, m) = (nodes.cpu_cap[n] as i64, nodes.mem_cap[n] as i64);
+                [
+                    c - nodes.cpu_used[n] as i64,
+                    m - nodes.mem_used[n] as i64,
+                    c - nodes.prod_cpu_req[n] as i64,
+                    m - nodes.prod_mem_req[n] as i64,
+                ]
+            })
+            .collect();
+        let mut plans = NodePlans {
+            free,
+            not_before_us: vec![now_us; nodes.len()],
+            ..NodePlans::default()
+        };
+        let mut by_node: Vec<(NodeIdx, Release)> = Vec::with_capacity(started.len());
+        for s in started {
+            let need = Need::of(cell, s.task);
+            by_node.push((
+                s.node,
+                Release {
+                    end_us: s.end_us,
+                    amounts: amounts(&need),
+                },
+            ));
+        }
+        for a in queued {
+            let release = plans.take(cell, a);
+            by_node.push((a.node, release));
+        }
+        by_node.sort_by_key(|(n, _)| *n);
+        plans.offsets = vec![0; nodes.len() + 1];
+        for (n, _) in &by_node {
+            plans.offsets[n.index() + 1] += 1;
+        }
+        for n in 0..nodes.len() {
+            plans.offsets[n + 1] += plans.offsets[n];
+        }
+        plans.releases = by_node.into_iter().map(|(_, r)| r).collect();
+        plans
+    }
+
+    /// Counts assigned task `a` as waiting on its node; returns what it releases.
+    fn take(&mut self, cell: &Cell, a: &Assigned) -> Release {
+        let n = a.node.index();
+        let amounts = amounts(&Need::of(cell, a.task));
+        for (f, x) in self.free[n].iter_mut().zip(&amounts) {
+            *f -= x;
+        }
+        self.not_before_us[n] = self.not_before_us[n].max(a.start_us);
+        Release {
+            end_us: a.end_us,
+            amounts,
+        }
+    }
+
+    /// Node `n`'s expected earliest start for a task taking `want`.
+    fn earliest(&self, n: usize, want: Amounts, scratch: &mut Vec<Release>) -> Option<i64> {
+        scratch.clear();
+        scratch.extend_from_slice(&self.releases[self.offsets[n]..self.offsets[n + 1]]);
+        let added = self.added.iter().filter(|(m, _)| m.index() == n);
+        scratch.extend(added.map(|(_, r)| *r));
+        earliest_start(self.free[n], want, self.not_before_us[n], scratch)
+    }
+}
+
+impl Omniscient {
+    /// The policy with the run times it is told.
+    pub fn new(run_times: RunTimes) -> Omniscient {
+        Omniscient {
+            run_times,
+            ..Omniscient::default()
+        }
+    }
+
+    fn run_us(&self, cell: &Cell, t: TaskIdx) -> i64 {
+        let (tasks, i) = (&cell.tasks, t.index());
+        self.run_times.of(tasks.job_id[i], tasks.task_index[i])
+    }
+
+    fn mark(&mut self, t: TaskIdx, known: bool) {
+        if self.known.len() <= t.index() {
+            self.known.resize(t.index() + 1, false);
+        }
+        self.known[t.index()] = known;
+    }
+
+    fn start(&mut self, cell: &mut Cell, t: TaskIdx, n: NodeIdx, now_us: i64) {
+        cell.place(t, n, now_us);
+        let end_us = now_us.saturating_add(self.run_us(cell, t));
+        self.started.push(Started {
+            task: t,
+            generation: cell.tasks.generation[t.index()],
+            node: n,
+            end_us,
+        });
+    }
+
+    /// Starts the waiting tasks whose turn has come; returns those to plan again.
+    fn start_queued(&mut self, cell: &mut Cell, now_us: i64) -> Vec<(TaskIdx, u32)> {
+        let mut replan = Vec::new();
+        let mut blocked = vec![false; cell.nodes.len()];
+        let queued = std::mem::take(&mut self.queued);
+        let mut waiting = Vec::with_capacity(queued.len());
+        for a in queued {
+            let (i, n) = (a.task.index(), a.node.index());
+            let pending = cell.tasks.generation[i] == a.generation
+                && cell.tasks.state[i] == TaskState::Pending;
+            if !pending {
+                self.mark(a.task, false);
+                continue;
+            }
+            let constraints = cell.constraints_of(a.task);
+            let meets = constraints.is_empty() || cell.meets(a.node, constraints);
+            if !cell.nodes.online[n] || !meets {
+                replan.push((a.task, a.generation));
+                continue;
+            }
+            if !blocked[n] && fits(&cell.nodes, n, &Need::of(cell, a.task)) {
+                self.mark(a.task, false);
+                self.start(cell, a.task, a.node, now_us);
+            } else {
+                blocked[n] = true;
+                waiting.push(a);
+            }
+        }
+        self.queued = waiting;
+        replan
+    }
+
+    /// The node with the earliest expected start for `t` and that start.
+    fn plan(&self, cell: &Cell, plans: &NodePlans, t: TaskIdx) -> Option<(NodeIdx, i64)> {
+        let need = Need::of(cell, t);
+        let want = amounts(&need);
+        let constraints = cell.constraints_of(t);
+        let nodes = &cell.nodes;
+        let mut scratch = Vec::new();
+        let mut best: Option<(i64, usize)> = None;
+        for n in 0..nodes.len() {
+            let big_enough = nodes.cpu_cap[n] >= need.cpu_use.max(want[2] as u32)
+                && nodes.mem_cap[n] >= need.mem_use.max(want[3] as u32);
+            if !nodes.online[n] || !big_enough {
+                continue;
+            }
+            if !constraints.is_empty() && !cell.meets(NodeIdx(n as u32), constraints) {
+                continue;
+            }
+            if best.is_some_and(|(b, _)| plans.not_before_us[n] >= b) {
+                continue;
+            }
+            if let Some(at) = plans.earliest(n, want, &mut scratch)
+                && best.is_none_or(|(b, _)| at < b)
+            {
+                best = Some((at, n));
+            }
+        }
+        best.map(|(at, n)| (NodeIdx(n as u32), at))
+    }
+}
+
+impl Policy for Omniscient {
+    type Msg = ();
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        "omniscient"
+    }
+
+    fn begin_tick(
+        &mut self,
+        cell: &mut Cell,
+        (_, now_us): (Tick, i64),
+        events: &TickEvents,
+        _agents: &mut Vec<()>,
+        _inject: &mut Vec<Envelope<()>>,
+        _counters: &mut PolicyCounters,
+    ) {
+        crate::tasks_table::push_ended(&mut self.rows, &events.ended);
+        let tasks = &cell.tasks;
+        self.started.retain(|s| {
+            let i = s.task.index();
+            tasks.generation[i] == s.generation
+                && tasks.state[i] == TaskState::Running
+                && tasks.node[i] == s.node
+        });
+        let mut arrivals = std::mem::take(&mut self.unplanned);
+        arrivals.extend(self.start_queued(cell, now_us));
+        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
+            let i = t.index();
+            let known = self.known.get(i).copied().unwrap_or(false);
+            if cell.tasks.state[i] == TaskState::Pending && !known {
+                self.mark(t, true);
+                arrivals.push((t, cell.tasks.generation[i]));
+            }
+        }
+        self.room.rebuild(&cell.nodes);
+        for a in &self.queued {
+            self.room.close(a.node.index());
+        }
+        let mut plans: Option<NodePlans> = None;
+        for (t, generation) in arrivals {
+            let i = t.index();
+            if cell.tasks.generation[i] != generation || cell.tasks.state[i] != TaskState::Pending {
+                self.mark(t, false);
+                continue;
+            }
+            let need = Need::of(cell, t);
+            if let Some(n) = self.room.first(&need, 0, |n| qualifies(cell, t, &need, n)) {
+                self.mark(t, false);
+                self.start(cell, t, NodeIdx(n as u32), now_us);
+                self.room.update(&cell.nodes, n);
+                if let Some(p) = &mut plans {
+                    // The run is not in the plans: count what it takes.
+                    let a = amounts(&need);
+                    for (f, x) in p.free[n].iter_mut().zip(&a) {
+                        *f -= x;
+                    }
+                    let end_us = self.started.last().map_or(now_us, |s| s.end_us);
+                    p.added
+                        .push((NodeIdx(n as u32), Release { end_us, amounts: a }));
+                }
+                continue;
+            }
+            let plans = plans
+                .get_or_insert_with(|| NodePlans::build(cell, &self.started, &self.queued, now_us));
+            match self.plan(cell, plans, t) {
+                Some((node, start_us)) => {
+                    let end_us = start_us.saturating_add(self.run_us(cell, t));
+                    let a = Assigned {
+                        task: t,
+                        generation,
+                        node,
+                        start_us,
+                        end_us,
+                    };
+                    let release = plans.take(cell, &a);
+                    plans.added.push((node, release));
+                    self.queued.push(a);
+                    self.room.close(node.index());
+                }
+                None => self.unplanned.push((t, generation)),
+            }
+        }
+    }
+
+    fn tables(&self) -> &'static [TableSpec] {
+        &TABLES
+    }
+
+    fn take_rows(&mut self, out: &mut TableRows) {
+        out.push(0, &self.rows);
+        self.rows.clear();
+    }
+
+    fn save_state(&self, w: &mut SectionWriter) {
+        w.serde(&(&self.queued, &self.unplanned, &self.started));
+    }
+
+    fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
+        (self.queued, self.unplanned, self.started) = r.serde()?;
+        self.known.clear();
+        let waiting = self.queued.iter().map(|a| a.task);
+        let waiting: Vec<TaskIdx> = waiting.chain(self.unplanned.iter().map(|u| u.0)).collect();
+        for t in waiting {
+            self.mark(t, true);
+        }
+        Ok(())
+    }
+}
+
+/// `omniscient` has no settings of its own.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OmniscientConfig {}
+
+impl crate::policies::PolicySpec for OmniscientConfig {
+    type Policy = Omniscient;
+
+    const ABOUT: &'static str = "baseline (seed 002): a global queue that knows every node's free room and every task's run time; each task waits on the node that can start it soonest";
+
+    fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
+        if run.scale.multiply != 1 || run.scale.workload_pct != 100 {
+            return Err(format!(
+                "kind: omniscient knows run times by the trace's own job IDs, so it runs the trace as is: scale.multiply must be 1 and scale.workload_pct 100 (got {} and {})",
+                run.scale.multiply, run.scale.workload_pct
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        _: &crate::RunConfig,
+        trace_dir: &std::path::Path,
+    ) -> crate::Result<Omniscient> {
+        Ok(Omniscient::new(RunTimes::of_trace(trace_dir)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ingest::codes::task_event::{FINISH, SCHEDULE};
+
+    /// Two online nodes of capacity (100, 100), empty.
+    fn cell() -> Cell {
+        let mut cell = Cell::default();
+        for m in 0..2 {
+            let n = cell.nodes.push(m).index();
+            cell.nodes.online[n] = true;
+            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+        }
+        cell
+    }
+
+    const S: i64 = 1_000_000;
+
+    fn tick(policy: &mut Omniscient, cell: &mut Cell, submitted: &[TaskIdx], now_us: i64) {
+        let events = TickEvents {
+            submitted: submitted.to_vec(),
+            ..TickEvents::default()
+        };
+        let (mut agents, mut inject) = (Vec::new(), Vec::new());
+        let counters = &mut PolicyCounters::default();
+        let at = (Tick(0), now_us);
+        policy.begin_tick(cell, at, &events, &mut agents, &mut inject, counters);
+        cell.check().unwrap();
+    }
+
+    /// By hand, at t = 0: A (CPU 60, 100 s) goes to node 0 and B (60, 30 s) to node 1, both
+    /// with room now. C (50, 10 s) fits nowhere: node 0 frees room at 100 s, node 1 at 30 s, so
+    /// C waits on node 1. D (30) has room on node 0, which has no queue: it starts there. E
+    /// (45, 5 s): node 0 has 10 free until A ends at 100 s; node 1 after C has -10, 50 once B
+    /// ends at 30 s: E waits on node 1 behind C. At 30 s B ends: C and E start on node 1.
+    #[test]
+    fn each_task_waits_on_the_node_that_can_start_it_soonest() {
+        let mut cell = cell();
+        let spec = [(60, 100), (60, 30), (50, 10), (30, 50), (45, 5)];
+        let tasks: Vec<TaskIdx> = (0..spec.len())
+            .map(|i| {
+                let t = cell.tasks.alloc(7, i as u32, 0, 0);
+                cell.set_request(t, spec[i].0, 10);
+                t
+            })
+            .collect();
+        let rows = spec.iter().enumerate().flat_map(|(i, &(_, run_s))| {
+            [
+                (0, (7, i as u32), SCHEDULE),
+                (run_s * S, (7, i as u32), FINISH),
+            ]
+        });
+        let mut rows: Vec<_> = rows.collect();
+        rows.sort_by_key(|r| r.0);
+        let mut policy = Omniscient::new(RunTimes::of_rows(rows));
+        tick(&mut policy, &mut cell, &tasks, 0);
+        let node = |c: &Cell, i: usize| {
+            let running = c.tasks.state[tasks[i].index()] == TaskState::Running;
+            running.then(|| c.tasks.node[tasks[i].index()].0)
+        };
+        assert_eq!(
+            (0..5).map(|i| node(&cell, i)).collect::<Vec<_>>(),
+            [Some(0), Some(1), None, Some(0), None]
+        );
+        let waiting: Vec<(TaskIdx, u32, i64)> = policy
+            .queued
+            .iter()
+            .map(|a| (a.task, a.node.0, a.start_us))
+            .collect();
+        assert_eq!(waiting, [(tasks[2], 1, 30 * S), (tasks[4], 1, 30 * S)]);
+        // Nothing ends: nothing moves.
+        tick(&mut policy, &mut cell, &[], 10 * S);
+        assert_eq!(node(&cell, 2), None);
+        // B ends at 30 s: C and E start on node 1, in order.
+        cell.end(tasks[1]);
+        tick(&mut policy, &mut cell, &[], 30 * S);
+        assert_eq!((node(&cell, 2), node(&cell, 4)), (Some(1), Some(1)));
+        assert!(policy.queued.is_empty());
+    }
+
+    /// A task no node is big enough for waits unplanned; once a big node is added, it starts.
+    #[test]
+    fn a_task_no_node_can_take_waits_for_one() {
+        let mut cell = cell();
+        let t = cell.tasks.alloc(1, 0, 0, 0);
+        cell.set_request(t, 150, 10);
+        let mut policy = Omniscient::new(RunTimes::default());
+        tick(&mut policy, &mut cell, &[t], 0);
+        assert_eq!(policy.unplanned, [(t, cell.tasks.generation[t.index()])]);
+        let n = cell.nodes.push(9).index();
+        cell.nodes.online[n] = true;
+        (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (200, 100);
+        tick(&mut policy, &mut cell, &[], S);
+        assert_eq!(cell.tasks.node[t.index()].0, 2);
+        assert!(policy.unplanned.is_empty());
+    }
+}
