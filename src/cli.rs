@@ -87,6 +87,28 @@ pub struct GenArgs {
     /// Simulated hours per part file of the time-sharded tables.
     #[arg(long, default_value_t = 1.0)]
     pub part_hours: f64,
+    /// Write one of the seeds' experiment workloads instead of a GCD-like cell (then ingest it
+    /// like any trace); its side tables (task length, deadlines, weights, datacenters) go to
+    /// OUT/scenario/.
+    #[arg(long, value_parser = scenario_names(), conflicts_with_all = ["machines", "hours", "part_hours"])]
+    pub scenario: Option<String>,
+    /// Load, percent of the cell's CPUs (`--scenario sparrow-load`).
+    #[arg(long, default_value_t = 80, requires = "scenario")]
+    pub load: u32,
+    /// Tasks (Sparrow scenarios) or jobs (nbs-hadoop) instead of the seed's number.
+    #[arg(long, requires = "scenario")]
+    pub tasks: Option<u32>,
+    /// PSE size factor i: 25 i (pse-1) or 30 i (pse-2) jobs; the seed runs i = 40 ... 400.
+    #[arg(long, default_value_t = 40, requires = "scenario")]
+    pub jobs_factor: u32,
+}
+
+/// `--scenario`'s values, with their descriptions.
+fn scenario_names() -> clap::builder::PossibleValuesParser {
+    let values = ingest::scenario::NAMES
+        .iter()
+        .map(|&(name, about)| clap::builder::PossibleValue::new(name).help(about));
+    clap::builder::PossibleValuesParser::new(values)
 }
 
 /// `cellsim stats`.
@@ -119,6 +141,10 @@ pub struct RunArgs {
     /// --synthetic or no trace).
     #[arg(long)]
     pub hours: Option<f64>,
+    /// Simulated time per tick ("60s", "100ms", "1ms"; the config's `tick`); every cadence
+    /// must stay a whole number of ticks.
+    #[arg(long)]
+    pub tick: Option<engine::sim_time::SimDuration>,
     /// Random seed (policy agents; also the synthetic trace's seed).
     #[arg(long)]
     pub seed: Option<u64>,

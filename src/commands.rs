@@ -115,6 +115,28 @@ fn run_ingest(args: IngestArgs) -> Result<()> {
 }
 
 fn run_gen(args: GenArgs) -> Result<()> {
+    if let Some(name) = &args.scenario {
+        let config = ingest::scenario::ScenarioConfig {
+            name: name.clone(),
+            seed: args.seed,
+            load_pct: args.load,
+            tasks: args.tasks,
+            jobs_factor: args.jobs_factor,
+        };
+        let summary = ingest::scenario::generate_scenario(&args.out_dir, &config)
+            .with_context(|| format!("writing scenario {name} to {}", args.out_dir.display()))?;
+        outln!("{}", summary.about);
+        outln!(
+            "{} machines, {} jobs, {} tasks, seed {}: written to {} (next: cellsim ingest {} PARQUET_DIR)",
+            summary.machines,
+            summary.jobs,
+            summary.tasks,
+            config.seed,
+            args.out_dir.display(),
+            args.out_dir.display()
+        );
+        return Ok(());
+    }
     let config = GenConfig {
         machines: args.machines,
         hours: args.hours,

@@ -46,6 +46,9 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
     if let Some(h) = args.hours {
         config.hours = Some(h);
     }
+    if let Some(t) = args.tick {
+        config.tick = t;
+    }
     if let Some(s) = args.seed {
         config.seed = s;
     }

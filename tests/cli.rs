@@ -586,3 +586,58 @@ fn a_run_notes_each_simulated_day_in_its_log() {
     let log = std::fs::read_to_string(short.join("cellsim.log")).unwrap();
     assert!(!log.contains("simulated day"), "{log}");
 }
+
+/// `gen --scenario`: a seed's experiment, ingested and run by a policy from the command line at
+/// a 100 ms tick; an unknown scenario, or a scenario setting without `--scenario`, is refused.
+#[test]
+fn gen_scenario_ingest_run_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let out = cellsim(&[
+        "gen",
+        &p("raw"),
+        "--scenario",
+        "pse-1",
+        "--jobs-factor",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("100 machines, 25 jobs, 25 tasks"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(dir.path().join("raw/scenario.json").is_file());
+    let out = cellsim(&["ingest", &p("raw"), &p("pq")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.path().join("pq/scenario/datacenters.csv").is_file());
+    let out = cellsim(&[
+        "run",
+        "--trace",
+        &p("pq"),
+        "--policy",
+        "omniscient",
+        "--tick",
+        "100ms",
+        "--hours",
+        "0.01",
+        "--out",
+        &p("run"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.path().join("run/tasks").is_dir());
+    let out = cellsim(&["gen", &p("x"), "--scenario", "sparow"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("sparrow-load"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cellsim(&["gen", &p("y"), "--load", "50"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--scenario"),
+        "{}",
+        text(&out.stderr)
+    );
+}

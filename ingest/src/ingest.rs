@@ -279,6 +279,8 @@ pub fn ingest(
 ) -> Result<IngestSummary> {
     let started = Instant::now();
     let tables = discover(trace_dir, &options.tables)?;
+    // A generated scenario's side tables, checked before any work and copied with the tables.
+    let side = crate::scenario::side::SideTables::read(trace_dir)?;
     if options.rows_per_group == 0 {
         return Err(IngestError::Config(
             "rows per group must be positive".into(),
@@ -370,6 +372,13 @@ pub fn ingest(
         }
         fs::rename(partial_dir(out_dir, *table), &final_dir)
             .map_err(IngestError::io(&final_dir))?;
+    }
+    let side_dir = out_dir.join(crate::scenario::side::DIR);
+    if side_dir.exists() {
+        fs::remove_dir_all(&side_dir).map_err(IngestError::io(&side_dir))?;
+    }
+    if let Some(side) = side {
+        side.write(out_dir)?;
     }
     let summary = IngestSummary {
         version: env!("CARGO_PKG_VERSION").to_string(),

@@ -4,6 +4,8 @@
 //!   [`columns`]: typed access to the ingested datasets' batches.
 //! - [`ingest()`]: CSV(.gz) part files to time-sorted Parquet datasets (`cellsim ingest`).
 //! - [`synth`]: a seeded synthetic cell written in the same CSV.gz layout (`cellsim gen`).
+//! - [`scenario`]: the seeds' experiment workloads in the same layout, with side tables
+//!   (`cellsim gen --scenario`).
 //! - [`atomic_file`]: files written whole or not at all (summaries, run configs, snapshots).
 #![deny(missing_docs)]
 
@@ -16,6 +18,7 @@ pub mod error;
 pub mod ingest;
 pub mod pandas;
 pub mod rng;
+pub mod scenario;
 pub mod sort;
 pub mod source;
 pub mod synth;

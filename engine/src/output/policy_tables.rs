@@ -83,7 +83,7 @@ pub(super) fn batch_of(
     let rows = values.len() / width;
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(width);
     for (k, column) in spec.columns.iter().enumerate() {
-        let mut cells = values[k..].iter().step_by(width);
+        let mut cells = values.iter().skip(k).step_by(width);
         let wrong = |v: &Value| format!("column {} ({:?}) got {v:?}", column.name, column.ty);
         let null_ok = |v: &Value| column.nullable && *v == Value::Null;
         macro_rules! build {
@@ -144,6 +144,8 @@ mod tests {
         let err = batch_of(&SPEC, &schema, &[Value::U64(1), Value::F64(1.0)]).unwrap_err();
         assert!(err.contains("column start_us"), "{err}");
         assert!(batch_of(&SPEC, &schema, &[Value::U64(1)]).is_err());
+        // No rows (a part with none): an empty batch, not a panic.
+        assert_eq!(batch_of(&SPEC, &schema, &[]).unwrap().num_rows(), 0);
         assert!(check(&[SPEC]).is_ok());
         assert!(check(&[SPEC, SPEC]).is_err());
         let ticks = TableSpec {

@@ -9,7 +9,7 @@
 //! cell's running tasks, independent of `hours`.
 
 pub mod cell;
-mod csvgz;
+pub(crate) mod csvgz;
 pub mod model;
 mod sim;
 mod writers;
@@ -113,10 +113,9 @@ fn partial_path(out_dir: &Path) -> PathBuf {
     out_dir.with_file_name(name)
 }
 
-/// Writes the trace to `out_dir`, which must not exist or be empty.
-pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> Result<GenSummary> {
-    let started = Instant::now();
-    let parts = config.validate()?;
+/// Checks that `out_dir` does not exist or is empty (removing it then) and clears a leftover
+/// `OUT.partial`; returns the partial directory to write in and rename when complete.
+pub(crate) fn prepare_out_dir(out_dir: &Path) -> Result<PathBuf> {
     if out_dir.exists() {
         let mut entries = std::fs::read_dir(out_dir).map_err(IngestError::io(out_dir))?;
         if entries.next().is_some() {
@@ -131,6 +130,14 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(IngestError::io(&partial))?;
     }
+    Ok(partial)
+}
+
+/// Writes the trace to `out_dir`, which must not exist or be empty.
+pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> Result<GenSummary> {
+    let started = Instant::now();
+    let parts = config.validate()?;
+    let partial = prepare_out_dir(out_dir)?;
     let hours_us = (config.hours * 3600e6) as i64;
     let part_len_us = (config.part_hours * 3600e6) as i64;
     let cell = cell::Cell::new(config.machines, config.seed);
