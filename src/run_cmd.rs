@@ -549,6 +549,20 @@ pub fn report(args: ReportArgs) -> Result<()> {
     }
     let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     out!("{}", analysis::report::render(&names, &summaries));
+    // The tables each run's policy declares (its schema.json), summarised.
+    let mut declared = Vec::new();
+    for dir in &dirs {
+        let summaries = match analysis::policy_tables::declared(dir)? {
+            Some(d) => analysis::policy_tables::summaries(dir, &d)
+                .with_context(|| format!("reading the policy tables of {}", dir.display()))?,
+            None => Vec::new(),
+        };
+        declared.push(summaries);
+    }
+    out!(
+        "{}",
+        analysis::report::render_policy_tables(&names, &declared)
+    );
     out!("{}", analysis::settings::render_settings(&names, &settings));
     if args.timing {
         // A run without timing to show gets "-" and a note saying why.

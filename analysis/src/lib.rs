@@ -7,6 +7,7 @@
 pub mod error;
 pub mod figure;
 mod parts;
+pub mod policy_tables;
 pub mod report;
 pub mod settings;
 pub mod stats;

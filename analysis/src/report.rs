@@ -167,6 +167,57 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     o
 }
 
+/// Rows of the summarised columns of the tables the runs' policies declare
+/// ([`crate::policy_tables`]): per column, mean/median/p99 (ms for durations) and the rows
+/// counted; `-` for a run whose policy has no such column. Empty when no run declares one.
+pub fn render_policy_tables(
+    names: &[String],
+    runs: &[Vec<crate::policy_tables::ColumnSummary>],
+) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    for s in runs.iter().flatten() {
+        if !keys.contains(&s.key.as_str()) {
+            keys.push(&s.key);
+        }
+    }
+    if keys.is_empty() {
+        return String::new();
+    }
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
+    let mut o = String::new();
+    let _ = write!(o, "{:<32}", "policy tables");
+    for n in names {
+        let _ = write!(o, " {n:>width$}");
+    }
+    o.push('\n');
+    for key in keys {
+        let label = crate::policy_tables::label(key);
+        let cells = |f: &dyn Fn(&crate::policy_tables::ColumnSummary) -> String| {
+            runs.iter()
+                .map(|r| r.iter().find(|s| s.key == key).map_or("-".into(), f))
+                .collect::<Vec<String>>()
+        };
+        let rows = [
+            (
+                format!("{label} mean/p50/p99"),
+                cells(&|s| match s.count {
+                    0 => "-".into(),
+                    _ => format!("{:.1}/{:.1}/{:.1}", s.mean, s.p50, s.p99),
+                }),
+            ),
+            (format!("{label} values"), cells(&|s| s.count.to_string())),
+        ];
+        for (label, values) in rows {
+            let _ = write!(o, "{label:<32}");
+            for v in values {
+                let _ = write!(o, " {v:>width$}");
+            }
+            o.push('\n');
+        }
+    }
+    o
+}
+
 /// Rows of the runs' wall-clock profiles (`cellsim report --timing`): first tick, median
 /// milliseconds per tick, whole and by phase, and the mean whole tick; `-` for a run without
 /// `timing/`.
@@ -206,6 +257,31 @@ pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMed
 mod tests {
     use super::*;
     use crate::timing::PhaseMedians;
+
+    /// A column one run's policy declares and the other's does not: `-` for the other; nothing
+    /// at all when no run declares a summarised column.
+    #[test]
+    fn policy_table_rows_show_each_runs_columns() {
+        use crate::policy_tables::ColumnSummary;
+        let queue = ColumnSummary {
+            key: "tasks.queue_us".into(),
+            count: 4,
+            mean: 0.15,
+            p50: 0.1,
+            p99: 0.3,
+        };
+        let names = ["a".to_string(), "b".to_string()];
+        let text = render_policy_tables(&names, &[vec![queue], vec![]]);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("tasks queue (ms) mean"))
+            .unwrap();
+        assert_eq!(
+            line[32..].split_whitespace().collect::<Vec<_>>(),
+            ["0.1/0.1/0.3", "-"]
+        );
+        assert!(render_policy_tables(&names, &[vec![], vec![]]).is_empty());
+    }
 
     /// Times to two decimals, the snapshot count as a count, `-` for a run without timing.
     #[test]

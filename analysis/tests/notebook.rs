@@ -78,6 +78,26 @@ fn field_names(schema: &arrow_schema::Schema) -> BTreeSet<String> {
     schema.fields().iter().map(|f| f.name().clone()).collect()
 }
 
+/// Every object key of the `schema.json` a baseline writes (its `tasks/` and `jobs/` tables).
+fn schema_keys() -> BTreeSet<String> {
+    let policy = engine::greedy::Greedy::<engine::greedy::FirstFit>::new(1, Default::default());
+    let schema = engine::output::schema::RunSchema::of(&policy);
+    let value = serde_json::to_value(&schema).unwrap();
+    let mut keys = BTreeSet::new();
+    let mut stack = vec![&value];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                keys.extend(map.keys().cloned());
+                stack.extend(map.values());
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    keys
+}
+
 #[test]
 fn the_notebook_reads_what_cellsim_writes() {
     let code = code_cells();
@@ -103,6 +123,9 @@ fn the_notebook_reads_what_cellsim_writes() {
     // Every subscript by a literal name is a column read, a table or one the notebook makes.
     let all = code.concat();
     let mut known: BTreeSet<String> = read.clone();
+    // The keys of a run's schema.json, which it reads to find the policy's own tables.
+    known.extend(schema_keys());
+    assert!(all.contains("\"schema.json\""), "the notebook reads the declared tables");
     known.extend(schemas.iter().map(|(t, _)| t.to_string()));
     for assignment in all
         .split("] = ")

@@ -33,6 +33,7 @@ pub mod output;
 pub mod policies;
 pub mod policy;
 pub mod preload;
+pub mod queue_outputs;
 pub mod replay;
 pub mod run;
 pub mod run_times;
@@ -40,7 +41,6 @@ pub mod scale;
 pub mod sim_time;
 pub mod snapshot;
 pub mod summary;
-pub mod tasks_table;
 pub mod trace;
 pub mod units;
 

@@ -178,7 +178,8 @@ impl PolicyCounters {
 }
 
 /// The type of a column of a table a policy declares ([`TableSpec`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ColumnType {
     /// `UInt32`.
     U32,
@@ -193,20 +194,52 @@ pub enum ColumnType {
 }
 
 /// A column of a table a policy declares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ColumnSpec {
-    /// Its name.
+    /// Its name (a duration or time in microseconds ends in `_us`).
     pub name: &'static str,
     /// Its type.
     pub ty: ColumnType,
     /// Whether it may hold [`Value::Null`].
     pub nullable: bool,
+    /// `cellsim report` and the notebook summarise it (mean, median, 99th percentile over the
+    /// run's rows; milliseconds for a `_us` column): a policy's headline measure, such as a
+    /// task's queueing time.
+    pub summarised: bool,
+}
+
+impl ColumnSpec {
+    /// A column that is never null and not summarised.
+    pub const fn new(name: &'static str, ty: ColumnType) -> ColumnSpec {
+        ColumnSpec {
+            name,
+            ty,
+            nullable: false,
+            summarised: false,
+        }
+    }
+
+    /// The column, nullable.
+    pub const fn nullable(self) -> ColumnSpec {
+        ColumnSpec {
+            nullable: true,
+            ..self
+        }
+    }
+
+    /// The column, summarised by the report.
+    pub const fn summarised(self) -> ColumnSpec {
+        ColumnSpec {
+            summarised: true,
+            ..self
+        }
+    }
 }
 
 /// A table a policy writes ([`Policy::tables`]): `RUN/<name>/` Parquet parts, cut as
 /// `migrations/`' are (one per `part` of simulated time, or sooner at `part_rows` rows), kept
 /// across snapshots like the engine's own tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct TableSpec {
     /// The table's directory name (not one of the engine's: `ticks`, `nodes`, `migrations`,
     /// `timing`, `snapshots`, `synthetic`).

@@ -293,6 +293,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             });
         }
         save_config(config, trace_dir, out_dir)?;
+        crate::output::schema::RunSchema::of(&policy).write(out_dir)?;
         let state = State {
             replay: Replay::open(trace_dir)?,
             cell: Cell::default(),
@@ -340,6 +341,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         if recorded.trace.as_deref() != Some(trace_now.as_path()) {
             save_config(&recorded, trace_dir, out_dir)?;
         }
+        crate::output::schema::RunSchema::of(&policy).write(out_dir)?;
         let cell = state::load_cell(&mut snap.section("cell")?)?;
         let replay = state::load_replay(trace_dir, &cell, &mut snap.section("replay")?)?;
         let mut r = snap.section("policy")?;

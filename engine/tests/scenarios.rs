@@ -6,6 +6,7 @@ mod common;
 
 use std::path::Path;
 
+use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use common::{deterministic_outputs, ingest_dir, read_parquet, run_policy};
@@ -123,4 +124,44 @@ fn a_broken_side_table_is_refused_by_the_ingest() {
     let e = e.to_string();
     assert!(e.contains("tasks.csv:2: column 4 (deadline_kind)"), "{e}");
     assert!(!out.join("task_events").exists());
+}
+
+/// Seed 004's Hadoop cell under first-fit: 6 map slots, ten jobs of three 10 s map tasks
+/// submitted at once, queued in job order: jobs 1 and 2 run in the first wave, 3 and 4 in the
+/// second, ..., so job k finishes 10 s x ceil(k / 2) after submission. `jobs/` has one row per
+/// job with that makespan, and its deadline and latency (end - deadline) from the side tables.
+#[test]
+fn jobs_rows_carry_makespan_deadline_and_latency() {
+    let root = tempfile::tempdir().unwrap();
+    let pq = scenario(root.path(), "nbs-hadoop", 80);
+    let side = SideTables::read(&pq).unwrap().unwrap();
+    let run = root.path().join("run");
+    let mut config = config("first-fit", 2);
+    config.hours = Some(90.0 / 3600.0);
+    run_policy(&config, &pq, &run);
+    let jobs = read_parquet(&run.join("jobs"));
+    assert_eq!(jobs.num_rows(), 10);
+    let col = |name: &str| {
+        let i = jobs.schema().index_of(name).unwrap();
+        jobs.column(i).as_primitive::<Int64Type>().clone()
+    };
+    let id = jobs.column(jobs.schema().index_of("job_id").unwrap());
+    let id = id.as_primitive::<arrow_array::types::UInt64Type>();
+    let (makespan, deadline, latency) = (col("makespan_us"), col("deadline_us"), col("latency_us"));
+    let (submit, end) = (col("submit_us"), col("end_us"));
+    for r in 0..10 {
+        let k = id.value(r);
+        assert_eq!(
+            makespan.value(r),
+            10_000_000 * k.div_ceil(2) as i64,
+            "job {k}"
+        );
+        let expected = side.deadline[side.task(k, 0).unwrap()].at_us();
+        assert_eq!(deadline.is_null(r), expected.is_none(), "job {k}");
+        if let Some(d) = expected {
+            assert_eq!(deadline.value(r), d);
+            assert_eq!(latency.value(r), end.value(r) - d);
+        }
+        assert_eq!(end.value(r) - submit.value(r), makespan.value(r));
+    }
 }

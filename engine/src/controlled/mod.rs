@@ -23,6 +23,7 @@ use crate::cell::{Cell, TaskState};
 use crate::greedy::{Admission, Greedy, NodeChoice};
 use crate::ids::{TaskIdx, Tick};
 use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
+use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
@@ -129,11 +130,11 @@ pub struct Controlled<Ctl, C> {
 }
 
 impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
-    /// The composition with the run's seed (the placer's draws).
-    pub fn new(seed: u64) -> Controlled<Ctl, C> {
+    /// The composition with the run's seed (the placer's draws), the placer writing `outputs`.
+    pub fn new(seed: u64, outputs: QueueOutputs) -> Controlled<Ctl, C> {
         Controlled {
             controller: Ctl::default(),
-            placer: Greedy::new(seed),
+            placer: Greedy::new(seed, outputs),
             jobs: Jobs::default(),
             allocated: false,
         }
@@ -226,8 +227,15 @@ impl crate::policies::PolicySpec for EqualShareConfig {
 
     const ABOUT: &'static str = "controller + placer (seed 004's Equal baseline): every active job gets the same share of the cell's CPU, re-allocated at each arrival, departure or capacity change; first-fit places within the shares";
 
-    fn build(&self, run: &crate::RunConfig, _: &std::path::Path) -> crate::Result<Self::Policy> {
-        Ok(Controlled::new(run.seed))
+    fn build(
+        &self,
+        run: &crate::RunConfig,
+        trace_dir: &std::path::Path,
+    ) -> crate::Result<Self::Policy> {
+        Ok(Controlled::new(
+            run.seed,
+            QueueOutputs::of_trace(trace_dir)?,
+        ))
     }
 }
 
@@ -256,7 +264,7 @@ mod tests {
         };
         let a: Vec<TaskIdx> = (0..5).map(|i| task(&mut cell, 1, i)).collect();
         let b: Vec<TaskIdx> = (0..2).map(|i| task(&mut cell, 2, i)).collect();
-        let mut policy = Controlled::<Equal, FirstFit>::new(1);
+        let mut policy = Controlled::<Equal, FirstFit>::new(1, QueueOutputs::default());
         let mut tick = |cell: &mut Cell, events: TickEvents, now_us: i64| {
             let (mut agents, mut inject) = (Vec::new(), Vec::new());
             let counters = &mut PolicyCounters::default();

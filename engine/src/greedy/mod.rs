@@ -8,7 +8,7 @@
 //! the next tick. No agents, no messages, no migrations; like MASB, the policy replays the
 //! trace's tasks, each running its recorded time from when it is placed (`replay/deferred.rs`).
 //! Each ended task run is a row of the policy's `tasks/` table (submit, start, end and queueing
-//! time, microseconds).
+//! time, microseconds), each finished job one of `jobs/` (`queue_outputs.rs`).
 //!
 //! Invariants: `waiting` holds each task slot at most once (`queued` marks the slots in it), in
 //! the order the tasks became pending, and between ticks only tasks pending then; one that ends
@@ -31,7 +31,8 @@ use room::RoomIndex;
 
 use crate::cell::{Cell, TaskState};
 use crate::ids::{ConstraintSetIdx, TaskIdx, Tick};
-use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec, Value};
+use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
+use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
@@ -50,23 +51,20 @@ pub struct Greedy<C> {
     queued: Vec<bool>,
     /// Room on the nodes (a pure cache: rebuilt every tick).
     room: RoomIndex,
-    /// This tick's `tasks/` rows (taken every tick: not saved).
-    rows: Vec<Value>,
+    /// The `tasks/` and `jobs/` tables.
+    outputs: QueueOutputs,
 }
 
-/// The policy's one table.
-const TABLES: [TableSpec; 1] = [crate::tasks_table::TASKS];
-
 impl<C: NodeChoice> Greedy<C> {
-    /// The placer with the run's seed (random draws only).
-    pub fn new(seed: u64) -> Greedy<C> {
+    /// The placer with the run's seed (random draws only), writing `outputs`.
+    pub fn new(seed: u64, outputs: QueueOutputs) -> Greedy<C> {
         Greedy {
             choice: C::default(),
             seed,
             waiting: Vec::new(),
             queued: Vec::new(),
             room: RoomIndex::default(),
-            rows: Vec::new(),
+            outputs,
         }
     }
 
@@ -166,7 +164,7 @@ impl<C: NodeChoice> Greedy<C> {
         admission: &mut impl Admission,
     ) {
         self.update_waiting(cell, events);
-        crate::tasks_table::push_ended(&mut self.rows, &events.ended);
+        self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let at = (&mut *cell, &mut self.room);
         place_waiting(
@@ -202,20 +200,21 @@ impl<C: NodeChoice> Policy for Greedy<C> {
     }
 
     fn tables(&self) -> &'static [TableSpec] {
-        &TABLES
+        &crate::queue_outputs::TABLES
     }
 
     fn take_rows(&mut self, out: &mut TableRows) {
-        out.push(0, &self.rows);
-        self.rows.clear();
+        self.outputs.take_rows(out);
     }
 
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&self.waiting);
+        self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         self.waiting = r.serde()?;
+        self.outputs.load_state(r)?;
         self.queued.clear();
         for &(t, _) in &self.waiting {
             if self.queued.len() <= t.index() {
@@ -243,9 +242,9 @@ macro_rules! greedy_spec {
             fn build(
                 &self,
                 run: &crate::RunConfig,
-                _: &std::path::Path,
+                trace_dir: &std::path::Path,
             ) -> crate::Result<Greedy<$choice>> {
-                Ok(Greedy::new(run.seed))
+                Ok(Greedy::new(run.seed, QueueOutputs::of_trace(trace_dir)?))
             }
         }
     };
@@ -300,7 +299,7 @@ mod tests {
     fn waiting_tasks_are_placed_in_the_order_they_came_and_wait_for_room() {
         let mut cell = cell();
         let tasks: Vec<TaskIdx> = [60, 60, 50, 30].map(|c| task(&mut cell, c)).to_vec();
-        let mut policy = Greedy::<FirstFit>::new(1);
+        let mut policy = Greedy::<FirstFit>::new(1, QueueOutputs::default());
         let events = TickEvents {
             // Submitted twice in one tick (a resubmission): queued once.
             submitted: [&tasks[..], &tasks[2..3]].concat(),
@@ -340,7 +339,7 @@ mod tests {
     fn the_queue_round_trips_through_a_snapshot_section() {
         let mut cell = cell();
         let tasks: Vec<TaskIdx> = [90, 90, 90].map(|c| task(&mut cell, c)).to_vec();
-        let mut policy = Greedy::<FirstFit>::new(1);
+        let mut policy = Greedy::<FirstFit>::new(1, QueueOutputs::default());
         let events = TickEvents {
             submitted: tasks.clone(),
             ..TickEvents::default()
@@ -360,7 +359,7 @@ mod tests {
         )
         .unwrap();
         let snap = crate::snapshot::Snapshot::open(&path).unwrap();
-        let mut restored = Greedy::<FirstFit>::new(1);
+        let mut restored = Greedy::<FirstFit>::new(1, QueueOutputs::default());
         restored
             .load_state(&mut snap.section("policy").unwrap())
             .unwrap();

@@ -35,7 +35,8 @@ use crate::greedy::fit::{Need, fits};
 use crate::greedy::qualifies;
 use crate::greedy::room::RoomIndex;
 use crate::ids::{NodeIdx, TaskIdx, Tick};
-use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec, Value};
+use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
+use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
 use crate::run_times::RunTimes;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
@@ -72,11 +73,9 @@ pub struct Omniscient {
     known: Vec<bool>,
     /// Room on the nodes, nodes with a queue closed (rebuilt every tick).
     room: RoomIndex,
-    /// This tick's `tasks/` rows.
-    rows: Vec<Value>,
+    /// The `tasks/` and `jobs/` tables.
+    outputs: QueueOutputs,
 }
-
-const TABLES: [TableSpec; 1] = [crate::tasks_table::TASKS];
 
 /// What a task takes of a node, as the fit rule counts it.
 fn amounts(need: &Need) -> Amounts {
@@ -173,10 +172,11 @@ impl NodePlans {
 }
 
 impl Omniscient {
-    /// The policy with the run times it is told.
-    pub fn new(run_times: RunTimes) -> Omniscient {
+    /// The policy with the run times it is told, writing `outputs`.
+    pub fn new(run_times: RunTimes, outputs: QueueOutputs) -> Omniscient {
         Omniscient {
             run_times,
+            outputs,
             ..Omniscient::default()
         }
     }
@@ -284,7 +284,7 @@ impl Policy for Omniscient {
         _inject: &mut Vec<Envelope<()>>,
         _counters: &mut PolicyCounters,
     ) {
-        crate::tasks_table::push_ended(&mut self.rows, &events.ended);
+        self.outputs.record(cell, events);
         let tasks = &cell.tasks;
         self.started.retain(|s| {
             let i = s.task.index();
@@ -353,20 +353,21 @@ impl Policy for Omniscient {
     }
 
     fn tables(&self) -> &'static [TableSpec] {
-        &TABLES
+        &crate::queue_outputs::TABLES
     }
 
     fn take_rows(&mut self, out: &mut TableRows) {
-        out.push(0, &self.rows);
-        self.rows.clear();
+        self.outputs.take_rows(out);
     }
 
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&(&self.queued, &self.unplanned, &self.started));
+        self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         (self.queued, self.unplanned, self.started) = r.serde()?;
+        self.outputs.load_state(r)?;
         self.known.clear();
         let waiting = self.queued.iter().map(|a| a.task);
         let waiting: Vec<TaskIdx> = waiting.chain(self.unplanned.iter().map(|u| u.0)).collect();
@@ -402,7 +403,8 @@ impl crate::policies::PolicySpec for OmniscientConfig {
         _: &crate::RunConfig,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Omniscient> {
-        Ok(Omniscient::new(RunTimes::of_trace(trace_dir)?))
+        let outputs = QueueOutputs::of_trace(trace_dir)?;
+        Ok(Omniscient::new(RunTimes::of_trace(trace_dir)?, outputs))
     }
 }
 
@@ -460,7 +462,7 @@ mod tests {
         });
         let mut rows: Vec<_> = rows.collect();
         rows.sort_by_key(|r| r.0);
-        let mut policy = Omniscient::new(RunTimes::of_rows(rows));
+        let mut policy = Omniscient::new(RunTimes::of_rows(rows), QueueOutputs::default());
         tick(&mut policy, &mut cell, &tasks, 0);
         let node = |c: &Cell, i: usize| {
             let running = c.tasks.state[tasks[i].index()] == TaskState::Running;
@@ -492,7 +494,7 @@ mod tests {
         let mut cell = cell();
         let t = cell.tasks.alloc(1, 0, 0, 0);
         cell.set_request(t, 150, 10);
-        let mut policy = Omniscient::new(RunTimes::default());
+        let mut policy = Omniscient::new(RunTimes::default(), QueueOutputs::default());
         tick(&mut policy, &mut cell, &[t], 0);
         assert_eq!(policy.unplanned, [(t, cell.tasks.generation[t.index()])]);
         let n = cell.nodes.push(9).index();

@@ -38,6 +38,7 @@ use crate::metrics::TickRow;
 use crate::policy::{CounterKind, MigrationRecord, TableRows, TableSpec, Value};
 
 mod policy_tables;
+pub mod schema;
 mod tables;
 pub use tables::{TickTiming, migrations_schema, nodes_schema, ticks_schema, timing_schema};
 use tables::{migrations_batch, nodes_batch, ticks_batch, timing_batch};

@@ -116,16 +116,8 @@ mod tests {
     use crate::policy::ColumnSpec;
 
     const COLUMNS: [ColumnSpec; 2] = [
-        ColumnSpec {
-            name: "id",
-            ty: ColumnType::U64,
-            nullable: false,
-        },
-        ColumnSpec {
-            name: "start_us",
-            ty: ColumnType::I64,
-            nullable: true,
-        },
+        ColumnSpec::new("id", ColumnType::U64),
+        ColumnSpec::new("start_us", ColumnType::I64).nullable(),
     ];
     const SPEC: TableSpec = TableSpec {
         name: "tasks",

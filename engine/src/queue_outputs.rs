@@ -1,0 +1,264 @@
+//! The tables every queueing policy writes (the greedy placers, `omniscient`, a controller's
+//! placer): `tasks/`, one row per task run that ended, with its submit, start and end times and
+//! queueing time; and `jobs/`, one row per job once none of its tasks is pending or running
+//! (makespan, flowtime, and, for a scenario with deadlines, the deadline and the latency).
+//!
+//! A job's makespan is from its first submission to its last end; its flowtime is the sum over
+//! its task runs of the time each spent in the system (end - submit: waiting plus running,
+//! seed 003's "total time that a job spends in the system"); its latency is its last end minus
+//! its deadline (seed 004: negative when met). Weight and deadline come from the scenario's side
+//! tables (`ingest::scenario::side`; weight 1 and no deadline without them).
+//!
+//! Invariant: `open` holds one entry per job with a task submitted and not yet ended, by job ID,
+//! with the count of its runs still open (submissions minus ends); a job's row is written in the
+//! tick its count returns to 0. Jobs still open when the run ends have no row.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ingest::scenario::side::{Deadline, SideTables};
+use serde::{Deserialize, Serialize};
+
+use crate::cell::Cell;
+use crate::error::Result;
+use crate::policy::{ColumnSpec, ColumnType, TableRows, TableSpec, Value};
+use crate::replay::TickEvents;
+use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+
+const TASK_COLUMNS: [ColumnSpec; 6] = [
+    ColumnSpec::new("job_id", ColumnType::U64),
+    ColumnSpec::new("task_index", ColumnType::U32),
+    ColumnSpec::new("submit_us", ColumnType::I64),
+    // The end of the tick the task was placed in; null when it ended while waiting.
+    ColumnSpec::new("start_us", ColumnType::I64).nullable(),
+    ColumnSpec::new("end_us", ColumnType::I64),
+    // start_us - submit_us.
+    ColumnSpec::new("queue_us", ColumnType::I64)
+        .nullable()
+        .summarised(),
+];
+
+const JOB_COLUMNS: [ColumnSpec; 10] = [
+    ColumnSpec::new("job_id", ColumnType::U64),
+    ColumnSpec::new("tasks", ColumnType::U32),
+    ColumnSpec::new("submit_us", ColumnType::I64),
+    ColumnSpec::new("end_us", ColumnType::I64),
+    ColumnSpec::new("makespan_us", ColumnType::I64).summarised(),
+    ColumnSpec::new("flowtime_us", ColumnType::I64).summarised(),
+    ColumnSpec::new("weight", ColumnType::F64),
+    ColumnSpec::new("deadline_us", ColumnType::I64).nullable(),
+    // True for a hard deadline, false for a soft one, null without.
+    ColumnSpec::new("deadline_hard", ColumnType::Bool).nullable(),
+    ColumnSpec::new("latency_us", ColumnType::I64)
+        .nullable()
+        .summarised(),
+];
+
+/// The two tables, for [`Policy::tables`](crate::policy::Policy::tables) (in this order).
+pub const TABLES: [TableSpec; 2] = [
+    TableSpec {
+        name: "tasks",
+        columns: &TASK_COLUMNS,
+    },
+    TableSpec {
+        name: "jobs",
+        columns: &JOB_COLUMNS,
+    },
+];
+
+/// A job with runs still open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct OpenJob {
+    /// Runs submitted and not ended.
+    open: u32,
+    /// Runs ended.
+    ended: u32,
+    first_submit_us: i64,
+    last_end_us: i64,
+    flowtime_us: i64,
+}
+
+/// The rows of both tables and the jobs still open (module doc).
+#[derive(Debug, Clone, Default)]
+pub struct QueueOutputs {
+    side: Option<Arc<SideTables>>,
+    open: BTreeMap<u64, OpenJob>,
+    task_rows: Vec<Value>,
+    job_rows: Vec<Value>,
+}
+
+impl QueueOutputs {
+    /// The outputs of a run of the trace in `trace_dir` (its side tables, when a scenario).
+    pub fn of_trace(trace_dir: &Path) -> Result<QueueOutputs> {
+        let side = SideTables::read(trace_dir)?.map(Arc::new);
+        Ok(QueueOutputs {
+            side,
+            ..QueueOutputs::default()
+        })
+    }
+
+    /// Counts this tick's submissions and ends (call before the cell changes in the tick).
+    pub fn record(&mut self, cell: &Cell, events: &TickEvents) {
+        for &t in &events.submitted {
+            let (job, submit) = (
+                cell.tasks.job_id[t.index()],
+                cell.tasks.submit_us[t.index()],
+            );
+            let j = self.open.entry(job).or_insert(OpenJob {
+                open: 0,
+                ended: 0,
+                first_submit_us: submit,
+                last_end_us: submit,
+                flowtime_us: 0,
+            });
+            j.open += 1;
+            j.first_submit_us = j.first_submit_us.min(submit);
+        }
+        for e in &events.ended {
+            let start = e.start_us.map_or(Value::Null, Value::I64);
+            let queue = e
+                .start_us
+                .map_or(Value::Null, |s| Value::I64(s - e.submit_us));
+            self.task_rows.extend([
+                Value::U64(e.job_id),
+                Value::U32(e.task_index),
+                Value::I64(e.submit_us),
+                start,
+                Value::I64(e.end_us),
+                queue,
+            ]);
+            let Some(j) = self.open.get_mut(&e.job_id) else {
+                continue; // submitted before the policy's first tick saw it: no row
+            };
+            j.open = j.open.saturating_sub(1);
+            j.ended += 1;
+            j.last_end_us = j.last_end_us.max(e.end_us);
+            j.flowtime_us += e.end_us - e.submit_us;
+            if j.open == 0 {
+                let j = *j;
+                self.open.remove(&e.job_id);
+                self.job_row(e.job_id, &j);
+            }
+        }
+    }
+
+    fn job_row(&mut self, job_id: u64, j: &OpenJob) {
+        let (weight, deadline) = self.side.as_ref().map_or((1.0, Deadline::None), |side| {
+            let row = side.task_key.partition_point(|k| k.0 < job_id);
+            match side.task_key.get(row) {
+                Some(k) if k.0 == job_id => (side.weight[row], side.deadline[row]),
+                _ => (1.0, Deadline::None),
+            }
+        });
+        let at = deadline.at_us();
+        self.job_rows.extend([
+            Value::U64(job_id),
+            Value::U32(j.ended),
+            Value::I64(j.first_submit_us),
+            Value::I64(j.last_end_us),
+            Value::I64(j.last_end_us - j.first_submit_us),
+            Value::I64(j.flowtime_us),
+            Value::F64(weight),
+            at.map_or(Value::Null, Value::I64),
+            match deadline {
+                Deadline::None => Value::Null,
+                Deadline::Soft(_) => Value::Bool(false),
+                Deadline::Hard(_) => Value::Bool(true),
+            },
+            at.map_or(Value::Null, |d| Value::I64(j.last_end_us - d)),
+        ]);
+    }
+
+    /// Hands this tick's rows over (tables 0 and 1 of [`TABLES`]).
+    pub fn take_rows(&mut self, out: &mut TableRows) {
+        out.push(0, &self.task_rows);
+        out.push(1, &self.job_rows);
+        self.task_rows.clear();
+        self.job_rows.clear();
+    }
+
+    /// Saves the open jobs.
+    pub fn save_state(&self, w: &mut SectionWriter) {
+        let open: Vec<(u64, OpenJob)> = self.open.iter().map(|(k, v)| (*k, *v)).collect();
+        w.serde(&open);
+    }
+
+    /// Restores the open jobs.
+    pub fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
+        let open: Vec<(u64, OpenJob)> = r.serde()?;
+        self.open = open.into_iter().collect();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::EndedTask;
+
+    fn ended(job_id: u64, task_index: u32, submit_us: i64, start: i64, end_us: i64) -> EndedTask {
+        EndedTask {
+            job_id,
+            task_index,
+            submit_us,
+            start_us: Some(start),
+            end_us,
+        }
+    }
+
+    /// By hand: job 7's two tasks are submitted at 0 and 10 and end at 50 (started at 20) and
+    /// 80 (started at 30): makespan 80, flowtime 50 + 70 = 120; with a hard deadline at 60, a
+    /// latency of 20. Its row is written when the second ends, not before.
+    #[test]
+    fn a_job_row_when_its_last_task_ends() {
+        let mut cell = Cell::default();
+        let a = cell.tasks.alloc(7, 0, 0, 0);
+        let b = cell.tasks.alloc(7, 1, 10, 0);
+        let side = SideTables {
+            task_key: vec![(7, 0), (7, 1)],
+            length_mi: vec![None; 2],
+            deadline: vec![Deadline::Hard(60); 2],
+            weight: vec![2.0; 2],
+            ..SideTables::default()
+        };
+        let mut out = QueueOutputs {
+            side: Some(Arc::new(side)),
+            ..QueueOutputs::default()
+        };
+        let submitted = TickEvents {
+            submitted: vec![a, b],
+            ..TickEvents::default()
+        };
+        out.record(&cell, &submitted);
+        let first = TickEvents {
+            ended: vec![ended(7, 0, 0, 20, 50)],
+            ..TickEvents::default()
+        };
+        out.record(&cell, &first);
+        assert!(out.job_rows.is_empty());
+        assert_eq!(out.task_rows[5], Value::I64(20));
+        let second = TickEvents {
+            ended: vec![ended(7, 1, 10, 30, 80)],
+            ..TickEvents::default()
+        };
+        out.record(&cell, &second);
+        use Value::*;
+        assert_eq!(
+            out.job_rows,
+            [
+                U64(7),
+                U32(2),
+                I64(0),
+                I64(80),
+                I64(80),
+                I64(120),
+                F64(2.0),
+                I64(60),
+                Bool(true),
+                I64(20)
+            ]
+        );
+        assert!(out.open.is_empty());
+    }
+}
