@@ -15,7 +15,6 @@ mod commands;
 mod console;
 mod progress;
 mod run_cmd;
-mod run_dirs;
 mod run_lock;
 mod run_log;
 mod status;

@@ -484,7 +484,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
     // itself is an error).
     let (mut runs, mut left_out) = (Vec::new(), 0);
     let mut loaded: Vec<Option<FinishedRun>> = Vec::new();
-    for (dir, found) in crate::run_dirs::expand(&args.runs) {
+    for (dir, found) in engine::run_dir::expand(&args.runs) {
         match analysis::report::load_run(&dir) {
             Ok(summary) => loaded.push(Some(FinishedRun {
                 summary,

@@ -15,8 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::console::errln;
 
-/// The lock file's name in a run directory.
-pub const LOCK_FILE: &str = ".cellsim.lock";
+use engine::run_dir::LOCK_FILE;
 
 /// A held run-directory lock (released when dropped or when the process ends).
 pub struct RunLock {

@@ -16,8 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-/// The log's name in a run directory.
-pub const LOG_FILE: &str = "cellsim.log";
+pub use engine::run_dir::LOG_FILE;
 
 /// The open log of this process's run, if any.
 static LOG: Mutex<Option<(PathBuf, File)>> = Mutex::new(None);

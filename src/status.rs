@@ -17,7 +17,6 @@ use engine::run::{CONFIG_FILE, SUMMARY_FILE};
 
 use crate::cli::StatusArgs;
 use crate::console::{self, out, outln};
-use crate::run_dirs;
 use crate::run_log::{self, LOG_FILE};
 
 /// Longest log line shown, characters.
@@ -89,7 +88,7 @@ struct RunStatus {
 /// Runs `cellsim status`.
 pub fn status(args: StatusArgs) -> Result<()> {
     let host = run_log::host();
-    let rows: Vec<(String, RunStatus)> = run_dirs::expand(&args.runs)
+    let rows: Vec<(String, RunStatus)> = engine::run_dir::expand(&args.runs)
         .iter()
         .map(|(dir, _)| dir)
         .map(|dir| (dir.display().to_string(), run_status(dir, host.as_deref())))

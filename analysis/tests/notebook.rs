@@ -125,7 +125,10 @@ fn the_notebook_reads_what_cellsim_writes() {
     let mut known: BTreeSet<String> = read.clone();
     // The keys of a run's schema.json, which it reads to find the policy's own tables.
     known.extend(schema_keys());
-    assert!(all.contains("\"schema.json\""), "the notebook reads the declared tables");
+    assert!(
+        all.contains("\"schema.json\""),
+        "the notebook reads the declared tables"
+    );
     known.extend(schemas.iter().map(|(t, _)| t.to_string()));
     for assignment in all
         .split("] = ")

@@ -31,11 +31,7 @@ use crate::replay::Replay;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
 use crate::summary::{Accumulator, BuildSpan, RunSummary, peak_rss_mb};
 
-/// Name of the summary file in a run directory.
-pub const SUMMARY_FILE: &str = "summary.json";
-
-/// Name of the run's configuration in a run directory (what `cellsim resume` reads).
-pub const CONFIG_FILE: &str = "run.toml";
+pub use crate::run_dir::{CONFIG_FILE, SUMMARY_FILE};
 
 /// Counters a caller can poll for progress.
 #[derive(Debug, Default)]

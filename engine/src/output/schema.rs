@@ -11,8 +11,7 @@ use serde::Serialize;
 use crate::error::{EngineError, Result};
 use crate::policy::{CounterKind, Policy, TableSpec};
 
-/// The file's name in a run directory.
-pub const SCHEMA_FILE: &str = "schema.json";
+pub use crate::run_dir::SCHEMA_FILE;
 
 /// A counter as the schema lists it.
 #[derive(Debug, Clone, Serialize)]

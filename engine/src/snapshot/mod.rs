@@ -1,6 +1,6 @@
 //! Snapshots of a whole simulation at a tick boundary, for resuming crashed or time-limited runs
 //! (SPEC 8): what triggers them ([`SnapshotConfig`]), where they live (`RUN/snapshots/
-//! tick-<next tick>.snap`, the newest `keep` kept), which one a resume picks ([`choose`]) and
+//! tick-<next tick>.snap`, the newest `keep` kept, listed, chosen and pruned by `run_dir.rs`) and
 //! the identities a snapshot must match (the run's configuration and trace).
 //!
 //! A snapshot holds: the cell's columns, the replay's read positions, ID maps and deferred
@@ -12,21 +12,19 @@
 pub mod format;
 pub mod state;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::run_dir::{Chosen, SNAPSHOT_DIR, choose, file_name, list, prune, tick_of};
 pub use format::{Header, SectionReader, SectionWriter, Snapshot, SnapshotError, SnapshotWriter};
 
 use crate::config::RunConfig;
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 
 /// Exit code of `cellsim run`/`resume` after a signal-triggered snapshot: "snapshotted, please
 /// requeue" (EX_TEMPFAIL of sysexits.h). The sbatch template requeues on it.
 pub const EXIT_SNAPSHOTTED: i32 = 75;
-
-/// Directory of the snapshots in a run directory.
-pub const SNAPSHOT_DIR: &str = "snapshots";
 
 /// When snapshots are taken (always at a tick boundary; a signal also triggers one).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -50,21 +48,6 @@ impl Default for SnapshotConfig {
     }
 }
 
-/// File name of the snapshot taken before `next_tick`.
-pub fn file_name(next_tick: u64) -> String {
-    format!("tick-{next_tick:08}.snap")
-}
-
-/// The tick a snapshot file continues at, from its name ([`file_name`]'s inverse); `None` for
-/// a name of another form.
-pub fn tick_of(path: &Path) -> Option<u64> {
-    let name = path.file_name()?.to_str()?;
-    name.strip_prefix("tick-")?
-        .strip_suffix(".snap")?
-        .parse()
-        .ok()
-}
-
 fn hash_bytes(bytes: &[u8]) -> u64 {
     let words: Vec<u64> = bytes
         .chunks(8)
@@ -86,7 +69,7 @@ pub fn config_hash(config: &RunConfig) -> u64 {
 }
 
 /// `config` without what [`config_hash`] leaves out.
-fn outputs_config(config: &RunConfig) -> RunConfig {
+pub(crate) fn outputs_config(config: &RunConfig) -> RunConfig {
     RunConfig {
         threads: 0,
         trace: None,
@@ -115,154 +98,10 @@ pub fn trace_hash(trace_dir: &Path) -> Result<u64> {
     Ok(hash_bytes(identity.as_bytes()))
 }
 
-/// Snapshot files in `run_dir`, newest first.
-pub fn list(run_dir: &Path) -> Result<Vec<PathBuf>> {
-    let dir = run_dir.join(SNAPSHOT_DIR);
-    if !dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
-        let path = entry.map_err(EngineError::io(&dir))?.path();
-        if path.extension().is_some_and(|e| e == "snap") {
-            files.push(path);
-        }
-    }
-    files.sort();
-    files.reverse();
-    Ok(files)
-}
-
-/// The snapshot a resume continues from, and the newer ones it skipped with the reason.
-pub struct Chosen {
-    /// The newest usable snapshot; `None` when the run has none (it starts from the beginning).
-    pub snapshot: Option<Snapshot>,
-    /// Why each newer snapshot was skipped (each error names its file).
-    pub skipped: Vec<SnapshotError>,
-}
-
-/// Picks the newest snapshot of `run_dir` that opens cleanly and matches `config` and the trace
-/// in `trace_dir`. No snapshot at all is fine (a fresh start); snapshots that are all unusable
-/// are an error listing why.
-pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Chosen> {
-    let (want_config, want_trace) = (config_hash(config), trace_hash(trace_dir)?);
-    let mut skipped = Vec::new();
-    for path in list(run_dir)? {
-        let checked = Snapshot::open(&path).and_then(|snap| {
-            let h = snap.header();
-            let mismatch = |what: &str, changes: String| SnapshotError::Mismatch {
-                path: path.clone(),
-                problem: format!(
-                    "taken with another {what} than this run's (the run's {what} must not change{changes})"
-                ),
-            };
-            if h.config_hash != want_config {
-                Err(mismatch("configuration", changes_since_start(run_dir, config)))
-            } else if h.trace_hash != want_trace {
-                Err(mismatch("trace", String::new()))
-            } else {
-                Ok(snap)
-            }
-        });
-        match checked {
-            Ok(snap) => {
-                return Ok(Chosen {
-                    snapshot: Some(snap),
-                    skipped,
-                });
-            }
-            Err(e) => skipped.push(e),
-        }
-    }
-    if skipped.is_empty() {
-        return Ok(Chosen {
-            snapshot: None,
-            skipped,
-        });
-    }
-    Err(EngineError::NoUsableSnapshot {
-        dir: run_dir.join(SNAPSHOT_DIR),
-        reasons: grouped_reasons(&skipped),
-    })
-}
-
-/// Why each of `skipped` was skipped, each reason once with the files it applies to (every
-/// snapshot of a run resumed with another setting has the same one):
-/// `tick-00000300.snap, tick-00000240.snap: taken with another configuration ...`.
-fn grouped_reasons(skipped: &[SnapshotError]) -> String {
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for why in skipped {
-        let path = why.path();
-        let text = why.to_string();
-        let reason = text
-            .strip_prefix(&format!("{}: ", path.display()))
-            .unwrap_or(&text)
-            .to_string();
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into(),
-        );
-        match groups.iter_mut().find(|(r, _)| *r == reason) {
-            Some((_, names)) => names.push(name),
-            None => groups.push((reason, vec![name])),
-        }
-    }
-    let lines: Vec<String> = groups
-        .iter()
-        .map(|(reason, names)| format!("{}: {reason}", names.join(", ")))
-        .collect();
-    lines.join("; ")
-}
-
-/// What `config` changes from the configuration the run in `run_dir` started with (its
-/// `run.toml`), as text for a mismatch message; empty when that cannot be told.
-fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
-    let Ok(started) = RunConfig::from_file(&run_dir.join(crate::run::CONFIG_FILE)) else {
-        return String::new();
-    };
-    let changes = outputs_config(config).changes_from(&outputs_config(&started));
-    match changes.is_empty() {
-        true => String::new(),
-        false => format!(
-            "; changed since it started: {}; `cellsim resume {}` continues it as it started",
-            changes.join(", "),
-            run_dir.display()
-        ),
-    }
-}
-
-/// Deletes all but the newest `keep` snapshots of `run_dir`, and temporary files left by a crash
-/// during a write.
-pub fn prune(run_dir: &Path, keep: u32) -> Result<()> {
-    for old in list(run_dir)?.into_iter().skip(keep.max(1) as usize) {
-        std::fs::remove_file(&old).map_err(EngineError::io(&old))?;
-    }
-    let dir = run_dir.join(SNAPSHOT_DIR);
-    for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
-        let path = entry.map_err(EngineError::io(&dir))?.path();
-        if path.extension().is_some_and(|e| e == "tmp") {
-            std::fs::remove_file(&path).map_err(EngineError::io(&path))?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use ingest::{IngestOptions, Table};
-
-    /// A snapshot's name gives back its tick, in any directory; other names none.
-    #[test]
-    fn file_names_give_back_their_tick() {
-        for tick in [0, 60, 12_345_678, 4_000_000_000] {
-            let path = Path::new("run/snapshots").join(file_name(tick));
-            assert_eq!(tick_of(&path), Some(tick));
-        }
-        for other in ["tick-00000060.snap.tmp", "tick-x.snap", "notes.txt"] {
-            assert_eq!(tick_of(Path::new(other)), None, "{other}");
-        }
-    }
 
     /// The real sample's parts ingested twice, from two places and at two times, are one trace
     /// (their summaries differ in the input path and the wall time); with another table they are

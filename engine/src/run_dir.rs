@@ -1,0 +1,295 @@
+//! A run directory: the names of what it holds, which directories are runs (a sweep's
+//! directory stands for the runs in it, in natural order), and its snapshots: listed newest
+//! first, the one a resume continues from chosen, the old ones pruned. The one place these
+//! names and rules live; `cellsim` (run, resume, status, report, the lock and the log) and the
+//! analysis read them from here.
+//!
+//! ```text
+//! RUN/run.toml            the configuration (what `cellsim resume` reads)
+//! RUN/schema.json         what the policy declares (counters, tables)
+//! RUN/summary.json        written last: the run finished
+//! RUN/cellsim.log         one line per start, stop and end
+//! RUN/.cellsim.lock       held while a process uses the directory
+//! RUN/snapshots/tick-<next tick>.snap
+//! RUN/<table>/part-*.parquet   ticks, nodes, migrations, timing, the policy's tables
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::config::RunConfig;
+use crate::error::{EngineError, Result};
+use crate::snapshot::{self, Snapshot, SnapshotError};
+
+/// The run's configuration (what `cellsim resume` reads).
+pub const CONFIG_FILE: &str = "run.toml";
+/// The summary, written last: its presence means the run finished.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// What the run's policy declares (`output::schema`).
+pub const SCHEMA_FILE: &str = "schema.json";
+/// The run's log.
+pub const LOG_FILE: &str = "cellsim.log";
+/// The lock file a process holds the directory with.
+pub const LOCK_FILE: &str = ".cellsim.lock";
+/// Directory of the snapshots.
+pub const SNAPSHOT_DIR: &str = "snapshots";
+
+/// Whether `dir` is a run directory: one with a `run.toml`, or a `cellsim.log` (a run that
+/// stopped before writing its config has only the latter).
+pub fn is_run(dir: &Path) -> bool {
+    dir.join(CONFIG_FILE).exists() || dir.join(LOG_FILE).exists()
+}
+
+/// The run directories `paths` name, each with `true` when it was found inside a directory
+/// given (not named itself). A path that is neither a run nor holds any is kept as given, for
+/// the command to say what it is.
+pub fn expand(paths: &[PathBuf]) -> Vec<(PathBuf, bool)> {
+    let mut runs = Vec::new();
+    for path in paths {
+        let inside = runs_inside(path);
+        match inside.is_empty() {
+            true => runs.push((path.clone(), false)),
+            false => runs.extend(inside.into_iter().map(|run| (run, true))),
+        }
+    }
+    runs
+}
+
+/// The run directories directly inside `dir`, in natural order; none when `dir` is a run.
+fn runs_inside(dir: &Path) -> Vec<PathBuf> {
+    if is_run(dir) {
+        return Vec::new();
+    }
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|d| d.is_dir() && is_run(d))
+        .collect();
+    runs.sort_by_cached_key(|d| natural_key(&d.display().to_string()));
+    runs
+}
+
+/// A name as a sort key whose digit runs compare as numbers: `run-2` < `run-10`.
+fn natural_key(name: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut rest = name;
+    while !rest.is_empty() {
+        let text_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (text, after) = rest.split_at(text_len);
+        let digits_len = after
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(after.len());
+        let (digits, after) = after.split_at(digits_len);
+        key.push((text.to_string(), digits.parse().unwrap_or(0)));
+        rest = after;
+    }
+    key
+}
+
+/// File name of the snapshot taken before `next_tick`.
+pub fn file_name(next_tick: u64) -> String {
+    format!("tick-{next_tick:08}.snap")
+}
+
+/// The tick a snapshot file continues at, from its name ([`file_name`]'s inverse); `None` for
+/// a name of another form.
+pub fn tick_of(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("tick-")?
+        .strip_suffix(".snap")?
+        .parse()
+        .ok()
+}
+
+/// Snapshot files in `run_dir`, newest first.
+pub fn list(run_dir: &Path) -> Result<Vec<PathBuf>> {
+    let dir = run_dir.join(SNAPSHOT_DIR);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
+        let path = entry.map_err(EngineError::io(&dir))?.path();
+        if path.extension().is_some_and(|e| e == "snap") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.reverse();
+    Ok(files)
+}
+
+/// The snapshot a resume continues from, and the newer ones it skipped with the reason.
+pub struct Chosen {
+    /// The newest usable snapshot; `None` when the run has none (it starts from the beginning).
+    pub snapshot: Option<Snapshot>,
+    /// Why each newer snapshot was skipped (each error names its file).
+    pub skipped: Vec<SnapshotError>,
+}
+
+/// Picks the newest snapshot of `run_dir` that opens cleanly and matches `config` and the trace
+/// in `trace_dir`. No snapshot at all is fine (a fresh start); snapshots that are all unusable
+/// are an error listing why.
+pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Chosen> {
+    let (want_config, want_trace) = (
+        snapshot::config_hash(config),
+        snapshot::trace_hash(trace_dir)?,
+    );
+    let mut skipped = Vec::new();
+    for path in list(run_dir)? {
+        let checked = Snapshot::open(&path).and_then(|snap| {
+            let h = snap.header();
+            let mismatch = |what: &str, changes: String| SnapshotError::Mismatch {
+                path: path.clone(),
+                problem: format!(
+                    "taken with another {what} than this run's (the run's {what} must not change{changes})"
+                ),
+            };
+            if h.config_hash != want_config {
+                Err(mismatch("configuration", changes_since_start(run_dir, config)))
+            } else if h.trace_hash != want_trace {
+                Err(mismatch("trace", String::new()))
+            } else {
+                Ok(snap)
+            }
+        });
+        match checked {
+            Ok(snap) => {
+                return Ok(Chosen {
+                    snapshot: Some(snap),
+                    skipped,
+                });
+            }
+            Err(e) => skipped.push(e),
+        }
+    }
+    if skipped.is_empty() {
+        return Ok(Chosen {
+            snapshot: None,
+            skipped,
+        });
+    }
+    Err(EngineError::NoUsableSnapshot {
+        dir: run_dir.join(SNAPSHOT_DIR),
+        reasons: grouped_reasons(&skipped),
+    })
+}
+
+/// Why each of `skipped` was skipped, each reason once with the files it applies to (every
+/// snapshot of a run resumed with another setting has the same one):
+/// `tick-00000300.snap, tick-00000240.snap: taken with another configuration ...`.
+fn grouped_reasons(skipped: &[SnapshotError]) -> String {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for why in skipped {
+        let path = why.path();
+        let text = why.to_string();
+        let reason = text
+            .strip_prefix(&format!("{}: ", path.display()))
+            .unwrap_or(&text)
+            .to_string();
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        match groups.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((reason, vec![name])),
+        }
+    }
+    let lines: Vec<String> = groups
+        .iter()
+        .map(|(reason, names)| format!("{}: {reason}", names.join(", ")))
+        .collect();
+    lines.join("; ")
+}
+
+/// What `config` changes from the configuration the run in `run_dir` started with (its
+/// `run.toml`), as text for a mismatch message; empty when that cannot be told.
+fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
+    let Ok(started) = RunConfig::from_file(&run_dir.join(CONFIG_FILE)) else {
+        return String::new();
+    };
+    let changes =
+        snapshot::outputs_config(config).changes_from(&snapshot::outputs_config(&started));
+    match changes.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; changed since it started: {}; `cellsim resume {}` continues it as it started",
+            changes.join(", "),
+            run_dir.display()
+        ),
+    }
+}
+
+/// Deletes all but the newest `keep` snapshots of `run_dir`, and temporary files left by a crash
+/// during a write.
+pub fn prune(run_dir: &Path, keep: u32) -> Result<()> {
+    for old in list(run_dir)?.into_iter().skip(keep.max(1) as usize) {
+        std::fs::remove_file(&old).map_err(EngineError::io(&old))?;
+    }
+    let dir = run_dir.join(SNAPSHOT_DIR);
+    for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
+        let path = entry.map_err(EngineError::io(&dir))?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            std::fs::remove_file(&path).map_err(EngineError::io(&path))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A snapshot's name gives back its tick, in any directory; other names none.
+    #[test]
+    fn file_names_give_back_their_tick() {
+        for tick in [0, 60, 12_345_678, 4_000_000_000] {
+            let path = Path::new("run/snapshots").join(file_name(tick));
+            assert_eq!(tick_of(&path), Some(tick));
+        }
+        for other in ["tick-00000060.snap.tmp", "tick-x.snap", "notes.txt"] {
+            assert_eq!(tick_of(Path::new(other)), None, "{other}");
+        }
+    }
+
+    /// Digit runs sort as numbers, the rest as text.
+    #[test]
+    fn natural_order() {
+        let mut names = ["s/run-10", "s/run-2", "s/run-1", "s/b", "s/run-02x", "s/a"];
+        names.sort_by_cached_key(|n| natural_key(n));
+        assert_eq!(
+            names,
+            ["s/a", "s/b", "s/run-1", "s/run-2", "s/run-02x", "s/run-10"]
+        );
+    }
+
+    /// A sweep's directory names its runs in natural order, marked as found; a run names
+    /// itself; anything else is kept as given.
+    #[test]
+    fn sweeps_expand_to_their_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = dir.path().join("sweep");
+        for (run, file) in [
+            ("run-10", CONFIG_FILE),
+            ("run-2", LOG_FILE),
+            ("run-1", CONFIG_FILE),
+        ] {
+            std::fs::create_dir_all(sweep.join(run)).unwrap();
+            std::fs::write(sweep.join(run).join(file), "").unwrap();
+        }
+        std::fs::create_dir_all(sweep.join("notes")).unwrap();
+        let other = dir.path().join("missing");
+        let runs = expand(&[sweep.join("run-10"), sweep.clone(), other.clone()]);
+        let expected = vec![
+            (sweep.join("run-10"), false),
+            (sweep.join("run-1"), true),
+            (sweep.join("run-2"), true),
+            (sweep.join("run-10"), true),
+            (other, false),
+        ];
+        assert_eq!(runs, expected);
+    }
+}
