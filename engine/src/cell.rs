@@ -81,6 +81,28 @@ impl Cell {
         add(&mut nodes.task_count[n], 1);
     }
 
+    /// Node `n` (its machine) joins or leaves the cell, with new capacities when given (CPU,
+    /// memory units). A node that leaves keeps its tasks until the caller takes them off.
+    pub fn set_machine(&mut self, n: NodeIdx, online: bool, capacity: Option<(u32, u32)>) {
+        let i = n.index();
+        self.nodes.online[i] = online;
+        if let Some((cpu, mem)) = capacity {
+            (self.nodes.cpu_cap[i], self.nodes.mem_cap[i]) = (cpu, mem);
+        }
+    }
+
+    /// The trace scheduled task `t`'s current run in the tick ending at `tick_end_us`
+    /// ([`Tasks::trace_sched_us`]).
+    pub fn record_trace_schedule(&mut self, t: TaskIdx, tick_end_us: i64) {
+        self.tasks.trace_sched_us[t.index()] = tick_end_us;
+    }
+
+    /// Pending task `t` is submitted again at `now_us`.
+    pub fn resubmit(&mut self, t: TaskIdx, now_us: i64) {
+        debug_assert_eq!(self.tasks.state[t.index()], TaskState::Pending);
+        self.tasks.submit_us[t.index()] = now_us;
+    }
+
     /// Starts pending task `t` on node `n` at `now_us`.
     pub fn place(&mut self, t: TaskIdx, n: NodeIdx, now_us: i64) {
         debug_assert_eq!(self.tasks.state[t.index()], TaskState::Pending);

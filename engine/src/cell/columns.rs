@@ -3,6 +3,70 @@
 //! right, are [`Cell`](super::Cell)'s.
 
 use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
+use crate::snapshot::column::SnapshotColumn;
+use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+
+/// Declares a table of columns once: the struct (one `Vec` per column), a row of defaults
+/// appended or restored (`push_defaults`, `reset_row`), and the columns written to and read from
+/// a snapshot in declaration order (`save_columns`, `load_columns`; each element type's
+/// [`SnapshotColumn`] says how it is stored and checked). `derived` columns are not saved: they
+/// are rebuilt after a load (at their defaults until then); `other` fields are not columns (kept
+/// by the table's own code, at their `Default` after `load_columns`).
+macro_rules! columns {
+    (
+        $(#[$smeta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $default:expr ),* $(,)?
+        }
+        derived {
+            $( $(#[$dmeta:meta])* $dfield:ident : $dty:ty = $ddefault:expr ),* $(,)?
+        }
+        other {
+            $( $(#[$ometa:meta])* $ovis:vis $ofield:ident : $oty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$smeta])*
+        #[derive(Debug, Default, Clone)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: Vec<$ty>, )*
+            $( $(#[$dmeta])* pub $dfield: Vec<$dty>, )*
+            $( $(#[$ometa])* $ovis $ofield: $oty, )*
+        }
+
+        impl $name {
+            /// Appends a row of defaults to every column.
+            fn push_defaults(&mut self) {
+                $( self.$field.push($default); )*
+                $( self.$dfield.push($ddefault); )*
+            }
+
+            /// Sets row `i` of every column to its default.
+            #[allow(dead_code)]
+            fn reset_row(&mut self, i: usize) {
+                $( self.$field[i] = $default; )*
+                $( self.$dfield[i] = $ddefault; )*
+            }
+
+            /// Writes the saved columns, in declaration order.
+            pub(crate) fn save_columns<'a>(&'a self, w: &mut SectionWriter<'a>) {
+                $( SnapshotColumn::save(&self.$field, w); )*
+            }
+
+            /// Reads columns of `len` rows written by `save_columns`, checked; derived ones at
+            /// their defaults.
+            pub(crate) fn load_columns(
+                r: &mut SectionReader<'_>,
+                len: usize,
+            ) -> Result<Self, SnapshotError> {
+                Ok(Self {
+                    $( $field: SnapshotColumn::load(r, len)?, )*
+                    $( $dfield: vec![$ddefault; len], )*
+                    ..Self::default()
+                })
+            }
+        }
+    };
+}
 
 /// [`Tasks::trace_sched_us`] of a task the trace has not scheduled (yet).
 pub const NOT_SCHEDULED: i64 = i64::MIN;
@@ -20,33 +84,36 @@ pub enum TaskState {
     Running = 2,
 }
 
-/// Node columns. Capacities and sums in units.
-#[derive(Debug, Default, Clone)]
-pub struct Nodes {
-    /// Trace machine ID.
-    pub machine_id: Vec<u64>,
-    /// Part of the cell (ADDed and not REMOVEd).
-    pub online: Vec<bool>,
-    /// CPU capacity.
-    pub cpu_cap: Vec<u32>,
-    /// Memory capacity.
-    pub mem_cap: Vec<u32>,
-    /// CPU used by the node's tasks.
-    pub cpu_used: Vec<u32>,
-    /// Memory used by the node's tasks.
-    pub mem_used: Vec<u32>,
-    /// CPU requested by the node's tasks.
-    pub cpu_req: Vec<u32>,
-    /// Memory requested by the node's tasks.
-    pub mem_req: Vec<u32>,
-    /// CPU requested by the node's production tasks.
-    pub prod_cpu_req: Vec<u32>,
-    /// Memory requested by the node's production tasks.
-    pub prod_mem_req: Vec<u32>,
-    /// Tasks on the node.
-    pub task_count: Vec<u32>,
-    /// Allocation class, computed at the end of each tick (`metrics.rs`).
-    pub class: Vec<crate::classify::NodeClass>,
+columns! {
+    /// Node columns. Capacities and sums in units.
+    pub struct Nodes {
+        /// Trace machine ID.
+        machine_id: u64 = 0,
+        /// Part of the cell (ADDed and not REMOVEd).
+        online: bool = false,
+        /// CPU capacity.
+        cpu_cap: u32 = 0,
+        /// Memory capacity.
+        mem_cap: u32 = 0,
+        /// CPU used by the node's tasks.
+        cpu_used: u32 = 0,
+        /// Memory used by the node's tasks.
+        mem_used: u32 = 0,
+        /// CPU requested by the node's tasks.
+        cpu_req: u32 = 0,
+        /// Memory requested by the node's tasks.
+        mem_req: u32 = 0,
+        /// CPU requested by the node's production tasks.
+        prod_cpu_req: u32 = 0,
+        /// Memory requested by the node's production tasks.
+        prod_mem_req: u32 = 0,
+        /// Tasks on the node.
+        task_count: u32 = 0,
+        /// Allocation class, computed at the end of each tick (`metrics.rs`).
+        class: crate::classify::NodeClass = crate::classify::NodeClass::Offline,
+    }
+    derived {}
+    other {}
 }
 
 impl Nodes {
@@ -81,74 +148,68 @@ impl Nodes {
     /// Appends an offline node with no capacity.
     pub fn push(&mut self, machine_id: u64) -> NodeIdx {
         let idx = NodeIdx(self.len() as u32);
-        self.machine_id.push(machine_id);
-        self.online.push(false);
-        self.class.push(crate::classify::NodeClass::Offline);
-        for col in [
-            &mut self.cpu_cap,
-            &mut self.mem_cap,
-            &mut self.cpu_used,
-            &mut self.mem_used,
-            &mut self.cpu_req,
-            &mut self.mem_req,
-            &mut self.prod_cpu_req,
-            &mut self.prod_mem_req,
-            &mut self.task_count,
-        ] {
-            col.push(0);
-        }
+        self.push_defaults();
+        self.machine_id[idx.index()] = machine_id;
         idx
     }
 }
 
-/// Task columns. Requests and usage in units.
-#[derive(Debug, Default, Clone)]
-pub struct Tasks {
-    /// Trace job ID.
-    pub job_id: Vec<u64>,
-    /// Task index within the job.
-    pub task_index: Vec<u32>,
-    /// Priority 0..11.
-    pub priority: Vec<u8>,
-    /// Priority >= 9.
-    pub production: Vec<bool>,
-    /// Slot state.
-    pub state: Vec<TaskState>,
-    /// Node while running, NONE otherwise.
-    pub node: Vec<NodeIdx>,
-    /// CPU request.
-    pub cpu_req: Vec<u32>,
-    /// Memory request.
-    pub mem_req: Vec<u32>,
-    /// Current CPU usage.
-    pub cpu_use: Vec<u32>,
-    /// Current memory usage.
-    pub mem_use: Vec<u32>,
-    /// Usage is the request (no task_usage sample applies yet).
-    pub use_is_request: Vec<bool>,
-    /// End of the usage sample in force (the usage-series cursor), microseconds.
-    pub use_until_us: Vec<i64>,
-    /// Time of the latest SUBMIT.
-    pub submit_us: Vec<i64>,
-    /// Time the current run started (when running).
-    pub start_us: Vec<i64>,
-    /// End of the tick in which the trace SCHEDULEd the current run, [`NOT_SCHEDULED`] until
-    /// then; a policy that replays the workload shifts the run's later events by
-    /// `start_us - trace_sched_us` (`replay/deferred.rs`).
-    pub trace_sched_us: Vec<i64>,
-    /// Incremented each time the slot is given to a new task, so stale references can be told
-    /// apart.
-    pub generation: Vec<u32>,
-    /// Target of an in-flight migration, NONE otherwise.
-    pub migrating_to: Vec<NodeIdx>,
-    /// First entry of the task's constraints in [`Cell::constraints`](crate::cell::Cell::constraints).
-    pub constraint_start: Vec<u32>,
-    /// Number of constraints.
-    pub constraint_len: Vec<u16>,
-    /// The set those constraints are ([`Cell::constraint_set`](crate::cell::Cell::constraint_set);
-    /// derived from the rows: not saved).
-    pub constraint_set: Vec<ConstraintSetIdx>,
-    pub(crate) free: Vec<TaskIdx>,
+columns! {
+    /// Task columns. Requests and usage in units.
+    pub struct Tasks {
+        /// Trace job ID.
+        job_id: u64 = 0,
+        /// Task index within the job.
+        task_index: u32 = 0,
+        /// Priority 0..11.
+        priority: u8 = 0,
+        /// Priority >= 9.
+        production: bool = false,
+        /// Slot state.
+        state: TaskState = TaskState::Free,
+        /// Node while running, NONE otherwise.
+        node: NodeIdx = NodeIdx::NONE,
+        /// CPU request.
+        cpu_req: u32 = 0,
+        /// Memory request.
+        mem_req: u32 = 0,
+        /// Current CPU usage.
+        cpu_use: u32 = 0,
+        /// Current memory usage.
+        mem_use: u32 = 0,
+        /// Usage is the request (no task_usage sample applies yet).
+        use_is_request: bool = true,
+        /// End of the usage sample in force (the usage-series cursor), microseconds.
+        use_until_us: i64 = 0,
+        /// Time of the latest SUBMIT.
+        submit_us: i64 = 0,
+        /// Time the current run started (when running).
+        start_us: i64 = 0,
+        /// End of the tick in which the trace SCHEDULEd the current run, [`NOT_SCHEDULED`]
+        /// until then; a policy that replays the workload shifts the run's later events by
+        /// `start_us - trace_sched_us` (`replay/deferred.rs`).
+        trace_sched_us: i64 = NOT_SCHEDULED,
+        /// Incremented each time the slot is given to a new task, so stale references can be
+        /// told apart.
+        generation: u32 = 0,
+        /// Target of an in-flight migration, NONE otherwise.
+        migrating_to: NodeIdx = NodeIdx::NONE,
+        /// First entry of the task's constraints in
+        /// [`Cell::constraints`](crate::cell::Cell::constraints).
+        constraint_start: u32 = 0,
+        /// Number of constraints.
+        constraint_len: u16 = 0,
+    }
+    derived {
+        /// The set those constraints are
+        /// ([`Cell::constraint_set`](crate::cell::Cell::constraint_set); numbered from the rows
+        /// when a snapshot is loaded).
+        constraint_set: ConstraintSetIdx = ConstraintSetIdx::EMPTY,
+    }
+    other {
+        /// Slots on the free list (saved after the columns).
+        pub(crate) free: Vec<TaskIdx>,
+    }
 }
 
 impl Tasks {
@@ -162,56 +223,26 @@ impl Tasks {
         self.job_id.is_empty()
     }
 
-    /// A pending task in a recycled or new slot.
+    /// A pending task in a recycled or new slot (every column at its default but the slot's
+    /// generation, which counts up).
     pub fn alloc(&mut self, job_id: u64, task_index: u32, priority: u8, submit_us: i64) -> TaskIdx {
         let t = match self.free.pop() {
             Some(t) => t,
             None => {
-                let t = TaskIdx(self.len() as u32);
-                self.job_id.push(0);
-                self.task_index.push(0);
-                self.priority.push(0);
-                self.production.push(false);
-                self.state.push(TaskState::Free);
-                self.node.push(NodeIdx::NONE);
-                self.cpu_req.push(0);
-                self.mem_req.push(0);
-                self.cpu_use.push(0);
-                self.mem_use.push(0);
-                self.use_is_request.push(true);
-                self.use_until_us.push(0);
-                self.submit_us.push(0);
-                self.start_us.push(0);
-                self.trace_sched_us.push(NOT_SCHEDULED);
-                self.generation.push(0);
-                self.migrating_to.push(NodeIdx::NONE);
-                self.constraint_start.push(0);
-                self.constraint_len.push(0);
-                self.constraint_set.push(ConstraintSetIdx::EMPTY);
-                t
+                self.push_defaults();
+                TaskIdx(self.len() as u32 - 1)
             }
         };
         let i = t.index();
+        let generation = self.generation[i];
+        self.reset_row(i);
+        self.generation[i] = generation.wrapping_add(1);
         self.job_id[i] = job_id;
         self.task_index[i] = task_index;
         self.priority[i] = priority;
         self.production[i] = priority >= ingest::codes::PRODUCTION_PRIORITY;
         self.state[i] = TaskState::Pending;
-        self.node[i] = NodeIdx::NONE;
-        self.cpu_req[i] = 0;
-        self.mem_req[i] = 0;
-        self.cpu_use[i] = 0;
-        self.mem_use[i] = 0;
-        self.use_is_request[i] = true;
-        self.use_until_us[i] = 0;
         self.submit_us[i] = submit_us;
-        self.start_us[i] = 0;
-        self.trace_sched_us[i] = NOT_SCHEDULED;
-        self.generation[i] = self.generation[i].wrapping_add(1);
-        self.migrating_to[i] = NodeIdx::NONE;
-        self.constraint_start[i] = 0;
-        self.constraint_len[i] = 0;
-        self.constraint_set[i] = ConstraintSetIdx::EMPTY;
         t
     }
 

@@ -59,18 +59,14 @@ impl Replay {
         let i = n.index();
         match row.kind {
             machine_event::REMOVE => {
-                cell.nodes.online[i] = false;
+                cell.set_machine(n, false, None);
                 self.removed.push(n);
             }
             _ => {
                 // ADD and UPDATE carry capacities; an empty field keeps the previous value.
-                if let Some(c) = row.cpus {
-                    cell.nodes.cpu_cap[i] = to_units(c);
-                }
-                if let Some(m) = row.memory {
-                    cell.nodes.mem_cap[i] = to_units(m);
-                }
-                cell.nodes.online[i] = true;
+                let cpu = row.cpus.map_or(cell.nodes.cpu_cap[i], to_units);
+                let mem = row.memory.map_or(cell.nodes.mem_cap[i], to_units);
+                cell.set_machine(n, true, Some((cpu, mem)));
             }
         }
         let nodes = &cell.nodes;
@@ -127,13 +123,13 @@ impl Replay {
             cell.set_request(t, cpu, mem);
         }
         if kind == task_event::SCHEDULE && cell.tasks.trace_sched_us[t.index()] == NOT_SCHEDULED {
-            cell.tasks.trace_sched_us[t.index()] = self.window_end_us;
+            cell.record_trace_schedule(t, self.window_end_us);
         }
         match kind {
             task_event::SUBMIT
                 if existing.is_some() && cell.tasks.state[t.index()] == TaskState::Pending =>
             {
-                cell.tasks.submit_us[t.index()] = now;
+                cell.resubmit(t, now);
                 ev.submitted.push(t);
             }
             // The recorded placement, for borg-replay. In workload mode the policy places the

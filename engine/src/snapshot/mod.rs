@@ -9,6 +9,7 @@
 //! per (agent, tick, round), so there is no RNG state to keep. The file format is in
 //! [`format`](mod@format); the cell and replay sections in [`state`].
 
+pub mod column;
 pub mod format;
 pub mod state;
 

@@ -1,5 +1,5 @@
-//! The cell and the replay as snapshot sections: every column written raw, read back in place
-//! and copied, with lengths, flag bytes, enum codes and indices checked before the state is
+//! The cell and the replay as snapshot sections: the cell's columns in the order
+//! `cell/columns.rs` declares them (stored as `column.rs` says), with lengths, flag bytes, enum codes and indices checked before the state is
 //! rebuilt, and the cell's invariants ([`Cell::check`]) verified after.
 
 use std::collections::BTreeMap;
@@ -7,76 +7,21 @@ use std::collections::BTreeMap;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
-use bytemuck::Pod;
-
+use super::column::SnapshotColumn;
 use super::format::{SectionReader, SectionWriter, SnapshotError};
-use crate::cell::{Cell, Constraint, Nodes, TaskState, Tasks};
-use crate::classify::NodeClass;
-use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
+use crate::cell::{Cell, Constraint, Nodes, Tasks};
+use crate::ids::{NodeIdx, TaskIdx};
 use crate::replay::{AwaitingList, AwaitingStart, Deferred, Replay, ReplayStats};
 
 type R<T> = Result<T, SnapshotError>;
 
-fn flags(values: &[bool]) -> Vec<u8> {
-    values.iter().map(|&v| v as u8).collect()
-}
-
-fn read_flags(r: &mut SectionReader<'_>, len: usize) -> R<Vec<bool>> {
-    let bytes = r.column_of::<u8>(len)?;
-    if bytes.iter().any(|&b| b > 1) {
-        return Err(r.corrupt("a flag byte is neither 0 nor 1"));
-    }
-    Ok(bytes.iter().map(|&b| b == 1).collect())
-}
-
-fn read_vec<T: Pod>(r: &mut SectionReader<'_>, len: usize) -> R<Vec<T>> {
-    Ok(r.column_of::<T>(len)?.to_vec())
-}
-
 /// Writes the cell's columns.
 pub fn save_cell<'a>(cell: &'a Cell, w: &mut SectionWriter<'a>) {
-    let n = &cell.nodes;
-    w.value(n.len() as u64);
-    w.column_ref(&n.machine_id);
-    w.column(&flags(&n.online));
-    for col in [
-        &n.cpu_cap,
-        &n.mem_cap,
-        &n.cpu_used,
-        &n.mem_used,
-        &n.cpu_req,
-        &n.mem_req,
-        &n.prod_cpu_req,
-        &n.prod_mem_req,
-        &n.task_count,
-    ] {
-        w.column_ref(col);
-    }
-    w.column(&n.class.iter().map(|&c| c as u8).collect::<Vec<u8>>());
+    w.value(cell.nodes.len() as u64);
+    cell.nodes.save_columns(w);
     let t = &cell.tasks;
     w.value(t.len() as u64);
-    w.column_ref(&t.job_id);
-    w.column_ref(&t.task_index);
-    w.column_ref(&t.priority);
-    w.column(&flags(&t.production));
-    w.column(&t.state.iter().map(|&s| s as u8).collect::<Vec<u8>>());
-    w.column_ref(&t.node);
-    for col in [&t.cpu_req, &t.mem_req, &t.cpu_use, &t.mem_use] {
-        w.column_ref(col);
-    }
-    w.column(&flags(&t.use_is_request));
-    for col in [
-        &t.use_until_us,
-        &t.submit_us,
-        &t.start_us,
-        &t.trace_sched_us,
-    ] {
-        w.column_ref(col);
-    }
-    w.column_ref(&t.generation);
-    w.column_ref(&t.migrating_to);
-    w.column_ref(&t.constraint_start);
-    w.column_ref(&t.constraint_len);
+    t.save_columns(w);
     w.column_ref(&t.free);
     let c = &cell.constraints;
     w.value(c.len() as u64);
@@ -113,93 +58,18 @@ fn read_len(r: &mut SectionReader<'_>) -> R<usize> {
 
 fn read_nodes(r: &mut SectionReader<'_>) -> R<Nodes> {
     let len = read_len(r)?;
-    let machine_id = read_vec(r, len)?;
-    let online = read_flags(r, len)?;
-    let mut u32s = Vec::with_capacity(9);
-    for _ in 0..9 {
-        u32s.push(read_vec::<u32>(r, len)?);
-    }
-    let codes = r.column_of::<u8>(len)?;
-    let class = codes
-        .iter()
-        .map(|&c| NodeClass::ALL.get(c as usize).copied())
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| r.corrupt("unknown node class code"))?;
-    let mut u32s = u32s.into_iter();
-    let mut next = || u32s.next().expect("nine columns read");
-    Ok(Nodes {
-        machine_id,
-        online,
-        cpu_cap: next(),
-        mem_cap: next(),
-        cpu_used: next(),
-        mem_used: next(),
-        cpu_req: next(),
-        mem_req: next(),
-        prod_cpu_req: next(),
-        prod_mem_req: next(),
-        task_count: next(),
-        class,
-    })
+    Nodes::load_columns(r, len)
 }
 
 fn read_tasks(r: &mut SectionReader<'_>) -> R<Tasks> {
     let len = read_len(r)?;
-    let job_id = read_vec(r, len)?;
-    let task_index = read_vec(r, len)?;
-    let priority = read_vec(r, len)?;
-    let production = read_flags(r, len)?;
-    let state = r
-        .column_of::<u8>(len)?
-        .iter()
-        .map(|&s| match s {
-            0 => Some(TaskState::Free),
-            1 => Some(TaskState::Pending),
-            2 => Some(TaskState::Running),
-            _ => None,
-        })
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| r.corrupt("unknown task state code"))?;
-    let node = read_vec(r, len)?;
-    let (cpu_req, mem_req) = (read_vec(r, len)?, read_vec(r, len)?);
-    let (cpu_use, mem_use) = (read_vec(r, len)?, read_vec(r, len)?);
-    let use_is_request = read_flags(r, len)?;
-    let use_until_us = read_vec(r, len)?;
-    let submit_us = read_vec(r, len)?;
-    let start_us = read_vec(r, len)?;
-    let trace_sched_us = read_vec(r, len)?;
-    let generation = read_vec(r, len)?;
-    let migrating_to = read_vec(r, len)?;
-    let constraint_start = read_vec(r, len)?;
-    let constraint_len = read_vec(r, len)?;
-    let free: Vec<TaskIdx> = r.column::<TaskIdx>()?.to_vec();
-    if free.iter().any(|t| t.index() >= len) {
+    let mut tasks = Tasks::load_columns(r, len)?;
+    // Constraint sets are numbered once the rows are read and checked (`load_cell`).
+    tasks.free = r.column::<TaskIdx>()?.to_vec();
+    if tasks.free.iter().any(|t| t.index() >= len) {
         return Err(r.corrupt("a free slot beyond the task table"));
     }
-    Ok(Tasks {
-        job_id,
-        task_index,
-        priority,
-        production,
-        state,
-        node,
-        cpu_req,
-        mem_req,
-        cpu_use,
-        mem_use,
-        use_is_request,
-        use_until_us,
-        submit_us,
-        start_us,
-        trace_sched_us,
-        generation,
-        migrating_to,
-        constraint_start,
-        constraint_len,
-        // Numbered once the rows are read and checked (`load_cell`).
-        constraint_set: vec![ConstraintSetIdx::EMPTY; len],
-        free,
-    })
+    Ok(tasks)
 }
 
 /// Reads the cell written by [`save_cell`] and checks it.
@@ -212,7 +82,7 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
         r.column_of::<u8>(len)?,
         r.column_of::<u32>(len)?,
     );
-    let (ints, has_int) = (r.column_of::<i64>(len)?, read_flags(r, len)?);
+    let (ints, has_int) = (r.column_of::<i64>(len)?, bool::load(r, len)?);
     let constraints = (0..len)
         .map(|i| Constraint {
             name: names[i],
@@ -224,7 +94,7 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
     let len = read_len(r)?;
     let (attr_nodes, attr_names) = (r.column_of::<NodeIdx>(len)?, r.column_of::<u32>(len)?);
     let attr_values = r.column_of::<u32>(len)?;
-    let (ints, has_int) = (r.column_of::<i64>(len)?, read_flags(r, len)?);
+    let (ints, has_int) = (r.column_of::<i64>(len)?, bool::load(r, len)?);
     let attributes: BTreeMap<_, _> = (0..len)
         .map(|i| {
             (

@@ -1,0 +1,138 @@
+//! How a cell column's elements are stored in a snapshot ([`SnapshotColumn`]): plain numbers and
+//! indices raw (written from where they are, read back in place and copied), flags as bytes 0 or
+//! 1, enums as their `u8` codes; every value read is checked (a flag byte other than 0 or 1, an
+//! unknown code is a corrupt snapshot, not a panic). The columns themselves are declared once,
+//! with their order, in `cell/columns.rs`.
+
+use super::format::{SectionReader, SectionWriter, SnapshotError};
+use crate::cell::TaskState;
+use crate::classify::NodeClass;
+use crate::ids::NodeIdx;
+
+/// An element type of a saved column.
+pub trait SnapshotColumn: Sized {
+    /// Writes `col`.
+    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>);
+    /// Reads a column of `len` values, checked.
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError>;
+}
+
+macro_rules! raw {
+    ($($t:ty),*) => {$(
+        impl SnapshotColumn for $t {
+            fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+                w.column_ref(col);
+            }
+
+            fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+                Ok(r.column_of::<$t>(len)?.to_vec())
+            }
+        }
+    )*};
+}
+
+raw!(u8, u16, u32, u64, i64, NodeIdx);
+
+/// Reads `len` codes and maps each through `decode`, `what` naming the code in the error.
+fn codes<T>(
+    r: &mut SectionReader<'_>,
+    len: usize,
+    what: &str,
+    decode: impl Fn(u8) -> Option<T>,
+) -> Result<Vec<T>, SnapshotError> {
+    let bytes = r.column_of::<u8>(len)?;
+    bytes
+        .iter()
+        .map(|&b| decode(b))
+        .collect::<Option<Vec<T>>>()
+        .ok_or_else(|| r.corrupt(format!("unknown {what} code")))
+}
+
+impl SnapshotColumn for bool {
+    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+        w.column(&col.iter().map(|&v| v as u8).collect::<Vec<u8>>());
+    }
+
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+        let bytes = r.column_of::<u8>(len)?;
+        if bytes.iter().any(|&b| b > 1) {
+            return Err(r.corrupt("a flag byte is neither 0 nor 1"));
+        }
+        Ok(bytes.iter().map(|&b| b == 1).collect())
+    }
+}
+
+impl SnapshotColumn for TaskState {
+    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+        w.column(&col.iter().map(|&s| s as u8).collect::<Vec<u8>>());
+    }
+
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+        codes(r, len, "task state", |s| match s {
+            0 => Some(TaskState::Free),
+            1 => Some(TaskState::Pending),
+            2 => Some(TaskState::Running),
+            _ => None,
+        })
+    }
+}
+
+impl SnapshotColumn for NodeClass {
+    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+        w.column(&col.iter().map(|&c| c as u8).collect::<Vec<u8>>());
+    }
+
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+        codes(r, len, "node class", |c| {
+            NodeClass::ALL.get(c as usize).copied()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::format::{Header, Snapshot, SnapshotWriter};
+
+    /// Flags, codes and raw values come back as written; a flag byte of 2 or an unknown state
+    /// or class code is a corrupt snapshot, named.
+    #[test]
+    fn columns_round_trip_and_bad_codes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let states = [TaskState::Running, TaskState::Free, TaskState::Pending];
+        let mut w = SnapshotWriter::default();
+        let s = w.section("columns");
+        bool::save(&[true, false], s);
+        TaskState::save(&states, s);
+        NodeClass::save(&NodeClass::ALL, s);
+        NodeIdx::save(&[NodeIdx(4), NodeIdx::NONE], s);
+        s.column(&[2u8, 0]);
+        s.column(&[3u8]);
+        s.column(&[u8::MAX]);
+        let header = Header {
+            tick: 0,
+            config_hash: 0,
+            trace_hash: 0,
+        };
+        w.write_atomically(&path, header).unwrap();
+        let snap = Snapshot::open(&path).unwrap();
+        let mut r = snap.section("columns").unwrap();
+        assert_eq!(bool::load(&mut r, 2).unwrap(), [true, false]);
+        assert_eq!(TaskState::load(&mut r, 3).unwrap(), states);
+        assert_eq!(
+            NodeClass::load(&mut r, NodeClass::ALL.len()).unwrap(),
+            NodeClass::ALL
+        );
+        assert_eq!(
+            NodeIdx::load(&mut r, 2).unwrap(),
+            [NodeIdx(4), NodeIdx::NONE]
+        );
+        let e = bool::load(&mut r, 2).unwrap_err().to_string();
+        assert!(e.contains("neither 0 nor 1"), "{e}");
+        let e = TaskState::load(&mut r, 1).unwrap_err().to_string();
+        assert!(e.contains("unknown task state code"), "{e}");
+        let e = NodeClass::load(&mut r, 1).unwrap_err().to_string();
+        assert!(e.contains("unknown node class code"), "{e}");
+    }
+}
