@@ -54,6 +54,7 @@ macro_rules! columns {
 
             /// Reads columns of `len` rows written by `save_columns`, checked; derived ones at
             /// their defaults.
+            #[allow(clippy::needless_update)] // a table without `other` fields
             pub(crate) fn load_columns(
                 r: &mut SectionReader<'_>,
                 len: usize,
