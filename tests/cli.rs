@@ -256,14 +256,16 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     for f in [
         "ticks/part-00000000.parquet",
         "nodes/part-00000000.parquet",
-        "migrations/part-00000000.parquet",
         "timing/part-00000000.parquet",
         "samples.jsonl",
         "run.toml",
+        "schema.json",
         "summary.json",
     ] {
         assert!(runs[0].join(f).exists(), "{f}");
     }
+    // borg-replay never migrates: no `migrations/` (MASB's own table).
+    assert!(!runs[0].join("migrations").exists());
     let run = runs[0].display().to_string();
     let out = cellsim(&["report", &run, &run]);
     assert!(out.status.success(), "{}", text(&out.stderr));

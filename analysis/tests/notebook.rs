@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 
 use engine::classify::NodeClass;
+use engine::masb::migrations::{self, MigrationOutcome};
 use engine::masb::policy::counter;
-use engine::output::{migrations_schema, nodes_schema, ticks_schema};
-use engine::policy::MigrationOutcome;
+use engine::output::{nodes_schema, policy_table_schema, ticks_schema};
 
 const NOTEBOOK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notebooks/run-overview.ipynb");
 
@@ -106,7 +106,10 @@ fn the_notebook_reads_what_cellsim_writes() {
     let schemas = [
         ("ticks", field_names(&ticks_schema(&counter::KINDS, &[]))),
         ("nodes", field_names(&nodes_schema())),
-        ("migrations", field_names(&migrations_schema())),
+        (
+            "migrations",
+            field_names(&policy_table_schema(&migrations::TABLE)),
+        ),
     ];
     let mut read = BTreeSet::new();
     let table_lines: Vec<&str> = columns.lines().filter(|l| l.contains(": [")).collect();

@@ -178,7 +178,7 @@ impl PolicyCounters {
 }
 
 /// The type of a column of a table a policy declares ([`TableSpec`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ColumnType {
     /// `UInt32`.
@@ -191,6 +191,8 @@ pub enum ColumnType {
     F64,
     /// `Boolean`.
     Bool,
+    /// `Utf8`: one of these names, written as [`Value::Code`] (its index).
+    Name(&'static [&'static str]),
 }
 
 /// A column of a table a policy declares.
@@ -263,6 +265,8 @@ pub enum Value {
     F64(f64),
     /// A [`ColumnType::Bool`] value.
     Bool(bool),
+    /// A [`ColumnType::Name`] value: the index of its name.
+    Code(u8),
 }
 
 /// The rows a policy adds to its tables in a tick ([`Policy::take_rows`]): per table (by index
@@ -280,56 +284,6 @@ impl TableRows {
         }
         self.values[table].extend_from_slice(row);
     }
-}
-
-/// What happened to one migration attempt.
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum MigrationOutcome {
-    /// The transfer started (resources now count on both nodes).
-    Started = 0,
-    /// The transfer finished; the task runs on the target.
-    Completed = 1,
-    /// The task ended, or a node went away, during the transfer.
-    Aborted = 2,
-    /// The target's final check refused it (usually two migrations colliding).
-    Collision = 3,
-    /// No candidate was left for the task.
-    Failed = 4,
-}
-
-impl MigrationOutcome {
-    /// Lower-case name in outputs.
-    pub fn name(self) -> &'static str {
-        match self {
-            MigrationOutcome::Started => "started",
-            MigrationOutcome::Completed => "completed",
-            MigrationOutcome::Aborted => "aborted",
-            MigrationOutcome::Collision => "collision",
-            MigrationOutcome::Failed => "failed",
-        }
-    }
-}
-
-/// One row of `migrations/`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct MigrationRecord {
-    /// Simulated time, microseconds (end of the tick it happened in).
-    pub time_us: i64,
-    /// Trace job ID of the task.
-    pub job_id: u64,
-    /// Task index.
-    pub task_index: u32,
-    /// Machine ID of the source.
-    pub source_machine: u64,
-    /// Machine ID of the target, if one was chosen.
-    pub target_machine: Option<u64>,
-    /// Migration cost, MB (0 when no transfer started).
-    pub cost_mb: f64,
-    /// Forced migration.
-    pub forced: bool,
-    /// What happened.
-    pub outcome: MigrationOutcome,
 }
 
 /// A scheduling policy. See the module doc for the tick structure.
@@ -431,10 +385,6 @@ pub trait Policy: Send + Sync {
     fn load_state(&mut self, _r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         Ok(())
     }
-
-    /// Moves the migration records of this tick into `out` (for `migrations.parquet`); policies
-    /// that never migrate keep the default.
-    fn take_migrations(&mut self, _out: &mut Vec<MigrationRecord>) {}
 
     /// The tables the policy writes besides the engine's (a queueing policy's per-task
     /// `tasks/`, a per-job `jobs/`).

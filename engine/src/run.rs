@@ -529,8 +529,6 @@ impl<'a, P: Policy> Simulation<'a, P> {
             }
         }
         self.policy.end_tick(cell, end_us, &mut counters);
-        let mut migrations = Vec::new();
-        self.policy.take_migrations(&mut migrations);
         let mut samples = Vec::new();
         self.policy.take_samples(agents, &mut samples);
         let mut rows = TableRows::default();
@@ -561,8 +559,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             output_ms: ms(t3, t4),
             snapshot_ms: 0.0,
         };
-        self.outputs
-            .tick(row, timing, (&mut migrations, &mut rows))?;
+        self.outputs.tick(row, timing, &mut rows)?;
         self.next_tick += 1;
         Ok(())
     }

@@ -11,10 +11,11 @@ use engine::cell::{Cell, Constraint, TaskState};
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
 use engine::masb::agents::MasbAgent;
+use engine::masb::migrations::MigrationOutcome;
 use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
 use engine::masb::{MasbConfig, SiasNodeLoad};
-use engine::policy::{MigrationOutcome, Policy, PolicyCounters};
+use engine::policy::{Policy, PolicyCounters};
 use engine::replay::TickEvents;
 use engine::units::to_units;
 

@@ -12,6 +12,7 @@ mod config;
 pub mod cost;
 pub mod fit;
 pub mod memo;
+pub mod migrations;
 pub mod policy;
 pub mod protocol;
 pub mod reports;

@@ -17,6 +17,7 @@ use super::agents::MasbAgent;
 use super::cost::migration_cost;
 use super::fit::FitIndex;
 use super::memo::MatchMemo;
+use super::migrations::{self, MigrationOutcome, MigrationRecord};
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::reports::Reports;
 use super::select::{CacheEntry, Demand};
@@ -24,8 +25,7 @@ use crate::cell::{Cell, TaskState};
 use crate::csr::Scatter;
 use crate::ids::{AgentIdx, ConstraintSetIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{
-    CounterKind, Envelope, MigrationOutcome, MigrationRecord, Outbox, Policy, PolicyCounters,
-    StepCtx,
+    CounterKind, Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows, TableSpec,
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
@@ -138,6 +138,12 @@ pub struct Masb {
 }
 
 impl Masb {
+    /// Moves this tick's migration records into `out` (what [`Policy::take_rows`] writes as
+    /// `migrations/` rows; for tests that read them as records).
+    pub fn take_migrations(&mut self, out: &mut Vec<MigrationRecord>) {
+        out.append(&mut self.records);
+    }
+
     /// MASB with the run's tick structure; the broker count is fixed at the first tick from the
     /// nodes known then (`brokers_per_12500_nodes`, at least one).
     pub fn new(config: MasbConfig, rounds_per_tick: u32, tick_s: u32, seed: u64) -> Masb {
@@ -486,8 +492,16 @@ impl Policy for Masb {
         Ok(())
     }
 
-    fn take_migrations(&mut self, out: &mut Vec<MigrationRecord>) {
-        out.append(&mut self.records);
+    fn tables(&self) -> &'static [TableSpec] {
+        &[migrations::TABLE]
+    }
+
+    fn take_rows(&mut self, out: &mut TableRows) {
+        let mut values = Vec::with_capacity(self.records.len() * migrations::TABLE.columns.len());
+        for r in self.records.drain(..) {
+            r.push_row(&mut values);
+        }
+        out.push(0, &values);
     }
 
     fn take_samples(&mut self, agents: &mut [MasbAgent], out: &mut Vec<String>) {

@@ -1,12 +1,13 @@
 //! The run directory's outputs. Each table is a directory of Parquet parts (read it whole with
 //! `pandas.read_parquet("RUN/ticks")`, `polars.scan_parquet("RUN/ticks/*.parquet")` or DuckDB's
 //! `read_parquet('RUN/ticks/*.parquet')`):
-//! - `ticks/`: one row per tick; `migrations/`: one row per migration attempt and outcome (empty
-//!   for policies that do not migrate); `timing/`: wall-clock milliseconds per tick and phase,
-//!   the only non-deterministic table. One part per `part_ticks` ticks (a simulated day by
-//!   default), `part-<first tick>.parquet`, written when its last tick is done; a `migrations/`
-//!   part is also written at the end of a tick at which it holds `part_rows` rows (an 8x MASB day
-//!   has ~4.5M), so that the rows held in memory and in snapshots stay bounded.
+//! - `ticks/`: one row per tick; `timing/`: wall-clock milliseconds per tick and phase, the only
+//!   non-deterministic table; the policy's own tables ([`Policy::tables`](crate::policy::Policy::tables):
+//!   MASB's `migrations/`, the queueing policies' `tasks/` and `jobs/`). One part per
+//!   `part_ticks` ticks (a simulated day by default), `part-<first tick>.parquet`, written when
+//!   its last tick is done; a policy table's part is also written at the end of a tick at which
+//!   it holds `part_rows` rows (an 8x MASB day has ~4.5M migration rows), so that the rows held
+//!   in memory and in snapshots stay bounded.
 //! - `nodes/`: one row per online node every `nodes_every_ticks` ticks, one part per sample,
 //!   `part-<tick>.parquet`.
 //! - `samples.jsonl`: the policy's sampled decision logs (`samples.jsonl.partial` until the run
@@ -14,7 +15,7 @@
 //!
 //! Invariants: a table's directory holds only whole parts (each written in `RUN/.partial/`, then
 //! renamed into it);
-//! parts are a function of the tick range they cover (where a `migrations/` part ends depends
+//! parts are a function of the tick range they cover (where a policy table's part ends depends
 //! only on its rows), so a run resumed from a snapshot rewrites exactly the bytes an
 //! uninterrupted run writes. The rows of the open parts and the samples
 //! file's length are what a snapshot keeps of the outputs ([`OutputState`]).
@@ -35,13 +36,14 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::error::{EngineError, Result};
 use crate::metrics::TickRow;
-use crate::policy::{CounterKind, MigrationRecord, TableRows, TableSpec, Value};
+use crate::policy::{CounterKind, TableRows, TableSpec, Value};
 
 mod policy_tables;
 pub mod schema;
 mod tables;
-pub use tables::{TickTiming, migrations_schema, nodes_schema, ticks_schema, timing_schema};
-use tables::{migrations_batch, nodes_batch, ticks_batch, timing_batch};
+pub use policy_tables::schema_of as policy_table_schema;
+pub use tables::{TickTiming, nodes_schema, ticks_schema, timing_schema};
+use tables::{nodes_batch, ticks_batch, timing_batch};
 
 fn props() -> WriterProperties {
     // No creation metadata that varies between runs: outputs must be byte-identical.
@@ -52,11 +54,12 @@ fn props() -> WriterProperties {
 }
 
 /// Table directories of a run, in the order they are written.
-pub const TABLES: [&str; 4] = ["ticks", "migrations", "timing", "nodes"];
+pub const TABLES: [&str; 3] = ["ticks", "timing", "nodes"];
 
 /// The table directories in run directory `dir` whose parts are deterministic (every one but
-/// `timing/`): the engine's `ticks/`, `migrations/` and `nodes/` in that order, then the policy's
-/// own ([`Policy::tables`](crate::policy::Policy::tables)) in name order. What a comparison of
+/// `timing/`): `ticks/`, `migrations/` and `nodes/` in that order (the order MASB's reference
+/// hash reads them in), then the policy's other tables
+/// ([`Policy::tables`](crate::policy::Policy::tables)) in name order. What a comparison of
 /// two runs' outputs reads (with `samples.jsonl`).
 pub fn deterministic_tables(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut tables = Vec::new();
@@ -107,13 +110,8 @@ fn write_part(run_dir: &Path, table: &str, name: &str, batch: &RecordBatch) -> R
 pub struct OutputState {
     /// First tick of the open `ticks/` and `timing/` parts.
     pub part_first_tick: u32,
-    /// First tick of the open `migrations/` part (after `part_first_tick` once a part of
-    /// `part_rows` rows was written within the open range).
-    pub migrations_first_tick: u32,
     /// Tick rows of the open part.
     pub ticks: Vec<TickRow>,
-    /// Migration rows of the open part.
-    pub migrations: Vec<MigrationRecord>,
     /// Timing rows of the open part.
     pub timing: Vec<TickTiming>,
     /// Parts written, as `table/part-*.parquet`.
@@ -143,7 +141,6 @@ pub struct RunOutputs {
     /// The policy's counters, the `ticks/` columns after the metrics.
     counter_kinds: &'static [CounterKind],
     nodes_schema: SchemaRef,
-    migrations_schema: SchemaRef,
     /// The policy's own tables and their schemas.
     policy_tables: &'static [TableSpec],
     policy_schemas: Vec<SchemaRef>,
@@ -153,7 +150,7 @@ pub struct RunOutputs {
 }
 
 impl RunOutputs {
-    /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks, `migrations/` parts of
+    /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks, policy table parts of
     /// at most about `part_rows` rows) at `state`, a snapshot's or the default one of a new run:
     /// parts and samples written after it, and parts a killed run left half-written, are
     /// discarded.
@@ -227,7 +224,6 @@ impl RunOutputs {
             ticks_schema: ticks_schema(counter_kinds, message_kinds),
             counter_kinds,
             nodes_schema: nodes_schema(),
-            migrations_schema: migrations_schema(),
             policy_schemas: policy_tables.iter().map(policy_tables::schema_of).collect(),
             policy_tables,
             timing_schema: timing_schema(),
@@ -236,34 +232,23 @@ impl RunOutputs {
         })
     }
 
-    /// Adds a tick's row, its timing and its migration records; writes the open parts when the
-    /// tick is the last of their range, and the open `migrations/` part when it holds
+    /// Adds a tick's row, its timing and the policy's table rows; writes the open parts when the
+    /// tick is the last of their range, and a policy table's open part when it holds
     /// `part_rows` rows.
-    pub fn tick(
-        &mut self,
-        row: TickRow,
-        timing: TickTiming,
-        (migrations, rows): (&mut Vec<MigrationRecord>, &mut TableRows),
-    ) -> Result<()> {
+    pub fn tick(&mut self, row: TickRow, timing: TickTiming, rows: &mut TableRows) -> Result<()> {
         let tick = row.tick;
         self.state.ticks.push(row);
         self.state.timing.push(timing);
-        self.state.migrations.append(migrations);
         for (open, values) in self.state.tables.iter_mut().zip(&mut rows.values) {
             open.values.append(values);
         }
         if (tick + 1).is_multiple_of(self.part_ticks) {
             self.write_open_parts()?;
             self.state.part_first_tick = tick + 1;
-            self.state.migrations_first_tick = tick + 1;
             for open in &mut self.state.tables {
                 open.first_tick = tick + 1;
             }
             return Ok(());
-        }
-        if self.state.migrations.len() >= self.part_rows {
-            self.write_migrations_part()?;
-            self.state.migrations_first_tick = tick + 1;
         }
         for t in 0..self.policy_tables.len() {
             let width = self.policy_tables[t].columns.len().max(1);
@@ -303,17 +288,9 @@ impl RunOutputs {
         Ok(())
     }
 
-    /// Writes the open `migrations/` part and empties it.
-    fn write_migrations_part(&mut self) -> Result<()> {
-        let batch = migrations_batch(&self.migrations_schema, &self.state.migrations);
-        self.write_table_part("migrations", self.state.migrations_first_tick, &batch)?;
-        self.state.migrations.clear();
-        Ok(())
-    }
-
-    /// Writes the open parts of every table. A range whose migration rows all went into parts of
-    /// `part_rows` rows gets no empty `migrations/` part after them; one without migrations gets
-    /// an empty part (the table's schema, for notebooks).
+    /// Writes the open parts of every table. A range whose policy table rows all went into parts
+    /// of `part_rows` rows gets no empty part after them; one without rows gets an empty part
+    /// (the table's schema, for notebooks).
     fn write_open_parts(&mut self) -> Result<()> {
         if self.state.ticks.is_empty() {
             return Ok(());
@@ -321,9 +298,6 @@ impl RunOutputs {
         let first = self.state.part_first_tick;
         let batch = ticks_batch(&self.ticks_schema, self.counter_kinds, &self.state.ticks);
         self.write_table_part("ticks", first, &batch)?;
-        if !self.state.migrations.is_empty() || self.state.migrations_first_tick == first {
-            self.write_migrations_part()?;
-        }
         let batch = timing_batch(&self.timing_schema, &self.state.timing);
         self.write_table_part("timing", first, &batch)?;
         for t in 0..self.policy_tables.len() {
@@ -392,7 +366,18 @@ impl RunOutputs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{MigrationOutcome, PolicyCounters};
+    use crate::policy::{ColumnSpec, ColumnType, PolicyCounters};
+
+    /// A policy table like MASB's `migrations/`: a time, a nullable machine ID, an outcome.
+    const EVENT_COLUMNS: [ColumnSpec; 3] = [
+        ColumnSpec::new("time_us", ColumnType::I64),
+        ColumnSpec::new("target_machine", ColumnType::U64).nullable(),
+        ColumnSpec::new("outcome", ColumnType::Name(&["started", "failed"])),
+    ];
+    const EVENTS: [TableSpec; 1] = [TableSpec {
+        name: "events",
+        columns: &EVENT_COLUMNS,
+    }];
 
     fn tick_row(tick: u32) -> TickRow {
         TickRow {
@@ -409,20 +394,13 @@ mod tests {
         }
     }
 
-    fn record(tick: u32, k: u32) -> MigrationRecord {
-        MigrationRecord {
-            time_us: (i64::from(tick) + 1) * 60_000_000,
-            job_id: 1_000 + u64::from(tick),
-            task_index: k,
-            source_machine: 5,
-            target_machine: Some(6),
-            cost_mb: 1.5,
-            forced: false,
-            outcome: MigrationOutcome::Started,
-        }
+    fn record(tick: u32, k: u32) -> [Value; 3] {
+        let time_us = (i64::from(tick) + 1) * 60_000_000;
+        let target = if k == 0 { Value::U64(6) } else { Value::Null };
+        [Value::I64(time_us), target, Value::Code((k % 2) as u8)]
     }
 
-    /// Migration rows per tick: a part closes at 5 rows or at the end of its 10-tick range.
+    /// Policy table rows per tick: a part closes at 5 rows or at the end of its 10-tick range.
     const ROWS: [u32; 35] = [
         3, 3, 0, 0, 1, 0, 0, 0, 0, 0, // 6 rows at tick 1: part 0; 1 left at tick 9: part 2
         6, 0, 0, 0, 0, 0, 0, 0, 0, 0, // part 10 at tick 10; nothing left at tick 19: no part
@@ -433,16 +411,14 @@ mod tests {
     /// Feeds ticks `from..to` of [`ROWS`].
     fn feed(outputs: &mut RunOutputs, from: u32, to: u32) {
         for tick in from..to {
-            let mut records = (0..ROWS[tick as usize]).map(|k| record(tick, k)).collect();
-            let timing = TickTiming::default();
+            let mut rows = TableRows::default();
+            for k in 0..ROWS[tick as usize] {
+                rows.push(0, &record(tick, k));
+            }
             outputs
-                .tick(
-                    tick_row(tick),
-                    timing,
-                    (&mut records, &mut TableRows::default()),
-                )
+                .tick(tick_row(tick), TickTiming::default(), &mut rows)
                 .unwrap();
-            assert!(records.is_empty());
+            assert!(rows.values.iter().all(Vec::is_empty));
         }
     }
 
@@ -453,15 +429,16 @@ mod tests {
         reader.metadata().file_metadata().num_rows() as usize
     }
 
-    /// Hand-worked from [`ROWS`]: `migrations/` parts close at 5 rows (end of that tick) and at
-    /// the end of a 10-tick range, never empty after such a part, empty for a range without
-    /// migrations; `ticks/` parts keep their ranges. Outputs reopened at a mid-range state (as
+    /// Hand-worked from [`ROWS`]: a policy table's parts close at 5 rows (end of that tick) and
+    /// at the end of a 10-tick range, never empty after such a part, empty for a range without
+    /// rows; `ticks/` parts keep their ranges. Outputs reopened at a mid-range state (as
     /// a snapshot's) write the same bytes for the parts after it.
     #[test]
     fn migration_parts_close_at_their_row_bound_or_their_range_end() {
         let whole = tempfile::tempdir().unwrap();
-        let open =
-            |dir: &Path, state| RunOutputs::open(dir, (&[], &["m"]), &[], (10, 5), state).unwrap();
+        let open = |dir: &Path, state| {
+            RunOutputs::open(dir, (&[], &["m"]), &EVENTS, (10, 5), state).unwrap()
+        };
         let mut outputs = open(whole.path(), OutputState::default());
         feed(&mut outputs, 0, 13);
         let mid_state = outputs.state().unwrap().clone();
@@ -482,19 +459,19 @@ mod tests {
         let expect = |v: &[(u32, usize)]| -> Vec<(String, usize)> {
             v.iter().map(|&(t, n)| (part_name(t), n)).collect()
         };
-        let migrations = expect(&[(0, 6), (2, 1), (10, 6), (20, 0), (30, 2)]);
-        assert_eq!(parts(whole.path(), "migrations"), migrations);
+        let events = expect(&[(0, 6), (2, 1), (10, 6), (20, 0), (30, 2)]);
+        assert_eq!(parts(whole.path(), "events"), events);
         let ticks = expect(&[(0, 10), (10, 10), (20, 10), (30, 5)]);
         assert_eq!(parts(whole.path(), "ticks"), ticks);
         assert_eq!(parts(whole.path(), "timing"), ticks);
 
-        // Reopened after tick 12 (part 10 of migrations written, the ranges' rows open).
-        assert_eq!(mid_state.migrations_first_tick, 11);
+        // Reopened after tick 12 (part 10 of events written, the ranges' rows open).
+        assert_eq!(mid_state.tables[0].first_tick, 11);
         let resumed = tempfile::tempdir().unwrap();
         let mut outputs = open(resumed.path(), mid_state);
         feed(&mut outputs, 13, 35);
         outputs.finish().unwrap();
-        for (table, firsts) in [("ticks", &[10, 20, 30][..]), ("migrations", &[20, 30])] {
+        for (table, firsts) in [("ticks", &[10, 20, 30][..]), ("events", &[20, 30])] {
             let later = parts(resumed.path(), table);
             let names: Vec<String> = later.iter().map(|p| p.0.clone()).collect();
             assert_eq!(
@@ -517,28 +494,27 @@ mod tests {
     fn table_directories_hold_only_whole_parts() {
         let run = tempfile::tempdir().unwrap();
         let open =
-            |state| RunOutputs::open(run.path(), (&[], &["m"]), &[], (10, 5), state).unwrap();
+            |state| RunOutputs::open(run.path(), (&[], &["m"]), &EVENTS, (10, 5), state).unwrap();
         let mut outputs = open(OutputState::default());
         feed(&mut outputs, 0, 9);
         let state = outputs.state().unwrap().clone();
         let partial_dir = run.path().join(PARTIAL_DIR);
         std::fs::remove_dir(&partial_dir).unwrap();
         std::fs::write(&partial_dir, b"not a directory").unwrap();
-        let mut records = vec![];
         let err = outputs
             .tick(
                 tick_row(9),
                 TickTiming::default(),
-                (&mut records, &mut TableRows::default()),
+                &mut TableRows::default(),
             )
             .unwrap_err();
         assert!(err.to_string().contains(".partial/ticks-part-"), "{err}");
-        for table in TABLES {
+        for table in TABLES.into_iter().chain(["events"]) {
             let names: Vec<_> = std::fs::read_dir(run.path().join(table))
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
-            let expected: &[&str] = if table == "migrations" {
+            let expected: &[&str] = if table == "events" {
                 &["part-00000000.parquet"] // closed at 5 rows at tick 1
             } else {
                 &[]
@@ -561,22 +537,23 @@ mod tests {
         assert_eq!(rows_of(&run.path().join("ticks").join(part_name(0))), 10);
     }
 
-    /// `migrations/`' nullable `target_machine` is declared to pandas as its nullable `UInt64`,
-    /// which keeps IDs above 2^53 (every `--multiply` copy's) exact.
+    /// A policy table's nullable `UInt64` column (MASB's `migrations/` `target_machine`) is
+    /// declared to pandas as its nullable `UInt64`, which keeps IDs above 2^53 (every
+    /// `--multiply` copy's) exact.
     #[test]
     fn pandas_reads_target_machines_as_exact_integers() {
         let run = tempfile::tempdir().unwrap();
         let mut outputs = RunOutputs::open(
             run.path(),
             (&[], &["m"]),
-            &[],
+            &EVENTS,
             (10, 5),
             OutputState::default(),
         )
         .unwrap();
         feed(&mut outputs, 0, 2);
         outputs.finish().unwrap();
-        let file = File::open(run.path().join("migrations").join(part_name(0))).unwrap();
+        let file = File::open(run.path().join("events").join(part_name(0))).unwrap();
         let reader =
             parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
         let dtypes = ingest::pandas::pandas_dtypes(reader.schema());

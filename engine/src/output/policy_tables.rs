@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, UInt32Builder, UInt64Builder,
+    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -13,14 +13,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::policy::{ColumnType, TableSpec, Value};
 
 /// Directory names a policy's table may not take.
-pub(super) const RESERVED: [&str; 6] = [
-    "ticks",
-    "migrations",
-    "timing",
-    "nodes",
-    "snapshots",
-    "synthetic",
-];
+pub(super) const RESERVED: [&str; 5] = ["ticks", "timing", "nodes", "snapshots", "synthetic"];
 
 /// What is wrong with the declared `specs` (a reserved, repeated or empty name, no columns).
 pub(super) fn check(specs: &[TableSpec]) -> Result<(), (String, String)> {
@@ -47,8 +40,8 @@ pub(super) fn check(specs: &[TableSpec]) -> Result<(), (String, String)> {
     Ok(())
 }
 
-/// The table's Arrow schema.
-pub(super) fn schema_of(spec: &TableSpec) -> SchemaRef {
+/// The table's Arrow schema (with the pandas dtypes that keep nullable integers exact).
+pub fn schema_of(spec: &TableSpec) -> SchemaRef {
     let fields: Vec<Field> = spec
         .columns
         .iter()
@@ -59,11 +52,12 @@ pub(super) fn schema_of(spec: &TableSpec) -> SchemaRef {
                 ColumnType::I64 => DataType::Int64,
                 ColumnType::F64 => DataType::Float64,
                 ColumnType::Bool => DataType::Boolean,
+                ColumnType::Name(_) => DataType::Utf8,
             };
             Field::new(c.name, ty, c.nullable)
         })
         .collect();
-    Arc::new(Schema::new(fields))
+    Arc::new(ingest::pandas::with_pandas_metadata(Schema::new(fields)))
 }
 
 /// The batch of `values` (whole rows of `spec`'s columns); a value of another type than its
@@ -105,6 +99,19 @@ pub(super) fn batch_of(
             ColumnType::I64 => build!(Int64Builder, I64),
             ColumnType::F64 => build!(Float64Builder, F64),
             ColumnType::Bool => build!(BooleanBuilder, Bool),
+            ColumnType::Name(names) => {
+                let mut b = StringBuilder::with_capacity(rows, rows * 8);
+                for v in cells.by_ref() {
+                    match v {
+                        Value::Code(c) if (*c as usize) < names.len() => {
+                            b.append_value(names[*c as usize])
+                        }
+                        v if null_ok(v) => b.append_null(),
+                        v => return Err(wrong(v)),
+                    }
+                }
+                Arc::new(b.finish()) as ArrayRef
+            }
         });
     }
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())

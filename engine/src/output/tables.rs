@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt8Array,
-    UInt32Array, UInt64Array,
+    ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt32Array,
+    UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use ingest::pandas::with_pandas_metadata;
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::classify::NodeClass;
 use crate::metrics::{TickRow, sum};
-use crate::policy::{CounterKind, MigrationRecord};
+use crate::policy::CounterKind;
 
 /// A table's schema of `fields`, with the pandas dtypes of its nullable integer columns (so
 /// that pandas keeps `migrations/`' `target_machine` an exact `UInt64`).
@@ -109,46 +109,6 @@ pub(super) fn ticks_batch(
     for k in 0..kinds {
         cols.push(u64s(&|r| r.messages.get(k).copied().unwrap_or(0)));
     }
-    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
-}
-
-/// The `migrations.parquet` schema.
-pub fn migrations_schema() -> SchemaRef {
-    schema(vec![
-        Field::new("time_us", DataType::Int64, false),
-        Field::new("job_id", DataType::UInt64, false),
-        Field::new("task_index", DataType::UInt32, false),
-        Field::new("source_machine", DataType::UInt64, false),
-        Field::new("target_machine", DataType::UInt64, true),
-        Field::new("cost_mb", DataType::Float64, false),
-        Field::new("forced", DataType::Boolean, false),
-        Field::new("outcome", DataType::Utf8, false),
-    ])
-}
-
-pub(super) fn migrations_batch(schema: &SchemaRef, rows: &[MigrationRecord]) -> RecordBatch {
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.time_us))),
-        Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.job_id))),
-        Arc::new(UInt32Array::from_iter_values(
-            rows.iter().map(|r| r.task_index),
-        )),
-        Arc::new(UInt64Array::from_iter_values(
-            rows.iter().map(|r| r.source_machine),
-        )),
-        Arc::new(UInt64Array::from(
-            rows.iter().map(|r| r.target_machine).collect::<Vec<_>>(),
-        )),
-        Arc::new(Float64Array::from_iter_values(
-            rows.iter().map(|r| r.cost_mb),
-        )),
-        Arc::new(BooleanArray::from(
-            rows.iter().map(|r| r.forced).collect::<Vec<_>>(),
-        )),
-        Arc::new(StringArray::from_iter_values(
-            rows.iter().map(|r| r.outcome.name()),
-        )),
-    ];
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }
 

@@ -40,8 +40,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// trace's identity hashed from its parts' inputs, rows and times, not from the summary file's
 /// bytes, `snapshot::trace_hash`; 9: the run section lists the builds that simulated the run,
 /// `summary::BuildSpan`; 10: the policy section ends with the agents' pending wake-ups,
-/// `active.rs`, and the config holds the policy as a `[policy]` table, `policies.rs`).
-pub const VERSION: u32 = 10;
+/// `active.rs`, and the config holds the policy as a `[policy]` table, `policies.rs`; 11: the
+/// outputs' state holds MASB's `migrations/` rows as a policy table's, `output/mod.rs`).
+pub const VERSION: u32 = 11;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
