@@ -63,7 +63,8 @@ impl Policy for BorgReplay {
         for p in &events.placements {
             let i = p.task.index();
             // The task may have ended (and its slot been reused) later in the same tick.
-            if cell.tasks.generation[i] != p.generation || cell.tasks.state[i] != TaskState::Pending
+            if cell.tasks.generation()[i] != p.generation
+                || cell.tasks.state()[i] != TaskState::Pending
             {
                 continue;
             }

@@ -12,7 +12,9 @@
 //!   NONE) or `Running` (on exactly one online-or-just-removed node). A `TaskIdx` stops being valid
 //!   when the task ends: its slot is reused by the next new task.
 //!
-//! All mutation goes through the methods here, which keep the sums right.
+//! All mutation goes through the methods here, which keep the sums right: the columns are private
+//! to this module (`cell/columns.rs`), read everywhere else through accessors of their names
+//! (`cell.nodes.cpu_used()[n]`).
 
 use std::collections::BTreeMap;
 
@@ -32,15 +34,15 @@ pub struct Cell {
     /// Task columns.
     pub tasks: Tasks,
     /// Constraints of all tasks, referenced by ranges in the task columns.
-    pub constraints: Vec<Constraint>,
+    pub(crate) constraints: Vec<Constraint>,
     /// Node attributes: (node, interned name) -> (interned value, integer reading), the source
     /// of truth; changed through [`Cell::set_attribute`] / [`Cell::remove_attribute`].
     pub(crate) attributes: BTreeMap<(NodeIdx, u32), (u32, Option<i64>)>,
     /// The same attributes as one contiguous slice per node (CSR, rebuilt by
     /// [`Cell::index_attributes`]): what [`Cell::satisfies`] reads on the hot path.
     pub(crate) attr_index: AttributeIndex,
-    /// Tasks with a migration in flight.
-    pub migrating: u32,
+    /// Tasks with a migration in flight ([`Cell::migrating`]).
+    pub(crate) migrating: u32,
     /// [`Cell::constraints`]' length at which [`Cell::set_constraints`] next looks for rows no
     /// task refers to (a pure cache: not saved).
     pub(crate) compact_at: usize,
@@ -81,6 +83,18 @@ impl Cell {
         add(&mut nodes.task_count[n], 1);
     }
 
+    /// Tasks with a migration in flight.
+    pub fn migrating(&self) -> u32 {
+        self.migrating
+    }
+
+    /// A node for machine `machine_id`, online with capacities `cpu_cap` and `mem_cap` (units).
+    pub fn add_machine(&mut self, machine_id: u64, cpu_cap: u32, mem_cap: u32) -> NodeIdx {
+        let n = self.nodes.push(machine_id);
+        self.set_machine(n, true, Some((cpu_cap, mem_cap)));
+        n
+    }
+
     /// Node `n` (its machine) joins or leaves the cell, with new capacities when given (CPU,
     /// memory units). A node that leaves keeps its tasks until the caller takes them off.
     pub fn set_machine(&mut self, n: NodeIdx, online: bool, capacity: Option<(u32, u32)>) {
@@ -101,6 +115,19 @@ impl Cell {
     pub fn resubmit(&mut self, t: TaskIdx, now_us: i64) {
         debug_assert_eq!(self.tasks.state[t.index()], TaskState::Pending);
         self.tasks.submit_us[t.index()] = now_us;
+    }
+
+    /// Recomputes the nodes' allocation classes (`metrics.rs`, at the end of each tick):
+    /// `classify` writes every node's class into the first slice from the node columns, read
+    /// only, and returns what it measured on the way.
+    pub fn classify_nodes<R>(
+        &mut self,
+        classify: impl FnOnce(&mut [crate::classify::NodeClass], &Nodes) -> R,
+    ) -> R {
+        let mut classes = std::mem::take(&mut self.nodes.class);
+        let measured = classify(&mut classes, &self.nodes);
+        self.nodes.class = classes;
+        measured
     }
 
     /// Starts pending task `t` on node `n` at `now_us`.

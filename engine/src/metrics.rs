@@ -79,19 +79,16 @@ const NODES_PER_CHUNK: usize = 512;
 
 /// Classifies every node (writing `cell.nodes.class`) and returns the tick's cell figures.
 pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64) -> TickRow {
-    let nodes = &mut cell.nodes;
-    let partials: Vec<Partial> = {
-        // The class column is written while the other columns are read.
-        let mut classes = std::mem::take(&mut nodes.class);
-        let view = &*nodes;
-        let result = classes
+    // The class column is written while the other columns are read.
+    let partials: Vec<Partial> = cell.classify_nodes(|classes, view| {
+        classes
             .par_chunks_mut(NODES_PER_CHUNK)
             .enumerate()
             .map(|(c, out)| {
                 let mut p = Partial::default();
                 for (k, slot) in out.iter_mut().enumerate() {
                     let i = c * NODES_PER_CHUNK + k;
-                    if !view.online[i] {
+                    if !view.online()[i] {
                         *slot = NodeClass::Offline;
                         continue;
                     }
@@ -100,25 +97,23 @@ pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64
                     p.classes[*slot as usize] += 1;
                     p.rus += load.breaks_rus() as u32;
                     for (s, v) in p.sums.iter_mut().zip([
-                        view.cpu_cap[i],
-                        view.mem_cap[i],
-                        view.cpu_used[i],
-                        view.mem_used[i],
-                        view.cpu_req[i],
-                        view.mem_req[i],
-                        view.prod_cpu_req[i],
-                        view.prod_mem_req[i],
+                        view.cpu_cap()[i],
+                        view.mem_cap()[i],
+                        view.cpu_used()[i],
+                        view.mem_used()[i],
+                        view.cpu_req()[i],
+                        view.mem_req()[i],
+                        view.prod_cpu_req()[i],
+                        view.prod_mem_req()[i],
                     ]) {
                         *s += v as u64;
                     }
-                    p.running += view.task_count[i] as u64;
+                    p.running += view.task_count()[i] as u64;
                 }
                 p
             })
-            .collect();
-        nodes.class = classes;
-        result
-    };
+            .collect()
+    });
     let mut total = Partial::default();
     for p in &partials {
         for k in 0..7 {

@@ -102,8 +102,8 @@ impl QueueOutputs {
     pub fn record(&mut self, cell: &Cell, events: &TickEvents) {
         for &t in &events.submitted {
             let (job, submit) = (
-                cell.tasks.job_id[t.index()],
-                cell.tasks.submit_us[t.index()],
+                cell.tasks.job_id()[t.index()],
+                cell.tasks.submit_us()[t.index()],
             );
             let j = self.open.entry(job).or_insert(OpenJob {
                 open: 0,

@@ -49,10 +49,7 @@ impl Harness {
     fn with_config(nodes: usize, config: MasbConfig) -> Harness {
         let mut cell = Cell::default();
         for n in 0..nodes {
-            let idx = cell.nodes.push(100 + n as u64);
-            cell.nodes.online[idx.index()] = true;
-            cell.nodes.cpu_cap[idx.index()] = to_units(0.5);
-            cell.nodes.mem_cap[idx.index()] = to_units(0.5);
+            cell.add_machine(100 + n as u64, to_units(0.5), to_units(0.5));
         }
         Harness {
             cell,
@@ -194,15 +191,15 @@ fn successful_migration() {
     assert_eq!(h.messages_in(5), vec![(target_agent, 1, CONFIRM)]);
     // Started after round 5: counted on both nodes until the transfer ends.
     let target = NodeIdx(target_agent - 1);
-    assert_eq!(h.cell.tasks.migrating_to[moving.index()], target);
+    assert_eq!(h.cell.tasks.migrating_to()[moving.index()], target);
     assert_eq!((h.counters.get(counter::STARTED) as u64), 1);
     h.rounds(12);
-    assert_eq!(h.cell.tasks.node[moving.index()], target);
+    assert_eq!(h.cell.tasks.node()[moving.index()], target);
     assert_eq!(
         (
             (h.counters.get(counter::COMPLETED) as u64),
             (h.counters.get(counter::COLLISIONS) as u64),
-            h.cell.migrating
+            h.cell.migrating()
         ),
         (1, 0, 0)
     );
@@ -297,7 +294,7 @@ fn collision_on_one_target_one_wins_one_retries() {
         ),
         (2, 1)
     );
-    assert_eq!(h.cell.tasks.migrating_to[loser.index()], NodeIdx(0));
+    assert_eq!(h.cell.tasks.migrating_to()[loser.index()], NodeIdx(0));
     let mut records = Vec::new();
     h.masb.take_migrations(&mut records);
     let outcomes: Vec<_> = records
@@ -337,7 +334,7 @@ fn forced_migration_to_the_only_full_node_that_can_host() {
     assert_eq!(h.messages_in(4), vec![(1, 2, PROCESS)]);
     assert_eq!(h.messages_in(5), vec![(2, 1, CONFIRM)]);
     assert_eq!((h.counters.get(counter::FORCED) as u64), 1);
-    assert_eq!(h.cell.tasks.migrating_to[t.index()], NodeIdx(1));
+    assert_eq!(h.cell.tasks.migrating_to()[t.index()], NodeIdx(1));
 }
 
 #[test]
@@ -348,8 +345,8 @@ fn recommendations_expire_then_scs_restarts() {
     // Both accepted (round 3); now every candidate becomes unreachable before the process request
     // is answered: node 0's agent waits until its recommendations expire (3 minutes = 18 rounds
     // after the request in round 0), then selects again.
-    h.cell.nodes.online[1] = false;
-    h.cell.nodes.online[2] = false;
+    h.cell.set_machine(NodeIdx(1), false, None);
+    h.cell.set_machine(NodeIdx(2), false, None);
     h.rounds(16);
     assert_eq!(h.messages_in(4).len(), 1);
     assert!(
@@ -447,12 +444,12 @@ fn initial_allocation_on_a_node_whose_tasks_use_less_than_they_request() {
             .set_usage(big, to_units(0.05), to_units(0.1), i64::MAX);
         let new = h.submit(0.1, 0.1);
         h.rounds(12);
-        let state = h.cell.tasks.state[new.index()];
+        let state = h.cell.tasks.state()[new.index()];
         if load == SiasNodeLoad::Used {
             assert_eq!(h.messages_in(6), vec![(0, 1, "allocation_request")]);
             assert_eq!(h.messages_in(7), vec![(1, 0, "allocation_answer")]);
             assert_eq!(state, TaskState::Running);
-            assert_eq!(h.cell.tasks.node[new.index()], NodeIdx(0));
+            assert_eq!(h.cell.tasks.node()[new.index()], NodeIdx(0));
         } else {
             assert!(
                 h.log.iter().all(|e| e.3 != "allocation_request"),

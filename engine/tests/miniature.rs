@@ -191,7 +191,7 @@ impl engine::policy::Policy for Recorder {
     ) {
         let machines = events.machine_changes.iter();
         let machines = machines
-            .map(|m| (cell.nodes.machine_id[m.node.index()], m.online, m.cpu_cap))
+            .map(|m| (cell.nodes.machine_id()[m.node.index()], m.online, m.cpu_cap))
             .collect();
         let entry = (events.by_job(cell), machines);
         self.log.lock().unwrap().push(entry);

@@ -118,23 +118,23 @@ fn replay(parquet: &Path, scale: Scale) -> Vec<TickState> {
         let events = replay.advance(&mut cell, end_us).unwrap();
         for p in &events.placements {
             let i = p.task.index();
-            let ok = cell.tasks.generation[i] == p.generation
-                && cell.tasks.state[i] == TaskState::Pending
+            let ok = cell.tasks.generation()[i] == p.generation
+                && cell.tasks.state()[i] == TaskState::Pending
                 && p.node.is_some()
-                && cell.nodes.online[p.node.index()];
+                && cell.nodes.online()[p.node.index()];
             if ok {
                 cell.place(p.task, p.node, end_us);
             }
         }
         let n = &cell.nodes;
         let machines = (0..n.len())
-            .filter(|&i| n.online[i])
-            .map(|i| n.machine_id[i])
+            .filter(|&i| n.online()[i])
+            .map(|i| n.machine_id()[i])
             .collect();
         let t = &cell.tasks;
         let tasks = (0..t.len())
-            .filter(|&i| t.state[i] == TaskState::Running)
-            .map(|i| (t.job_id[i], t.task_index[i]))
+            .filter(|&i| t.state()[i] == TaskState::Running)
+            .map(|i| (t.job_id()[i], t.task_index()[i]))
             .collect();
         out.push((machines, tasks));
     }

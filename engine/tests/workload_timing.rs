@@ -46,7 +46,7 @@ const USAGE: &str = "\
 
 fn slot(cell: &Cell, job: u64) -> Option<TaskIdx> {
     (0..cell.tasks.len())
-        .find(|&i| cell.tasks.job_id[i] == job && cell.tasks.state[i] != TaskState::Free)
+        .find(|&i| cell.tasks.job_id()[i] == job && cell.tasks.state()[i] != TaskState::Free)
         .map(|i| TaskIdx(i as u32))
 }
 
@@ -71,7 +71,7 @@ fn replay(workload_mode: bool, place: &[(i64, u64)]) -> Vec<(Vec<u64>, Option<u3
         let events = replay.advance(&mut cell, tick_end_us(k)).unwrap();
         if !workload_mode {
             for p in &events.placements {
-                if cell.tasks.state[p.task.index()] == TaskState::Pending {
+                if cell.tasks.state()[p.task.index()] == TaskState::Pending {
                     cell.place(p.task, p.node, tick_end_us(k));
                 }
             }
@@ -84,11 +84,11 @@ fn replay(workload_mode: bool, place: &[(i64, u64)]) -> Vec<(Vec<u64>, Option<u3
         }
         cell.check().unwrap();
         let mut running: Vec<u64> = (0..cell.tasks.len())
-            .filter(|&i| cell.tasks.state[i] == TaskState::Running)
-            .map(|i| cell.tasks.job_id[i])
+            .filter(|&i| cell.tasks.state()[i] == TaskState::Running)
+            .map(|i| cell.tasks.job_id()[i])
             .collect();
         running.sort();
-        let usage = slot(&cell, 1).map(|t| cell.tasks.cpu_use[t.index()] / to_units(0.01));
+        let usage = slot(&cell, 1).map(|t| cell.tasks.cpu_use()[t.index()] / to_units(0.01));
         seen.push((running, usage));
     }
     seen

@@ -6,7 +6,8 @@ use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
 use crate::snapshot::column::SnapshotColumn;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
-/// Declares a table of columns once: the struct (one `Vec` per column), a row of defaults
+/// Declares a table of columns once: the struct (one `Vec` per column, private to the cell
+/// module, each read through an accessor of its name returning the slice), a row of defaults
 /// appended or restored (`push_defaults`, `reset_row`), and the columns written to and read from
 /// a snapshot in declaration order (`save_columns`, `load_columns`; each element type's
 /// [`SnapshotColumn`] says how it is stored and checked). `derived` columns are not saved: they
@@ -28,9 +29,28 @@ macro_rules! columns {
         $(#[$smeta])*
         #[derive(Debug, Default, Clone)]
         pub struct $name {
-            $( $(#[$fmeta])* pub $field: Vec<$ty>, )*
-            $( $(#[$dmeta])* pub $dfield: Vec<$dty>, )*
+            $( $(#[$fmeta])* pub(in crate::cell) $field: Vec<$ty>, )*
+            $( $(#[$dmeta])* pub(in crate::cell) $dfield: Vec<$dty>, )*
             $( $(#[$ometa])* $ovis $ofield: $oty, )*
+        }
+
+        /// Read access to every column (changed only through [`Cell`](crate::cell::Cell)'s
+        /// methods).
+        impl $name {
+            $(
+                $(#[$fmeta])*
+                #[inline]
+                pub fn $field(&self) -> &[$ty] {
+                    &self.$field
+                }
+            )*
+            $(
+                $(#[$dmeta])*
+                #[inline]
+                pub fn $dfield(&self) -> &[$dty] {
+                    &self.$dfield
+                }
+            )*
         }
 
         impl $name {
@@ -115,6 +135,25 @@ columns! {
     }
     derived {}
     other {}
+}
+
+#[cfg(test)]
+impl Nodes {
+    /// Sets node `n`'s columns directly, without tasks: for unit tests of functions that read
+    /// only the node columns (online, capacities, usage and production-request sums).
+    pub(crate) fn set_for_test(
+        &mut self,
+        n: usize,
+        online: bool,
+        cap: (u32, u32),
+        used: (u32, u32),
+        prod_req: (u32, u32),
+    ) {
+        self.online[n] = online;
+        (self.cpu_cap[n], self.mem_cap[n]) = cap;
+        (self.cpu_used[n], self.mem_used[n]) = used;
+        (self.prod_cpu_req[n], self.prod_mem_req[n]) = prod_req;
+    }
 }
 
 impl Nodes {

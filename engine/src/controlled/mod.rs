@@ -62,12 +62,12 @@ impl Jobs {
         let tasks = &cell.tasks;
         let mut active: Vec<(u64, u64, bool)> = (0..tasks.len())
             .filter_map(|i| {
-                let running = match tasks.state[i] {
+                let running = match tasks.state()[i] {
                     TaskState::Running => true,
                     TaskState::Pending => false,
                     TaskState::Free => return None,
                 };
-                Some((tasks.job_id[i], tasks.cpu_req[i] as u64, running))
+                Some((tasks.job_id()[i], tasks.cpu_req()[i] as u64, running))
             })
             .collect();
         active.sort_unstable_by_key(|a| a.0);
@@ -96,13 +96,19 @@ impl Jobs {
 /// job's share.
 impl Admission for Jobs {
     fn admits(&self, cell: &Cell, t: TaskIdx) -> bool {
-        let (job, cpu) = (cell.tasks.job_id[t.index()], cell.tasks.cpu_req[t.index()]);
+        let (job, cpu) = (
+            cell.tasks.job_id()[t.index()],
+            cell.tasks.cpu_req()[t.index()],
+        );
         self.row(job)
             .is_some_and(|r| self.running_cpu[r] + cpu as u64 <= self.share_cpu[r])
     }
 
     fn placed(&mut self, cell: &Cell, t: TaskIdx) {
-        let (job, cpu) = (cell.tasks.job_id[t.index()], cell.tasks.cpu_req[t.index()]);
+        let (job, cpu) = (
+            cell.tasks.job_id()[t.index()],
+            cell.tasks.cpu_req()[t.index()],
+        );
         if let Some(r) = self.row(job) {
             self.running_cpu[r] += cpu as u64;
             self.pending_cpu[r] = self.pending_cpu[r].saturating_sub(cpu as u64);
@@ -150,8 +156,8 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
 fn capacity_cpu(cell: &Cell) -> u64 {
     let nodes = &cell.nodes;
     (0..nodes.len())
-        .filter(|&n| nodes.online[n])
-        .map(|n| nodes.cpu_cap[n] as u64)
+        .filter(|&n| nodes.online()[n])
+        .map(|n| nodes.cpu_cap()[n] as u64)
         .sum()
 }
 
@@ -253,9 +259,7 @@ mod tests {
     fn the_placer_keeps_to_the_controllers_shares() {
         let mut cell = Cell::default();
         for m in 0..2 {
-            let n = cell.nodes.push(m).index();
-            cell.nodes.online[n] = true;
-            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+            cell.add_machine(m, 100, 100);
         }
         let task = |cell: &mut Cell, job: u64, i: u32| {
             let t = cell.tasks.alloc(job, i, 0, 0);
@@ -276,8 +280,8 @@ mod tests {
         let running = |cell: &Cell, ts: &[TaskIdx]| {
             ts.iter()
                 .map(|t| {
-                    (cell.tasks.state[t.index()] == TaskState::Running)
-                        .then(|| cell.tasks.node[t.index()].0)
+                    (cell.tasks.state()[t.index()] == TaskState::Running)
+                        .then(|| cell.tasks.node()[t.index()].0)
                 })
                 .collect::<Vec<_>>()
         };

@@ -153,9 +153,8 @@ mod tests {
             .enumerate()
         {
             let n = cell.nodes.push(m as u64).index();
-            cell.nodes.online[n] = true;
-            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
-            (cell.nodes.cpu_used[n], cell.nodes.mem_used[n]) = (cpu, mem);
+            cell.nodes
+                .set_for_test(n, true, (100, 100), (cpu, mem), (0, 0));
         }
         let t = cell.tasks.alloc(1, 0, 0, 0);
         cell.set_request(t, 20, 15);
@@ -176,7 +175,7 @@ mod tests {
         let (mut cell, t) = cell();
         // Node 0 lacks CPU (90 + 20 > 100): node 1.
         assert_eq!(choose::<FirstFit>(&cell, t, 1), Some(1));
-        cell.nodes.online[1] = false;
+        cell.set_machine(NodeIdx(1), false, None);
         assert_eq!(choose::<FirstFit>(&cell, t, 1), Some(2));
         cell.set_request(t, 90, 15);
         assert_eq!(choose::<FirstFit>(&cell, t, 1), None);
@@ -188,7 +187,8 @@ mod tests {
         // Free shares after placing (20, 15): node 1 0.30 + 0.35 = 0.65, node 2 0.10 + 0.65 =
         // 0.75, node 3 0.60 + 0.05 = 0.65; nodes 1 and 3 tie, the lower index wins.
         assert_eq!(choose::<BestFit>(&cell, t, 1), Some(1));
-        cell.nodes.mem_used[3] = 81;
+        cell.nodes
+            .set_for_test(3, true, (100, 100), (20, 81), (0, 0));
         assert_eq!(choose::<BestFit>(&cell, t, 1), Some(3));
         cell.set_request(t, 10, 30);
         // Node 0: 0.00 + 0.60; node 1: 0.40 + 0.20; node 2: 0.20 + 0.50; node 3 lacks memory.
@@ -218,9 +218,9 @@ mod tests {
         let mut cell = Cell::default();
         for m in 0..200u32 {
             let n = cell.nodes.push(m as u64).index();
-            cell.nodes.online[n] = true;
-            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
-            cell.nodes.cpu_used[n] = if [1, 100, 199].contains(&m) { 0 } else { 100 };
+            let cpu_used = if [1, 100, 199].contains(&m) { 0 } else { 100 };
+            cell.nodes
+                .set_for_test(n, true, (100, 100), (cpu_used, 0), (0, 0));
         }
         let t = cell.tasks.alloc(1, 0, 0, 0);
         cell.set_request(t, 20, 15);

@@ -32,11 +32,11 @@ impl Need {
     pub fn of(cell: &Cell, t: TaskIdx) -> Need {
         let (tasks, i) = (&cell.tasks, t.index());
         Need {
-            cpu_use: tasks.cpu_use[i],
-            mem_use: tasks.mem_use[i],
-            cpu_req: tasks.cpu_req[i],
-            mem_req: tasks.mem_req[i],
-            production: tasks.production[i],
+            cpu_use: tasks.cpu_use()[i],
+            mem_use: tasks.mem_use()[i],
+            cpu_req: tasks.cpu_req()[i],
+            mem_req: tasks.mem_req()[i],
+            production: tasks.production()[i],
         }
     }
 
@@ -56,12 +56,12 @@ impl Need {
 /// checked by the caller).
 pub fn fits(nodes: &Nodes, n: usize, need: &Need) -> bool {
     let within = |have: u32, add: u32, cap: u32| have as u64 + add as u64 <= cap as u64;
-    nodes.online[n]
-        && within(nodes.cpu_used[n], need.cpu_use, nodes.cpu_cap[n])
-        && within(nodes.mem_used[n], need.mem_use, nodes.mem_cap[n])
+    nodes.online()[n]
+        && within(nodes.cpu_used()[n], need.cpu_use, nodes.cpu_cap()[n])
+        && within(nodes.mem_used()[n], need.mem_use, nodes.mem_cap()[n])
         && (!need.production
-            || (within(nodes.prod_cpu_req[n], need.cpu_req, nodes.cpu_cap[n])
-                && within(nodes.prod_mem_req[n], need.mem_req, nodes.mem_cap[n])))
+            || (within(nodes.prod_cpu_req()[n], need.cpu_req, nodes.cpu_cap()[n])
+                && within(nodes.prod_mem_req()[n], need.mem_req, nodes.mem_cap()[n])))
 }
 
 /// The shares of node `n`'s CPU and memory left unused with `need` placed on it, summed (0 =
@@ -74,8 +74,8 @@ pub fn free_after(nodes: &Nodes, n: usize, need: &Need) -> f64 {
             (cap as f64 - used as f64 - add as f64) / cap as f64
         }
     };
-    share(nodes.cpu_used[n], need.cpu_use, nodes.cpu_cap[n])
-        + share(nodes.mem_used[n], need.mem_use, nodes.mem_cap[n])
+    share(nodes.cpu_used()[n], need.cpu_use, nodes.cpu_cap()[n])
+        + share(nodes.mem_used()[n], need.mem_use, nodes.mem_cap()[n])
 }
 
 #[cfg(test)]
@@ -87,10 +87,7 @@ mod tests {
     fn node() -> Nodes {
         let mut nodes = Nodes::default();
         nodes.push(1);
-        nodes.online[0] = true;
-        (nodes.cpu_cap[0], nodes.mem_cap[0]) = (100, 100);
-        (nodes.cpu_used[0], nodes.mem_used[0]) = (60, 50);
-        (nodes.prod_cpu_req[0], nodes.prod_mem_req[0]) = (70, 40);
+        nodes.set_for_test(0, true, (100, 100), (60, 50), (70, 40));
         nodes
     }
 
@@ -117,7 +114,7 @@ mod tests {
         assert!(!fits(&nodes, 0, &need(10, 10, (31, 10), true)));
         assert!(!fits(&nodes, 0, &need(10, 10, (10, 61), true)));
         assert!(fits(&nodes, 0, &need(10, 10, (31, 61), false)));
-        nodes.online[0] = false;
+        nodes.set_for_test(0, false, (100, 100), (60, 50), (70, 40));
         assert!(!fits(&nodes, 0, &need(0, 0, (0, 0), false)));
     }
 

@@ -74,8 +74,8 @@ impl<C: NodeChoice> Greedy<C> {
         self.queued.resize(tasks.len(), false);
         let queued = &mut self.queued;
         self.waiting.retain(|&(t, g)| {
-            let keep =
-                tasks.generation[t.index()] == g && tasks.state[t.index()] == TaskState::Pending;
+            let keep = tasks.generation()[t.index()] == g
+                && tasks.state()[t.index()] == TaskState::Pending;
             queued[t.index()] &= keep;
             keep
         });
@@ -87,9 +87,9 @@ impl<C: NodeChoice> Greedy<C> {
         let (tasks, queued) = (&cell.tasks, &mut self.queued);
         for &t in events.submitted.iter().chain(&events.displaced_tasks) {
             let i = t.index();
-            if tasks.state[i] == TaskState::Pending && !queued[i] {
+            if tasks.state()[i] == TaskState::Pending && !queued[i] {
                 queued[i] = true;
-                self.waiting.push((t, tasks.generation[i]));
+                self.waiting.push((t, tasks.generation()[i]));
             }
         }
     }
@@ -131,7 +131,7 @@ fn place_waiting<C: NodeChoice>(
     let mut failed: Vec<(ConstraintSetIdx, Need)> = Vec::new();
     room.rebuild(&cell.nodes);
     for &(t, _) in waiting {
-        if cell.tasks.state[t.index()] != TaskState::Pending || !admission.admits(cell, t) {
+        if cell.tasks.state()[t.index()] != TaskState::Pending || !admission.admits(cell, t) {
             continue;
         }
         let need = Need::of(cell, t);
@@ -274,9 +274,7 @@ mod tests {
     fn cell() -> Cell {
         let mut cell = Cell::default();
         for m in 0..2 {
-            let n = cell.nodes.push(m).index();
-            cell.nodes.online[n] = true;
-            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+            cell.add_machine(m, 100, 100);
         }
         cell
     }
@@ -306,14 +304,14 @@ mod tests {
             ..TickEvents::default()
         };
         tick(&mut policy, &mut cell, &events, 1);
-        let node = |c: &Cell, t: TaskIdx| c.tasks.node[t.index()].0;
+        let node = |c: &Cell, t: TaskIdx| c.tasks.node()[t.index()].0;
         assert_eq!(node(&cell, tasks[0]), 0);
         assert_eq!(node(&cell, tasks[1]), 1);
-        assert_eq!(cell.tasks.state[tasks[2].index()], TaskState::Pending);
+        assert_eq!(cell.tasks.state()[tasks[2].index()], TaskState::Pending);
         assert_eq!(node(&cell, tasks[3]), 0);
         assert_eq!(
             policy.waiting(),
-            &[(tasks[2], cell.tasks.generation[tasks[2].index()])]
+            &[(tasks[2], cell.tasks.generation()[tasks[2].index()])]
         );
         cell.check().unwrap();
         // Nothing frees: it waits. Then task 1 ends: task 2 goes to node 1.
@@ -366,7 +364,7 @@ mod tests {
         assert_eq!(restored.waiting(), policy.waiting());
         cell.end(tasks[0]);
         tick(&mut restored, &mut cell, &TickEvents::default(), 2);
-        assert_eq!(cell.tasks.node[tasks[2].index()].0, 0);
+        assert_eq!(cell.tasks.node()[tasks[2].index()].0, 0);
         assert_eq!(restored.waiting().len(), 0);
     }
 }

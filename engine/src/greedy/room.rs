@@ -20,15 +20,15 @@ type Room = [u32; 4];
 
 /// Node `n`'s room.
 fn room_of(nodes: &Nodes, n: usize) -> Room {
-    if !nodes.online[n] {
+    if !nodes.online()[n] {
         return [0; 4];
     }
     let free = |used: u32, cap: u32| cap.saturating_sub(used).saturating_add(1);
     [
-        free(nodes.cpu_used[n], nodes.cpu_cap[n]),
-        free(nodes.mem_used[n], nodes.mem_cap[n]),
-        free(nodes.prod_cpu_req[n], nodes.cpu_cap[n]),
-        free(nodes.prod_mem_req[n], nodes.mem_cap[n]),
+        free(nodes.cpu_used()[n], nodes.cpu_cap()[n]),
+        free(nodes.mem_used()[n], nodes.mem_cap()[n]),
+        free(nodes.prod_cpu_req()[n], nodes.cpu_cap()[n]),
+        free(nodes.prod_mem_req()[n], nodes.mem_cap()[n]),
     ]
 }
 
@@ -166,14 +166,12 @@ mod tests {
             let count = 1 + r.below(70) as usize;
             for m in 0..count {
                 nodes.push(m as u64);
-                nodes.online[m] = r.below(10) > 0;
-                nodes.cpu_cap[m] = 50 + r.below(50) as u32;
-                nodes.mem_cap[m] = 50 + r.below(50) as u32;
+                let online = r.below(10) > 0;
+                let cap = (50 + r.below(50) as u32, 50 + r.below(50) as u32);
                 // Some overloaded: used above capacity.
-                nodes.cpu_used[m] = r.below(110) as u32;
-                nodes.mem_used[m] = r.below(110) as u32;
-                nodes.prod_cpu_req[m] = r.below(110) as u32;
-                nodes.prod_mem_req[m] = r.below(110) as u32;
+                let used = (r.below(110) as u32, r.below(110) as u32);
+                let prod_req = (r.below(110) as u32, r.below(110) as u32);
+                nodes.set_for_test(m, online, cap, used, prod_req);
             }
             let mut index = RoomIndex::default();
             index.rebuild(&nodes);
@@ -199,7 +197,12 @@ mod tests {
             }
             // Updating one node after a change matches a rebuild.
             let n = r.below(count as u64) as usize;
-            nodes.cpu_used[n] = nodes.cpu_used[n].saturating_add(30);
+            let (cap, used) = (
+                (nodes.cpu_cap()[n], nodes.mem_cap()[n]),
+                (nodes.cpu_used()[n].saturating_add(30), nodes.mem_used()[n]),
+            );
+            let prod_req = (nodes.prod_cpu_req()[n], nodes.prod_mem_req()[n]);
+            nodes.set_for_test(n, nodes.online()[n], cap, used, prod_req);
             index.update(&nodes, n);
             let mut rebuilt = RoomIndex::default();
             rebuilt.rebuild(&nodes);

@@ -57,8 +57,8 @@ fn sampled(ctx: &StepCtx<'_>, every: u64, keys: &[u64]) -> bool {
 
 fn task_json(ctx: &StepCtx<'_>, t: TaskIdx, d: &Demand) -> serde_json::Value {
     serde_json::json!({
-        "job_id": ctx.cell.tasks.job_id[t.index()],
-        "task_index": ctx.cell.tasks.task_index[t.index()],
+        "job_id": ctx.cell.tasks.job_id()[t.index()],
+        "task_index": ctx.cell.tasks.task_index()[t.index()],
         "cpu_req": d.cpu_req, "mem_req": d.mem_req, "cpu_use": d.cpu_use, "mem_use": d.mem_use,
     })
 }
@@ -67,7 +67,7 @@ fn recs_json(ctx: &StepCtx<'_>, recs: &[Recommendation]) -> serde_json::Value {
     recs.iter()
         .map(|r| {
             serde_json::json!({
-                "machine": ctx.cell.nodes.machine_id[r.node.index()],
+                "machine": ctx.cell.nodes.machine_id()[r.node.index()],
                 "score": r.score, "forced": r.forced,
             })
         })
@@ -109,17 +109,17 @@ impl Masb {
         let tasks = &cell.tasks;
         let i = t.index();
         Demand {
-            cpu_req: to_normalised(tasks.cpu_req[i]),
-            mem_req: to_normalised(tasks.mem_req[i]),
-            cpu_use: to_normalised(tasks.cpu_use[i]),
-            mem_use: to_normalised(tasks.mem_use[i]),
+            cpu_req: to_normalised(tasks.cpu_req()[i]),
+            mem_req: to_normalised(tasks.mem_req()[i]),
+            cpu_use: to_normalised(tasks.cpu_use()[i]),
+            mem_use: to_normalised(tasks.mem_use()[i]),
         }
     }
 
     fn live(ctx: &StepCtx<'_>, t: TaskIdx, generation: u32, state: TaskState) -> bool {
         t.index() < ctx.cell.tasks.len()
-            && ctx.cell.tasks.generation[t.index()] == generation
-            && ctx.cell.tasks.state[t.index()] == state
+            && ctx.cell.tasks.generation()[t.index()] == generation
+            && ctx.cell.tasks.state()[t.index()] == state
     }
 
     /// Node `n` is online and meets task `t`'s constraints.

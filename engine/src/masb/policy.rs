@@ -179,12 +179,12 @@ impl Masb {
         target: NodeIdx,
         outcome: MigrationOutcome,
     ) -> &mut MigrationRecord {
-        let machine = |n: NodeIdx| n.is_some().then(|| cell.nodes.machine_id[n.index()]);
+        let machine = |n: NodeIdx| n.is_some().then(|| cell.nodes.machine_id()[n.index()]);
         self.records.push(MigrationRecord {
             time_us: now_us,
-            job_id: cell.tasks.job_id[task.index()],
-            task_index: cell.tasks.task_index[task.index()],
-            source_machine: machine(cell.tasks.node[task.index()]).unwrap_or(0),
+            job_id: cell.tasks.job_id()[task.index()],
+            task_index: cell.tasks.task_index()[task.index()],
+            source_machine: machine(cell.tasks.node()[task.index()]).unwrap_or(0),
             target_machine: machine(target),
             cost_mb: 0.0,
             forced: false,
@@ -217,11 +217,11 @@ impl Masb {
         (brokers, seed, now_us): (u32, u64, i64),
     ) {
         for &t in events.submitted.iter().chain(&events.displaced_tasks) {
-            pending.push((t, cell.tasks.generation[t.index()]));
+            pending.push((t, cell.tasks.generation()[t.index()]));
         }
         pending.retain(|&(t, g)| {
-            cell.tasks.generation[t.index()] == g
-                && cell.tasks.state[t.index()] == TaskState::Pending
+            cell.tasks.generation()[t.index()] == g
+                && cell.tasks.state()[t.index()] == TaskState::Pending
         });
         // Last tick's waiting tasks are still in order, the new ones follow: the stable sort
         // merges the two runs in linear time (equal entries are identical, so no order is lost).
@@ -259,8 +259,8 @@ impl Masb {
         let tasks = &cell.tasks;
         let running = || {
             (0..tasks.len())
-                .filter(|&i| tasks.state[i] == TaskState::Running)
-                .map(|i| (tasks.node[i].index(), TaskIdx(i as u32)))
+                .filter(|&i| tasks.state()[i] == TaskState::Running)
+                .map(|i| (tasks.node()[i].index(), TaskIdx(i as u32)))
         };
         let nodes = cell.nodes.len();
         crate::csr::group_by_key(nodes, Scatter::OneThread, running, offsets, cursors, out);
@@ -384,9 +384,9 @@ impl Policy for Masb {
                     node,
                 } => {
                     let i = task.index();
-                    if cell.tasks.generation[i] == generation
-                        && cell.tasks.state[i] == TaskState::Pending
-                        && cell.nodes.online[node.index()]
+                    if cell.tasks.generation()[i] == generation
+                        && cell.tasks.state()[i] == TaskState::Pending
+                        && cell.nodes.online()[node.index()]
                     {
                         cell.place(task, node, now_us);
                     }
@@ -399,17 +399,18 @@ impl Policy for Masb {
                     forced,
                 } => {
                     let i = task.index();
-                    let ok = cell.tasks.generation[i] == generation
-                        && cell.tasks.node[i] == source
-                        && cell.nodes.online[target.index()];
+                    let ok = cell.tasks.generation()[i] == generation
+                        && cell.tasks.node()[i] == source
+                        && cell.nodes.online()[target.index()];
                     if ok && cell.start_migration(task, target) {
                         let (cpu, mem) = (
-                            to_normalised(cell.tasks.cpu_use[i]),
-                            to_normalised(cell.tasks.mem_use[i]),
+                            to_normalised(cell.tasks.cpu_use()[i]),
+                            to_normalised(cell.tasks.mem_use()[i]),
                         );
                         let cost = migration_cost(cpu, mem, &self.config);
                         let end_us = now_us + (cost.duration_s * 1e6) as i64;
-                        let (job_id, task_index) = (cell.tasks.job_id[i], cell.tasks.task_index[i]);
+                        let (job_id, task_index) =
+                            (cell.tasks.job_id()[i], cell.tasks.task_index()[i]);
                         self.in_flight.push(InFlight {
                             task,
                             generation,
@@ -445,8 +446,8 @@ impl Policy for Masb {
         let mut in_flight = std::mem::take(&mut self.in_flight);
         in_flight.retain(|m| {
             let i = m.task.index();
-            let still =
-                cell.tasks.generation[i] == m.generation && cell.tasks.migrating_to[i] == m.target;
+            let still = cell.tasks.generation()[i] == m.generation
+                && cell.tasks.migrating_to()[i] == m.target;
             let outcome = if !still {
                 // The task ended (its slot may hold another task now) or a node went away.
                 MigrationOutcome::Aborted
@@ -457,7 +458,7 @@ impl Policy for Masb {
             } else {
                 return true;
             };
-            let machine = |n: NodeIdx| cell.nodes.machine_id[n.index()];
+            let machine = |n: NodeIdx| cell.nodes.machine_id()[n.index()];
             self.records.push(MigrationRecord {
                 time_us: now_us,
                 job_id: m.job_id,

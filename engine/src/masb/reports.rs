@@ -36,12 +36,12 @@ pub(super) fn report(cell: &Cell, n: NodeIdx, reported_s: f64) -> CacheEntry {
     let (nodes, i) = (&cell.nodes, n.index());
     CacheEntry {
         node: n,
-        cpu_cap: to_normalised(nodes.cpu_cap[i]),
-        mem_cap: to_normalised(nodes.mem_cap[i]),
-        cpu_req: to_normalised(nodes.cpu_req[i]),
-        mem_req: to_normalised(nodes.mem_req[i]),
-        cpu_used: to_normalised(nodes.cpu_used[i]),
-        mem_used: to_normalised(nodes.mem_used[i]),
+        cpu_cap: to_normalised(nodes.cpu_cap()[i]),
+        mem_cap: to_normalised(nodes.mem_cap()[i]),
+        cpu_req: to_normalised(nodes.cpu_req()[i]),
+        mem_req: to_normalised(nodes.mem_req()[i]),
+        cpu_used: to_normalised(nodes.cpu_used()[i]),
+        mem_used: to_normalised(nodes.mem_used()[i]),
         reported_s,
     }
 }
@@ -56,7 +56,7 @@ impl ReportBook {
         for reports in &mut self.by_broker {
             reports.clear();
         }
-        let online = (0..cell.nodes.len()).filter(|&i| cell.nodes.online[i]);
+        let online = (0..cell.nodes.len()).filter(|&i| cell.nodes.online()[i]);
         for n in online.map(|i| NodeIdx(i as u32)) {
             let broker = broker_of(n, brokers).index();
             self.by_broker[broker].push(report(cell, n, reported_s));
@@ -121,10 +121,9 @@ mod tests {
     fn reports_reach_their_broker_at_their_round() {
         let mut cell = Cell::default();
         for m in 0..5 {
-            let n = cell.nodes.push(100 + m);
-            cell.nodes.online[n.index()] = m != 3;
-            cell.nodes.cpu_cap[n.index()] = UNITS / 2;
-            cell.nodes.mem_used[n.index()] = UNITS / 4 * m as u32;
+            let n = cell.nodes.push(100 + m).index();
+            let (cap, used) = ((UNITS / 2, 0), (0, UNITS / 4 * m as u32));
+            cell.nodes.set_for_test(n, m != 3, cap, used, (0, 0));
         }
         let mut reports = Reports::default();
         reports.take(&cell, 2, 240.0, 5);
@@ -134,7 +133,7 @@ mod tests {
         assert!(reports.due(AgentIdx(0), 4).is_empty() && reports.due(AgentIdx(0), 6).is_empty());
         let e = reports.due(AgentIdx(0), 5)[1];
         assert_eq!((e.cpu_cap, e.mem_used, e.reported_s), (0.5, 0.5, 240.0));
-        cell.nodes.online[3] = true;
+        cell.set_machine(NodeIdx(3), true, None);
         reports.take(&cell, 2, 300.0, 6);
         assert_eq!(nodes(reports.due(AgentIdx(0), 5)), [0, 2, 4]);
         assert_eq!(nodes(reports.due(AgentIdx(1), 6)), [1, 3]);

@@ -106,12 +106,12 @@ impl NodePlans {
         let nodes = &cell.nodes;
         let free = (0..nodes.len())
             .map(|n| {
-                let (c, m) = (nodes.cpu_cap[n] as i64, nodes.mem_cap[n] as i64);
+                let (c, m) = (nodes.cpu_cap()[n] as i64, nodes.mem_cap()[n] as i64);
                 [
-                    c - nodes.cpu_used[n] as i64,
-                    m - nodes.mem_used[n] as i64,
-                    c - nodes.prod_cpu_req[n] as i64,
-                    m - nodes.prod_mem_req[n] as i64,
+                    c - nodes.cpu_used()[n] as i64,
+                    m - nodes.mem_used()[n] as i64,
+                    c - nodes.prod_cpu_req()[n] as i64,
+                    m - nodes.prod_mem_req()[n] as i64,
                 ]
             })
             .collect();
@@ -183,7 +183,7 @@ impl Omniscient {
 
     fn run_us(&self, cell: &Cell, t: TaskIdx) -> i64 {
         let (tasks, i) = (&cell.tasks, t.index());
-        self.run_times.of(tasks.job_id[i], tasks.task_index[i])
+        self.run_times.of(tasks.job_id()[i], tasks.task_index()[i])
     }
 
     fn mark(&mut self, t: TaskIdx, known: bool) {
@@ -198,7 +198,7 @@ impl Omniscient {
         let end_us = now_us.saturating_add(self.run_us(cell, t));
         self.started.push(Started {
             task: t,
-            generation: cell.tasks.generation[t.index()],
+            generation: cell.tasks.generation()[t.index()],
             node: n,
             end_us,
         });
@@ -212,15 +212,15 @@ impl Omniscient {
         let mut waiting = Vec::with_capacity(queued.len());
         for a in queued {
             let (i, n) = (a.task.index(), a.node.index());
-            let pending = cell.tasks.generation[i] == a.generation
-                && cell.tasks.state[i] == TaskState::Pending;
+            let pending = cell.tasks.generation()[i] == a.generation
+                && cell.tasks.state()[i] == TaskState::Pending;
             if !pending {
                 self.mark(a.task, false);
                 continue;
             }
             let constraints = cell.constraints_of(a.task);
             let meets = constraints.is_empty() || cell.meets(a.node, constraints);
-            if !cell.nodes.online[n] || !meets {
+            if !cell.nodes.online()[n] || !meets {
                 replan.push((a.task, a.generation));
                 continue;
             }
@@ -245,9 +245,9 @@ impl Omniscient {
         let mut scratch = Vec::new();
         let mut best: Option<(i64, usize)> = None;
         for n in 0..nodes.len() {
-            let big_enough = nodes.cpu_cap[n] >= need.cpu_use.max(want[2] as u32)
-                && nodes.mem_cap[n] >= need.mem_use.max(want[3] as u32);
-            if !nodes.online[n] || !big_enough {
+            let big_enough = nodes.cpu_cap()[n] >= need.cpu_use.max(want[2] as u32)
+                && nodes.mem_cap()[n] >= need.mem_use.max(want[3] as u32);
+            if !nodes.online()[n] || !big_enough {
                 continue;
             }
             if !constraints.is_empty() && !cell.meets(NodeIdx(n as u32), constraints) {
@@ -288,18 +288,18 @@ impl Policy for Omniscient {
         let tasks = &cell.tasks;
         self.started.retain(|s| {
             let i = s.task.index();
-            tasks.generation[i] == s.generation
-                && tasks.state[i] == TaskState::Running
-                && tasks.node[i] == s.node
+            tasks.generation()[i] == s.generation
+                && tasks.state()[i] == TaskState::Running
+                && tasks.node()[i] == s.node
         });
         let mut arrivals = std::mem::take(&mut self.unplanned);
         arrivals.extend(self.start_queued(cell, now_us));
         for &t in events.submitted.iter().chain(&events.displaced_tasks) {
             let i = t.index();
             let known = self.known.get(i).copied().unwrap_or(false);
-            if cell.tasks.state[i] == TaskState::Pending && !known {
+            if cell.tasks.state()[i] == TaskState::Pending && !known {
                 self.mark(t, true);
-                arrivals.push((t, cell.tasks.generation[i]));
+                arrivals.push((t, cell.tasks.generation()[i]));
             }
         }
         self.room.rebuild(&cell.nodes);
@@ -309,7 +309,9 @@ impl Policy for Omniscient {
         let mut plans: Option<NodePlans> = None;
         for (t, generation) in arrivals {
             let i = t.index();
-            if cell.tasks.generation[i] != generation || cell.tasks.state[i] != TaskState::Pending {
+            if cell.tasks.generation()[i] != generation
+                || cell.tasks.state()[i] != TaskState::Pending
+            {
                 self.mark(t, false);
                 continue;
             }
@@ -417,9 +419,7 @@ mod tests {
     fn cell() -> Cell {
         let mut cell = Cell::default();
         for m in 0..2 {
-            let n = cell.nodes.push(m).index();
-            cell.nodes.online[n] = true;
-            (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (100, 100);
+            cell.add_machine(m, 100, 100);
         }
         cell
     }
@@ -465,8 +465,8 @@ mod tests {
         let mut policy = Omniscient::new(RunTimes::of_rows(rows), QueueOutputs::default());
         tick(&mut policy, &mut cell, &tasks, 0);
         let node = |c: &Cell, i: usize| {
-            let running = c.tasks.state[tasks[i].index()] == TaskState::Running;
-            running.then(|| c.tasks.node[tasks[i].index()].0)
+            let running = c.tasks.state()[tasks[i].index()] == TaskState::Running;
+            running.then(|| c.tasks.node()[tasks[i].index()].0)
         };
         assert_eq!(
             (0..5).map(|i| node(&cell, i)).collect::<Vec<_>>(),
@@ -496,12 +496,10 @@ mod tests {
         cell.set_request(t, 150, 10);
         let mut policy = Omniscient::new(RunTimes::default(), QueueOutputs::default());
         tick(&mut policy, &mut cell, &[t], 0);
-        assert_eq!(policy.unplanned, [(t, cell.tasks.generation[t.index()])]);
-        let n = cell.nodes.push(9).index();
-        cell.nodes.online[n] = true;
-        (cell.nodes.cpu_cap[n], cell.nodes.mem_cap[n]) = (200, 100);
+        assert_eq!(policy.unplanned, [(t, cell.tasks.generation()[t.index()])]);
+        cell.add_machine(9, 200, 100);
         tick(&mut policy, &mut cell, &[], S);
-        assert_eq!(cell.tasks.node[t.index()].0, 2);
+        assert_eq!(cell.tasks.node()[t.index()].0, 2);
         assert!(policy.unplanned.is_empty());
     }
 }

@@ -137,7 +137,7 @@ pub fn nodes_schema() -> SchemaRef {
 
 pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i64) -> RecordBatch {
     let n = &cell.nodes;
-    let online: Vec<usize> = (0..n.len()).filter(|&i| n.online[i]).collect();
+    let online: Vec<usize> = (0..n.len()).filter(|&i| n.online()[i]).collect();
     let norm = |col: &[u32]| {
         Arc::new(Float64Array::from_iter_values(
             online
@@ -149,22 +149,22 @@ pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i
         Arc::new(UInt32Array::from_iter_values(online.iter().map(|_| tick))),
         Arc::new(Int64Array::from_iter_values(online.iter().map(|_| time_us))),
         Arc::new(UInt64Array::from_iter_values(
-            online.iter().map(|&i| n.machine_id[i]),
+            online.iter().map(|&i| n.machine_id()[i]),
         )),
         Arc::new(StringArray::from_iter_values(
-            online.iter().map(|&i| n.class[i].name()),
+            online.iter().map(|&i| n.class()[i].name()),
         )),
         Arc::new(UInt8Array::from_iter_values(
-            online.iter().map(|&i| n.class[i] as u8),
+            online.iter().map(|&i| n.class()[i] as u8),
         )),
-        norm(&n.cpu_cap),
-        norm(&n.mem_cap),
-        norm(&n.cpu_used),
-        norm(&n.mem_used),
-        norm(&n.prod_cpu_req),
-        norm(&n.prod_mem_req),
+        norm(n.cpu_cap()),
+        norm(n.mem_cap()),
+        norm(n.cpu_used()),
+        norm(n.mem_used()),
+        norm(n.prod_cpu_req()),
+        norm(n.prod_mem_req()),
         Arc::new(UInt32Array::from_iter_values(
-            online.iter().map(|&i| n.task_count[i]),
+            online.iter().map(|&i| n.task_count()[i]),
         )),
     ];
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")

@@ -79,9 +79,9 @@ impl AwaitingList {
                 continue;
             };
             let i = w.task.index();
-            let stale =
-                cell.tasks.generation[i] != w.generation || cell.tasks.state[i] == TaskState::Free;
-            if stale || cell.tasks.state[i] == TaskState::Running {
+            let stale = cell.tasks.generation()[i] != w.generation
+                || cell.tasks.state()[i] == TaskState::Free;
+            if stale || cell.tasks.state()[i] == TaskState::Running {
                 if !stale {
                     out.push(w);
                 }
@@ -102,7 +102,7 @@ impl AwaitingList {
     fn compact(&mut self, cell: &Cell) {
         let current = |w: &AwaitingStart| {
             let i = w.task.index();
-            cell.tasks.generation[i] == w.generation && cell.tasks.state[i] != TaskState::Free
+            cell.tasks.generation()[i] == w.generation && cell.tasks.state()[i] != TaskState::Free
         };
         self.entries.retain(|e| e.as_ref().is_some_and(current));
         self.live = self.entries.len();
@@ -133,7 +133,7 @@ mod tests {
                 if r.chance(0.7) {
                     let w = AwaitingStart {
                         task: t,
-                        generation: cell.tasks.generation[t.index()],
+                        generation: cell.tasks.generation()[t.index()],
                         run_us: r.below(1000) as i64,
                     };
                     list.push(w);
@@ -144,7 +144,7 @@ mod tests {
             // Some pending tasks start, some running ones end (their slots are reused).
             for i in 0..cell.tasks.len() {
                 let t = TaskIdx(i as u32);
-                match cell.tasks.state[i] {
+                match cell.tasks.state()[i] {
                     TaskState::Pending if r.chance(0.1) => cell.place(t, node, 0),
                     TaskState::Running if r.chance(0.05) => cell.end(t),
                     _ => {}
@@ -161,12 +161,12 @@ mod tests {
             let mut expected = Vec::new();
             scanned.retain(|w| {
                 let i = w.task.index();
-                if cell.tasks.generation[i] != w.generation
-                    || cell.tasks.state[i] == TaskState::Free
+                if cell.tasks.generation()[i] != w.generation
+                    || cell.tasks.state()[i] == TaskState::Free
                 {
                     return false;
                 }
-                if cell.tasks.state[i] == TaskState::Running {
+                if cell.tasks.state()[i] == TaskState::Running {
                     expected.push(*w);
                     return false;
                 }
@@ -179,8 +179,8 @@ mod tests {
                 .copied()
                 .filter(|w| {
                     let i = w.task.index();
-                    cell.tasks.generation[i] == w.generation
-                        && cell.tasks.state[i] == TaskState::Pending
+                    cell.tasks.generation()[i] == w.generation
+                        && cell.tasks.state()[i] == TaskState::Pending
                 })
                 .collect();
             assert_eq!(pending, scanned, "round {round}: the ones still waiting");

@@ -71,7 +71,7 @@ pub struct AwaitingStart {
 /// goes into `ended`.
 fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
     let i = d.task.index();
-    if cell.tasks.generation[i] != d.generation || cell.tasks.state[i] == TaskState::Free {
+    if cell.tasks.generation()[i] != d.generation || cell.tasks.state()[i] == TaskState::Free {
         return;
     }
     match d.kind {
@@ -90,12 +90,12 @@ fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
 pub(super) fn start_delay_us(workload_mode: bool, cell: &Cell, t: TaskIdx) -> i64 {
     let i = t.index();
     if !workload_mode
-        || cell.tasks.state[i] != TaskState::Running
-        || cell.tasks.trace_sched_us[i] == NOT_SCHEDULED
+        || cell.tasks.state()[i] != TaskState::Running
+        || cell.tasks.trace_sched_us()[i] == NOT_SCHEDULED
     {
         return 0;
     }
-    (cell.tasks.start_us[i] - cell.tasks.trace_sched_us[i]).max(0)
+    (cell.tasks.start_us()[i] - cell.tasks.trace_sched_us()[i]).max(0)
 }
 
 impl Replay {
@@ -134,8 +134,8 @@ impl Replay {
         self.awaiting.take_started(cell, &started, &mut runs);
         self.started_tasks = started;
         for w in &runs {
-            let due = cell.tasks.start_us[w.task.index()] + w.run_us;
-            let task = (w.task, cell.tasks.generation[w.task.index()]);
+            let due = cell.tasks.start_us()[w.task.index()] + w.run_us;
+            let task = (w.task, cell.tasks.generation()[w.task.index()]);
             self.defer((due, None), task, DeferredKind::End);
         }
         self.started_runs = runs;
@@ -166,17 +166,17 @@ impl Replay {
         ev: &mut TickEvents,
     ) {
         let i = t.index();
-        let sched = cell.tasks.trace_sched_us[i];
+        let sched = cell.tasks.trace_sched_us()[i];
         // A run that starts and ends within one tick is never seen running at a tick boundary,
         // in the trace as under the policy.
         if self.workload_mode && sched != NOT_SCHEDULED && sched != self.window_end_us {
-            match cell.tasks.state[i] {
+            match cell.tasks.state()[i] {
                 TaskState::Pending => {
                     // Measured from the end of the SCHEDULE's tick, as the policy's start is.
                     let run_us = now_us - sched;
                     self.awaiting.push(AwaitingStart {
                         task: t,
-                        generation: cell.tasks.generation[i],
+                        generation: cell.tasks.generation()[i],
                         run_us,
                     });
                     return;
@@ -186,7 +186,7 @@ impl Replay {
                     let due = now_us + delay;
                     if delay > 0 && due >= self.window_end_us {
                         let lane = Some((delay, LANE_TASK_EVENTS));
-                        let task = (t, cell.tasks.generation[i]);
+                        let task = (t, cell.tasks.generation()[i]);
                         self.defer((due, lane), task, DeferredKind::End);
                         return;
                     }
@@ -214,12 +214,7 @@ mod tests {
         let mut replay = Replay::open(empty.path()).unwrap();
         let mut cell = Cell::default();
         let nodes: Vec<NodeIdx> = (0..4)
-            .map(|m| {
-                let n = cell.nodes.push(m);
-                cell.nodes.online[n.index()] = true;
-                (cell.nodes.cpu_cap[n.index()], cell.nodes.mem_cap[n.index()]) = (1 << 30, 1 << 30);
-                n
-            })
+            .map(|m| cell.add_machine(m, 1 << 30, 1 << 30))
             .collect();
         let tasks: Vec<TaskIdx> = (0..50)
             .map(|i| {
@@ -239,7 +234,7 @@ mod tests {
                 let until_us = seq as i64;
                 DeferredKind::Usage { cpu, mem, until_us }
             };
-            let generation = cell.tasks.generation[task.index()] + u32::from(r.below(20) == 0);
+            let generation = cell.tasks.generation()[task.index()] + u32::from(r.below(20) == 0);
             let due_us = r.below(70) as i64; // those from 60 on stay queued
             events.push(Deferred {
                 due_us,
@@ -264,12 +259,12 @@ mod tests {
         replay.apply_deferred(&mut cell, 60, &mut ev);
         assert_eq!(ev.ended, ended);
         assert_eq!(replay.deferred.len(), later);
-        assert_eq!(cell.tasks.cpu_use, expected.tasks.cpu_use);
-        assert_eq!(cell.tasks.mem_use, expected.tasks.mem_use);
-        assert_eq!(cell.tasks.use_until_us, expected.tasks.use_until_us);
-        assert_eq!(cell.tasks.state, expected.tasks.state);
-        assert_eq!(cell.nodes.cpu_used, expected.nodes.cpu_used);
-        assert_eq!(cell.nodes.mem_used, expected.nodes.mem_used);
+        assert_eq!(cell.tasks.cpu_use(), expected.tasks.cpu_use());
+        assert_eq!(cell.tasks.mem_use(), expected.tasks.mem_use());
+        assert_eq!(cell.tasks.use_until_us(), expected.tasks.use_until_us());
+        assert_eq!(cell.tasks.state(), expected.tasks.state());
+        assert_eq!(cell.nodes.cpu_used(), expected.nodes.cpu_used());
+        assert_eq!(cell.nodes.mem_used(), expected.nodes.mem_used());
         cell.check().unwrap();
     }
 }

@@ -35,13 +35,13 @@ impl Replay {
         }
         let on_gone = |n: NodeIdx| n.is_some() && gone[n.index()];
         for t in 0..cell.tasks.len() {
-            if cell.tasks.state[t] != TaskState::Running {
+            if cell.tasks.state()[t] != TaskState::Running {
                 continue;
             }
-            if on_gone(cell.tasks.migrating_to[t]) {
+            if on_gone(cell.tasks.migrating_to()[t]) {
                 cell.abort_migration(TaskIdx(t as u32));
             }
-            if on_gone(cell.tasks.node[t]) {
+            if on_gone(cell.tasks.node()[t]) {
                 cell.unplace(TaskIdx(t as u32));
                 ev.displaced_tasks.push(TaskIdx(t as u32));
             }
@@ -64,17 +64,17 @@ impl Replay {
             }
             _ => {
                 // ADD and UPDATE carry capacities; an empty field keeps the previous value.
-                let cpu = row.cpus.map_or(cell.nodes.cpu_cap[i], to_units);
-                let mem = row.memory.map_or(cell.nodes.mem_cap[i], to_units);
+                let cpu = row.cpus.map_or(cell.nodes.cpu_cap()[i], to_units);
+                let mem = row.memory.map_or(cell.nodes.mem_cap()[i], to_units);
                 cell.set_machine(n, true, Some((cpu, mem)));
             }
         }
         let nodes = &cell.nodes;
         ev.machine_changes.push(MachineChange {
             node: n,
-            online: nodes.online[i],
-            cpu_cap: nodes.cpu_cap[i],
-            mem_cap: nodes.mem_cap[i],
+            online: nodes.online()[i],
+            cpu_cap: nodes.cpu_cap()[i],
+            mem_cap: nodes.mem_cap()[i],
         });
     }
 
@@ -112,22 +112,22 @@ impl Replay {
             self.end_run(cell, t, now, ev);
             return;
         }
-        if cell.tasks.priority[t.index()] != priority {
+        if cell.tasks.priority()[t.index()] != priority {
             cell.set_priority(t, priority);
         }
         let (cpu, mem) = (row.cpu_request, row.memory_request);
         if cpu.is_some() || mem.is_some() {
             let i = t.index();
-            let cpu = cpu.map_or(cell.tasks.cpu_req[i], to_units);
-            let mem = mem.map_or(cell.tasks.mem_req[i], to_units);
+            let cpu = cpu.map_or(cell.tasks.cpu_req()[i], to_units);
+            let mem = mem.map_or(cell.tasks.mem_req()[i], to_units);
             cell.set_request(t, cpu, mem);
         }
-        if kind == task_event::SCHEDULE && cell.tasks.trace_sched_us[t.index()] == NOT_SCHEDULED {
+        if kind == task_event::SCHEDULE && cell.tasks.trace_sched_us()[t.index()] == NOT_SCHEDULED {
             cell.record_trace_schedule(t, self.window_end_us);
         }
         match kind {
             task_event::SUBMIT
-                if existing.is_some() && cell.tasks.state[t.index()] == TaskState::Pending =>
+                if existing.is_some() && cell.tasks.state()[t.index()] == TaskState::Pending =>
             {
                 cell.resubmit(t, now);
                 ev.submitted.push(t);
@@ -135,7 +135,7 @@ impl Replay {
             // The recorded placement, for borg-replay. In workload mode the policy places the
             // task: the machine is not looked up (nor counted when unknown).
             task_event::SCHEDULE
-                if !self.workload_mode && cell.tasks.state[t.index()] == TaskState::Pending =>
+                if !self.workload_mode && cell.tasks.state()[t.index()] == TaskState::Pending =>
             {
                 // Only a SCHEDULE names a machine the replay uses: its copy ID is hashed here.
                 let machine = row.machine_id.and_then(|m| self.scale.machine(m, k));
@@ -151,7 +151,7 @@ impl Replay {
                         NodeIdx::NONE
                     }
                 };
-                let generation = cell.tasks.generation[t.index()];
+                let generation = cell.tasks.generation()[t.index()];
                 ev.placements.push(Placement {
                     task: t,
                     generation,
@@ -200,7 +200,7 @@ mod tests {
                 assert_eq!(stats.unknown_machines, 1);
             }
             assert_eq!(ev.submitted.len(), 2, "workload mode {workload}");
-            let states = &cell.tasks.state;
+            let states = cell.tasks.state();
             let pending = states.iter().filter(|&&s| s == TaskState::Pending);
             assert_eq!(pending.count(), 2, "the replay places nothing itself");
         }
@@ -214,12 +214,7 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let mut replay = Replay::open(empty.path()).unwrap();
         let mut cell = Cell::default();
-        let [a, b, c] = [1, 2, 3].map(|m| {
-            let n = cell.nodes.push(m);
-            cell.nodes.online[n.index()] = true;
-            (cell.nodes.cpu_cap[n.index()], cell.nodes.mem_cap[n.index()]) = (1_000, 1_000);
-            n
-        });
+        let [a, b, c] = [1, 2, 3].map(|m| cell.add_machine(m, 1_000, 1_000));
         let t: Vec<TaskIdx> = (0..5).map(|i| cell.tasks.alloc(1, i, 0, 0)).collect();
         for &task in &t {
             cell.set_request(task, 10, 10);
@@ -242,12 +237,12 @@ mod tests {
             (t[3], TaskState::Running, c),
             (t[4], TaskState::Pending, NodeIdx::NONE),
         ] {
-            assert_eq!(cell.tasks.state[task.index()], state);
-            assert_eq!(cell.tasks.node[task.index()], node);
-            assert_eq!(cell.tasks.migrating_to[task.index()], NodeIdx::NONE);
+            assert_eq!(cell.tasks.state()[task.index()], state);
+            assert_eq!(cell.tasks.node()[task.index()], node);
+            assert_eq!(cell.tasks.migrating_to()[task.index()], NodeIdx::NONE);
         }
         assert_eq!(cell.migrating, 0);
-        let count = |n: NodeIdx| cell.nodes.task_count[n.index()];
+        let count = |n: NodeIdx| cell.nodes.task_count()[n.index()];
         assert_eq!((count(a), count(b), count(c)), (0, 0, 2));
         cell.check().unwrap();
     }

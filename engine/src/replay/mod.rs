@@ -77,12 +77,12 @@ impl EndedTask {
     /// Task `t`, read before it ends at `end_us`.
     pub fn of(cell: &Cell, t: TaskIdx, end_us: i64) -> EndedTask {
         let (tasks, i) = (&cell.tasks, t.index());
-        let running = tasks.state[i] == crate::cell::TaskState::Running;
+        let running = tasks.state()[i] == crate::cell::TaskState::Running;
         EndedTask {
-            job_id: tasks.job_id[i],
-            task_index: tasks.task_index[i],
-            submit_us: tasks.submit_us[i],
-            start_us: running.then_some(tasks.start_us[i]),
+            job_id: tasks.job_id()[i],
+            task_index: tasks.task_index()[i],
+            submit_us: tasks.submit_us()[i],
+            start_us: running.then_some(tasks.start_us()[i]),
             end_us,
         }
     }
@@ -123,7 +123,7 @@ impl TickEvents {
     pub fn by_job(&self, cell: &Cell) -> Vec<(u64, u32, u32)> {
         let mut jobs: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
         for &t in &self.submitted {
-            jobs.entry(cell.tasks.job_id[t.index()]).or_default().0 += 1;
+            jobs.entry(cell.tasks.job_id()[t.index()]).or_default().0 += 1;
         }
         for e in &self.ended {
             jobs.entry(e.job_id).or_default().1 += 1;

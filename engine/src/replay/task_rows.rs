@@ -197,10 +197,10 @@ mod tests {
         let tasks = |c: &Cell| {
             let t = &c.tasks;
             (
-                t.job_id.clone(),
-                t.state.clone(),
-                t.generation.clone(),
-                t.cpu_req.clone(),
+                t.job_id().to_vec(),
+                t.state().to_vec(),
+                t.generation().to_vec(),
+                t.cpu_req().to_vec(),
             )
         };
         for tick in 1..=3 {
@@ -218,7 +218,7 @@ mod tests {
         // 0.2) and 11/0 (killed and submitted again) wait in new slots; 12/0 finished.
         // After tick 3 only 11/0 is left.
         assert_eq!(ids(&ahead).len(), 1);
-        let live = (cell_ahead.tasks.state.iter()).filter(|&&s| s != TaskState::Free);
+        let live = (cell_ahead.tasks.state().iter()).filter(|&&s| s != TaskState::Free);
         assert_eq!(live.count(), 1);
     }
 }

@@ -103,7 +103,7 @@ impl Replay {
         let lookup = |u: &UsageRow| match task_of.get(&u.key) {
             Some(&t) => {
                 let delay = deferred::start_delay_us(workload_mode, cell, t);
-                (Some(t), delay, cell.tasks.generation[t.index()])
+                (Some(t), delay, cell.tasks.generation()[t.index()])
             }
             None => (None, 0, 0),
         };

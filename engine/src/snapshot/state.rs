@@ -115,9 +115,9 @@ pub fn load_cell(r: &mut SectionReader<'_>) -> R<Cell> {
     cell.index_attributes();
     let (n, t, c) = (cell.nodes.len(), &cell.tasks, cell.constraints.len());
     for i in 0..t.len() {
-        let end = t.constraint_start[i] as usize + t.constraint_len[i] as usize;
+        let end = t.constraint_start()[i] as usize + t.constraint_len()[i] as usize;
         let bad_node = |x: NodeIdx| x.is_some() && x.index() >= n;
-        if end > c || bad_node(t.node[i]) || bad_node(t.migrating_to[i]) {
+        if end > c || bad_node(t.node()[i]) || bad_node(t.migrating_to()[i]) {
             return Err(r.corrupt(format!("task slot {i} refers beyond the tables")));
         }
     }
@@ -198,7 +198,7 @@ pub fn load_replay(
     replay.awaiting = AwaitingList::restored(awaiting);
     replay.node_of = cell
         .nodes
-        .machine_id
+        .machine_id()
         .iter()
         .enumerate()
         .map(|(i, &m)| (m, NodeIdx(i as u32)))
@@ -214,12 +214,10 @@ mod tests {
     #[test]
     fn a_cell_survives_the_round_trip() {
         let mut cell = Cell::default();
-        let (a, b) = (cell.nodes.push(11), cell.nodes.push(12));
-        for n in [a, b] {
-            cell.nodes.online[n.index()] = true;
-            cell.nodes.cpu_cap[n.index()] = 1000;
-            cell.nodes.mem_cap[n.index()] = 1000;
-        }
+        let (a, b) = (
+            cell.add_machine(11, 1000, 1000),
+            cell.add_machine(12, 1000, 1000),
+        );
         cell.set_attribute(a, 1, (2, Some(7)));
         cell.set_attribute(b, 1, (3, None));
         let t = cell.tasks.alloc(5, 0, 9, 100);
@@ -239,7 +237,7 @@ mod tests {
             value_int: Some(7),
         };
         cell.set_constraints(t, &[constraint]);
-        cell.tasks.trace_sched_us[t.index()] = 60;
+        cell.record_trace_schedule(t, 60);
         cell.index_attributes();
         let mut w = SnapshotWriter::default();
         save_cell(&cell, w.section("cell"));

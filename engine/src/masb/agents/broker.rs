@@ -150,7 +150,7 @@ impl BrokerCache {
         };
         CacheView {
             entries: current(&self.fresh, &self.view, shared),
-            matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
+            matching: matching.map(|p| (p, ctx.cell.nodes.online())),
             fit: None,
             ok: None,
         }
@@ -168,7 +168,7 @@ impl BrokerCache {
     ) -> CacheView<'s> {
         CacheView {
             entries: current(&self.fresh, &self.view, shared),
-            matching: matching.map(|p| (p, &ctx.cell.nodes.online[..])),
+            matching: matching.map(|p| (p, ctx.cell.nodes.online())),
             fit: matching.is_none().then_some(fit),
             ok: Some(fit),
         }
@@ -357,7 +357,7 @@ impl Masb {
                     let line = serde_json::json!({
                         "kind": "candidate_scoring", "tick": ctx.tick.0, "round": ctx.round,
                         "broker": me.0,
-                        "source_machine": ctx.cell.nodes.machine_id[source.index()],
+                        "source_machine": ctx.cell.nodes.machine_id()[source.index()],
                         "task": task_json(ctx, task, &demand),
                         "cache_entries": b.cache.entries(shared.0, g).iter()
                             .filter(|c| c.reported_s.is_finite()).count(),

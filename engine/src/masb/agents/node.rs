@@ -107,7 +107,7 @@ impl Masb {
         let n = self.node_of(me);
         let nodes = &ctx.cell.nodes;
         let i = n.index();
-        if i >= nodes.len() || !nodes.online[i] {
+        if i >= nodes.len() || !nodes.online()[i] {
             return; // an unreachable node answers nothing
         }
         if ctx.round == 0 {
@@ -121,14 +121,14 @@ impl Masb {
         }
         let g = self.global_round(ctx);
         let mut promised = Promised {
-            cpu_cap: to_normalised(nodes.cpu_cap[i]),
-            mem_cap: to_normalised(nodes.mem_cap[i]),
-            cpu: to_normalised(nodes.cpu_used[i]),
-            mem: to_normalised(nodes.mem_used[i]),
-            prod_cpu: to_normalised(nodes.prod_cpu_req[i]),
-            prod_mem: to_normalised(nodes.prod_mem_req[i]),
+            cpu_cap: to_normalised(nodes.cpu_cap()[i]),
+            mem_cap: to_normalised(nodes.mem_cap()[i]),
+            cpu: to_normalised(nodes.cpu_used()[i]),
+            mem: to_normalised(nodes.mem_used()[i]),
+            prod_cpu: to_normalised(nodes.prod_cpu_req()[i]),
+            prod_mem: to_normalised(nodes.prod_mem_req()[i]),
         };
-        let production = |t: TaskIdx| ctx.cell.tasks.production[t.index()];
+        let production = |t: TaskIdx| ctx.cell.tasks.production()[t.index()];
         for e in inbox {
             let load = promised.load();
             match e.msg {
@@ -192,13 +192,13 @@ impl Masb {
                 } => {
                     let prod = production(task);
                     let ok = Self::live(ctx, task, generation, TaskState::Running)
-                        && !ctx.cell.tasks.migrating_to[task.index()].is_some()
+                        && !ctx.cell.tasks.migrating_to()[task.index()].is_some()
                         && ctx.cell.satisfies(n, task)
                         && final_check(&load, &demand, forced)
                         && (forced || promised.production_fits(&demand, prod));
                     if ok {
                         promised.take(&demand, prod);
-                        let source = ctx.cell.tasks.node[task.index()];
+                        let source = ctx.cell.tasks.node()[task.index()];
                         out.act(Action::Migrate {
                             task,
                             generation,
@@ -280,7 +280,7 @@ impl Masb {
                     .iter()
                     .map(|(r, l)| {
                         serde_json::json!({
-                            "machine": ctx.cell.nodes.machine_id[r.node.index()],
+                            "machine": ctx.cell.nodes.machine_id()[r.node.index()],
                             "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem,
                             "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap,
                         })
@@ -288,7 +288,7 @@ impl Masb {
                     .collect();
                 let line = serde_json::json!({
                     "kind": "target_selection", "tick": ctx.tick.0, "round": ctx.round,
-                    "source_machine": ctx.cell.nodes.machine_id[n.index()],
+                    "source_machine": ctx.cell.nodes.machine_id()[n.index()],
                     "task": task_json(ctx, na.task.0, &na.demand),
                     "candidates": na.candidates.len(),
                     "acceptors": acceptors, "order": recs_json(ctx, &na.order),
@@ -344,7 +344,7 @@ impl Masb {
         na.phase = Phase::Idle;
         while let Some((task, generation)) = na.queue.pop() {
             if Self::live(ctx, task, generation, TaskState::Running)
-                && ctx.cell.tasks.node[task.index()] == n
+                && ctx.cell.tasks.node()[task.index()] == n
             {
                 self.request_candidates(ctx, n, na, out, g, (task, generation));
                 return;
@@ -392,8 +392,8 @@ impl Masb {
         let i = n.index();
         // Cheap tests first: most node agents are idle in most rounds and allocate nothing.
         let running = |t: &&TaskIdx| {
-            ctx.cell.tasks.node[t.index()] == n
-                && ctx.cell.tasks.state[t.index()] == TaskState::Running
+            ctx.cell.tasks.node()[t.index()] == n
+                && ctx.cell.tasks.state()[t.index()] == TaskState::Running
         };
         let on_node = || self.tasks_on(n).iter().filter(running);
         if !nodes.load(i).overloaded() {
@@ -406,7 +406,7 @@ impl Masb {
                 return;
             }
         }
-        if on_node().any(|t| ctx.cell.tasks.migrating_to[t.index()].is_some()) {
+        if on_node().any(|t| ctx.cell.tasks.migrating_to()[t.index()].is_some()) {
             return;
         }
         let tasks: Vec<TaskIdx> = on_node().copied().collect();
@@ -414,10 +414,10 @@ impl Masb {
             return;
         }
         let load = NodeState {
-            cpu_cap: to_normalised(nodes.cpu_cap[i]),
-            mem_cap: to_normalised(nodes.mem_cap[i]),
-            cpu: to_normalised(nodes.cpu_used[i]),
-            mem: to_normalised(nodes.mem_used[i]),
+            cpu_cap: to_normalised(nodes.cpu_cap()[i]),
+            mem_cap: to_normalised(nodes.mem_cap()[i]),
+            cpu: to_normalised(nodes.cpu_used()[i]),
+            mem: to_normalised(nodes.mem_used()[i]),
         };
         let candidates: Vec<Candidate> = tasks
             .iter()
@@ -428,7 +428,7 @@ impl Masb {
                     mem_use: d.mem_use,
                     cpu_req: d.cpu_req,
                     mem_req: d.mem_req,
-                    production: ctx.cell.tasks.production[t.index()],
+                    production: ctx.cell.tasks.production()[t.index()],
                     cost_mb: crate::masb::cost::migration_cost(d.cpu_use, d.mem_use, &self.config)
                         .cost_mb,
                     compulsory: !ctx.cell.satisfies(n, t),
@@ -464,8 +464,8 @@ impl Masb {
                 .zip(&selection.chosen)
                 .map(|((t, c), chosen)| {
                     serde_json::json!({
-                        "job_id": ctx.cell.tasks.job_id[t.index()],
-                        "task_index": ctx.cell.tasks.task_index[t.index()],
+                        "job_id": ctx.cell.tasks.job_id()[t.index()],
+                        "task_index": ctx.cell.tasks.task_index()[t.index()],
                         "cpu_use": c.cpu_use, "mem_use": c.mem_use,
                         "cpu_req": c.cpu_req, "mem_req": c.mem_req,
                         "production": c.production, "cost_mb": c.cost_mb,
@@ -475,7 +475,7 @@ impl Masb {
                 .collect();
             let line = serde_json::json!({
                 "kind": "scs", "tick": ctx.tick.0, "round": ctx.round,
-                "machine": ctx.cell.nodes.machine_id[n.index()],
+                "machine": ctx.cell.nodes.machine_id()[n.index()],
                 "cpu_cap": load.cpu_cap, "mem_cap": load.mem_cap,
                 "tasks": listed, "fitness": selection.fitness, "cost_mb": selection.cost_mb,
             });
@@ -485,7 +485,7 @@ impl Masb {
             .iter()
             .zip(&selection.chosen)
             .filter(|(_, c)| **c)
-            .map(|(t, _)| (*t, ctx.cell.tasks.generation[t.index()]))
+            .map(|(t, _)| (*t, ctx.cell.tasks.generation()[t.index()]))
             .collect();
         chosen.reverse(); // popped from the back: first selected goes first
         na.queue = chosen;
