@@ -226,6 +226,11 @@ fn sigterm_snapshots_and_exits_75_omniscient() {
     stop_with_signal_then_resume("omniscient", "TERM");
 }
 
+#[test]
+fn sigusr1_snapshots_and_exits_75_equal_share() {
+    stop_with_signal_then_resume("equal-share", "USR1");
+}
+
 /// A run of `policy` stopped by SIGTERM with several snapshots on disk.
 fn interrupted(dir: &Path) -> std::path::PathBuf {
     let (run, args) = run_in(dir, "masb", &["--snapshot-every-sim-minutes", "10"]);

@@ -83,6 +83,17 @@ impl Cell {
         add(&mut nodes.task_count[n], 1);
     }
 
+    /// A cell of `machines` online nodes (machine IDs 0, 1, ...) of capacities `cpu_cap` and
+    /// `mem_cap` units, with no task: the hand-worked cells of unit tests.
+    #[cfg(test)]
+    pub(crate) fn with_machines(machines: u64, cpu_cap: u32, mem_cap: u32) -> Cell {
+        let mut cell = Cell::default();
+        for m in 0..machines {
+            cell.add_machine(m, cpu_cap, mem_cap);
+        }
+        cell
+    }
+
     /// Tasks with a migration in flight.
     pub fn migrating(&self) -> u32 {
         self.migrating

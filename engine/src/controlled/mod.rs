@@ -257,10 +257,7 @@ mod tests {
     /// fifth waits (it would exceed the share, and no node has room).
     #[test]
     fn the_placer_keeps_to_the_controllers_shares() {
-        let mut cell = Cell::default();
-        for m in 0..2 {
-            cell.add_machine(m, 100, 100);
-        }
+        let mut cell = Cell::with_machines(2, 100, 100);
         let task = |cell: &mut Cell, job: u64, i: u32| {
             let t = cell.tasks.alloc(job, i, 0, 0);
             cell.set_request(t, 50, 1);

@@ -417,11 +417,7 @@ mod tests {
 
     /// Two online nodes of capacity (100, 100), empty.
     fn cell() -> Cell {
-        let mut cell = Cell::default();
-        for m in 0..2 {
-            cell.add_machine(m, 100, 100);
-        }
-        cell
+        Cell::with_machines(2, 100, 100)
     }
 
     const S: i64 = 1_000_000;
