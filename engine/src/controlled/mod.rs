@@ -123,6 +123,14 @@ pub trait Controller: Default + Clone + Send + Sync {
 
     /// Sets every job's `share_cpu` for a cell of `capacity_cpu` online CPU units at `now_us`.
     fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, now_us: i64);
+
+    /// Writes the controller's own state for a snapshot (a stateless one keeps the default).
+    fn save_state(&self, _w: &mut SectionWriter) {}
+
+    /// Restores what [`Controller::save_state`] wrote.
+    fn load_state(&mut self, _r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
+        Ok(())
+    }
 }
 
 /// A controller `Ctl` driving the greedy placer `C` (module doc).
@@ -207,6 +215,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             .zip(self.jobs.share_cpu.iter().copied())
             .collect();
         w.serde(&(self.allocated, shares));
+        self.controller.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
@@ -219,7 +228,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             running_cpu: vec![0; shares.len()],
             pending_cpu: vec![0; shares.len()],
         };
-        Ok(())
+        self.controller.load_state(r)
     }
 }
 
