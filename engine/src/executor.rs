@@ -178,7 +178,7 @@ pub(crate) struct ChunkOutput<M, A> {
     /// Wake-ups asked for ([`Outbox::wake_at`]).
     pub(crate) wakes: Vec<(AgentIdx, i64)>,
     /// Messages sent with a delivery time ([`Outbox::send_at`]).
-    pub(crate) delayed: Vec<(Envelope<M>, i64)>,
+    pub(crate) delayed: Vec<(Envelope<M>, crate::policy::Due)>,
 }
 
 impl<M, A> Default for ChunkOutput<M, A> {
@@ -261,7 +261,7 @@ pub struct RoundScratch<M, A> {
     pub(crate) spare: Mailbox<M>,
     /// The round's messages sent with a delivery time, in agent order, for the run's delay
     /// queue (`delay.rs`) to take.
-    pub(crate) delayed: Vec<(Envelope<M>, i64)>,
+    pub(crate) delayed: Vec<(Envelope<M>, crate::policy::Due)>,
 }
 
 impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {

@@ -49,8 +49,17 @@ pub struct Outbox<'a, M, A> {
     pub(crate) delivered: &'a mut [u64],
     /// Wake-ups asked for ([`Outbox::wake_at`]): the agent and the simulated time, microseconds.
     pub(crate) wakes: &'a mut Vec<(AgentIdx, i64)>,
-    /// Messages sent with a delivery time ([`Outbox::send_at`]).
-    pub(crate) delayed: &'a mut Vec<(Envelope<M>, i64)>,
+    /// Messages sent with a delivery time ([`Outbox::send_at`], [`Outbox::send_after`]).
+    pub(crate) delayed: &'a mut Vec<(Envelope<M>, Due)>,
+}
+
+/// When a message sent with a delay is delivered (never before the next round).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// In the first round that starts at or after this simulated time, microseconds.
+    At(i64),
+    /// This many rounds after the round it was sent in.
+    AfterRounds(u32),
 }
 
 impl<M, A> Outbox<'_, M, A> {
@@ -73,7 +82,19 @@ impl<M, A> Outbox<'_, M, A> {
             to,
             msg,
         };
-        self.delayed.push((envelope, at_us));
+        self.delayed.push((envelope, Due::At(at_us)));
+    }
+
+    /// Sends `msg` to `to`, delivered `rounds` rounds after this one (1 = next round, as
+    /// [`Outbox::send`]; 0 counts as 1): a latency in rounds, whatever the tick's length. Counted
+    /// when sent, held in the run's delay queue like [`Outbox::send_at`]'s.
+    pub fn send_after(&mut self, to: AgentIdx, msg: M, rounds: u32) {
+        let envelope = Envelope {
+            from: self.from,
+            to,
+            msg,
+        };
+        self.delayed.push((envelope, Due::AfterRounds(rounds)));
     }
 
     /// Requests a change to the cell, applied after this round by [`Policy::apply`].

@@ -26,7 +26,7 @@ use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use crate::ids::Tick;
 use crate::metrics::measure;
 use crate::output::{OutputState, RunOutputs, TickTiming};
-use crate::policy::{Envelope, Policy, PolicyCounters, TableRows};
+use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
 use crate::summary::{Accumulator, BuildSpan, RunSummary, peak_rss_mb};
@@ -524,8 +524,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
                     &mut counters,
                 );
             }
-            for (message, at_us) in self.scratch.delayed.drain(..) {
-                self.delays.push(clock.first_at(at_us).max(g + 1), message);
+            for (message, due) in self.scratch.delayed.drain(..) {
+                let round = match due {
+                    Due::At(at_us) => clock.first_at(at_us),
+                    Due::AfterRounds(k) => g + k as u64,
+                };
+                self.delays.push(round.max(g + 1), message);
             }
         }
         self.policy.end_tick(cell, end_us, &mut counters);

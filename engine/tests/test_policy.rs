@@ -116,10 +116,12 @@ fn small_trace(root: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// Agent 1, started by a message at the first tick, sends agent 2 a message delivered 150 ms
-/// after its tick's end; agent 2 notes the tick it arrives in.
+/// after its tick's end and one delivered 4 rounds later; agent 2 notes the ticks they arrive
+/// in.
 #[derive(Clone, Default)]
 struct Latency {
     arrived_at_tick: Arc<AtomicU64>,
+    after_rounds_at_tick: Arc<AtomicU64>,
 }
 
 impl Policy for Latency {
@@ -132,7 +134,7 @@ impl Policy for Latency {
     }
 
     fn message_kinds(&self) -> &'static [&'static str] {
-        &["start", "late"]
+        &["start", "late", "after_rounds"]
     }
 
     fn message_kind(&self, msg: &u8) -> usize {
@@ -168,9 +170,15 @@ impl Policy for Latency {
     ) {
         for e in inbox {
             match (me.0, e.msg) {
-                (1, 0) => out.send_at(AgentIdx(2), 1, ctx.now_us + 150_000),
+                (1, 0) => {
+                    out.send_at(AgentIdx(2), 1, ctx.now_us + 150_000);
+                    out.send_after(AgentIdx(2), 2, 4);
+                }
                 (2, 1) => self
                     .arrived_at_tick
+                    .store(ctx.tick.0 as u64, Ordering::Relaxed),
+                (2, 2) => self
+                    .after_rounds_at_tick
                     .store(ctx.tick.0 as u64, Ordering::Relaxed),
                 _ => panic!("unexpected message {e:?} to {me:?}"),
             }
@@ -183,8 +191,8 @@ impl Policy for Latency {
 }
 
 /// At 100 ms ticks of one round, a message sent in tick 0 (which ends at 100 ms) for 250 ms is
-/// delivered in the first round that starts at or after 250 ms: tick 3, which starts at 300 ms.
-/// It is counted when sent.
+/// delivered in the first round that starts at or after 250 ms: tick 3, which starts at 300 ms;
+/// one sent 4 rounds ahead, in round 4: tick 4. Both are counted when sent.
 #[test]
 fn a_message_with_a_delivery_time_arrives_in_the_round_it_is_due() {
     let root = tempfile::tempdir().unwrap();
@@ -199,6 +207,7 @@ fn a_message_with_a_delivery_time_arrives_in_the_round_it_is_due() {
     };
     let policy = Latency::default();
     let arrived = policy.arrived_at_tick.clone();
+    let after_rounds = policy.after_rounds_at_tick.clone();
     let run = root.path().join("run");
     let summary = engine::run(
         &config,
@@ -213,7 +222,9 @@ fn a_message_with_a_delivery_time_arrives_in_the_round_it_is_due() {
     .unwrap();
     assert_eq!(summary.ticks, 600);
     assert_eq!(arrived.load(Ordering::Relaxed), 3);
+    assert_eq!(after_rounds.load(Ordering::Relaxed), 4);
     assert_eq!(summary.totals.messages["late"], 1);
+    assert_eq!(summary.totals.messages["after_rounds"], 1);
 }
 
 #[test]
