@@ -259,13 +259,13 @@ impl ColumnSpec {
     }
 }
 
-/// A table a policy writes ([`Policy::tables`]): `RUN/<name>/` Parquet parts, cut as
-/// `migrations/`' are (one per `part` of simulated time, or sooner at `part_rows` rows), kept
-/// across snapshots like the engine's own tables.
+/// A table a policy writes ([`Policy::tables`]): `RUN/<name>/` Parquet parts, one per `part` of
+/// simulated time, or sooner at `part_rows` rows (MASB's `migrations/`: millions a day at 8x),
+/// kept across snapshots like the engine's own tables, and listed in the run's `schema.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct TableSpec {
-    /// The table's directory name (not one of the engine's: `ticks`, `nodes`, `migrations`,
-    /// `timing`, `snapshots`, `synthetic`).
+    /// The table's directory name (not one of the engine's: `ticks`, `nodes`, `timing`,
+    /// `snapshots`, `synthetic`).
     pub name: &'static str,
     /// Its columns, in order.
     pub columns: &'static [ColumnSpec],
@@ -407,8 +407,8 @@ pub trait Policy: Send + Sync {
         Ok(())
     }
 
-    /// The tables the policy writes besides the engine's (a queueing policy's per-task
-    /// `tasks/`, a per-job `jobs/`).
+    /// The tables the policy writes besides the engine's (MASB's `migrations/`, a queueing
+    /// policy's per-task `tasks/` and per-job `jobs/`).
     fn tables(&self) -> &'static [TableSpec] {
         &[]
     }
