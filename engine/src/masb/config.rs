@@ -50,6 +50,11 @@ pub enum ScoreUnits {
     Fraction,
     /// r in the trace's normalised amounts, r_max = the node's capacity.
     Absolute,
+    /// r in the trace's normalised amounts, r_max = 1 (the largest machine's capacity): with
+    /// the free reading, the one that reproduces seed 000's logged fitness values (sections 5.2
+    /// and 5.4, `score.rs` tests), within 7 % and, for 5.4, in order. Not the default yet: the
+    /// calibration of issue 33 decides (it changes every MASB result).
+    Trace,
 }
 
 /// One score function's constants: SCORE = F_STEEP^((r_cpu - F_BIAS r_cpu_max)(r_mem - F_BIAS
@@ -79,7 +84,8 @@ pub struct MasbConfig {
     pub max_use: f64,
     /// Free or used reading of r.
     pub score_reading: ScoreReading,
-    /// Fraction or absolute units.
+    /// Fraction, absolute (r_max = capacity) or trace units (r_max = 1, what seed 000's logs
+    /// show).
     pub score_units: ScoreUnits,
     /// The node load SIAS adds the new task's request to: its usage (default) or its requested
     /// totals ([`SiasNodeLoad`]).
