@@ -152,7 +152,8 @@ pub fn signal(pid: u32, signal: &str) {
     assert!(ok, "kill -s {signal} {pid}");
 }
 
-/// The deterministic outputs of a run: the parts of ticks/, migrations/ and nodes/ and
+/// The deterministic outputs of a run: the parts of every deterministic table (ticks/, nodes/,
+/// the policy's own such as migrations/) and
 /// samples.jsonl, by name.
 pub fn outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();

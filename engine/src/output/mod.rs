@@ -57,10 +57,8 @@ fn props() -> WriterProperties {
 pub const TABLES: [&str; 3] = ["ticks", "timing", "nodes"];
 
 /// The table directories in run directory `dir` whose parts are deterministic (every one but
-/// `timing/`): `ticks/`, `migrations/` and `nodes/` in that order (the order MASB's reference
-/// hash reads them in), then the policy's other tables
-/// ([`Policy::tables`](crate::policy::Policy::tables)) in name order. What a comparison of
-/// two runs' outputs reads (with `samples.jsonl`).
+/// `timing/`: `ticks/`, `nodes/` and the policy's own tables), in name order. What a comparison
+/// of two runs' outputs reads (with `samples.jsonl`).
 pub fn deterministic_tables(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut tables = Vec::new();
     for entry in std::fs::read_dir(dir)? {
@@ -71,9 +69,7 @@ pub fn deterministic_tables(dir: &Path) -> std::io::Result<Vec<String>> {
             tables.push(name);
         }
     }
-    let engine = ["ticks", "migrations", "nodes"];
-    let rank = |t: &String| engine.iter().position(|e| e == t).unwrap_or(engine.len());
-    tables.sort_by_key(|t| (rank(t), t.clone()));
+    tables.sort();
     Ok(tables)
 }
 
