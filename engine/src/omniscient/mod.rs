@@ -97,9 +97,16 @@ struct NodePlans {
     /// Releases by node (CSR: node `n`'s are `releases[offsets[n]..offsets[n + 1]]`).
     offsets: Vec<usize>,
     releases: Vec<Release>,
-    /// Releases of tasks assigned since the plans were built, with their nodes.
-    added: Vec<(NodeIdx, Release)>,
+    /// Releases of the tasks started or assigned since the plans were built, as one list per
+    /// node threaded through this column: (release, index of the node's next one or
+    /// [`NO_RELEASE`]).
+    added: Vec<(Release, u32)>,
+    /// Per node, the index in `added` of its latest release, or [`NO_RELEASE`].
+    added_head: Vec<u32>,
 }
+
+/// The end of a node's list of added releases.
+const NO_RELEASE: u32 = u32::MAX;
 
 impl NodePlans {
     fn build(cell: &Cell, started: &[Started], queued: &[Assigned], now_us: i64) -> NodePlans {
@@ -118,6 +125,7 @@ impl NodePlans {
         let mut plans = NodePlans {
             free,
             not_before_us: vec![now_us; nodes.len()],
+            added_head: vec![NO_RELEASE; nodes.len()],
             ..NodePlans::default()
         };
         let mut by_node: Vec<(NodeIdx, Release)> = Vec::with_capacity(started.len());
@@ -147,6 +155,26 @@ impl NodePlans {
         plans
     }
 
+    /// Counts a run started on node `n` since the plans were built: it takes `amounts` until
+    /// `end_us`.
+    fn started(&mut self, n: usize, amounts: Amounts, end_us: i64) {
+        for (f, x) in self.free[n].iter_mut().zip(&amounts) {
+            *f -= x;
+        }
+        self.add(n, Release { end_us, amounts });
+    }
+
+    /// Counts assigned task `a` as waiting on its node since the plans were built.
+    fn assigned(&mut self, cell: &Cell, a: &Assigned) {
+        let release = self.take(cell, a);
+        self.add(a.node.index(), release);
+    }
+
+    fn add(&mut self, n: usize, release: Release) {
+        self.added.push((release, self.added_head[n]));
+        self.added_head[n] = (self.added.len() - 1) as u32;
+    }
+
     /// Counts assigned task `a` as waiting on its node; returns what it releases.
     fn take(&mut self, cell: &Cell, a: &Assigned) -> Release {
         let n = a.node.index();
@@ -165,8 +193,12 @@ impl NodePlans {
     fn earliest(&self, n: usize, want: Amounts, scratch: &mut Vec<Release>) -> Option<i64> {
         scratch.clear();
         scratch.extend_from_slice(&self.releases[self.offsets[n]..self.offsets[n + 1]]);
-        let added = self.added.iter().filter(|(m, _)| m.index() == n);
-        scratch.extend(added.map(|(_, r)| *r));
+        let mut next = self.added_head[n];
+        while next != NO_RELEASE {
+            let (release, after) = self.added[next as usize];
+            scratch.push(release);
+            next = after;
+        }
         earliest_start(self.free[n], want, self.not_before_us[n], scratch)
     }
 }
@@ -321,14 +353,8 @@ impl Policy for Omniscient {
                 self.start(cell, t, NodeIdx(n as u32), now_us);
                 self.room.update(&cell.nodes, n);
                 if let Some(p) = &mut plans {
-                    // The run is not in the plans: count what it takes.
-                    let a = amounts(&need);
-                    for (f, x) in p.free[n].iter_mut().zip(&a) {
-                        *f -= x;
-                    }
                     let end_us = self.started.last().map_or(now_us, |s| s.end_us);
-                    p.added
-                        .push((NodeIdx(n as u32), Release { end_us, amounts: a }));
+                    p.started(n, amounts(&need), end_us);
                 }
                 continue;
             }
@@ -344,8 +370,7 @@ impl Policy for Omniscient {
                         start_us,
                         end_us,
                     };
-                    let release = plans.take(cell, &a);
-                    plans.added.push((node, release));
+                    plans.assigned(cell, &a);
                     self.queued.push(a);
                     self.room.close(node.index());
                 }
