@@ -212,17 +212,8 @@ fn tick_events_per_job_and_machine() {
     ingest_dir(&trace, &parquet);
     let recorder = Recorder::default();
     let log = recorder.log.clone();
-    let progress = engine::RunProgress::default();
     let run = root.path().join("run");
-    engine::run(
-        &RunConfig::default(),
-        &parquet,
-        &run,
-        recorder,
-        &progress,
-        None,
-    )
-    .unwrap();
+    run_with(&RunConfig::default(), &parquet, &run, recorder);
     let log = log.lock().unwrap();
     let unit = |v: f32| engine::units::to_units(v);
     let expected: [TickLog; 6] = [

@@ -209,17 +209,7 @@ fn a_message_with_a_delivery_time_arrives_in_the_round_it_is_due() {
     let arrived = policy.arrived_at_tick.clone();
     let after_rounds = policy.after_rounds_at_tick.clone();
     let run = root.path().join("run");
-    let summary = engine::run(
-        &config,
-        &parquet,
-        &run,
-        policy,
-        &RunProgress::default(),
-        None,
-    )
-    .unwrap()
-    .complete()
-    .unwrap();
+    let summary = run_with(&config, &parquet, &run, policy);
     assert_eq!(summary.ticks, 600);
     assert_eq!(arrived.load(Ordering::Relaxed), 3);
     assert_eq!(after_rounds.load(Ordering::Relaxed), 4);
@@ -239,17 +229,7 @@ fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
     let policy = Heartbeat::default();
     let (stepped, others) = (policy.stepped.clone(), policy.others.clone());
     let run = root.path().join("run");
-    let summary = engine::run(
-        &config,
-        &parquet,
-        &run,
-        policy,
-        &RunProgress::default(),
-        None,
-    )
-    .unwrap()
-    .complete()
-    .unwrap();
+    let summary = run_with(&config, &parquet, &run, policy);
     assert_eq!(summary.policy, "heartbeat");
     let ticks = summary.ticks;
     assert_eq!(ticks, 30);

@@ -28,6 +28,19 @@ pub fn run_policy(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
         .unwrap()
 }
 
+/// Runs `policy` (one not in the registry: a test's own) to completion.
+pub fn run_with<P: engine::policy::Policy + Send>(
+    config: &RunConfig,
+    trace: &Path,
+    out: &Path,
+    policy: P,
+) -> RunSummary {
+    engine::run(config, trace, out, policy, &RunProgress::default(), None)
+        .unwrap()
+        .complete()
+        .unwrap()
+}
+
 /// Runs borg-replay (whatever policy `config` names).
 pub fn run_borg(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
     let config = RunConfig {
@@ -85,7 +98,8 @@ pub fn read_parquet(path: &Path) -> RecordBatch {
 }
 
 /// The bytes of every output file of a run that must not depend on threads or interruptions:
-/// the parts of ticks/, migrations/ and nodes/, and samples.jsonl, with their names.
+/// the parts of every deterministic table (`engine::output::deterministic_tables`: ticks/, nodes/
+/// and the policy's own, such as migrations/), and samples.jsonl, with their names.
 pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for table in engine::output::deterministic_tables(run).unwrap() {
