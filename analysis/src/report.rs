@@ -142,11 +142,13 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
         });
     }
     row("usage from", &|r| {
-        if r.replay.usage_from_trace {
-            "task_usage".into()
-        } else {
-            "requests".into()
+        match (r.replay.usage_from_trace, r.replay.usage_model) {
+            (true, false) => "task_usage",
+            (false, true) => "usage model",
+            (true, true) => "task_usage + model",
+            (false, false) => "requests",
         }
+        .into()
     });
     row("speed (x real time)", &|r| {
         format!("{:.0}", r.speed_x_real_time)

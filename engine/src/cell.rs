@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::ids::{NodeIdx, TaskIdx};
+use crate::usage_model::RequestUse;
 
 mod columns;
 mod constraints;
@@ -55,6 +56,9 @@ pub struct Cell {
     /// Per node, what [`Cell::constraint_stamp`] returns (grown on demand; not saved: what a
     /// policy derived from it is not saved either).
     pub(crate) constraint_stamps: Vec<u64>,
+    /// What a task uses of its request until measured (`usage_model.rs`; not saved: the run
+    /// sets it from its config and the trace each time it opens).
+    pub(crate) request_use: RequestUse,
 }
 
 impl Cell {
@@ -231,16 +235,27 @@ impl Cell {
         }
     }
 
-    /// Changes the task's requests (and its usage too while usage falls back to requests).
+    /// Sets what a task uses of its request until measured.
+    pub fn set_request_use(&mut self, request_use: RequestUse) {
+        self.request_use = request_use;
+    }
+
+    /// Changes the task's requests (and its usage too while usage derives from requests).
     pub fn set_request(&mut self, t: TaskIdx, cpu: u32, mem: u32) {
+        let request_use = self.request_use;
         self.modify(t, |tasks, i| {
             tasks.cpu_req[i] = cpu;
             tasks.mem_req[i] = mem;
-            if tasks.use_is_request[i] {
-                tasks.cpu_use[i] = cpu;
-                tasks.mem_use[i] = mem;
-            }
+            Self::use_request(tasks, i, request_use);
         });
+    }
+
+    /// While task `i`'s usage derives from its request: sets it from the request and priority.
+    fn use_request(tasks: &mut Tasks, i: usize, request_use: RequestUse) {
+        if tasks.use_is_request[i] {
+            (tasks.cpu_use[i], tasks.mem_use[i]) =
+                request_use.usage(tasks.priority[i], tasks.cpu_req[i], tasks.mem_req[i]);
+        }
     }
 
     /// Sets the task's measured usage until `until_us`.
@@ -298,9 +313,11 @@ impl Cell {
 
     /// Changes the task's priority (and so whether it counts as production).
     pub fn set_priority(&mut self, t: TaskIdx, priority: u8) {
+        let request_use = self.request_use;
         self.modify(t, |tasks, i| {
             tasks.priority[i] = priority;
             tasks.production[i] = priority >= ingest::codes::PRODUCTION_PRIORITY;
+            Self::use_request(tasks, i, request_use);
         });
     }
 
@@ -411,7 +428,7 @@ mod tests {
         cell.set_request(b, 10, 20);
         cell.place(a, n, 5);
         cell.place(b, n, 5);
-        // Usage falls back to requests until a sample arrives.
+        // Usage derives from requests until a sample arrives (here: usage = requests).
         assert_eq!(sums(&cell, n), [110, 220, 110, 220, 100, 200, 2]);
         cell.set_usage(a, 50, 150, 300);
         assert_eq!(sums(&cell, n), [60, 170, 110, 220, 100, 200, 2]);

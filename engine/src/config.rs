@@ -51,6 +51,9 @@ pub struct RunConfig {
     pub snapshot: crate::snapshot::SnapshotConfig,
     /// Workload multiplication, workload percentage and compaction (SPEC 7, `scale.rs`).
     pub scale: crate::scale::Scale,
+    /// What a task uses before it is measured: the usage model for traces without task_usage
+    /// (`[usage]`, `usage_model.rs`).
+    pub usage: crate::usage_model::UsageModel,
 }
 
 impl Default for RunConfig {
@@ -70,6 +73,7 @@ impl Default for RunConfig {
             part_rows: 1 << 20,
             snapshot: crate::snapshot::SnapshotConfig::default(),
             scale: crate::scale::Scale::default(),
+            usage: crate::usage_model::UsageModel::default(),
         }
     }
 }
@@ -110,6 +114,7 @@ impl RunConfig {
             return Err("rounds_per_tick must be at least 1".into());
         }
         self.scale.validate().map_err(|e| format!("scale.{e}"))?;
+        self.usage.validate()?;
         let every_sim = SimDuration::from_secs(self.snapshot.every_sim_minutes as i64 * 60);
         for (name, every) in [
             ("part", self.part),

@@ -44,6 +44,7 @@ pub mod snapshot;
 pub mod summary;
 pub mod trace;
 pub mod units;
+pub mod usage_model;
 
 pub use config::RunConfig;
 pub use policies::{PolicyConfig, run_configured};

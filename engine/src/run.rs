@@ -152,6 +152,16 @@ pub fn run<P: Policy + Send>(
             }
             None => Simulation::start(config, trace_dir, out_dir, policy)?,
         };
+        if sim.replay.stats.usage_model {
+            let u = &config.usage;
+            warn(
+                progress,
+                format!(
+                    "the trace has no task_usage: tasks use the usage model's share of their requests until measured (CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11; [usage] in the config, source = \"requests\" to use requests)",
+                    u.cpu_ratio, u.mem_ratio
+                ),
+            );
+        }
         sim.run(progress)
     })
 }
@@ -219,6 +229,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let mut replay = state.replay;
         replay.set_workload_mode(!policy.replays_placements());
         replay.set_scale(config.scale);
+        let mut cell = state.cell;
+        let measured = replay.stats.usage_from_trace;
+        cell.set_request_use(config.usage.request_use(measured));
+        replay.stats.usage_model = config.usage.applies(measured);
         Ok(Simulation {
             outputs: RunOutputs::open(
                 out_dir,
@@ -242,7 +256,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             policy,
             kinds,
             replay,
-            cell: state.cell,
+            cell,
             agents: state.agents,
             acc: state.acc,
             next_tick: state.next_tick,

@@ -1,8 +1,11 @@
 //! MASB's outputs on a fixed cell are those of a reference build: a change that claims to keep
 //! MASB's behaviour (the policy platform of issue 32, a speed-up) must leave every byte of
 //! `ticks/`, `nodes/`, `migrations/` and `samples.jsonl` as it was. The hash below was computed
-//! by the build before the policy platform (git b5a6803). A change that means to alter MASB's
-//! behaviour updates it, and says so in its commit.
+//! by the build before the policy platform (git b5a6803), with the readings that were the
+//! defaults then (free fraction of capacity, SCS leaving production requests within 100 %); issue
+//! 33 changed the defaults, so this test sets those readings explicitly and keeps pinning the
+//! code. A change that means to alter MASB's behaviour under them updates it, and says so in its
+//! commit.
 
 mod common;
 
@@ -38,10 +41,16 @@ fn masb_outputs_are_the_reference_builds() {
     let parquet = root.path().join("parquet");
     ingest_dir(&trace, &parquet);
     let run = root.path().join("run");
+    let readings_before_issue_33 = engine::masb::MasbConfig {
+        score_units: engine::masb::ScoreUnits::Fraction,
+        scs_rus_limit: 1.0,
+        ..Default::default()
+    };
     let config = RunConfig {
         threads: 2,
         nodes_every: SimDuration::from_secs(30 * 60),
-        ..masb_config()
+        policy: engine::policies::PolicyConfig::Masb(readings_before_issue_33),
+        ..RunConfig::default()
     };
     run_masb(&config, &parquet, &run);
     let mut outputs = deterministic_outputs(&run);

@@ -238,3 +238,53 @@ fn tick_events_per_job_and_machine() {
         assert_eq!(got, want, "tick {t}");
     }
 }
+
+/// The same trace without task_usage: tasks use the usage model's share of their requests
+/// (CPU 0.485 for priorities 0-1, 0.335 for 2-8, 0.37 for 9-11; memory 0.7), following request
+/// updates. Worked by hand from the rows above:
+/// - t0: 10/0 (priority 9, .2/.1) on m1; 10/1 (2, .1/.3) and 11/0 (0, .05/.05) on m2; capacity
+///   1.5 CPU and memory: CPU used (.2 x .37 + .1 x .335 + .05 x .485) / 1.5 = .13175 / 1.5,
+///   memory (.1 + .3 + .05) x .7 / 1.5.
+/// - t1: m3 (.25) and 12/0 (10, .3/.2) on it: CPU + .3 x .37 = .24275 over 1.75; memory + .2 x .7.
+/// - t2: 10/1's request rises to .15 CPU (its usage to .15 x .335), 11/0 evicted: CPU .074 +
+///   .05025 + .111 over 1.75; memory .07 + .21 + .14 over 1.25 (m2 down to .5).
+#[test]
+fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    write_table(&trace, "machine_events", MACHINES);
+    write_table(&trace, "task_events", TASKS);
+    write_table(&trace, "machine_attributes", ATTRIBUTES);
+    write_table(&trace, "task_constraints", CONSTRAINTS);
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let run = root.path().join("run");
+    let summary = run_borg(&RunConfig::default(), &parquet, &run);
+    assert!(!summary.replay.usage_from_trace && summary.replay.usage_model);
+    let ticks = read_parquet(&run.join("ticks"));
+    let f64s = |name: &str| {
+        let c = ticks.column(ticks.schema().index_of(name).unwrap());
+        c.as_primitive::<Float64Type>().values().to_vec()
+    };
+    let (cpu_used, mem_used) = (f64s("cpu_used_ratio"), f64s("mem_used_ratio"));
+    let expected = [
+        (0.13175 / 1.5, 0.45 * 0.7 / 1.5),
+        (0.24275 / 1.75, 0.65 * 0.7 / 1.75),
+        (
+            (0.074 + 0.05025 + 0.111) / 1.75,
+            (0.1 + 0.3 + 0.2) * 0.7 / 1.25,
+        ),
+    ];
+    for (t, (cpu, mem)) in expected.into_iter().enumerate() {
+        assert!(
+            (cpu_used[t] - cpu).abs() < 1e-6,
+            "tick {t}: CPU {} vs {cpu}",
+            cpu_used[t]
+        );
+        assert!(
+            (mem_used[t] - mem).abs() < 1e-6,
+            "tick {t}: memory {} vs {mem}",
+            mem_used[t]
+        );
+    }
+}

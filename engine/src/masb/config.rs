@@ -46,14 +46,13 @@ pub enum SiasNodeLoad {
 #[serde(rename_all = "kebab-case")]
 pub enum ScoreUnits {
     /// r as a fraction of the node's capacity, r_max = 1 (machines compete on shape).
-    #[default]
     Fraction,
     /// r in the trace's normalised amounts, r_max = the node's capacity.
     Absolute,
     /// r in the trace's normalised amounts, r_max = 1 (the largest machine's capacity): with
     /// the free reading, the one that reproduces seed 000's logged fitness values (sections 5.2
-    /// and 5.4, `score.rs` tests), within 7 % and, for 5.4, in order. Not the default yet: the
-    /// calibration of issue 33 decides (it changes every MASB result).
+    /// and 5.4, `score.rs` tests), within 7 % and, for 5.4, in order; so the default.
+    #[default]
     Trace,
 }
 
@@ -90,11 +89,24 @@ pub struct MasbConfig {
     /// The node load SIAS adds the new task's request to: its usage (default) or its requested
     /// totals ([`SiasNodeLoad`]).
     pub sias_node_load: SiasNodeLoad,
-    /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7); candidates are ranked by
-    /// gain when some candidate gains, else by plain SIAS (`score::ranking`).
+    /// Use SIAS_GAIN instead of SIAS for initial allocation (Table 7): candidates are ranked by
+    /// GAIN = SIAS(after) - SIAS(before), a loss scoring 0 (`score::ranking`).
     pub sias_gain: bool,
-    /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7), with the same fallback.
+    /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7), as SIAS_GAIN.
     pub sras_gain: bool,
+    /// Not in the paper: when no candidate gains under a GAIN variant, rank by the plain score
+    /// instead of finding no candidate (false). Without it a GAIN variant places a task only on
+    /// a node whose score rises, so under a reading where scores fall as nodes fill (the free
+    /// fraction's SIAS) tasks wait.
+    pub gain_fallback: bool,
+    /// The share of a node's capacity the production tasks' requests SCS leaves behind may
+    /// reach (0.9). A node accepts production tasks up to its full capacity (the RUS rule of
+    /// section 6.4: "full resource utilisation"), but the paper's SCS sample (5.1) moves a
+    /// production task out of a node whose production CPU requests were at 96 % and calls the
+    /// 88 % left "ca. 88 % utilisation", which only a limit below 96 % requires (`scs.rs` test
+    /// `section_5_1_sample`). Applying 0.9 to acceptance too left 14,940 tasks waiting on the
+    /// 12.5k cell after a day (2,151 without), against 7.8's "fits the whole workload".
+    pub scs_rus_limit: f64,
     /// Broker agents per 12,500 nodes (at least one).
     pub brokers_per_12500_nodes: u32,
     /// Nodes a broker scores for an initial allocation (200).
@@ -151,10 +163,12 @@ impl Default for MasbConfig {
             },
             max_use: 0.9,
             score_reading: ScoreReading::Free,
-            score_units: ScoreUnits::Fraction,
+            score_units: ScoreUnits::Trace,
             sias_node_load: SiasNodeLoad::Used,
             sias_gain: false,
             sras_gain: false,
+            gain_fallback: false,
+            scs_rus_limit: 0.9,
             brokers_per_12500_nodes: 1,
             initial_candidates: 200,
             migration_scan: 2_000,
@@ -250,6 +264,7 @@ impl MasbConfig {
         }
         let ranges = [
             ("max_use", self.max_use, Range::PositiveFraction),
+            ("scs_rus_limit", self.scs_rus_limit, Range::PositiveFraction),
             ("writable_share", self.writable_share, Range::Fraction),
             ("machine_memory_mb", self.machine_memory_mb, Range::Positive),
             ("bandwidth_mb_s", self.bandwidth_mb_s, Range::Positive),

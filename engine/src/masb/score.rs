@@ -182,12 +182,18 @@ fn for_ranking(
 }
 
 /// The ranking weights of candidates under the GAIN switch `use_gain`: the plain scores, or the
-/// gains when some candidate gains. Candidates with a plain score of 0 (a resource above 90 %)
-/// never rank. With the free reading, SIAS falls as a node fills, so SIAS_GAIN is 0 for almost
-/// every placement; falling back to the plain score then keeps the policy placing tasks.
-pub fn ranking(scores: &[Scored], use_gain: bool) -> impl Iterator<Item = f64> + '_ {
-    let any_gain = use_gain && scores.iter().any(|s| s.plain > 0.0 && s.gain > 0.0);
-    scores.iter().map(move |s| match (s.plain > 0.0, any_gain) {
+/// gains (a loss weighs 0, so such a candidate is never drawn). Candidates with a plain score of
+/// 0 (a resource above `max_use`) never rank. With `fallback` (not in the paper, off by
+/// default: `MasbConfig::gain_fallback`), a GAIN ranking where no candidate gains falls back to
+/// the plain scores.
+pub fn ranking(
+    scores: &[Scored],
+    use_gain: bool,
+    fallback: bool,
+) -> impl Iterator<Item = f64> + '_ {
+    let some_gain = || scores.iter().any(|s| s.plain > 0.0 && s.gain > 0.0);
+    let by_gain = use_gain && (!fallback || some_gain());
+    scores.iter().map(move |s| match (s.plain > 0.0, by_gain) {
         (false, _) => 0.0,
         (true, true) => s.gain,
         (true, false) => s.plain,
@@ -207,6 +213,15 @@ mod tests {
         }
     }
 
+    /// The free-fraction reading (the default before issue 33), where SPEC 6's worked values
+    /// live.
+    fn fraction() -> MasbConfig {
+        MasbConfig {
+            score_units: ScoreUnits::Fraction,
+            ..MasbConfig::default()
+        }
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 5e-3
     }
@@ -216,8 +231,8 @@ mod tests {
     /// SRAS idle = 500^0.16 - 0.8 = 1.903; 40 % used = 500^0 - 0.8 = 0.2; 90 % used =
     /// 500^0.25 - 0.8 = 3.929.
     #[test]
-    fn worked_values_of_the_default_reading() {
-        let c = MasbConfig::default();
+    fn worked_values_of_the_free_fraction_reading() {
+        let c = fraction();
         assert!(close(score(&c.sias, &node(0.0), &c), 16.84));
         assert!(close(score(&c.sias, &node(0.3), &c), 1.753));
         assert!(close(score(&c.sias, &node(0.9), &c), 0.464));
@@ -239,10 +254,10 @@ mod tests {
     #[test]
     fn the_trace_units_reading_reproduces_the_logged_fitness_values() {
         let c = MasbConfig {
-            score_units: ScoreUnits::Trace,
             max_use: 1.0,
             ..MasbConfig::default()
         };
+        assert_eq!(c.score_units, ScoreUnits::Trace, "the default reading");
         // (available CPU, available memory, logged fitness), in the logged order.
         let section_5_4 = [
             (0.24092502, 0.080235, 2.737788312063),
@@ -319,7 +334,7 @@ mod tests {
 
     #[test]
     fn zero_regions() {
-        let c = MasbConfig::default();
+        let c = fraction();
         // 90 % CPU / 10 % memory: (0.1-0.3)(0.9-0.3) = -0.12 -> 350^-0.12 - 0.8 < 0 -> 0;
         // SRAS (0.1-0.6)(0.9-0.6) = -0.15 -> 500^-0.15 - 0.8 < 0 -> 0.
         let split = NodeState {
@@ -360,7 +375,7 @@ mod tests {
 
     #[test]
     fn shape_not_size_in_fraction_units_and_size_in_absolute_units() {
-        let c = MasbConfig::default();
+        let c = fraction();
         let half = NodeState {
             cpu_cap: 0.5,
             mem_cap: 0.25,
@@ -370,7 +385,7 @@ mod tests {
         assert!(close(score(&c.sias, &half, &c), 1.753));
         let abs = MasbConfig {
             score_units: ScoreUnits::Absolute,
-            ..MasbConfig::default()
+            ..fraction()
         };
         // r = 0.35 free CPU, 0.175 free memory; r_max = 0.5, 0.25:
         // (0.35 - 0.15)(0.175 - 0.075) = 0.02 -> 350^0.02 - 0.8 = 1.1242 - 0.8 = 0.3242.
@@ -381,7 +396,7 @@ mod tests {
     fn used_reading_mirrors_free() {
         let c = MasbConfig {
             score_reading: ScoreReading::Used,
-            ..MasbConfig::default()
+            ..fraction()
         };
         // Used 30 %: r = 0.3 -> (0.3-0.3)^2 = 0 -> 350^0 - 0.8 = 0.2.
         assert!(close(score(&c.sias, &node(0.3), &c), 0.2));
@@ -391,7 +406,7 @@ mod tests {
 
     #[test]
     fn gain_variants() {
-        let c = MasbConfig::default();
+        let c = fraction();
         // SRAS from 40 % to 90 % used: 3.929 - 0.2 = 3.729.
         let s = reallocation_score(&node(0.4), 0.5, 0.5, &c);
         assert!(close(s.gain, 3.729) && close(s.plain, 3.929));
@@ -403,18 +418,28 @@ mod tests {
         // 350^((0.1-0.3)^2) - 350^((0.2-0.3)^2) = 0.464 - 0.260.
         let tight = initial_score(&node(0.8), 0.1, 0.1, &c);
         assert!(close(tight.gain, 0.464 - (350f64.powf(0.01) - 0.8)));
-        // Ranking: gains when some candidate gains, else the plain scores; never a 0 plain score.
+        // GAIN as defined: a candidate ranks by its gain; a loss weighs 0, never the plain score.
         let over = initial_score(&node(0.85), 0.1, 0.1, &c); // 95 % used: plain 0
         assert_eq!(
-            ranking(&[idle, tight, over], true).collect::<Vec<_>>(),
+            ranking(&[idle, tight, over], true, false).collect::<Vec<_>>(),
             vec![0.0, tight.gain, 0.0]
         );
         assert_eq!(
-            ranking(&[idle, over], true).collect::<Vec<_>>(),
+            ranking(&[idle, over], true, false).collect::<Vec<_>>(),
+            vec![0.0, 0.0],
+            "nobody gains: no candidate"
+        );
+        // The non-default fallback ranks by the plain score when nobody gains.
+        assert_eq!(
+            ranking(&[idle, over], true, true).collect::<Vec<_>>(),
             vec![idle.plain, 0.0]
         );
         assert_eq!(
-            ranking(&[idle, tight], false).collect::<Vec<_>>(),
+            ranking(&[idle, tight, over], true, true).collect::<Vec<_>>(),
+            vec![0.0, tight.gain, 0.0]
+        );
+        assert_eq!(
+            ranking(&[idle, tight], false, false).collect::<Vec<_>>(),
             vec![idle.plain, tight.plain]
         );
     }

@@ -1,7 +1,7 @@
 //! Select Candidate Services (seed 000 section 5.1): which tasks an overloaded node moves out.
 //!
 //! A selection is **stable** when the tasks left behind fit the node (usage within capacity) and
-//! their production requests fit too (the RUS rule), and it includes every **compulsory** task
+//! their production requests fit within `scs_rus_limit` of it (the RUS rule, with headroom), and it includes every **compulsory** task
 //! (one whose constraints the node no longer satisfies). Its fitness is the node's allocation
 //! score after the removal (SRAS on the remaining usage) divided by the total migration cost of
 //! the selected tasks; an unstable selection has fitness -1. [`tabu_search`] explores selections
@@ -86,8 +86,8 @@ pub fn evaluate(
     let stable = !compulsory_left
         && cpu <= cpu_cap
         && mem <= mem_cap
-        && prod_cpu <= cpu_cap
-        && prod_mem <= mem_cap;
+        && prod_cpu <= c.scs_rus_limit * cpu_cap
+        && prod_mem <= c.scs_rus_limit * mem_cap;
     let fitness = match (stable, cost > 0.0) {
         (false, _) => -1.0,
         (true, false) => f64::INFINITY,
@@ -216,10 +216,10 @@ mod tests {
     fn small_hand_checked_node() {
         let c = MasbConfig::default();
         // A 0.5/0.5 node with three tasks using 0.225/0.225 each (135 %, overloaded). Moving any
-        // one leaves 0.45/0.45 = 90 % used: SRAS 500^((0.1-0.6)^2) - 0.8 = 500^0.25 - 0.8 =
-        // 3.93, its peak. Moving two leaves 45 % (SRAS 500^0.0025 - 0.8 = 0.22) and moving all
-        // leaves an idle node (1.90), each at a higher cost. So the cheapest single task wins:
-        // fitness 3.93 / 100.
+        // one leaves 0.45/0.45 used, 0.05 free: SRAS 500^((0.05-0.6)^2) - 0.8 = 500^0.3025 -
+        // 0.8 = 5.75. Moving two leaves 0.275 free (500^0.1056 - 0.8 = 1.13) and moving all
+        // leaves 0.5 free (500^0.01 - 0.8 = 0.26), each at a higher cost. So the cheapest single
+        // task wins: fitness 5.75 / 100.
         let t = |cost_mb| Candidate {
             cpu_use: 0.225,
             mem_use: 0.225,
@@ -232,11 +232,120 @@ mod tests {
         let tasks = [t(300.0), t(100.0), t(200.0)];
         let best = exhaustive(0.5, 0.5, &tasks, &c);
         assert_eq!(best.chosen, vec![false, true, false]);
-        assert!((best.fitness - (500f64.powf(0.25) - 0.8) / 100.0).abs() < 1e-12);
+        assert!((best.fitness - (500f64.powf(0.3025) - 0.8) / 100.0).abs() < 1e-12);
         let mut rng = Rng::new(1, 1);
         assert_eq!(
             tabu_search(0.5, 0.5, &tasks, &c, &mut rng).chosen,
             best.chosen
+        );
+    }
+
+    /// Seed 000 section 5.1's sample: node 2274790707 (capacity 0.5 CPU, 0.2493 memory) runs 13
+    /// tasks using 0.5598619 CPU (overloaded). The logged usage, requests, production flags and
+    /// migration costs are the candidates; the paper's SCS chose tasks 243, 1447, 88 and 159.
+    ///
+    /// Worked by hand: leaving the paper's set leaves [0.322095, 0.173887] in use and production
+    /// requests [0.440646, 0.198338] (the log's lines). Before, production CPU requests are at
+    /// 0.481296 / 0.5 = 96 %: within a 100 % RUS limit, so only a limit below 96 % forces a
+    /// production task out, as the paper's set does (hence `scs_rus_limit` 0.9). The paper's set is
+    /// stable but not the best: every reading of SRAS scores a fuller node at least as high as
+    /// the paper's remainder at less than half its cost, and its Tabu Search examines 2-7 % of
+    /// the selections. Exhaustive search (checked independently in Python over all 8,192
+    /// subsets, every reading, both limits) gives tasks 243 and 88 under the defaults, a subset
+    /// of the paper's set: the production task the RUS limit needs and the one task that brings
+    /// CPU use under 90 % (`max_use`), for 235.63 MB against the paper's 463.72 MB. So the test
+    /// pins cellsim's choice; the paper's set is what a Tabu Search stopped early returns.
+    #[test]
+    fn section_5_1_sample() {
+        let c = MasbConfig::default();
+        // (task, cpu_use, mem_use, cpu_req, mem_req, production, cost_mb), in the logged order.
+        let logged = [
+            ("1081", 0.01498, 0.02692, 0.006248, 0.001457, true, 6876.02),
+            ("3147", 0.01053, 0.02509, 0.006248, 0.001457, true, 3820.05),
+            ("38", 0.168, 0.07617, 0.3125, 0.1592, true, 69139054863.11),
+            ("7", 0.01682, 0.005814, 0.0625, 0.007767, true, 106.72),
+            ("243", 0.005684, 0.005798, 0.04065, 0.02069, true, 106.69),
+            ("959", 0.008255, 0.005791, 0.04065, 0.02069, true, 106.67),
+            ("1447", 0.0007629, 0.007675, 0.0625, 0.0318, false, 112.37),
+            ("137", 0.04224, 0.005592, 0.0125, 0.007767, true, 106.25),
+            ("1615", 0.02917, 0.0135, 0.02499, 0.02545, false, 183.40),
+            ("686", 0.0321, 0.01501, 0.02499, 0.03339, false, 236.79),
+            ("88", 0.1665, 0.01027, 0.02499, 0.02545, false, 128.94),
+            ("159", 0.06482, 0.008408, 0.02499, 0.07959, false, 115.72),
+            ("2072", 0.0, 0.0, 0.02499, 0.07959, false, 101.00),
+        ];
+        let tasks: Vec<Candidate> = logged
+            .iter()
+            .map(
+                |&(_, cpu_use, mem_use, cpu_req, mem_req, production, cost_mb)| Candidate {
+                    cpu_use,
+                    mem_use,
+                    cpu_req,
+                    mem_req,
+                    production,
+                    cost_mb,
+                    compulsory: false,
+                },
+            )
+            .collect();
+        let (cpu_cap, mem_cap) = (0.5, 0.2493);
+        let set =
+            |names: &[&str]| -> Vec<bool> { logged.iter().map(|t| names.contains(&t.0)).collect() };
+        let left = |chosen: &[bool], f: fn(&Candidate) -> (f64, f64)| {
+            let kept = tasks.iter().zip(chosen).filter(|(_, out)| !**out);
+            kept.map(|(t, _)| f(t))
+                .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+        };
+        let close =
+            |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6;
+
+        let paper = set(&["243", "1447", "88", "159"]);
+        assert!(close(
+            left(&paper, |t| (t.cpu_use, t.mem_use)),
+            (0.322095, 0.173887)
+        ));
+        let prod = |t: &Candidate| {
+            if t.production {
+                (t.cpu_req, t.mem_req)
+            } else {
+                (0.0, 0.0)
+            }
+        };
+        assert!(close(left(&paper, prod), (0.440646, 0.198338)));
+        assert!(close(left(&set(&[]), prod), (0.481296, 0.219028)));
+        let paper = evaluate(cpu_cap, mem_cap, &tasks, &paper, &c);
+        assert!(paper.stable());
+        assert!((paper.cost_mb - 463.72).abs() < 1e-9, "{}", paper.cost_mb);
+
+        let ours = set(&["243", "88"]);
+        let best = exhaustive(cpu_cap, mem_cap, &tasks, &c);
+        assert_eq!(best.chosen, ours);
+        assert!((best.cost_mb - 235.63).abs() < 1e-9);
+        assert!(
+            best.fitness > 2.0 * paper.fitness,
+            "{} vs {}",
+            best.fitness,
+            paper.fitness
+        );
+        // Tabu Search with the paper's settings stops after 6 steps without improvement: from 20
+        // seeds it finds this optimum 11 times (measured), and otherwise stable sets as far from
+        // it as the paper's own (tasks 243, 959, 686, 159 at half its fitness; even task 38
+        // alone, the 6.9e10 MB one, when the first restart happens to start there).
+        let mut optimal = 0;
+        for seed in 0..20 {
+            let found = tabu_search(cpu_cap, mem_cap, &tasks, &c, &mut Rng::new(seed, 5));
+            assert!(found.stable(), "seed {seed}");
+            optimal += usize::from(found.chosen == ours);
+        }
+        assert!((8..20).contains(&optimal), "optimum in {optimal} of 20");
+        // Under the 6.4 text's 100 % limit no production task has to move: task 88 alone.
+        let full = MasbConfig {
+            scs_rus_limit: 1.0,
+            ..MasbConfig::default()
+        };
+        assert_eq!(
+            exhaustive(cpu_cap, mem_cap, &tasks, &full).chosen,
+            set(&["88"])
         );
     }
 

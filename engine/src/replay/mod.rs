@@ -148,8 +148,12 @@ pub struct ReplayStats {
     pub events_for_unknown_tasks: u64,
     /// Usage rows for tasks not known at that time.
     pub usage_rows_unmatched: u64,
-    /// Whether the trace has task_usage; without it usage falls back to requests.
+    /// Whether the trace has task_usage.
     pub usage_from_trace: bool,
+    /// Whether tasks use the usage model's share of their requests until measured (by default
+    /// when the trace has no task_usage; `usage_model.rs`), rather than their requests.
+    #[serde(default)]
+    pub usage_model: bool,
 }
 
 /// The replay state: cursors and the ID maps.

@@ -168,7 +168,7 @@ pub fn initial_top(
         let loads =
             (positions.iter()).map(|&p| entries[p as usize].sias_load(config.sias_node_load));
         sias_for_ranking(loads, (task.cpu_req, task.mem_req), config, &mut scores);
-        let weights = ranking(&scores, config.sias_gain);
+        let weights = ranking(&scores, config.sias_gain, config.gain_fallback);
         out.extend(
             positions
                 .iter()
@@ -630,24 +630,32 @@ mod tests {
         }
     }
 
-    /// Regression: with the free reading SIAS falls as a node fills, so SIAS_GAIN is 0 on an idle
-    /// cell; the ranking falls back to plain SIAS instead of placing nothing.
+    /// GAIN as defined (seed 000 6.3): SIAS_GAIN = SIAS(after) - SIAS(before), a loss scoring 0.
+    /// On an idle cell of 0.5/0.5 nodes a 0.05 task moves the free amount from 0.5 to 0.45:
+    /// (0.45 - 0.3)^2 = 0.0225 < (0.5 - 0.3)^2 = 0.04, a loss everywhere, so no candidate (the
+    /// non-default `gain_fallback` ranks by plain SIAS instead). A node at 0.4 used goes from
+    /// (0.1 - 0.3)^2 = 0.04 to (0.05 - 0.3)^2 = 0.0625: it alone gains.
     #[test]
-    fn sias_gain_still_places_on_an_idle_cell() {
-        let c = MasbConfig {
+    fn sias_gain_places_only_where_the_score_rises() {
+        let gain = MasbConfig {
             sias_gain: true,
             ..MasbConfig::default()
         };
-        let pick = |cache: &[CacheEntry]| {
+        let pick = |cache: &[CacheEntry], c: &MasbConfig| {
             let all = CacheView::all(cache);
-            initial_candidates(all, &task(0.05), 0.0, &c, &mut Rng::new(1, 1), &|_| true)
+            initial_candidates(all, &task(0.05), 0.0, c, &mut Rng::new(1, 1), &|_| true)
         };
         let mut cache: Vec<CacheEntry> = (0..5).map(|n| entry(n, 0.0, 0.0)).collect();
-        assert_eq!(pick(&cache).len(), 5);
-        // With one node above 70 % used on both resources, adding load raises its SIAS: it alone
-        // gains.
-        cache[3] = entry(3, 0.4, 0.0); // 80 % requested -> 90 % after the task
-        let got = pick(&cache);
-        assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
+        assert!(pick(&cache, &gain).is_empty());
+        let fallback = MasbConfig {
+            gain_fallback: true,
+            ..gain.clone()
+        };
+        assert_eq!(pick(&cache, &fallback).len(), 5);
+        cache[3] = entry(3, 0.4, 0.0);
+        for c in [&gain, &fallback] {
+            let got = pick(&cache, c);
+            assert_eq!(got.iter().map(|r| r.node.0).collect::<Vec<_>>(), vec![3]);
+        }
     }
 }

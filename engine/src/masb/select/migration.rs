@@ -57,10 +57,11 @@ pub fn migration_candidates<'s>(
     sras_for_ranking(loads, (task.cpu_use, task.mem_use), config, scores);
     pool.clear();
     forced.clear();
-    for (e, w) in positions
-        .iter()
-        .map(entry)
-        .zip(ranking(scores, config.sras_gain))
+    for (e, w) in
+        positions
+            .iter()
+            .map(entry)
+            .zip(ranking(scores, config.sras_gain, config.gain_fallback))
     {
         if w > 0.0 {
             pool.push(Recommendation {
@@ -118,7 +119,7 @@ pub fn target_order(
     sras_for_ranking(loads, (task.cpu_use, task.mem_use), config, &mut scores);
     let rescored: Vec<Recommendation> = fresh
         .iter()
-        .zip(ranking(&scores, config.sras_gain))
+        .zip(ranking(&scores, config.sras_gain, config.gain_fallback))
         .filter(|(_, w)| *w > 0.0)
         .map(|((r, _), w)| Recommendation { score: w, ..*r })
         .collect();
