@@ -1,6 +1,16 @@
 //! Live-migration cost (`MIGRATION-COST.md`): the pre-copy model of Liu et al. (HPDC 2011) with
 //! Xen's stop rules. Memory footprint M = used memory x machine memory; dirtying rate D =
-//! dirty rate per CPU x used CPU; bandwidth B. Each round re-sends what was dirtied while the
+//! dirty rate per CPU x used CPU + dirty share per second x M; bandwidth B.
+//!
+//! The defaults are fitted to the 13 costs seed 000 logs in section 5.1 (test
+//! `fits_the_costs_logged_in_section_5_1`). Those costs do not grow with CPU (task 88 uses 0.1665
+//! CPU and costs 128.94 MB, task 1081 uses 0.015 and costs 6,876 MB) but with memory, faster than
+//! linearly: so the dirtying rate is a share of the footprint (`dirty_share_per_s` 3.0 /s,
+//! `dirty_mb_per_cpu_s` 0), and a normalised memory unit is 2,490 MB (`machine_memory_mb`),
+//! both from a least-squares fit in log space with the 100 MB base kept. The ten converging
+//! costs are then reproduced within -28 ... +14 %; the three that do not converge (6,876 MB,
+//! 3,820 MB, 6.9e10 MB) show the paper applied no stop rule, where Xen's (and cellsim's) stop
+//! near 3 x M (330-800 MB for these three). Each round re-sends what was dirtied while the
 //! previous one was sent, V = min(D V / B, W) with W the writable working set, until the rest fits
 //! the downtime, is tiny, the round limit is hit, or the total would pass `max_total_factor` x M
 //! (the last V goes as the stop-and-copy round). Without caps: M (1 - q^(n+1)) / (1 - q), q = D/B.
@@ -21,7 +31,7 @@ pub struct MigrationCost {
 /// The cost of migrating a task using `used_cpu` / `used_mem` (normalised).
 pub fn migration_cost(used_cpu: f64, used_mem: f64, c: &MasbConfig) -> MigrationCost {
     let m = used_mem.max(0.0) * c.machine_memory_mb;
-    let d = c.dirty_mb_per_cpu_s * used_cpu.max(0.0);
+    let d = c.dirty_mb_per_cpu_s * used_cpu.max(0.0) + c.dirty_share_per_s * m;
     let b = c.bandwidth_mb_s;
     let w = c.writable_share * m;
     let (mut v, mut total, mut rounds) = (m, m, 0);
@@ -51,11 +61,13 @@ pub fn migration_cost(used_cpu: f64, used_mem: f64, c: &MasbConfig) -> Migration
 mod tests {
     use super::*;
 
-    /// A config where M is given directly in MB: 1 normalised memory = 1 MB.
+    /// A config where M is given directly in MB (1 normalised memory = 1 MB) and pages are
+    /// dirtied by CPU only.
     fn per_mb(dirty_mb_per_cpu_s: f64) -> MasbConfig {
         MasbConfig {
             machine_memory_mb: 1.0,
             dirty_mb_per_cpu_s,
+            dirty_share_per_s: 0.0,
             ..MasbConfig::default()
         }
     }
@@ -66,10 +78,53 @@ mod tests {
         let idle = migration_cost(0.0, 0.0, &c);
         assert_eq!((idle.cost_mb, idle.rounds), (100.0, 0));
         assert_eq!(idle.duration_s, 0.8, "100 MB at 125 MB/s");
-        // No CPU activity: one full copy, nothing dirtied: 100 + 0.01 x 65,536 = 755.36 MB.
-        let quiet = migration_cost(0.0, 0.01, &c);
+        // Nothing dirtied: one full copy: 100 + 0.01 x 65,536 = 755.36 MB.
+        let quiet = MasbConfig {
+            machine_memory_mb: 65_536.0,
+            dirty_share_per_s: 0.0,
+            ..c
+        };
+        let quiet = migration_cost(0.0, 0.01, &quiet);
         assert!((quiet.cost_mb - 755.36).abs() < 1e-9);
         assert_eq!(quiet.rounds, 1);
+    }
+
+    /// Section 5.1's logged costs (task, used CPU, used memory, logged MB) against the defaults.
+    /// By hand for task 1615: M = 0.0135 x 2,490 = 33.615 MB, D = 3 x M = 100.845 MB/s, so the
+    /// first round re-sends q M = 100.845 / 125 x 33.615 = 27.12 MB, within the downtime (125 x
+    /// 0.3 = 37.5 MB): it is the last. 100 + 33.615 + 27.12 = 160.73 MB against the logged
+    /// 183.40 (-12 %).
+    #[test]
+    fn fits_the_costs_logged_in_section_5_1() {
+        let c = MasbConfig::default();
+        let logged = [
+            ("7", 0.01682, 0.005814, 106.72),
+            ("243", 0.005684, 0.005798, 106.69),
+            ("959", 0.008255, 0.005791, 106.67),
+            ("1447", 0.0007629, 0.007675, 112.37),
+            ("137", 0.04224, 0.005592, 106.25),
+            ("1615", 0.02917, 0.0135, 183.40),
+            ("686", 0.0321, 0.01501, 236.79),
+            ("88", 0.1665, 0.01027, 128.94),
+            ("159", 0.06482, 0.008408, 115.72),
+            ("2072", 0.0, 0.0, 101.00),
+        ];
+        for (task, cpu, mem, want) in logged {
+            let got = migration_cost(cpu, mem, &c).cost_mb;
+            let error = got / want - 1.0;
+            assert!(
+                (-0.30..0.15).contains(&error),
+                "task {task}: {got:.2} MB against {want}"
+            );
+        }
+        let by_hand = 100.0 + 33.615 + 3.0 * 33.615 * 33.615 / 125.0;
+        assert!((migration_cost(0.02917, 0.0135, &c).cost_mb - by_hand).abs() < 1e-9);
+        // The non-converging ones stop near 3 x M where the paper's did not: task 1081 (q = 1.6)
+        // sends M, then the working set (0.9 M) per round until the next would pass 3 M, and
+        // that one as the stop-and-copy: M + 3 x 0.9 M = 3.7 M = 348 MB, logged 6,876.
+        let capped = migration_cost(0.01498, 0.02692, &c).cost_mb;
+        let by_hand = 100.0 + 3.7 * 0.02692 * 2_490.0;
+        assert!((capped - by_hand).abs() < 1e-6, "{capped}");
     }
 
     /// M = 1,000 MB, q = D/B = 0.5: rounds send 500, 250, 125, 62.5, then 31.25 <= 37.5 (B x
@@ -102,7 +157,11 @@ mod tests {
 
     #[test]
     fn cost_grows_with_cpu_activity() {
-        let c = MasbConfig::default();
+        let c = MasbConfig {
+            machine_memory_mb: 65_536.0,
+            dirty_mb_per_cpu_s: 2_000.0,
+            ..MasbConfig::default()
+        };
         let costs: Vec<f64> = [0.0, 0.01, 0.05, 0.2]
             .iter()
             .map(|cpu| migration_cost(*cpu, 0.02, &c).cost_mb)
