@@ -224,4 +224,9 @@ pub struct ReportArgs {
     /// not finished yet is drawn from the parts written so far, and left out of the tables.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Also print, per run, seed 000's published values (Table 4 for borg-replay, Table 7 for
+    /// MASB by its GAIN switches, Table 8 for MASB multiplied 2, 4 or 8 times) beside the run's,
+    /// with the difference.
+    #[arg(long)]
+    pub paper: bool,
 }

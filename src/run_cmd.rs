@@ -564,6 +564,9 @@ pub fn report(args: ReportArgs) -> Result<()> {
         analysis::report::render_policy_tables(&names, &declared)
     );
     out!("{}", analysis::settings::render_settings(&names, &settings));
+    if args.paper {
+        out!("{}", analysis::paper::render(&names, &summaries));
+    }
     if args.timing {
         // A run without timing to show gets "-" and a note saying why.
         let timing_of = |d: &&PathBuf| match analysis::timing::phase_medians(d, args.from_tick) {

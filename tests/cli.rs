@@ -280,6 +280,17 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         "two runs side by side"
     );
 
+    // Seed 000's published values beside the run's: borg-replay against Table 4's Borg column.
+    let out = cellsim(&["report", &run, "--paper"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("against seed 000 Table 4, Borg"),
+        "{stdout}"
+    );
+    let pa = stdout.lines().find(|l| l.starts_with("PA %")).unwrap();
+    assert_eq!(pa.split_whitespace().nth(2), Some("52.94"), "{pa}");
+
     // The wall-clock profile over the whole run and over a window of it (`scripts/ab.sh`).
     let median_row = |args: &[&str]| {
         let out = cellsim(args);

@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod figure;
+pub mod paper;
 mod parts;
 pub mod policy_tables;
 pub mod report;
