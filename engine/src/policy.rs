@@ -383,6 +383,11 @@ pub trait Policy: Send + Sync {
     ) {
     }
 
+    /// Start of a round, before its agents step: `round_us` is when the round begins (the
+    /// tick's start plus the rounds before it). For what happens at a time within the tick,
+    /// such as a transfer that ends.
+    fn begin_round(&mut self, _cell: &mut Cell, _round_us: i64, _counters: &mut PolicyCounters) {}
+
     /// Applies a run of a round's actions, in agent order: a round's actions come in several
     /// consecutive runs (one per work item), so applying them must not depend on where one run
     /// ends and the next begins.

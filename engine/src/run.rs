@@ -506,6 +506,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
         };
         for round in 0..rounds {
             let g = clock.global(Tick(tick), round);
+            let round_us = end_us - tick_us + tick_us * i64::from(round) / i64::from(rounds);
+            self.policy.begin_round(cell, round_us, &mut counters);
             self.delays
                 .deliver_due(g, &mut self.mailbox, agents.len(), sparse);
             if sparse {

@@ -111,6 +111,10 @@ impl Harness {
             self.counts.push(vec![0; MESSAGE_KINDS.len()]);
         }
         let now = self.now_us();
+        // Rounds of 10 s: round r of the tick ending at `now` begins (6 - r) x 10 s before it.
+        let round_us = now - (6 - i64::from(r)) * 10_000_000;
+        self.masb
+            .begin_round(&mut self.cell, round_us, &mut self.counters);
         let counts = self.counts.last_mut().expect("pushed at round 0");
         run_round(
             &mut self.masb,
@@ -306,6 +310,8 @@ fn collision_on_one_target_one_wins_one_retries() {
         vec![
             (MigrationOutcome::Started, 100, Some(102), false),
             (MigrationOutcome::Collision, 101, Some(102), false),
+            // The first transfer (1,850 MB at 125 MB/s: 14.8 s from round 5) ends before round 7.
+            (MigrationOutcome::Completed, 100, Some(102), false),
             (MigrationOutcome::Started, 101, Some(100), true),
         ]
     );
@@ -334,7 +340,10 @@ fn forced_migration_to_the_only_full_node_that_can_host() {
     assert_eq!(h.messages_in(4), vec![(1, 2, PROCESS)]);
     assert_eq!(h.messages_in(5), vec![(2, 1, CONFIRM)]);
     assert_eq!((h.counters.get(counter::FORCED) as u64), 1);
-    assert_eq!(h.cell.tasks.migrating_to()[t.index()], NodeIdx(1));
+    // Started at round 5, 10 s before the tick ends: M = 0.05 x 2,490 = 124.5 MB dirtied at 3 M
+    // per second does not converge, so 3.7 M + 100 = 560.7 MB go in 4.5 s, within the tick.
+    assert_eq!(h.cell.tasks.node()[t.index()], NodeIdx(1));
+    assert_eq!((h.counters.get(counter::COMPLETED) as u64), 1);
 }
 
 #[test]

@@ -41,7 +41,8 @@ impl MigrationOutcome {
 /// One row of `migrations/`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MigrationRecord {
-    /// Simulated time, microseconds (end of the tick it happened in).
+    /// Simulated time, microseconds: the start of the round it happened in (a completion: of the
+    /// round after its transfer ended, or the end of the tick).
     pub time_us: i64,
     /// Trace job ID of the task.
     pub job_id: u64,

@@ -135,6 +135,9 @@ pub struct Masb {
     /// due from it on are in flight at the tick boundary.
     next_round: u64,
     records: Vec<MigrationRecord>,
+    /// When the current round began ([`Policy::begin_round`]): migrations start then and end
+    /// their transfer `cost / bandwidth` later. Not saved: set before any round's actions.
+    round_us: i64,
 }
 
 impl Masb {
@@ -166,6 +169,7 @@ impl Masb {
             reports: Reports::default(),
             next_round: 0,
             records: Vec::new(),
+            round_us: 0,
         }
     }
 
@@ -264,6 +268,40 @@ impl Masb {
         };
         let nodes = cell.nodes.len();
         crate::csr::group_by_key(nodes, Scatter::OneThread, running, offsets, cursors, out);
+    }
+
+    /// Completes the migrations whose transfer has ended by `now_us` (cost / bandwidth after they
+    /// started, so most within the round after) and records those that ended otherwise.
+    fn settle_migrations(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters) {
+        let mut in_flight = std::mem::take(&mut self.in_flight);
+        in_flight.retain(|m| {
+            let i = m.task.index();
+            let still = cell.tasks.generation()[i] == m.generation
+                && cell.tasks.migrating_to()[i] == m.target;
+            let outcome = if !still {
+                // The task ended (its slot may hold another task now) or a node went away.
+                MigrationOutcome::Aborted
+            } else if m.end_us <= now_us {
+                cell.finish_migration(m.task);
+                counters.add(counter::COMPLETED, 1.0);
+                MigrationOutcome::Completed
+            } else {
+                return true;
+            };
+            let machine = |n: NodeIdx| cell.nodes.machine_id()[n.index()];
+            self.records.push(MigrationRecord {
+                time_us: now_us,
+                job_id: m.job_id,
+                task_index: m.task_index,
+                source_machine: machine(m.source),
+                target_machine: Some(machine(m.target)),
+                cost_mb: m.cost_mb,
+                forced: m.forced,
+                outcome,
+            });
+            false
+        });
+        self.in_flight = in_flight;
     }
 }
 
@@ -408,7 +446,7 @@ impl Policy for Masb {
                             to_normalised(cell.tasks.mem_use()[i]),
                         );
                         let cost = migration_cost(cpu, mem, &self.config);
-                        let end_us = now_us + (cost.duration_s * 1e6) as i64;
+                        let end_us = self.round_us + (cost.duration_s * 1e6) as i64;
                         let (job_id, task_index) =
                             (cell.tasks.job_id()[i], cell.tasks.task_index()[i]);
                         self.in_flight.push(InFlight {
@@ -422,7 +460,13 @@ impl Policy for Masb {
                             job_id,
                             task_index,
                         });
-                        let r = self.record(cell, now_us, task, target, MigrationOutcome::Started);
+                        let r = self.record(
+                            cell,
+                            self.round_us,
+                            task,
+                            target,
+                            MigrationOutcome::Started,
+                        );
                         (r.cost_mb, r.forced) = (cost.cost_mb, forced);
                         counters.add(counter::STARTED, 1.0);
                         counters.add(counter::COST_MB, cost.cost_mb);
@@ -431,47 +475,36 @@ impl Policy for Masb {
                 }
                 Action::Collision { task, target } => {
                     counters.add(counter::COLLISIONS, 1.0);
-                    self.record(cell, now_us, task, target, MigrationOutcome::Collision);
+                    self.record(
+                        cell,
+                        self.round_us,
+                        task,
+                        target,
+                        MigrationOutcome::Collision,
+                    );
                 }
                 Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
                 Action::MigrationFailed { task } => {
                     counters.add(counter::FAILED, 1.0);
-                    self.record(cell, now_us, task, NodeIdx::NONE, MigrationOutcome::Failed);
+                    self.record(
+                        cell,
+                        self.round_us,
+                        task,
+                        NodeIdx::NONE,
+                        MigrationOutcome::Failed,
+                    );
                 }
             }
         }
     }
 
+    fn begin_round(&mut self, cell: &mut Cell, round_us: i64, counters: &mut PolicyCounters) {
+        self.round_us = round_us;
+        self.settle_migrations(cell, round_us, counters);
+    }
+
     fn end_tick(&mut self, cell: &mut Cell, now_us: i64, counters: &mut PolicyCounters) {
-        let mut in_flight = std::mem::take(&mut self.in_flight);
-        in_flight.retain(|m| {
-            let i = m.task.index();
-            let still = cell.tasks.generation()[i] == m.generation
-                && cell.tasks.migrating_to()[i] == m.target;
-            let outcome = if !still {
-                // The task ended (its slot may hold another task now) or a node went away.
-                MigrationOutcome::Aborted
-            } else if m.end_us <= now_us {
-                cell.finish_migration(m.task);
-                counters.add(counter::COMPLETED, 1.0);
-                MigrationOutcome::Completed
-            } else {
-                return true;
-            };
-            let machine = |n: NodeIdx| cell.nodes.machine_id()[n.index()];
-            self.records.push(MigrationRecord {
-                time_us: now_us,
-                job_id: m.job_id,
-                task_index: m.task_index,
-                source_machine: machine(m.source),
-                target_machine: Some(machine(m.target)),
-                cost_mb: m.cost_mb,
-                forced: m.forced,
-                outcome,
-            });
-            false
-        });
-        self.in_flight = in_flight;
+        self.settle_migrations(cell, now_us, counters);
     }
 
     fn save_state(&self, w: &mut SectionWriter) {

@@ -17,9 +17,26 @@
 //! The 104k services need 0.08 submissions/s. Of the runs started in a window, long churn runs
 //! then hold 1,185/(1,185 + 175 k) of the churn's resource-time when a short task requests k
 //! times a long one; k = 1/0.35 gives ~70 % (services started in the window add a few points).
-//! CPU requests are sized to ~105 % of capacity (overcommitted, as in Borg) and used at ~43 % of
-//! request; memory requests to ~78 % of capacity and used at ~83 %; services are 72 %
-//! production, so production still reserves ~74 % of CPU.
+//! CPU requests are sized to ~105 % of capacity (overcommitted, as in Borg) and used at ~40 % of
+//! request; memory requests to ~80 % of capacity and used at ~78 %; services are 75 %
+//! production, so production still reserves ~72 % of CPU.
+//!
+//! **Borg's own placements** (issue 33): seed 000's Table 4 classifies the real cell under Borg
+//! as 0.01 % idle, 6.58 % STA, 3.69 % TA, 52.94 % PA, 36.74 % DA and 0.03 % overloaded. Four
+//! choices here bring the generated cell there (12.5k machines over a day, `bench-results/
+//! fidelity-2026-11-25.md`); before them it showed 9.85 % PA and 72.33 % DA:
+//! - placement is a hybrid, as Borg's scoring is: [`WORST_FIT_SHARE`] of placements spread
+//!   (the machine with the most free memory), the rest pack (the least that fits). Pure best
+//!   fit filled every machine's memory requests to the brim, so with usage ~83 % of requests
+//!   nearly every node sat above 70 % memory (DA); pure worst fit gives ~65 % PA.
+//! - used/requested memory is spread wider ([`MEM_USE_RANGE`]), and used/requested CPU has a
+//!   heavier tail ([`CPU_USE_SIGMA`], medians lowered to keep the mean): the hot nodes that make
+//!   STA.
+//! - a machine throttles CPU at its capacity (`writers.rs`): measured CPU never exceeds the
+//!   cores, as in the real trace, where overloaded nodes come from memory and requests only.
+//! - requests are rounded to the trace's 4 significant digits before placement, a request
+//!   update is applied only if the machine still holds it, and a machine that loses memory
+//!   evicts what no longer fits: each had left nodes overloaded by artefacts.
 
 use crate::rng::Rng;
 
@@ -33,9 +50,9 @@ pub const SERVICE_MEAN_S: f64 = 14.0 * 86_400.0;
 /// Services request this fraction of a short task's resources.
 pub const SERVICE_SIZE_FACTOR: f64 = 0.435;
 /// Median used/requested CPU of services.
-pub const SERVICE_CPU_USE_MEDIAN: f64 = 0.37;
+pub const SERVICE_CPU_USE_MEDIAN: f64 = 0.28;
 /// Share of services that are production.
-pub const SERVICE_PRODUCTION_SHARE: f64 = 0.72;
+pub const SERVICE_PRODUCTION_SHARE: f64 = 0.75;
 /// Share of churn task runs that are long (> 20 minutes).
 pub const LONG_SHARE: f64 = 0.30;
 /// Short runs: log-normal median (s) and sigma, clamped below 20 minutes.
@@ -55,9 +72,13 @@ pub const LONG_SIZE_FACTOR: f64 = 0.35;
 /// Log-space sigma of job request sizes.
 pub const SIZE_SIGMA: f64 = 0.7;
 /// Median used/requested CPU of long and short churn tasks.
-pub const CPU_USE_MEDIAN: [f64; 2] = [0.335, 0.485];
+pub const CPU_USE_MEDIAN: [f64; 2] = [0.253, 0.366];
+/// Log-space sigma of used/requested CPU ...
+pub const CPU_USE_SIGMA: f64 = 0.9;
+/// ... and its most (a task may use more than it asked for; its machine throttles it).
+pub const CPU_USE_MAX: f64 = 3.0;
 /// Used/requested memory is uniform in this range.
-pub const MEM_USE_RANGE: (f64, f64) = (0.70, 0.96);
+pub const MEM_USE_RANGE: (f64, f64) = (0.55, 1.0);
 /// Share of long churn jobs that are production, and of short ones.
 pub const PRODUCTION_SHARE: [f64; 2] = [0.98, 0.12];
 /// Jobs whose tasks carry loose constraints.
@@ -76,6 +97,10 @@ pub const SCHEDULE_DELAY_S: f64 = 3.0;
 pub const RETRY_INTERVAL_S: i64 = 60;
 /// ... and killed after waiting this long (s).
 pub const PENDING_KILL_S: i64 = 7_200;
+/// Share of placements that spread (the machine with the most free memory) rather than pack
+/// (the least free memory that fits): 0.775 puts the 12.5k cell's Borg PA and DA within a
+/// point or two of Table 4 (0.5 gave 32 % PA, 0.9 gave 60 %, on 2,000 machines over 6 h).
+pub const WORST_FIT_SHARE: f64 = 0.775;
 /// CPU requests may reach this multiple of capacity on a machine (non-production overcommit).
 pub const CPU_OVERCOMMIT: f64 = 1.6;
 /// Machine REMOVE and UPDATE rates per machine per day (machine_events of the real trace).

@@ -29,6 +29,8 @@ pub struct UsageRow {
     pub index: u32,
     /// Trace machine ID.
     pub machine_id: u64,
+    /// The machine's index in the generated cell.
+    pub machine: u32,
     /// Mean CPU use of the run.
     pub cpu_use: f64,
     /// Mean memory use of the run.
@@ -245,18 +247,67 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// task_usage rows, already sorted by start.
+    /// task_usage rows of the window `window_us` (start, end), already sorted by start.
+    ///
+    /// CPU is throttled as a machine throttles it: when the CPU of the machine's rows in the
+    /// window, summed as if they all ran at once (so at no instant of it is the sum higher),
+    /// exceeds the machine's capacity, every row of that machine is scaled down to fit, so no
+    /// machine's measured CPU exceeds its cores (the real trace's cannot). Memory is not
+    /// compressible and is left as drawn.
     pub(super) fn emit_usage(&mut self, rows: &[UsageRow]) -> Result<()> {
-        for t in rows {
+        struct Drawn {
+            cpu: f64,
+            mem: f64,
+            max_cpu: f64,
+            max_mem: f64,
+            cpi: f64,
+            mai: f64,
+            sampled: f64,
+            disk_io: f64,
+        }
+        let n = &mut self.out.noise;
+        let drawn: Vec<Drawn> = rows
+            .iter()
+            .map(|t| {
+                let cpu = t.cpu_use * n.lognormal(1.0, 0.25);
+                let mem = t.mem_use * (1.0 + 0.03 * n.normal()).max(0.5);
+                let (max_cpu, max_mem) = (cpu * (1.2 + 0.8 * n.f64()), mem * (1.0 + 0.1 * n.f64()));
+                let (cpi, mai) = (n.lognormal(1.6, 0.3), n.lognormal(0.006, 0.4));
+                let sampled = cpu * n.lognormal(1.0, 0.5);
+                let disk_io = n.exp(0.002);
+                Drawn {
+                    cpu,
+                    mem,
+                    max_cpu,
+                    max_mem,
+                    cpi,
+                    mai,
+                    sampled,
+                    disk_io,
+                }
+            })
+            .collect();
+        let mut demand = vec![0.0; self.cpu_cap.len()];
+        for (t, d) in rows.iter().zip(&drawn) {
+            demand[t.machine as usize] += d.cpu;
+        }
+        for (t, d) in rows.iter().zip(drawn) {
             let (start, end) = (t.start_us, t.end_us);
+            let (cap, want) = (self.cpu_cap[t.machine as usize], demand[t.machine as usize]);
+            // A margin for the 4 significant digits each row is written with.
+            let room = cap * (1.0 - 1e-3);
+            let throttle = if want > room { room / want } else { 1.0 };
+            let Drawn {
+                mem,
+                max_mem,
+                cpi,
+                mai,
+                disk_io,
+                ..
+            } = d;
+            let (cpu, max_cpu, sampled) =
+                (d.cpu * throttle, d.max_cpu * throttle, d.sampled * throttle);
             let out = &mut self.out;
-            let n = &mut out.noise;
-            let cpu = t.cpu_use * n.lognormal(1.0, 0.25);
-            let mem = t.mem_use * (1.0 + 0.03 * n.normal()).max(0.5);
-            let (max_cpu, max_mem) = (cpu * (1.2 + 0.8 * n.f64()), mem * (1.0 + 0.1 * n.f64()));
-            let (cpi, mai) = (n.lognormal(1.6, 0.3), n.lognormal(0.006, 0.4));
-            let sampled = cpu * n.lognormal(1.0, 0.5);
-            let disk_io = n.exp(0.002);
             out.rows[5] += 1;
             let b = out.task_usage.row(start)?;
             int(b, start);

@@ -74,6 +74,30 @@ impl Sim<'_> {
                 self.emit_attribute_change(m)?;
             }
         }
+        self.evict_to_fit(m)
+    }
+
+    /// After machine `m` lost memory: evicts its tasks, non-production first (each group in
+    /// slot order), until their memory requests, and the production ones', fit again, as Borg
+    /// evicts what a shrunken machine cannot hold.
+    fn evict_to_fit(&mut self, m: u32) -> Result<()> {
+        let i = m as usize;
+        for production_pass in [false, true] {
+            for slot in 0..self.tasks.len() as u32 {
+                let fits =
+                    self.mem_req[i] <= self.mem_cap[i] && self.prod_mem[i] <= self.mem_cap[i];
+                if fits {
+                    return Ok(());
+                }
+                let t = &self.tasks[slot as usize];
+                let production =
+                    self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
+                if t.machine == m && production == production_pass {
+                    self.stop_run(slot, task_event::EVICT)?;
+                    self.after_end(slot, task_event::EVICT)?;
+                }
+            }
+        }
         Ok(())
     }
 

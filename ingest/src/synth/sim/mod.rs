@@ -1,4 +1,4 @@
-//! The generator's discrete-event simulation: job arrivals, best-fit placement, run ends,
+//! The generator's discrete-event simulation: job arrivals, hybrid best/worst-fit placement, run ends,
 //! resubmissions, pending retries, machine churn and 5-minute usage windows, emitting trace rows
 //! in time order.
 //!
@@ -298,12 +298,15 @@ impl<'a> Sim<'a> {
             Vec::new()
         };
         let factor = kind.size_factor();
-        let cpu = rng
-            .lognormal(SHORT_CPU_MEDIAN * factor, SIZE_SIGMA)
-            .clamp(0.001, 0.45);
-        let mem = rng
-            .lognormal(SHORT_MEM_MEDIAN * factor, SIZE_SIGMA)
-            .clamp(0.0005, 0.45);
+        // Rounded as written, so the sums the placement checks are those the trace shows.
+        let cpu = round_sig4(
+            rng.lognormal(SHORT_CPU_MEDIAN * factor, SIZE_SIGMA)
+                .clamp(0.001, 0.45),
+        );
+        let mem = round_sig4(
+            rng.lognormal(SHORT_MEM_MEDIAN * factor, SIZE_SIGMA)
+                .clamp(0.0005, 0.45),
+        );
         let disk = rng.lognormal(0.0004, 1.0).min(0.05);
         let users = (self.cell.len() as u64 / 25).max(20);
         let user = (rng.f64().powi(2) * users as f64) as u32;
@@ -336,8 +339,8 @@ impl<'a> Sim<'a> {
             let cpu_use = cpu
                 * self
                     .rng
-                    .lognormal(kind.cpu_use_median(), 0.5)
-                    .clamp(0.01, 1.5);
+                    .lognormal(kind.cpu_use_median(), CPU_USE_SIGMA)
+                    .clamp(0.01, CPU_USE_MAX);
             let (lo, hi) = MEM_USE_RANGE;
             let mem_use = mem * (lo + (hi - lo) * self.rng.f64());
             let task = Task {
@@ -399,19 +402,21 @@ impl<'a> Sim<'a> {
                 .all(|c| c.matches(&self.attrs[m]))
     }
 
-    /// Best fit: the machine with the least free memory that takes the task, scanning at most
-    /// 512 candidates; then (most often a production task on machines whose production CPU is
-    /// taken) the 512 with the most free memory; then every machine for constrained tasks.
-    /// Starts the run on success.
+    /// Hybrid fit: with [`WORST_FIT_SHARE`] the machine with the most free memory that takes the
+    /// task (scanning at most 512), then the 512 with the least; otherwise the other way round
+    /// (best fit first); then every machine for constrained tasks. Starts the run on success.
     fn try_place(&mut self, slot: u32) -> Result<bool> {
         let t = &self.tasks[slot as usize];
         let production = self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
         let candidates = || self.free_index.range((mem_key(t.mem_req), 0)..);
-        let mut chosen = candidates()
-            .take(512)
-            .chain(candidates().rev().take(512))
-            .map(|e| e.1)
-            .find(|&m| self.fits(t, production, m as usize));
+        let spread = self.rng.chance(WORST_FIT_SHARE);
+        let fits = |e: &&(u64, u32)| self.fits(t, production, e.1 as usize);
+        let mut chosen = if spread {
+            (candidates().rev().take(512).chain(candidates().take(512))).find(fits)
+        } else {
+            (candidates().take(512).chain(candidates().rev().take(512))).find(fits)
+        }
+        .map(|e| e.1);
         if chosen.is_none() && !self.jobs[t.job as usize].constraints.is_empty() {
             chosen = self
                 .free_index
@@ -572,13 +577,26 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
+    /// Raises a running task's requests, if the machine still takes it (as Borg refuses an
+    /// update that does not fit).
     fn update_running(&mut self, slot: u32) -> Result<()> {
         self.charge(slot, -1.0);
-        let t = &mut self.tasks[slot as usize];
-        t.cpu_req = round_sig4(t.cpu_req * 1.25);
-        t.mem_req = round_sig4(t.mem_req * 1.1);
+        let t = self.tasks[slot as usize].clone();
         let m = t.machine;
+        let raised = Task {
+            cpu_req: round_sig4(t.cpu_req * 1.25),
+            mem_req: round_sig4(t.mem_req * 1.1),
+            ..t
+        };
+        let production = self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
+        let fits = self.fits(&raised, production, m as usize);
+        if fits {
+            self.tasks[slot as usize] = raised;
+        }
         self.charge(slot, 1.0);
+        if !fits {
+            return Ok(());
+        }
         if self.emit {
             self.emit_task(
                 slot,
@@ -601,6 +619,7 @@ impl<'a> Sim<'a> {
             job_id: self.jobs[t.job as usize].id,
             index: t.index,
             machine_id: self.cell.ids[t.machine as usize],
+            machine: t.machine,
             cpu_use: t.cpu_use,
             mem_use: t.mem_use,
             mem_req: t.mem_req,
