@@ -48,6 +48,9 @@ macro_rules! registry {
         /// `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "kind")]
+        // One value per run, read when the policy is built: the size of MASB's many constants
+        // costs nothing, boxing them would cost every match and test a `Box::new`.
+        #[allow(clippy::large_enum_variant)]
         pub enum PolicyConfig {
             $(
                 #[doc = concat!("`", $kind, "`: ", "see [`", stringify!($spec), "`].")]

@@ -67,13 +67,22 @@ pub struct ScoreShape {
     pub bias: f64,
     /// F_FLOOR.
     pub floor: f64,
+    /// The units this score reads r in, when not `score_units` (SIAS: `fraction`; see
+    /// [`MasbConfig::sias`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units: Option<ScoreUnits>,
 }
 
 /// Every MASB constant (seed 000 sections 4-7, SPEC 6, MIGRATION-COST.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MasbConfig {
-    /// Initial allocation score (SIAS): F_STEEP 350, F_BIAS 0.3, F_FLOOR 0.8.
+    /// Initial allocation score (SIAS): F_STEEP 350, F_BIAS 0.3, F_FLOOR 0.8, r as a fraction of
+    /// capacity (`units = "fraction"`). Seed 000's logs print no SIAS value (5.2 and 5.4 score
+    /// migrations, with SRAS), so its units are not pinned by them; under the trace units of
+    /// SRAS, SIAS packs 0.5/0.5 machines (both free amounts below F_BIAS 0.3: fuller scores
+    /// higher), which on the 12.5k cell gave 38 % PA against Table 4's 68 %, the fraction 63 %
+    /// (`bench-results/fidelity-2026-11-25.md`).
     #[serde(deserialize_with = "sias_over_default")]
     pub sias: ScoreShape,
     /// Re-allocation score (SRAS): F_STEEP 500, F_BIAS 0.6, F_FLOOR 0.8.
@@ -83,8 +92,9 @@ pub struct MasbConfig {
     pub max_use: f64,
     /// Free or used reading of r.
     pub score_reading: ScoreReading,
-    /// Fraction, absolute (r_max = capacity) or trace units (r_max = 1, what seed 000's logs
-    /// show).
+    /// Fraction, absolute (r_max = capacity) or trace units (r_max = 1, what seed 000's logged
+    /// SRAS values show): the units of every score whose shape does not set its own (`units`
+    /// in `[policy.sias]` / `[policy.sras]`; SIAS sets `fraction` by default).
     pub score_units: ScoreUnits,
     /// The node load SIAS adds the new task's request to: its usage (default) or its requested
     /// totals ([`SiasNodeLoad`]).
@@ -161,11 +171,13 @@ impl Default for MasbConfig {
                 steep: 350.0,
                 bias: 0.3,
                 floor: 0.8,
+                units: Some(ScoreUnits::Fraction),
             },
             sras: ScoreShape {
                 steep: 500.0,
                 bias: 0.6,
                 floor: 0.8,
+                units: None,
             },
             max_use: 0.9,
             score_reading: ScoreReading::Free,
@@ -206,6 +218,7 @@ struct PartialShape {
     steep: Option<f64>,
     bias: Option<f64>,
     floor: Option<f64>,
+    units: Option<ScoreUnits>,
 }
 
 impl PartialShape {
@@ -215,6 +228,7 @@ impl PartialShape {
             steep: self.steep.unwrap_or(default.steep),
             bias: self.bias.unwrap_or(default.bias),
             floor: self.floor.unwrap_or(default.floor),
+            units: self.units.or(default.units),
         }
     }
 }
@@ -232,7 +246,9 @@ fn sras_over_default<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ScoreShap
 impl ScoreShape {
     /// Why this shape cannot score (`None`: it can): F_STEEP positive, every constant finite.
     fn problem(&self) -> Option<String> {
-        let ScoreShape { steep, bias, floor } = *self;
+        let ScoreShape {
+            steep, bias, floor, ..
+        } = *self;
         if !(steep.is_finite() && steep > 0.0) {
             return Some(format!("steep must be positive, got {steep}"));
         }

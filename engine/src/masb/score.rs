@@ -3,10 +3,11 @@
 //! variants X_GAIN = X(after) - X(before), negative -> 0.
 //!
 //! SCORE = F_STEEP^((r_cpu - F_BIAS r_cpu_max)(r_mem - F_BIAS r_mem_max)) - F_FLOOR, negative
-//! -> 0, and 0 for any state with a resource used above `max_use` (90 %). By default r is the
-//! free share of the resource after the placement and r_max = 1 (`ScoreReading::Free`,
-//! `ScoreUnits::Fraction`); the switches give the paper's literal reading (used) and absolute
-//! units (the trace's normalised amounts, r_max = the node's capacity).
+//! -> 0, and 0 for any state with a resource used above `max_use` (90 %). r is the free amount
+//! after the placement (`ScoreReading::Free`; `Used` is the paper's literal wording), in the
+//! units of the shape (`ScoreShape::units`) or else `score_units`: by default SRAS reads trace
+//! units (r_max = 1, what seed 000's logged values pin: test below) and SIAS fractions of the
+//! node's capacity (not logged; see `MasbConfig::sias`).
 
 use super::{MasbConfig, ScoreReading, ScoreShape, ScoreUnits};
 
@@ -91,7 +92,7 @@ pub fn exponent(shape: &ScoreShape, state: &NodeState, config: &MasbConfig) -> O
         ScoreReading::Free => (1.0 - used_cpu, 1.0 - used_mem),
         ScoreReading::Used => (used_cpu, used_mem),
     };
-    let ((r_cpu, max_cpu), (r_mem, max_mem)) = match config.score_units {
+    let ((r_cpu, max_cpu), (r_mem, max_mem)) = match shape.units.unwrap_or(config.score_units) {
         ScoreUnits::Fraction => ((frac_cpu, 1.0), (frac_mem, 1.0)),
         ScoreUnits::Absolute => (
             (frac_cpu * state.cpu_cap, state.cpu_cap),
@@ -385,11 +386,32 @@ mod tests {
         assert!(close(score(&c.sias, &half, &c), 1.753));
         let abs = MasbConfig {
             score_units: ScoreUnits::Absolute,
+            sias: ScoreShape {
+                units: None,
+                ..c.sias
+            },
             ..fraction()
         };
         // r = 0.35 free CPU, 0.175 free memory; r_max = 0.5, 0.25:
         // (0.35 - 0.15)(0.175 - 0.075) = 0.02 -> 350^0.02 - 0.8 = 1.1242 - 0.8 = 0.3242.
         assert!(close(score(&abs.sias, &half, &abs), 0.3242));
+    }
+
+    /// The defaults: SRAS in trace units (what the logs pin), SIAS in fractions of capacity
+    /// (its own `units`). On a 0.5/0.5 node with 0.35/0.35 in use (free 0.15, 30 %):
+    /// SIAS (0.3 - 0.3)^2 = 0 -> 350^0 - 0.8 = 0.2; SRAS (0.15 - 0.6)^2 = 0.2025 ->
+    /// 500^0.2025 - 0.8 = 2.516.
+    #[test]
+    fn sias_reads_fractions_and_sras_trace_units_by_default() {
+        let c = MasbConfig::default();
+        let node = NodeState {
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu: 0.35,
+            mem: 0.35,
+        };
+        assert!(close(score(&c.sias, &node, &c), 0.2));
+        assert!(close(score(&c.sras, &node, &c), 500f64.powf(0.2025) - 0.8));
     }
 
     #[test]
