@@ -60,6 +60,14 @@ pub fn run_masb(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
 }
 
 /// The default config with MASB.
+/// Seed 000 7.8's aggregates hold for a run: CPU used at 40-50 % of capacity, memory at 60-70 %.
+pub fn assert_usage_as_in_the_paper(summary: &RunSummary) {
+    let a = &summary.averages;
+    let (cpu, mem) = (a.cpu_used_ratio, a.mem_used_ratio);
+    assert!((0.40..0.50).contains(&cpu), "CPU used {cpu}");
+    assert!((0.60..0.70).contains(&mem), "memory used {mem}");
+}
+
 pub fn masb_config() -> RunConfig {
     RunConfig {
         policy: PolicyConfig::default_of("masb").unwrap(),
