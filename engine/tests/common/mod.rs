@@ -59,7 +59,6 @@ pub fn run_masb(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
     run_policy(&config, trace, out)
 }
 
-/// The default config with MASB.
 /// Seed 000 7.8's aggregates hold for a run: CPU used at 40-50 % of capacity, memory at 60-70 %.
 pub fn assert_usage_as_in_the_paper(summary: &RunSummary) {
     let a = &summary.averages;
@@ -68,6 +67,7 @@ pub fn assert_usage_as_in_the_paper(summary: &RunSummary) {
     assert!((0.60..0.70).contains(&mem), "memory used {mem}");
 }
 
+/// The default config with MASB.
 pub fn masb_config() -> RunConfig {
     RunConfig {
         policy: PolicyConfig::default_of("masb").unwrap(),
