@@ -217,3 +217,47 @@ fn one_and_many_threads_agree_with_masb_and_no_task_is_lost() {
             .is_some_and(|t| t.iter().any(|t| t["chosen"] == true))
     }));
 }
+
+/// MASB with the usage model applied until tasks are measured (`[usage] source = "model"`, what
+/// a trace without task_usage gets by default): the same bytes with 1 and 2 threads and after
+/// resuming from a snapshot (the model is set again on restore, not saved).
+#[test]
+fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated(root.path(), 200);
+    let mut config = RunConfig {
+        hours: Some(1.0),
+        nodes_every: "30min".parse().unwrap(),
+        usage: engine::usage_model::UsageModel {
+            source: engine::usage_model::UsageSource::Model,
+            ..Default::default()
+        },
+        ..masb_config()
+    };
+    config.snapshot.every_sim_minutes = 30;
+    let mut outputs = Vec::new();
+    for threads in [1, 2] {
+        let run = root.path().join(format!("run-model-{threads}"));
+        let summary = run_policy(
+            &RunConfig {
+                threads,
+                ..config.clone()
+            },
+            &parquet,
+            &run,
+        );
+        assert!(summary.replay.usage_from_trace && summary.replay.usage_model);
+        outputs.push(deterministic_outputs(&run));
+    }
+    assert!(outputs[0] == outputs[1], "1 and 2 threads");
+    let run = root.path().join("run-model-2");
+    let at = engine::snapshot::list(&run)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.ends_with(engine::snapshot::file_name(30)))
+        .expect("a snapshot at tick 30");
+    let snapshot = engine::snapshot::Snapshot::open(&at).unwrap();
+    let progress = engine::RunProgress::default();
+    engine::run_configured(&config, &parquet, &run, &progress, Some(snapshot)).unwrap();
+    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
+}
