@@ -24,7 +24,9 @@ pub struct PaperColumn {
     pub gb_per_minute: Option<f64>,
 }
 
-const fn masb(
+/// A published column: its source, class shares and, when printed, the migration figures (MB per
+/// migration, GB per minute).
+const fn column(
     source: &'static str,
     classes_pct: [f64; 6],
     cost: Option<(f64, f64)>,
@@ -42,7 +44,7 @@ const fn masb(
 }
 
 /// Table 4, Borg: Google's recorded placements.
-pub const TABLE_4_BORG: PaperColumn = masb(
+pub const TABLE_4_BORG: PaperColumn = column(
     "Table 4, Borg",
     [0.01, 6.58, 3.69, 52.94, 36.74, 0.03],
     None,
@@ -53,7 +55,7 @@ pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
     (
         false,
         false,
-        masb(
+        column(
             "Table 7, SIAS + SRAS",
             [0.67, 3.97, 4.54, 68.34, 22.35, 0.12],
             Some((338.09, 1490.65)),
@@ -62,7 +64,7 @@ pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
     (
         false,
         true,
-        masb(
+        column(
             "Table 7, SIAS + SRAS_GAIN",
             [0.85, 5.52, 4.50, 68.15, 20.76, 0.22],
             Some((795.90, 7008.30)),
@@ -71,7 +73,7 @@ pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
     (
         true,
         false,
-        masb(
+        column(
             "Table 7, SIAS_GAIN + SRAS",
             [0.61, 3.94, 4.48, 68.31, 22.56, 0.10],
             Some((339.02, 1252.50)),
@@ -80,7 +82,7 @@ pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
     (
         true,
         true,
-        masb(
+        column(
             "Table 7, SIAS_GAIN + SRAS_GAIN",
             [0.64, 5.25, 4.39, 67.82, 21.73, 0.17],
             Some((954.21, 5925.41)),
@@ -92,7 +94,7 @@ pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
 pub const TABLE_8: [(u32, PaperColumn); 3] = [
     (
         2,
-        masb(
+        column(
             "Table 8, 25k (2x)",
             [0.38, 3.23, 3.86, 72.71, 19.72, 0.10],
             None,
@@ -100,7 +102,7 @@ pub const TABLE_8: [(u32, PaperColumn); 3] = [
     ),
     (
         4,
-        masb(
+        column(
             "Table 8, 50k (4x)",
             [0.45, 3.85, 4.48, 68.42, 22.72, 0.07],
             None,
@@ -108,7 +110,7 @@ pub const TABLE_8: [(u32, PaperColumn); 3] = [
     ),
     (
         8,
-        masb(
+        column(
             "Table 8, 100k (8x)",
             [0.41, 3.88, 4.31, 69.22, 22.10, 0.07],
             None,
