@@ -247,7 +247,7 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// task_usage rows of the window `window_us` (start, end), already sorted by start.
+    /// The task_usage rows of one window, already sorted by start.
     ///
     /// CPU is throttled as a machine throttles it: when the CPU of the machine's rows in the
     /// window, summed as if they all ran at once (so at no instant of it is the sum higher),

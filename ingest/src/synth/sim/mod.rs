@@ -1,6 +1,6 @@
-//! The generator's discrete-event simulation: job arrivals, hybrid best/worst-fit placement, run ends,
-//! resubmissions, pending retries, machine churn and 5-minute usage windows, emitting trace rows
-//! in time order.
+//! The generator's discrete-event simulation: job arrivals, hybrid best/worst-fit placement, run
+//! ends, resubmissions, pending retries, machine churn and 5-minute usage windows, emitting trace
+//! rows in time order.
 //!
 //! Invariants: events are processed in (time, sequence) order and every row is written at the
 //! current simulated time, so each table comes out time-sorted; a task slot's `generation`
