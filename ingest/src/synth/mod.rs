@@ -1,12 +1,12 @@
 //! `cellsim gen`: a synthetic trace in the exact GCD 2011 CSV.gz layout, seeded and deterministic.
 //!
-//! The cell follows the 2011 machine mix ([`cell`]); the workload follows the calibrated model
-//! in [`model`], simulated by `sim` after a warm-up so that the t = 0 snapshot is in steady
-//! state, and placed by a simple hybrid best/worst-fit scheduler whose decisions are recorded as
-//! SCHEDULE events with machine IDs. Output: all six tables as `part-NNNNN-of-MMMMM.csv.gz` (machine
-//! tables in one part, the others one part per `part_hours`), plus `gen-summary.json`. The trace
-//! is written to `OUT.partial` and renamed to `OUT` when complete. Memory: proportional to the
-//! cell's running tasks, independent of `hours`.
+//! The cell follows the 2011 machine mix ([`cell`]); the workload follows the calibrated model in
+//! [`model`], simulated by `sim` after a warm-up so that the t = 0 snapshot is in steady state, and
+//! placed by a simple hybrid best/worst-fit scheduler whose decisions are recorded as SCHEDULE
+//! events with machine IDs. Output: all six tables as `part-NNNNN-of-MMMMM.csv.gz` (machine tables
+//! in one part, the others one part per `part_hours`), plus `gen-summary.json`. The trace is
+//! written to `OUT.partial` and renamed to `OUT` when complete. Memory: proportional to the cell's
+//! running tasks, independent of `hours`.
 
 pub mod cell;
 pub(crate) mod csvgz;
