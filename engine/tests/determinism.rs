@@ -170,14 +170,7 @@ fn a_100_ms_tick_is_deterministic_across_threads_and_resume() {
     assert!(outputs[0] == outputs[1], "1 and 2 threads");
     // Resumed from the snapshot at 2 simulated minutes (tick 1,200): the same bytes.
     let run = root.path().join("run-100ms-2");
-    let at = engine::snapshot::list(&run)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.ends_with(engine::snapshot::file_name(1_200)))
-        .expect("a snapshot at tick 1,200");
-    let snapshot = engine::snapshot::Snapshot::open(&at).unwrap();
-    let progress = engine::RunProgress::default();
-    engine::run_configured(&config, &parquet, &run, &progress, Some(snapshot)).unwrap();
+    resume_from(&config, &parquet, &run, 1_200);
     assert!(deterministic_outputs(&run) == outputs[0], "resumed");
 }
 
@@ -251,13 +244,6 @@ fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
     }
     assert!(outputs[0] == outputs[1], "1 and 2 threads");
     let run = root.path().join("run-model-2");
-    let at = engine::snapshot::list(&run)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.ends_with(engine::snapshot::file_name(30)))
-        .expect("a snapshot at tick 30");
-    let snapshot = engine::snapshot::Snapshot::open(&at).unwrap();
-    let progress = engine::RunProgress::default();
-    engine::run_configured(&config, &parquet, &run, &progress, Some(snapshot)).unwrap();
+    resume_from(&config, &parquet, &run, 30);
     assert!(deterministic_outputs(&run) == outputs[0], "resumed");
 }

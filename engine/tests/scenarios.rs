@@ -9,7 +9,7 @@ use std::path::Path;
 use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use common::{deterministic_outputs, ingest_dir, read_parquet, run_policy};
+use common::{deterministic_outputs, ingest_dir, read_parquet, resume_from, run_policy};
 use engine::{PolicyConfig, RunConfig};
 use ingest::scenario::side::{Deadline, SideTables};
 use ingest::scenario::{ScenarioConfig, generate_scenario};
@@ -94,14 +94,7 @@ fn scenarios_are_deterministic_across_threads_and_resume() {
         }
         assert!(outputs[0] == outputs[1], "{kind}: 1 and 2 threads");
         let run = root.path().join(format!("run-{kind}-2"));
-        let at = engine::snapshot::list(&run)
-            .unwrap()
-            .into_iter()
-            .find(|p| p.ends_with(engine::snapshot::file_name(600)))
-            .expect("a snapshot at tick 600");
-        let snapshot = engine::snapshot::Snapshot::open(&at).unwrap();
-        let progress = engine::RunProgress::default();
-        engine::run_configured(&config(kind, 2), &pq, &run, &progress, Some(snapshot)).unwrap();
+        resume_from(&config(kind, 2), &pq, &run, 600);
         assert!(deterministic_outputs(&run) == outputs[0], "{kind}: resumed");
     }
 }

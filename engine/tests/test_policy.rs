@@ -252,11 +252,7 @@ fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
     // Resumed from the snapshot before tick 20, the wake-up in flight there is restored: the
     // busy agent and agent 7 go on being stepped once a tick each, the outputs are the same.
     let before = deterministic_outputs(&run);
-    let snapshot = engine::snapshot::list(&run).unwrap();
-    let at_20 = snapshot
-        .iter()
-        .find(|p| p.ends_with(engine::snapshot::file_name(20)));
-    let snapshot = engine::snapshot::Snapshot::open(at_20.unwrap()).unwrap();
+    let snapshot = snapshot_at(&run, 20);
     let policy = Heartbeat::default();
     let (stepped, others) = (policy.stepped.clone(), policy.others.clone());
     let progress = RunProgress::default();

@@ -28,6 +28,22 @@ pub fn run_policy(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
         .unwrap()
 }
 
+/// The snapshot run `run` took before tick `tick`.
+pub fn snapshot_at(run: &Path, tick: u64) -> engine::snapshot::Snapshot {
+    let at = engine::snapshot::list(run)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.ends_with(engine::snapshot::file_name(tick)))
+        .unwrap_or_else(|| panic!("a snapshot at tick {tick} in {}", run.display()));
+    engine::snapshot::Snapshot::open(&at).unwrap()
+}
+
+/// Resumes run `run` (of the policy `config` names) from its snapshot at tick `tick` to the end.
+pub fn resume_from(config: &RunConfig, trace: &Path, run: &Path, tick: u64) {
+    let snapshot = snapshot_at(run, tick);
+    engine::run_configured(config, trace, run, &RunProgress::default(), Some(snapshot)).unwrap();
+}
+
 /// Runs `policy` (one not in the registry: a test's own) to completion.
 pub fn run_with<P: engine::policy::Policy + Send>(
     config: &RunConfig,
