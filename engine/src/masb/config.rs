@@ -260,6 +260,11 @@ impl ScoreShape {
 }
 
 impl MasbConfig {
+    /// The units `shape` (SIAS or SRAS) reads r in: its own, else `score_units`.
+    pub fn units_of(&self, shape: &ScoreShape) -> ScoreUnits {
+        shape.units.unwrap_or(self.score_units)
+    }
+
     /// The first parameter out of its range, named as in the config file (`policy.` prefix left
     /// to the caller): counts a broker needs at least one of, fractions within 0..=1, the
     /// migration cost model's rates and sizes positive or non-negative as its formula needs

@@ -173,19 +173,19 @@ impl Masb {
         }
     }
 
-    /// Appends a migration record for `task` leaving its current node towards `target` (NONE when
-    /// none was chosen), with no cost and not forced; returns it to complete.
+    /// Appends a migration record, at the current round's time, for `task` leaving its current
+    /// node towards `target` (NONE when none was chosen), with no cost and not forced; returns it
+    /// to complete.
     fn record(
         &mut self,
         cell: &Cell,
-        now_us: i64,
         task: TaskIdx,
         target: NodeIdx,
         outcome: MigrationOutcome,
     ) -> &mut MigrationRecord {
         let machine = |n: NodeIdx| n.is_some().then(|| cell.nodes.machine_id()[n.index()]);
         self.records.push(MigrationRecord {
-            time_us: now_us,
+            time_us: self.round_us,
             job_id: cell.tasks.job_id()[task.index()],
             task_index: cell.tasks.task_index()[task.index()],
             source_machine: machine(cell.tasks.node()[task.index()]).unwrap_or(0),
@@ -460,13 +460,7 @@ impl Policy for Masb {
                             job_id,
                             task_index,
                         });
-                        let r = self.record(
-                            cell,
-                            self.round_us,
-                            task,
-                            target,
-                            MigrationOutcome::Started,
-                        );
+                        let r = self.record(cell, task, target, MigrationOutcome::Started);
                         (r.cost_mb, r.forced) = (cost.cost_mb, forced);
                         counters.add(counter::STARTED, 1.0);
                         counters.add(counter::COST_MB, cost.cost_mb);
@@ -475,24 +469,12 @@ impl Policy for Masb {
                 }
                 Action::Collision { task, target } => {
                     counters.add(counter::COLLISIONS, 1.0);
-                    self.record(
-                        cell,
-                        self.round_us,
-                        task,
-                        target,
-                        MigrationOutcome::Collision,
-                    );
+                    self.record(cell, task, target, MigrationOutcome::Collision);
                 }
                 Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
                 Action::MigrationFailed { task } => {
                     counters.add(counter::FAILED, 1.0);
-                    self.record(
-                        cell,
-                        self.round_us,
-                        task,
-                        NodeIdx::NONE,
-                        MigrationOutcome::Failed,
-                    );
+                    self.record(cell, task, NodeIdx::NONE, MigrationOutcome::Failed);
                 }
             }
         }

@@ -92,7 +92,7 @@ pub fn exponent(shape: &ScoreShape, state: &NodeState, config: &MasbConfig) -> O
         ScoreReading::Free => (1.0 - used_cpu, 1.0 - used_mem),
         ScoreReading::Used => (used_cpu, used_mem),
     };
-    let ((r_cpu, max_cpu), (r_mem, max_mem)) = match shape.units.unwrap_or(config.score_units) {
+    let ((r_cpu, max_cpu), (r_mem, max_mem)) = match config.units_of(shape) {
         ScoreUnits::Fraction => ((frac_cpu, 1.0), (frac_mem, 1.0)),
         ScoreUnits::Absolute => (
             (frac_cpu * state.cpu_cap, state.cpu_cap),

@@ -177,7 +177,7 @@ pub fn initial_top(
         );
     } else if let Some(index) = cache
         .ok
-        .filter(|_| shape.units.unwrap_or(config.score_units) == ScoreUnits::Fraction)
+        .filter(|_| config.units_of(shape) == ScoreUnits::Fraction)
     {
         near_best(
             index.shares(),
