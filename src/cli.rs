@@ -101,6 +101,13 @@ pub struct GenArgs {
     /// PSE size factor i: 25 i (pse-1) or 30 i (pse-2) jobs; the seed runs i = 40 ... 400.
     #[arg(long, default_value_t = 40, requires = "scenario")]
     pub jobs_factor: u32,
+    /// How the Sparrow scenarios' tasks arrive: evenly spaced, or a Poisson process of the
+    /// same rate.
+    #[arg(long, default_value = "even", value_parser = ["even", "poisson"], requires = "scenario")]
+    pub arrivals: String,
+    /// Nodes instead of the seed's 50 (`--scenario sparrow-random`: sets its load).
+    #[arg(long, requires = "scenario")]
+    pub nodes: Option<u32>,
 }
 
 /// `--scenario`'s values, with their descriptions.

@@ -122,6 +122,8 @@ fn run_gen(args: GenArgs) -> Result<()> {
             load_pct: args.load,
             tasks: args.tasks,
             jobs_factor: args.jobs_factor,
+            arrivals: args.arrivals.parse().map_err(anyhow::Error::msg)?,
+            nodes: args.nodes,
         };
         let summary = ingest::scenario::generate_scenario(&args.out_dir, &config)
             .with_context(|| format!("writing scenario {name} to {}", args.out_dir.display()))?;

@@ -7,8 +7,8 @@
 //!   messages delivered after a latency;
 //!   [`preload`]: overlapping the cache misses of a batch of updates.
 //! - [`policies`]: the registry of the policies a run can be configured with; [`borg`]: the
-//!   `borg-replay` policy; [`masb`]: seed 000's MASB; [`greedy`]: the first-fit, best-fit and
-//!   random baselines.
+//!   `borg-replay` policy; [`masb`]: seed 000's MASB; [`sparrow`]: seed 002's Sparrow;
+//!   [`greedy`]: the first-fit, best-fit and random baselines.
 //! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
 //! - [`run()`]: the loop tying them together; [`config`]: its settings; [`snapshot`]: saving
 //!   and resuming it; [`sim_time`]: simulated durations (the tick, cadences).
@@ -41,6 +41,7 @@ pub mod run_times;
 pub mod scale;
 pub mod sim_time;
 pub mod snapshot;
+pub mod sparrow;
 pub mod summary;
 pub mod trace;
 pub mod units;

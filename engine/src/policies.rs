@@ -124,6 +124,7 @@ registry! {
     Random = "random" => crate::greedy::RandomConfig,
     Omniscient = "omniscient" => crate::omniscient::OmniscientConfig,
     EqualShare = "equal-share" => crate::controlled::EqualShareConfig,
+    Sparrow = "sparrow" => crate::sparrow::SparrowConfig,
 }
 
 impl Default for PolicyConfig {

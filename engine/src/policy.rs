@@ -360,7 +360,8 @@ pub trait Policy: Send + Sync {
     }
 
     /// Start of a tick, after the trace events are applied; `at` = (the tick, when it ends in
-    /// microseconds).
+    /// microseconds). Messages pushed to `inject` are delivered in the tick's first round and
+    /// counted by kind like those agents send.
     fn begin_tick(
         &mut self,
         cell: &mut Cell,

@@ -489,6 +489,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
             &mut counters,
         );
         if !inject.is_empty() {
+            // Injected messages are counted by kind like those agents send.
+            for e in &inject {
+                if let Some(c) = counts.get_mut(self.policy.message_kind(&e.msg)) {
+                    *c += 1;
+                }
+            }
             let mut all = self.mailbox.messages().to_vec();
             all.extend(inject);
             let sparse = !self.policy.steps_every_agent();

@@ -12,8 +12,12 @@
 use crate::cell::{Cell, Nodes};
 use crate::ids::TaskIdx;
 
+/// CPU use, memory use, production CPU request, production memory request (units, signed so
+/// that room can be counted down past zero): the four amounts the fit rule reads.
+pub type Amounts = [i64; 4];
+
 /// The amounts a task adds to the node it is placed on (units).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Need {
     /// CPU in use (the request until measured).
     pub cpu_use: u32,
@@ -28,6 +32,18 @@ pub struct Need {
 }
 
 impl Need {
+    /// What the task takes of a node, as [`Amounts`] (the requests count for a production task
+    /// only).
+    pub fn amounts(&self) -> Amounts {
+        let prod = |v: u32| if self.production { v as i64 } else { 0 };
+        [
+            self.cpu_use as i64,
+            self.mem_use as i64,
+            prod(self.cpu_req),
+            prod(self.mem_req),
+        ]
+    }
+
     /// Task `t`'s need.
     pub fn of(cell: &Cell, t: TaskIdx) -> Need {
         let (tasks, i) = (&cell.tasks, t.index());
@@ -50,6 +66,22 @@ impl Need {
                     && self.cpu_req >= other.cpu_req
                     && self.mem_req >= other.mem_req))
     }
+}
+
+/// Node `n`'s free [`Amounts`]: capacity less usage, and capacity less production requests.
+pub fn free_amounts(nodes: &Nodes, n: usize) -> Amounts {
+    let (c, m) = (nodes.cpu_cap()[n] as i64, nodes.mem_cap()[n] as i64);
+    [
+        c - nodes.cpu_used()[n] as i64,
+        m - nodes.mem_used()[n] as i64,
+        c - nodes.prod_cpu_req()[n] as i64,
+        m - nodes.prod_mem_req()[n] as i64,
+    ]
+}
+
+/// Whether `free` has room for `want` in every amount.
+pub fn covers(free: &Amounts, want: &Amounts) -> bool {
+    free.iter().zip(want).all(|(f, w)| f >= w)
 }
 
 /// Whether node `n` is online and has room for `need` (the module's rule; constraints are

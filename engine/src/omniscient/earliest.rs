@@ -8,8 +8,8 @@
 //! the last of them, by which time they have all started; `free_now` counts them as taken
 //! already, and free room only grows from then on (each release adds its amounts back).
 
-/// CPU use, memory use, production CPU request, production memory request (units).
-pub type Amounts = [i64; 4];
+pub use crate::greedy::fit::Amounts;
+use crate::greedy::fit::covers;
 
 /// What a task running or waiting on the node gives back when it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -18,10 +18,6 @@ pub struct Release {
     pub end_us: i64,
     /// What it frees.
     pub amounts: Amounts,
-}
-
-fn covers(free: &Amounts, want: &Amounts) -> bool {
-    free.iter().zip(want).all(|(f, w)| f >= w)
 }
 
 /// The first time at or after `not_before_us` at which the node has `want` free, given its

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use earliest::{Amounts, Release, earliest_start};
 
 use crate::cell::{Cell, TaskState};
-use crate::greedy::fit::{Need, fits};
+use crate::greedy::fit::{Need, fits, free_amounts};
 use crate::greedy::qualifies;
 use crate::greedy::room::RoomIndex;
 use crate::ids::{NodeIdx, TaskIdx, Tick};
@@ -79,13 +79,7 @@ pub struct Omniscient {
 
 /// What a task takes of a node, as the fit rule counts it.
 fn amounts(need: &Need) -> Amounts {
-    let prod = |v: u32| if need.production { v as i64 } else { 0 };
-    [
-        need.cpu_use as i64,
-        need.mem_use as i64,
-        prod(need.cpu_req),
-        prod(need.mem_req),
-    ]
+    need.amounts()
 }
 
 /// What each node has: free room now after the tasks waiting on it, the time its last waiting
@@ -111,17 +105,7 @@ const NO_RELEASE: u32 = u32::MAX;
 impl NodePlans {
     fn build(cell: &Cell, started: &[Started], queued: &[Assigned], now_us: i64) -> NodePlans {
         let nodes = &cell.nodes;
-        let free = (0..nodes.len())
-            .map(|n| {
-                let (c, m) = (nodes.cpu_cap()[n] as i64, nodes.mem_cap()[n] as i64);
-                [
-                    c - nodes.cpu_used()[n] as i64,
-                    m - nodes.mem_used()[n] as i64,
-                    c - nodes.prod_cpu_req()[n] as i64,
-                    m - nodes.prod_mem_req()[n] as i64,
-                ]
-            })
-            .collect();
+        let free = (0..nodes.len()).map(|n| free_amounts(nodes, n)).collect();
         let mut plans = NodePlans {
             free,
             not_before_us: vec![now_us; nodes.len()],

@@ -44,56 +44,59 @@ fn task(
 }
 
 /// Seed 002's load scenario: 50 homogeneous nodes, 1,000 tasks of 2 CPUs, 2 GB and 10 s, the
-/// load setting the (even) inter-arrival time from the cell's total CPUs. Node size (not in the
-/// seed): 8 CPUs and 32 GB, the unit of normalisation (cpus = memory = 1.0).
+/// load setting the mean inter-arrival time from the cell's total CPUs (even gaps, or Poisson).
+/// Node size (not in the seed): 8 CPUs and 32 GB, the unit of normalisation (cpus = memory =
+/// 1.0).
 pub fn sparrow_load(c: &ScenarioConfig) -> Workload {
     let (nodes, cores, tasks, run_s) = (50u32, 8.0, c.tasks.unwrap_or(1_000), 10.0);
     let load = c.load_pct as f64 / 100.0;
     // Each task keeps 2 of the cell's 400 CPUs busy for 10 s.
-    let gap_us = (2.0 * run_s / (nodes as f64 * cores * load) * 1e6).round() as i64;
+    let gap_us = 2.0 * run_s / (nodes as f64 * cores * load) * 1e6;
+    let mut rng = Rng::new(c.seed, 0x5ba8);
+    let times = c.arrivals.times(tasks, gap_us, &mut rng);
     Workload {
         about: format!(
-            "seed 002 load scenario: 50 nodes of 8 CPUs / 32 GB (node size chosen: the seed does not give it), {tasks} tasks of 2 CPUs / 2 GB / 10 s, one every {gap_us} us (load {}%)",
-            c.load_pct
+            "seed 002 load scenario: 50 nodes of 8 CPUs / 32 GB (node size chosen: the seed does not give it), {tasks} tasks of 2 CPUs / 2 GB / 10 s, {:?} arrivals every {:.0} us on average (load {}%)",
+            c.arrivals, gap_us, c.load_pct
         ),
         machines: machines(nodes, |_| 1.0, |_| 0),
-        tasks: (0..tasks)
-            .map(|i| {
-                task(
-                    i as u64 + 1,
-                    0,
-                    i as i64 * gap_us,
-                    (0.25, 2.0 / 32.0),
-                    10 * S,
-                )
-            })
+        tasks: times
+            .into_iter()
+            .enumerate()
+            .map(|(i, at)| task(i as u64 + 1, 0, at, (0.25, 2.0 / 32.0), 10 * S))
             .collect(),
         latency_us: vec![0],
     }
 }
 
 /// Seed 002's random scenario: heterogeneous nodes, 500 tasks of varied CPU and time, one every
-/// half second. Chosen (the seed gives no numbers): 50 nodes of 4, 8 or 16 CPUs with 4 GB per
-/// CPU (16 CPUs = 1.0), tasks of 1-4 CPUs, 2 GB, 1-20 s, uniformly drawn.
+/// half second (even, or Poisson at that rate). Chosen (the seed gives no numbers): 50 nodes
+/// (`nodes` changes it, and so the load) of 4, 8 or 16 CPUs with 4 GB per CPU (16 CPUs = 1.0),
+/// tasks of 1-4 CPUs, 2 GB, 1-20 s, uniformly drawn.
 pub fn sparrow_random(c: &ScenarioConfig) -> Workload {
     let mut rng = Rng::new(c.seed, 0x5ba7);
-    let sizes: Vec<f64> = (0..50)
+    let count = c.nodes.unwrap_or(50);
+    let sizes: Vec<f64> = (0..count)
         .map(|_| [0.25, 0.5, 1.0][rng.below(3) as usize])
         .collect();
     let tasks = c.tasks.unwrap_or(500);
+    let times = c.arrivals.times(tasks, 500_000.0, &mut rng);
     Workload {
         about: format!(
-            "seed 002 random scenario: 50 nodes of 4, 8 or 16 CPUs (4 GB each), {tasks} tasks of 1-4 CPUs / 2 GB / 1-20 s, one every 0.5 s (sizes chosen: the seed gives none)"
+            "seed 002 random scenario: {count} nodes of 4, 8 or 16 CPUs (4 GB each), {tasks} tasks of 1-4 CPUs / 2 GB / 1-20 s, {:?} arrivals every 0.5 s on average (sizes chosen: the seed gives none)",
+            c.arrivals
         ),
-        machines: machines(50, |m| sizes[m as usize], |_| 0),
-        tasks: (0..tasks)
-            .map(|i| {
+        machines: machines(count, |m| sizes[m as usize], |_| 0),
+        tasks: times
+            .into_iter()
+            .enumerate()
+            .map(|(i, at)| {
                 let cpus = 1 + rng.below(4);
                 let run_s = 1 + rng.below(20) as i64;
                 task(
                     i as u64 + 1,
                     0,
-                    i as i64 * S / 2,
+                    at,
                     (cpus as f64 / 16.0, 2.0 / 64.0),
                     run_s * S,
                 )

@@ -60,6 +60,50 @@ pub struct ScenarioConfig {
     pub tasks: Option<u32>,
     /// PSE size factor i: 25 i or 30 i jobs (`pse-1`, `pse-2`; the seed's i = 40 ... 400).
     pub jobs_factor: u32,
+    /// How the Sparrow scenarios' tasks arrive.
+    pub arrivals: Arrivals,
+    /// Nodes instead of the seed's 50 (`sparrow-random`, whose load it sets).
+    pub nodes: Option<u32>,
+}
+
+/// How tasks arrive in the Sparrow scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Evenly spaced at the mean gap (seed 002's "inter-arrival time").
+    #[default]
+    Even,
+    /// A Poisson process of the same rate (exponential gaps, drawn from the scenario's seed).
+    Poisson,
+}
+
+impl Arrivals {
+    /// The arrival times of `count` tasks `gap_us` apart on average, from 0.
+    pub fn times(self, count: u32, gap_us: f64, rng: &mut crate::rng::Rng) -> Vec<i64> {
+        let mut at = 0.0;
+        (0..count)
+            .map(|i| match self {
+                Arrivals::Even => (i as f64 * gap_us).round() as i64,
+                Arrivals::Poisson => {
+                    let t = at;
+                    at += rng.exp(gap_us);
+                    t.round() as i64
+                }
+            })
+            .collect()
+    }
+}
+
+impl std::str::FromStr for Arrivals {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Arrivals, String> {
+        match s {
+            "even" => Ok(Arrivals::Even),
+            "poisson" => Ok(Arrivals::Poisson),
+            other => Err(format!("arrivals must be even or poisson, not {other:?}")),
+        }
+    }
 }
 
 impl Default for ScenarioConfig {
@@ -70,6 +114,8 @@ impl Default for ScenarioConfig {
             load_pct: 80,
             tasks: None,
             jobs_factor: 40,
+            arrivals: Arrivals::Even,
+            nodes: None,
         }
     }
 }
@@ -130,6 +176,12 @@ impl ScenarioConfig {
             return Err(IngestError::Config(format!(
                 "load must be 1..=100 %, got {}",
                 self.load_pct
+            )));
+        }
+        if self.nodes.is_some_and(|n| !(2..=100_000).contains(&n)) {
+            return Err(IngestError::Config(format!(
+                "nodes must be 2..=100,000, got {}",
+                self.nodes.unwrap_or(0)
             )));
         }
         if self.tasks == Some(0) || !(1..=4_000).contains(&self.jobs_factor) {
@@ -362,6 +414,42 @@ mod tests {
             ..ScenarioConfig::default()
         };
         assert_eq!(c.workload().unwrap().tasks.len(), 30);
+    }
+
+    /// Poisson arrivals keep the load's mean rate: at 80 % the gap is 2 x 10 s / (400 x 0.8) =
+    /// 62.5 ms, so 1,000 tasks span about 62.4 s (the sum of 999 exponential gaps: within 10 %
+    /// with near certainty, sd 3.2 %); even arrivals span exactly 999 gaps. `nodes` sizes the
+    /// random scenario.
+    #[test]
+    fn poisson_arrivals_keep_the_rate_and_nodes_size_the_random_scenario() {
+        let c = ScenarioConfig {
+            arrivals: Arrivals::Poisson,
+            ..ScenarioConfig::default()
+        };
+        let w = c.workload().unwrap();
+        let last = w.tasks.last().unwrap().submit_us as f64;
+        assert!((last / 62_437_500.0 - 1.0).abs() < 0.1, "{last}");
+        assert!(w.tasks.windows(2).all(|p| p[0].submit_us <= p[1].submit_us));
+        let even = ScenarioConfig::default().workload().unwrap();
+        assert_eq!(even.tasks.last().unwrap().submit_us, 62_437_500);
+        let c = ScenarioConfig {
+            name: "sparrow-random".into(),
+            nodes: Some(12),
+            ..ScenarioConfig::default()
+        };
+        assert_eq!(c.workload().unwrap().machines.len(), 12);
+        let c = ScenarioConfig {
+            nodes: Some(1),
+            ..c
+        };
+        assert!(
+            c.workload()
+                .unwrap_err()
+                .to_string()
+                .contains("nodes must be")
+        );
+        assert_eq!("poisson".parse::<Arrivals>(), Ok(Arrivals::Poisson));
+        assert!("bursty".parse::<Arrivals>().is_err());
     }
 
     /// Seed 004: at least a third of the jobs have hard deadlines; every job has 3 map tasks.

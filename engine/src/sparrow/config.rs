@@ -1,0 +1,148 @@
+//! `[policy] kind = "sparrow"`: every knob of seed 002's base and improved Sparrow, defaults as
+//! in the seed (base Sparrow: batch sampling, late binding, 2 probes per task). Constants the seed
+//! leaves out are chosen here, each with what it moves.
+
+use serde::{Deserialize, Serialize};
+
+use crate::sim_time::SimDuration;
+
+/// Where a node finds the peers it probes or passes a probe on to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ViewKind {
+    /// Every online node, drawn uniformly with no cached state (the Sparrow paper's random
+    /// sampling; the softmax has nothing to rank, so every draw is uniform).
+    #[default]
+    Uniform,
+    /// A Cyclon-like random partial view: `view_size` peers, half of them (the oldest) replaced
+    /// by fresh random peers every `gossip_period`, each entry caching the peer's free CPU and
+    /// queue length as of the exchange that brought it.
+    Cyclon,
+    /// A Gradient view on top of T-Man: every `gossip_period` the node merges its view with
+    /// `view_size / 2` fresh random peers and keeps the `view_size` ranked highest by
+    /// U = free CPU - queue length (seed 002 eq. 1), old entries keeping their stale values.
+    Gradient,
+}
+
+/// Sparrow's settings (`[policy]` keys).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SparrowConfig {
+    /// Probes per task (d; seed 002: 2; the Sparrow paper's probe ratio).
+    pub probe_ratio: f64,
+    /// Batch sampling: a job's m tasks share ceil(d x m) distinct probes; false probes d
+    /// workers per task independently.
+    pub batch_sampling: bool,
+    /// Improvement 1: a master whose own worker has room runs the task itself, unprobed.
+    pub self_assignment: bool,
+    /// Improvement 2: a probe is deposited only where its task can start now or after
+    /// `max_hops` hops; otherwise it is passed on.
+    pub probe_propagation: bool,
+    /// Hops after which a propagated probe is deposited wherever it is (seed 002: 5).
+    pub max_hops: u8,
+    /// Improvement 3: softmax temperature of the next-hop choice over the cached free CPU, in
+    /// CPUs (seed 002: 100 = random walk; low = greedy). Moves which peers are probed when a
+    /// view caches their state.
+    pub temperature: f64,
+    /// Improvement 4 and the view the others read (`uniform` = base Sparrow).
+    pub view: ViewKind,
+    /// Peers in a gossip view. Chosen (not in seed 002): 10, a common Cyclon view size; a larger
+    /// view makes greedy choices better informed, and a Gradient view converges more slowly.
+    pub view_size: u32,
+    /// How often a node exchanges its view. Chosen: 1 s; the age of cached values, which the
+    /// seed blames for Gradient's results at high load.
+    pub gossip_period: SimDuration,
+    /// CPUs of the largest machine, the unit of the softmax and of U (seed 002 ranks in CPUs).
+    /// Chosen: 8, the size of `sparrow-load`'s nodes (so temperature 100 is a random walk).
+    pub cpus_per_machine: f64,
+    /// One-way network delay of every message between nodes (the Sparrow paper's simulations:
+    /// 0.5 ms). Queue times include it: an unqueued task waits 4 delays under base Sparrow
+    /// (submit, probe, confirmation request, assignment).
+    pub net_delay: SimDuration,
+    /// Failure detector timeout (seed 002: 3 s): a dead worker's tasks are re-probed, a dead
+    /// master's placeholders cancelled this long after the failure.
+    pub failure_timeout: SimDuration,
+    /// Positions per node on the consistent-hash ring that maps jobs to task masters. Chosen:
+    /// 16; moves only how evenly jobs spread over masters.
+    pub ring_vnodes: u32,
+}
+
+impl Default for SparrowConfig {
+    fn default() -> Self {
+        SparrowConfig {
+            probe_ratio: 2.0,
+            batch_sampling: true,
+            self_assignment: false,
+            probe_propagation: false,
+            max_hops: 5,
+            temperature: 100.0,
+            view: ViewKind::Uniform,
+            view_size: 10,
+            gossip_period: SimDuration::from_secs(1),
+            cpus_per_machine: 8.0,
+            net_delay: SimDuration::from_us(500),
+            failure_timeout: SimDuration::from_secs(3),
+            ring_vnodes: 16,
+        }
+    }
+}
+
+impl SparrowConfig {
+    /// Seed 002's "Random Walk": self-assignment and probe propagation, next hops drawn at
+    /// temperature 100 from a Cyclon view.
+    pub fn random_walk() -> SparrowConfig {
+        SparrowConfig {
+            self_assignment: true,
+            probe_propagation: true,
+            view: ViewKind::Cyclon,
+            temperature: 100.0,
+            ..SparrowConfig::default()
+        }
+    }
+
+    /// Seed 002's "Greedy Search": Random Walk with greedy next hops (temperature 0.5 CPU:
+    /// chosen; a peer with one more free CPU is e^2 = 7.4 times as likely).
+    pub fn greedy_search() -> SparrowConfig {
+        SparrowConfig {
+            temperature: 0.5,
+            ..SparrowConfig::random_walk()
+        }
+    }
+
+    /// Seed 002's "Gradient Search": Greedy Search on a Gradient view.
+    pub fn gradient_search() -> SparrowConfig {
+        SparrowConfig {
+            view: ViewKind::Gradient,
+            ..SparrowConfig::greedy_search()
+        }
+    }
+
+    /// What is wrong with the settings, naming the key.
+    pub fn problem(&self) -> Option<String> {
+        if !(self.probe_ratio.is_finite() && self.probe_ratio >= 1.0 && self.probe_ratio <= 64.0) {
+            return Some(format!(
+                "probe_ratio: {} is not in [1, 64]",
+                self.probe_ratio
+            ));
+        }
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Some(format!("temperature: {} is not > 0", self.temperature));
+        }
+        if !(self.cpus_per_machine.is_finite() && self.cpus_per_machine > 0.0) {
+            return Some(format!(
+                "cpus_per_machine: {} is not > 0",
+                self.cpus_per_machine
+            ));
+        }
+        if self.view != ViewKind::Uniform && self.view_size < 2 {
+            return Some(format!("view_size: {} is below 2", self.view_size));
+        }
+        if self.view != ViewKind::Uniform && self.gossip_period.us() <= 0 {
+            return Some("gossip_period: must be positive".into());
+        }
+        if self.failure_timeout.us() <= 0 {
+            return Some("failure_timeout: must be positive".into());
+        }
+        None
+    }
+}

@@ -1,0 +1,592 @@
+//! What a Sparrow peer does in a round: as TASK MASTER it probes workers for the tasks the
+//! DATACENTER gives it and binds tasks to workers late; as EXECUTOR (RmWorker) it queues
+//! place-holders FIFO, reserves the head's REQUISITES when they fit and asks for confirmation
+//! (seed 002 steps 2-8). Every message between peers takes the network delay.
+//!
+//! Invariants: a master's `pending` holds its unassigned tasks in arrival order; every probe it
+//! sent that no worker has answered with a confirmation request is a [`ProbeRecord`]; a pending
+//! task with no record left is probed again at once (so no task is forgotten when its probes
+//! were bound to other tasks or lost with a dead worker). A worker's `reserved` are the
+//! place-holders it asked confirmation for; the node's free room as the worker counts it is the
+//! cell's less those reservations.
+
+use std::collections::VecDeque;
+
+use ingest::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::Sparrow;
+use super::protocol::{Action, Msg, VIEW_EXCHANGE_KIND};
+use super::sampling::{distinct_uniform, probe_targets, softmax_distinct};
+use super::view::{ViewEntry, exchange};
+use crate::cell::{Cell, TaskState};
+use crate::greedy::fit::{Amounts, Need, covers, free_amounts};
+use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+use crate::policy::{Envelope, Outbox, StepCtx};
+
+/// A probe held by a worker (queued or reserved).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Placeholder {
+    /// The master that sent it.
+    pub master: AgentIdx,
+    /// The task it was sent for.
+    pub task: TaskIdx,
+    /// Its generation.
+    pub generation: u32,
+    /// Its REQUISITES.
+    pub need: Need,
+    /// The worker the master sent it to.
+    pub first: AgentIdx,
+}
+
+/// A task a master has not assigned yet.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MasterTask {
+    /// The task.
+    pub task: TaskIdx,
+    /// Its generation.
+    pub generation: u32,
+    /// Its REQUISITES.
+    pub need: Need,
+}
+
+/// A probe a master sent and no worker has asked confirmation for yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// Where the master sent it.
+    pub first: AgentIdx,
+    /// Where it is queued, once the worker said so (else `first`).
+    pub worker: AgentIdx,
+    /// The task it was sent for.
+    pub task: TaskIdx,
+    /// Its generation.
+    pub generation: u32,
+}
+
+/// One peer's state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Peer {
+    /// Worker: place-holders waiting, FIFO.
+    pub queue: VecDeque<Placeholder>,
+    /// Worker: place-holders whose REQUISITES are reserved, awaiting the master's answer.
+    pub reserved: Vec<Placeholder>,
+    /// Worker: the queue length last published.
+    pub published: u32,
+    /// Master: unassigned tasks, arrival order.
+    pub pending: Vec<MasterTask>,
+    /// Master: probes out.
+    pub probes: Vec<ProbeRecord>,
+    /// Gossip view (empty under `view = "uniform"`).
+    pub view: Vec<ViewEntry>,
+}
+
+/// The agent of node `n`.
+pub fn agent_of(n: NodeIdx) -> AgentIdx {
+    AgentIdx(n.0 + 1)
+}
+
+/// The node of peer agent `a` (not the DATACENTER, agent 0).
+pub fn node_of(a: AgentIdx) -> NodeIdx {
+    NodeIdx(a.0 - 1)
+}
+
+/// The DATACENTER agent.
+pub const DATACENTER: AgentIdx = AgentIdx(0);
+
+/// Whether task slot `t` still holds generation `generation`, pending.
+pub fn pending(cell: &Cell, t: TaskIdx, generation: u32) -> bool {
+    t.index() < cell.tasks.len()
+        && cell.tasks.generation()[t.index()] == generation
+        && cell.tasks.state()[t.index()] == TaskState::Pending
+}
+
+fn sub(free: &mut Amounts, need: &Need) {
+    for (f, x) in free.iter_mut().zip(need.amounts()) {
+        *f -= x;
+    }
+}
+
+fn add(free: &mut Amounts, need: &Need) {
+    for (f, x) in free.iter_mut().zip(need.amounts()) {
+        *f += x;
+    }
+}
+
+/// What a peer's step works with besides its own state.
+struct Turn<'a, 'b, 'c> {
+    policy: &'a Sparrow,
+    ctx: &'a StepCtx<'b>,
+    me: AgentIdx,
+    node: NodeIdx,
+    rng: Rng,
+    out: &'a mut Outbox<'c, Msg, Action>,
+    /// The node's free room less the worker's reservations.
+    free: Amounts,
+}
+
+impl Turn<'_, '_, '_> {
+    fn send(&mut self, to: AgentIdx, msg: Msg) {
+        self.out
+            .send_at(to, msg, self.policy.round_us + self.policy.delay_us);
+    }
+
+    /// The cached free CPUs of node `n` as a gossip exchange would read it now.
+    fn fresh(&self, n: u32) -> ViewEntry {
+        let nodes = &self.ctx.cell.nodes;
+        let i = n as usize;
+        let free = nodes.cpu_cap()[i].saturating_sub(nodes.cpu_used()[i]);
+        ViewEntry {
+            node: n,
+            free_cpus: crate::units::to_normalised(free) * self.policy.config.cpus_per_machine,
+            queue: self.policy.queue_len.get(i).copied().unwrap_or(0),
+            at_us: self.policy.round_us,
+        }
+    }
+
+    /// `count` peers to send probes to, never this node nor `avoid`: from the view by softmax
+    /// over cached free CPU, or uniformly over the online nodes without one (or when it is
+    /// empty).
+    fn peers(&mut self, view: &[ViewEntry], count: usize, avoid: Option<u32>) -> Vec<u32> {
+        let usable: Vec<&ViewEntry> = view
+            .iter()
+            .filter(|e| e.node != self.node.0 && Some(e.node) != avoid)
+            .filter(|e| self.ctx.cell.nodes.online().get(e.node as usize) == Some(&true))
+            .collect();
+        if usable.is_empty() {
+            let pool = &self.policy.online;
+            let mut got = distinct_uniform(&mut self.rng, pool, self.node.0, count + 1);
+            got.retain(|&n| Some(n) != avoid);
+            got.truncate(count);
+            return got;
+        }
+        let scores: Vec<f64> = usable.iter().map(|e| e.free_cpus).collect();
+        softmax_distinct(
+            &mut self.rng,
+            &scores,
+            self.policy.config.temperature,
+            count,
+        )
+        .into_iter()
+        .map(|k| usable[k].node)
+        .collect()
+    }
+
+    /// Probes for `tasks` (one job's, in arrival order): targets by batch or per-task
+    /// sampling, or by the view.
+    fn probe(&mut self, peer: &mut Peer, tasks: &[MasterTask]) {
+        let config = &self.policy.config;
+        let (ratio, batch) = (config.probe_ratio, config.batch_sampling);
+        let targets: Vec<(usize, u32)> = if peer.view.is_empty() {
+            let pool = &self.policy.online;
+            probe_targets(
+                &mut self.rng,
+                pool,
+                self.node.0,
+                (tasks.len(), ratio, batch),
+            )
+        } else if batch {
+            let count = (ratio * tasks.len() as f64).ceil() as usize;
+            let view = std::mem::take(&mut peer.view);
+            let got = self.peers(&view, count, None);
+            peer.view = view;
+            got.into_iter()
+                .enumerate()
+                .map(|(k, w)| (k % tasks.len(), w))
+                .collect()
+        } else {
+            let view = std::mem::take(&mut peer.view);
+            let per_task = ratio.ceil() as usize;
+            let got = (0..tasks.len())
+                .flat_map(|k| {
+                    let workers = self.peers(&view, per_task, None);
+                    workers.into_iter().map(move |w| (k, w))
+                })
+                .collect();
+            peer.view = view;
+            got
+        };
+        for (k, w) in targets {
+            let t = tasks[k];
+            let to = agent_of(NodeIdx(w));
+            peer.probes.push(ProbeRecord {
+                first: to,
+                worker: to,
+                task: t.task,
+                generation: t.generation,
+            });
+            let probe = Msg::Probe {
+                task: t.task,
+                generation: t.generation,
+                need: t.need,
+                master: self.me,
+                hops: 0,
+                first: to,
+            };
+            self.send(to, probe);
+        }
+    }
+
+    /// A job's tasks arrived (step 1): self-assigned where the worker has room (improvement
+    /// 1), the rest queued as pending and probed.
+    fn arrive(&mut self, peer: &mut Peer, job: &[(TaskIdx, u32)]) {
+        let cell = self.ctx.cell;
+        let mut to_probe = Vec::with_capacity(job.len());
+        for &(task, generation) in job {
+            let need = Need::of(cell, task);
+            if self.policy.config.self_assignment
+                && peer.queue.is_empty()
+                && covers(&self.free, &need.amounts())
+                && cell.satisfies(self.node, task)
+            {
+                sub(&mut self.free, &need);
+                self.out.act(Action::Place {
+                    task,
+                    generation,
+                    node: self.node,
+                });
+                continue;
+            }
+            let t = MasterTask {
+                task,
+                generation,
+                need,
+            };
+            peer.pending.push(t);
+            to_probe.push(t);
+        }
+        if !to_probe.is_empty() {
+            self.probe(peer, &to_probe);
+        }
+    }
+
+    /// Probes again the pending tasks left with no probe out.
+    fn reprobe_orphans(&mut self, peer: &mut Peer) {
+        let cell = self.ctx.cell;
+        peer.pending.retain(|t| pending(cell, t.task, t.generation));
+        let orphans: Vec<MasterTask> = peer
+            .pending
+            .iter()
+            .filter(|t| {
+                !peer
+                    .probes
+                    .iter()
+                    .any(|r| r.task == t.task && r.generation == t.generation)
+            })
+            .copied()
+            .collect();
+        for t in orphans {
+            self.probe(peer, &[t]);
+        }
+    }
+
+    /// A probe reached this worker: queued here (step 3), or passed on (improvement 2).
+    fn probe_reached(&mut self, peer: &mut Peer, p: Placeholder, hops: u8) {
+        let config = &self.policy.config;
+        let runs_now = peer.queue.is_empty() && covers(&self.free, &p.need.amounts());
+        if config.probe_propagation && hops < config.max_hops && !runs_now {
+            let view = std::mem::take(&mut peer.view);
+            let avoid = (p.master != DATACENTER).then(|| node_of(p.master).0);
+            let next = self.peers(&view, 1, avoid);
+            peer.view = view;
+            if let Some(&w) = next.first() {
+                let probe = Msg::Probe {
+                    task: p.task,
+                    generation: p.generation,
+                    need: p.need,
+                    master: p.master,
+                    hops: hops + 1,
+                    first: p.first,
+                };
+                self.send(agent_of(NodeIdx(w)), probe);
+                return;
+            }
+        }
+        peer.queue.push_back(p);
+        let queued = Msg::ProbeQueued {
+            task: p.task,
+            generation: p.generation,
+            first: p.first,
+        };
+        self.send(p.master, queued);
+    }
+
+    /// Step 4: while the queue head's REQUISITES fit, reserve them and ask its master.
+    fn dispatch(&mut self, peer: &mut Peer) {
+        while let Some(head) = peer.queue.front().copied() {
+            if !covers(&self.free, &head.need.amounts()) {
+                break;
+            }
+            peer.queue.pop_front();
+            sub(&mut self.free, &head.need);
+            peer.reserved.push(head);
+            let confirm = Msg::Confirm {
+                task: head.task,
+                generation: head.generation,
+                need: head.need,
+            };
+            self.send(head.master, confirm);
+        }
+    }
+
+    /// Releases the reservation of the probe for (`task`, `generation`) from `master`.
+    fn release(&mut self, peer: &mut Peer, master: AgentIdx, task: TaskIdx, generation: u32) {
+        let at = peer
+            .reserved
+            .iter()
+            .position(|r| r.master == master && r.task == task && r.generation == generation);
+        if let Some(at) = at {
+            let r = peer.reserved.swap_remove(at);
+            add(&mut self.free, &r.need);
+        }
+    }
+
+    /// Step 5 at the master: a worker reserved `need` for a probe of `task`; assign it the
+    /// oldest unassigned task needing no more (late binding), or cancel.
+    fn confirm(
+        &mut self,
+        peer: &mut Peer,
+        worker: AgentIdx,
+        task: TaskIdx,
+        generation: u32,
+        need: Need,
+    ) {
+        let record = peer
+            .probes
+            .iter()
+            .position(|r| r.worker == worker && r.task == task && r.generation == generation)
+            .or_else(|| {
+                let same = |r: &ProbeRecord| r.task == task && r.generation == generation;
+                peer.probes
+                    .iter()
+                    .position(|r| same(r) && r.first == worker)
+            });
+        if let Some(at) = record {
+            peer.probes.remove(at);
+        }
+        let cell = self.ctx.cell;
+        let node = node_of(worker);
+        peer.pending.retain(|t| pending(cell, t.task, t.generation));
+        let chosen = peer
+            .pending
+            .iter()
+            .position(|t| need.at_least(&t.need) && cell.satisfies(node, t.task));
+        let reply = match chosen {
+            Some(at) => {
+                let t = peer.pending.remove(at);
+                Msg::Assign {
+                    probe_task: task,
+                    probe_generation: generation,
+                    task: t.task,
+                    generation: t.generation,
+                }
+            }
+            None => Msg::Cancel { task, generation },
+        };
+        self.send(worker, reply);
+        self.reprobe_orphans(peer);
+    }
+
+    /// The failure detector's verdict on `dead`.
+    fn dead(&mut self, peer: &mut Peer, dead: NodeIdx) {
+        let agent = agent_of(dead);
+        peer.probes.retain(|r| r.worker != agent);
+        peer.queue.retain(|p| p.master != agent);
+        let lost: Vec<Placeholder> = peer
+            .reserved
+            .iter()
+            .filter(|r| r.master == agent)
+            .copied()
+            .collect();
+        for r in lost {
+            self.release(peer, r.master, r.task, r.generation);
+        }
+        self.reprobe_orphans(peer);
+    }
+
+    /// A gossip exchange: fresh peers into the view, and the next exchange planned.
+    fn gossip(&mut self, peer: &mut Peer) {
+        let config = &self.policy.config;
+        let size = config.view_size as usize;
+        let first = peer.view.is_empty();
+        let want = if first { size } else { size / 2 };
+        let mut known: Vec<u32> = peer.view.iter().map(|e| e.node).collect();
+        known.push(self.node.0);
+        let pool = &self.policy.online;
+        let mut fresh = Vec::with_capacity(want);
+        for n in distinct_uniform(&mut self.rng, pool, self.node.0, want + known.len()) {
+            if fresh.len() < want && !known.contains(&n) {
+                fresh.push(self.fresh(n));
+            }
+        }
+        if !first {
+            // The exchange partner's answer and our request.
+            self.out.count_delivered(VIEW_EXCHANGE_KIND, 2);
+        }
+        exchange(config.view, &mut peer.view, &fresh, size);
+        let period = config.gossip_period.us();
+        let next = if first {
+            // Spread the peers' exchanges over the period.
+            let phase = ingest::rng::hash_keys(0x6055, &[self.node.0 as u64]) % period as u64;
+            self.policy.round_us + phase as i64 + 1
+        } else {
+            self.policy.round_us + period
+        };
+        self.out.wake_at(next);
+    }
+}
+
+impl Sparrow {
+    /// The DATACENTER's round: each arrival to its job's master (step 1).
+    pub(super) fn datacenter_step(
+        &self,
+        ctx: &StepCtx<'_>,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        for e in inbox {
+            let Msg::Arrive { task, generation } = e.msg else {
+                continue;
+            };
+            if !pending(ctx.cell, task, generation) {
+                continue;
+            }
+            let job = ctx.cell.tasks.job_id()[task.index()];
+            let Some(master) = self.ring.owner(job) else {
+                continue; // no node online: it arrives again when one is (module doc)
+            };
+            let submit = ctx.cell.tasks.submit_us()[task.index()];
+            let at = submit.max(self.round_us) + self.delay_us;
+            out.send_at(
+                agent_of(NodeIdx(master)),
+                Msg::Submit { task, generation },
+                at,
+            );
+        }
+    }
+
+    /// A peer's round.
+    pub(super) fn peer_step(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        peer: &mut Peer,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+    ) {
+        let node = node_of(me);
+        let nodes = &ctx.cell.nodes;
+        if node.index() >= nodes.len() || !nodes.online()[node.index()] {
+            return; // a dead node answers nothing
+        }
+        let mut free = free_amounts(nodes, node.index());
+        for r in &peer.reserved {
+            sub(&mut free, &r.need);
+        }
+        let mut turn = Turn {
+            policy: self,
+            ctx,
+            me,
+            node,
+            rng: ctx.rng(me),
+            out,
+            free,
+        };
+        let mut arrivals: Vec<(TaskIdx, u32)> = Vec::new();
+        for e in inbox {
+            match e.msg {
+                Msg::Submit { task, generation } if pending(ctx.cell, task, generation) => {
+                    arrivals.push((task, generation));
+                }
+                Msg::Probe {
+                    task,
+                    generation,
+                    need,
+                    master,
+                    hops,
+                    first,
+                } => {
+                    let p = Placeholder {
+                        master,
+                        task,
+                        generation,
+                        need,
+                        first,
+                    };
+                    turn.probe_reached(peer, p, hops);
+                }
+                Msg::ProbeQueued {
+                    task,
+                    generation,
+                    first,
+                } => {
+                    let record = peer
+                        .probes
+                        .iter_mut()
+                        .find(|r| r.first == first && r.task == task && r.generation == generation);
+                    if let Some(r) = record {
+                        r.worker = e.from;
+                    }
+                }
+                Msg::Confirm {
+                    task,
+                    generation,
+                    need,
+                } => turn.confirm(peer, e.from, task, generation, need),
+                Msg::Assign {
+                    probe_task,
+                    probe_generation,
+                    task,
+                    generation,
+                } => {
+                    turn.release(peer, e.from, probe_task, probe_generation);
+                    let need = Need::of(ctx.cell, task);
+                    if pending(ctx.cell, task, generation) {
+                        // Step 6: the assigned task runs in the reservation's place.
+                        sub(&mut turn.free, &need);
+                        turn.out.act(Action::Place {
+                            task,
+                            generation,
+                            node,
+                        });
+                    }
+                }
+                Msg::Cancel { task, generation } => {
+                    turn.release(peer, e.from, task, generation); // step 7
+                }
+                Msg::Dead { node: dead } => turn.dead(peer, dead),
+                Msg::Gossip => turn.gossip(peer),
+                Msg::Finished | Msg::Submit { .. } | Msg::Arrive { .. } => {}
+            }
+        }
+        // Arrivals of one round, grouped by job in arrival order (batch sampling).
+        let mut from = 0;
+        while from < arrivals.len() {
+            let job = ctx.cell.tasks.job_id()[arrivals[from].0.index()];
+            let mut to = from + 1;
+            while to < arrivals.len() && ctx.cell.tasks.job_id()[arrivals[to].0.index()] == job {
+                to += 1;
+            }
+            turn.arrive(peer, &arrivals[from..to]);
+            from = to;
+        }
+        turn.dispatch(peer);
+        let length = peer.queue.len() as u32;
+        if length != peer.published {
+            peer.published = length;
+            turn.out.act(Action::QueueLength { node, length });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_and_nodes_map_one_to_one() {
+        for n in [0, 1, 12_582] {
+            assert_eq!(node_of(agent_of(NodeIdx(n))), NodeIdx(n));
+        }
+        assert_ne!(agent_of(NodeIdx(0)), DATACENTER);
+    }
+}

@@ -1,0 +1,159 @@
+//! Sparrow's messages (seed 002 section I.A's steps 1-8, the failure detector's verdicts and the
+//! engine's notices to a node) and the actions its agents ask for. Plain `Copy` data.
+//!
+//! Agent 0 is the DATACENTER that issues tasks; agent `n + 1` is node `n`'s peer, both a TASK
+//! MASTER (ResourceManager) and an EXECUTOR (RmWorker).
+
+use crate::greedy::fit::Need;
+use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+
+/// A message between Sparrow agents.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Msg {
+    /// Engine -> DATACENTER: a task became pending (new, resubmitted, or displaced by a failed
+    /// node once the failure is detected).
+    Arrive {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+    },
+    /// Step 1, DATACENTER -> TASK MASTER: schedule this task.
+    Submit {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+    },
+    /// Step 2, TASK MASTER -> worker (or worker -> next hop, probe propagation): hold a place
+    /// for a task needing `need`.
+    Probe {
+        /// The task the probe was sent for.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// Its REQUISITES.
+        need: Need,
+        /// The master.
+        master: AgentIdx,
+        /// Hops so far (0 when sent by the master).
+        hops: u8,
+        /// The worker the master sent it to (its record of the probe).
+        first: AgentIdx,
+    },
+    /// Step 3, worker -> master: the probe is queued here (`first` names the master's record).
+    ProbeQueued {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// The worker the master sent it to.
+        first: AgentIdx,
+    },
+    /// Step 4, worker -> master: resources for the probe of `task` are reserved; which task?
+    Confirm {
+        /// The task of the probe.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// The resources reserved (the probe's REQUISITES).
+        need: Need,
+    },
+    /// Step 5, master -> worker: run `task` (late binding: may differ from the probe's).
+    Assign {
+        /// The probe's task (names the reservation).
+        probe_task: TaskIdx,
+        /// Its generation.
+        probe_generation: u32,
+        /// The task to run.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+    },
+    /// Step 5, master -> worker: nothing left that fits; release the reservation.
+    Cancel {
+        /// The probe's task.
+        task: TaskIdx,
+        /// Its generation.
+        generation: u32,
+    },
+    /// Engine -> worker: a task running here ended (step 8).
+    Finished,
+    /// Failure detector -> every live peer: `node` has been dead for the timeout.
+    Dead {
+        /// The dead node.
+        node: NodeIdx,
+    },
+    /// Engine -> peer: time to exchange the gossip view.
+    Gossip,
+}
+
+/// Message kind names, in [`Msg::kind`] order (columns `msg_<name>` of ticks.parquet).
+pub const MESSAGE_KINDS: [&str; 11] = [
+    "arrive",
+    "submit",
+    "probe",
+    "probe_queued",
+    "confirm",
+    "assign",
+    "cancel",
+    "finished",
+    "dead",
+    "gossip",
+    // Counted only (`Outbox::count_delivered`): the view exchanges' requests and answers.
+    "view_exchange",
+];
+
+/// [`MESSAGE_KINDS`] index of the view exchanges.
+pub const VIEW_EXCHANGE_KIND: usize = 10;
+
+impl Msg {
+    /// Index into [`MESSAGE_KINDS`].
+    pub fn kind(&self) -> usize {
+        match self {
+            Msg::Arrive { .. } => 0,
+            Msg::Submit { .. } => 1,
+            Msg::Probe { .. } => 2,
+            Msg::ProbeQueued { .. } => 3,
+            Msg::Confirm { .. } => 4,
+            Msg::Assign { .. } => 5,
+            Msg::Cancel { .. } => 6,
+            Msg::Finished => 7,
+            Msg::Dead { .. } => 8,
+            Msg::Gossip => 9,
+        }
+    }
+}
+
+/// A change a Sparrow agent asks for, applied after the round in agent order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Start a pending task on a node (an assignment or a self-assignment).
+    Place {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// The node.
+        node: NodeIdx,
+    },
+    /// A worker's queue length changed (what gossip exchanges read).
+    QueueLength {
+        /// The node.
+        node: NodeIdx,
+        /// Place-holders waiting there.
+        length: u32,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Envelope;
+
+    /// Every message of a round is copied through the mailbox: keep the envelope small.
+    #[test]
+    fn envelopes_stay_small() {
+        assert!(std::mem::size_of::<Envelope<Msg>>() <= 56);
+    }
+}

@@ -1,0 +1,89 @@
+//! A peer's gossip view (seed 002 improvements 3 and 4): the peers it knows with their free CPU
+//! and queue length as cached at the exchange that brought them, so values age between
+//! exchanges. Pure functions of the view, the fresh samples and the settings, tested alone.
+//!
+//! Staleness model: an exchange every `gossip_period` brings `view_size / 2` fresh random
+//! peers with their state at that moment (Cyclon's shuffle length); Cyclon drops the oldest
+//! entries for them, Gradient (T-Man) keeps the best ranked by U = free CPU - queue length
+//! among old and new, old entries keeping their old values.
+
+use super::config::ViewKind;
+
+/// A peer in a view, as cached.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ViewEntry {
+    /// The peer's node index.
+    pub node: u32,
+    /// Its free CPUs when cached.
+    pub free_cpus: f64,
+    /// Its queue length when cached.
+    pub queue: u32,
+    /// When cached, microseconds.
+    pub at_us: i64,
+}
+
+impl ViewEntry {
+    /// Seed 002's utility U = CPU - Queue (eq. 1).
+    pub fn utility(&self) -> f64 {
+        self.free_cpus - self.queue as f64
+    }
+}
+
+/// The view after an exchange that brought `fresh` (distinct peers, none already in the view
+/// nor the node itself), at most `size` entries.
+pub fn exchange(kind: ViewKind, view: &mut Vec<ViewEntry>, fresh: &[ViewEntry], size: usize) {
+    match kind {
+        ViewKind::Uniform => view.clear(),
+        ViewKind::Cyclon => {
+            // Oldest first (ties by node: deterministic); the oldest make room for the fresh.
+            view.sort_by_key(|e| (e.at_us, e.node));
+            let keep = size.saturating_sub(fresh.len()).min(view.len());
+            view.drain(..view.len() - keep);
+            view.extend_from_slice(fresh);
+        }
+        ViewKind::Gradient => {
+            view.extend_from_slice(fresh);
+            view.sort_by(|a, b| {
+                b.utility()
+                    .total_cmp(&a.utility())
+                    .then(a.node.cmp(&b.node))
+            });
+            view.truncate(size);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(node: u32, free_cpus: f64, queue: u32, at_us: i64) -> ViewEntry {
+        ViewEntry {
+            node,
+            free_cpus,
+            queue,
+            at_us,
+        }
+    }
+
+    /// Cyclon drops the oldest for the fresh; Gradient keeps the highest U, stale or not.
+    #[test]
+    fn cyclon_replaces_the_oldest_gradient_keeps_the_best() {
+        let old = vec![
+            entry(1, 8.0, 0, 30),
+            entry(2, 0.0, 3, 10),
+            entry(3, 2.0, 0, 20),
+            entry(4, 6.0, 1, 40),
+        ];
+        let fresh = [entry(5, 1.0, 0, 50), entry(6, 7.0, 0, 50)];
+        let mut cyclon = old.clone();
+        exchange(ViewKind::Cyclon, &mut cyclon, &fresh, 4);
+        let nodes: Vec<u32> = cyclon.iter().map(|e| e.node).collect();
+        assert_eq!(nodes, [1, 4, 5, 6]);
+        let mut gradient = old;
+        exchange(ViewKind::Gradient, &mut gradient, &fresh, 4);
+        let nodes: Vec<u32> = gradient.iter().map(|e| e.node).collect();
+        // U: 1 -> 8, 6 -> 7, 4 -> 5, 3 -> 2, 5 -> 1, 2 -> -3.
+        assert_eq!(nodes, [1, 6, 4, 3]);
+    }
+}
