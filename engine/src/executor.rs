@@ -264,6 +264,14 @@ pub struct RoundScratch<M, A> {
     pub(crate) delayed: Vec<(Envelope<M>, crate::policy::Due)>,
 }
 
+impl<M, A> RoundScratch<M, A> {
+    /// Takes the last round's messages sent with a delivery time (what the run's delay queue
+    /// takes; for a harness that runs rounds itself).
+    pub fn take_delayed(&mut self) -> Vec<(Envelope<M>, crate::policy::Due)> {
+        std::mem::take(&mut self.delayed)
+    }
+}
+
 impl<M: Copy + Send + Sync, A> Default for RoundScratch<M, A> {
     fn default() -> Self {
         RoundScratch {
