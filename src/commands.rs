@@ -23,6 +23,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Resume(args) => crate::run_cmd::resume(args),
         Command::Report(args) => crate::run_cmd::report(args),
         Command::Status(args) => crate::status::status(args),
+        Command::Experiment(args) => run_experiment(args),
     }
 }
 
@@ -212,5 +213,46 @@ fn run_stats(args: StatsArgs) -> Result<()> {
         ingest::ingest::write_json_atomically(path, &stats)
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    Ok(())
+}
+
+fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
+    use analysis::experiment;
+    let options = experiment::Options {
+        seeds: args.seeds,
+        arrivals: args.arrivals.parse().map_err(anyhow::Error::msg)?,
+        net_delay_ms: args.net_delay_ms,
+        threads: args.threads,
+    };
+    let spec = experiment::experiment(&args.name, &options)?;
+    let out = &args.out;
+    let non_empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+    if non_empty {
+        anyhow::bail!(
+            "{} exists and is not empty; give a new --out (an experiment never mixes its results with another's)",
+            out.display()
+        );
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let runs = spec.points.len() * spec.configurations.len() * options.seeds as usize;
+    errln!(
+        "experiment {}: {} points x {} configurations x {} seeds = {runs} runs into {}",
+        args.name,
+        spec.points.len(),
+        spec.configurations.len(),
+        options.seeds,
+        out.display()
+    );
+    let summary = experiment::run_experiment(&spec, &options, out, &|line| {
+        crate::console::status(format_args!("{line}"))
+    })
+    .with_context(|| format!("running experiment {}", args.name))?;
+    experiment::write_outputs(&spec, &summary, out)
+        .with_context(|| format!("writing the results to {}", out.display()))?;
+    out!("{}", experiment::markdown(&spec, &summary));
+    outln!(
+        "\nwritten: {0}/results.parquet, {0}/results.md, {0}/queue-times.svg",
+        out.display()
+    );
     Ok(())
 }

@@ -83,6 +83,12 @@ pub enum AnalysisError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// An experiment that cannot be set up or run (`cellsim experiment`).
+    #[error("{0}")]
+    Experiment(String),
+    /// Running a policy failed.
+    #[error(transparent)]
+    Engine(#[from] engine::EngineError),
     /// Reading a dataset failed.
     #[error(transparent)]
     Ingest(#[from] ingest::IngestError),

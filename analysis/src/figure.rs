@@ -145,7 +145,7 @@ pub fn write_figure(path: &Path, names: &[String], runs: &[ClassSeries]) -> Resu
 }
 
 /// Registers the embedded DejaVu Sans as plotters' "sans-serif", once.
-fn register_font() -> std::result::Result<(), String> {
+pub(crate) fn register_font() -> std::result::Result<(), String> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())

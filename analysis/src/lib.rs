@@ -1,10 +1,12 @@
 //! Reading what cellsim writes: statistics of ingested traces ([`stats`], `cellsim stats`) and
 //! run reports ([`report`], `cellsim report`) with the settings that tell runs apart
 //! ([`settings`]), their wall-clock profile ([`timing`]) and the allocation-class figure
-//! ([`figure`], `cellsim report --plot`).
+//! ([`figure`], `cellsim report --plot`); the seeds' experiments as grids of runs
+//! ([`experiment`], `cellsim experiment`).
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod experiment;
 pub mod figure;
 pub mod paper;
 mod parts;

@@ -13,7 +13,11 @@
 //! ([`earliest::earliest_start`], from the node's free room, the expected ends of the runs on it
 //! and of the tasks waiting there; the lowest index among equals), whose queue they join. A task
 //! no node is known to be able to start (only runs of unknown length, or no node big enough)
-//! waits in arrival order and is planned again every tick. The run-time knowledge is the
+//! waits in arrival order and is planned again every tick. A task starts when it could within
+//! the tick, not at its end: a new arrival with room at its submission, a waiting one at its
+//! expected start, but neither before the tick began (the scheduler acts the moment room exists;
+//! the replay applies the tick's events at once, so room that appeared within the tick counts
+//! from its start). The run-time knowledge is the
 //! trace's ([`RunTimes`]: a task's first recorded run); the engine's replay ends the run as it
 //! does for every policy (`replay/deferred.rs`), so an expectation can be off by a tick's
 //! rounding or a run the trace shortened, which only delays a start, never breaks the queue.
@@ -75,6 +79,8 @@ pub struct Omniscient {
     room: RoomIndex,
     /// The `tasks/` and `jobs/` tables.
     outputs: QueueOutputs,
+    /// The run's tick, microseconds (0: starts at the tick's end).
+    tick_us: i64,
 }
 
 /// What a task takes of a node, as the fit rule counts it.
@@ -209,9 +215,21 @@ impl Omniscient {
         self.known[t.index()] = known;
     }
 
-    fn start(&mut self, cell: &mut Cell, t: TaskIdx, n: NodeIdx, now_us: i64) {
-        cell.place(t, n, now_us);
-        let end_us = now_us.saturating_add(self.run_us(cell, t));
+    /// The policy with the run's tick (`tick_us`): a task starts when it could within the
+    /// tick, not at its end.
+    pub fn with_tick(self, tick_us: i64) -> Omniscient {
+        Omniscient { tick_us, ..self }
+    }
+
+    /// When a task that could start at `earliest_us` starts in the tick ending at `now_us`:
+    /// then, but not before the tick began (the policy acts on the tick's events at once).
+    fn start_time(&self, now_us: i64, earliest_us: i64) -> i64 {
+        earliest_us.clamp(now_us - self.tick_us, now_us)
+    }
+
+    fn start(&mut self, cell: &mut Cell, t: TaskIdx, n: NodeIdx, at_us: i64) {
+        cell.place(t, n, at_us);
+        let end_us = at_us.saturating_add(self.run_us(cell, t));
         self.started.push(Started {
             task: t,
             generation: cell.tasks.generation()[t.index()],
@@ -242,7 +260,8 @@ impl Omniscient {
             }
             if !blocked[n] && fits(&cell.nodes, n, &Need::of(cell, a.task)) {
                 self.mark(a.task, false);
-                self.start(cell, a.task, a.node, now_us);
+                let at = self.start_time(now_us, a.start_us);
+                self.start(cell, a.task, a.node, at);
             } else {
                 blocked[n] = true;
                 waiting.push(a);
@@ -334,7 +353,8 @@ impl Policy for Omniscient {
             let need = Need::of(cell, t);
             if let Some(n) = self.room.first(&need, 0, |n| qualifies(cell, t, &need, n)) {
                 self.mark(t, false);
-                self.start(cell, t, NodeIdx(n as u32), now_us);
+                let at = self.start_time(now_us, cell.tasks.submit_us()[i]);
+                self.start(cell, t, NodeIdx(n as u32), at);
                 self.room.update(&cell.nodes, n);
                 if let Some(p) = &mut plans {
                     let end_us = self.started.last().map_or(now_us, |s| s.end_us);
@@ -411,11 +431,12 @@ impl crate::policies::PolicySpec for OmniscientConfig {
 
     fn build(
         &self,
-        _: &crate::RunConfig,
+        run: &crate::RunConfig,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Omniscient> {
         let outputs = QueueOutputs::of_trace(trace_dir)?;
-        Ok(Omniscient::new(RunTimes::of_trace(trace_dir)?, outputs))
+        let policy = Omniscient::new(RunTimes::of_trace(trace_dir)?, outputs);
+        Ok(policy.with_tick(run.tick.us()))
     }
 }
 

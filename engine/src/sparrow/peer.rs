@@ -78,6 +78,8 @@ pub struct Peer {
     pub probes: Vec<ProbeRecord>,
     /// Gossip view (empty under `view = "uniform"`).
     pub view: Vec<ViewEntry>,
+    /// When the next view exchange is due, microseconds (0: none planned).
+    pub next_gossip_us: i64,
 }
 
 /// The agent of node `n`.
@@ -431,6 +433,7 @@ impl Turn<'_, '_, '_> {
         } else {
             self.policy.round_us + period
         };
+        peer.next_gossip_us = next;
         self.out.wake_at(next);
     }
 }
@@ -554,9 +557,12 @@ impl Sparrow {
                     turn.release(peer, e.from, task, generation); // step 7
                 }
                 Msg::Dead { node: dead } => turn.dead(peer, dead),
-                Msg::Gossip => turn.gossip(peer),
-                Msg::Finished | Msg::Submit { .. } | Msg::Arrive { .. } => {}
+                Msg::Gossip if peer.view.is_empty() => turn.gossip(peer),
+                Msg::Finished | Msg::Submit { .. } | Msg::Arrive { .. } | Msg::Gossip => {}
             }
+        }
+        if peer.next_gossip_us > 0 && self.round_us >= peer.next_gossip_us {
+            turn.gossip(peer); // woken for the next exchange
         }
         // Arrivals of one round, grouped by job in arrival order (batch sampling).
         let mut from = 0;
