@@ -654,3 +654,23 @@ fn gen_scenario_ingest_run_pipeline() {
         text(&out.stderr)
     );
 }
+
+/// `cellsim experiment` refuses a directory that holds something (results never mix) and an
+/// unknown experiment, naming the choices.
+#[test]
+fn experiment_refuses_a_used_directory_and_unknown_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let out = cellsim(&[
+        "experiment",
+        "sparrow-load",
+        "--out",
+        &dir.path().display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("exists and is not empty"), "{err}");
+    let out = cellsim(&["experiment", "sparrow-lod", "--out", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("sparrow-load"));
+}

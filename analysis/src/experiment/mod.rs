@@ -206,7 +206,9 @@ pub fn experiment(name: &str, options: &Options) -> Result<Experiment> {
         )));
     }
     if options.seeds == 0 {
-        return Err(AnalysisError::Experiment("--seeds must be at least 1".into()));
+        return Err(AnalysisError::Experiment(
+            "--seeds must be at least 1".into(),
+        ));
     }
     match name {
         "sparrow-load" => Ok(sparrow::load(options)),

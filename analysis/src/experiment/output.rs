@@ -82,7 +82,7 @@ fn parquet_bytes(batch: &RecordBatch) -> std::result::Result<Vec<u8>, String> {
 }
 
 /// "mean (min-max)" over seeds, or the mean alone for one seed.
-fn cell(s: &Summary, c: &str, x: f64, m: fn(&ResultRow) -> f64) -> String {
+fn cell(s: &Summary, c: &str, x: f64, m: Measure) -> String {
     match s.band(c, x, m) {
         None => "-".into(),
         Some(b) if s.options.seeds == 1 || b.min == b.max => format!("{:.1}", b.mean),
@@ -90,7 +90,7 @@ fn cell(s: &Summary, c: &str, x: f64, m: fn(&ResultRow) -> f64) -> String {
     }
 }
 
-fn table(s: &Summary, title: &str, m: fn(&ResultRow) -> f64) -> String {
+fn table(s: &Summary, title: &str, m: Measure) -> String {
     let xs = s.xs();
     let mut out = format!("### {title}\n\n| configuration |");
     for x in &xs {
@@ -148,23 +148,33 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(30, 30, 30),
 ];
 
+/// A measure of a run drawn or tabulated.
+type Measure = fn(&ResultRow) -> f64;
+
 fn draw(svg: &mut String, s: &Summary) -> std::result::Result<(), String> {
     let root = SVGBackend::with_string(svg, (1100, 460)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let xs = s.xs();
     let (x_lo, x_hi) = (
         xs.first().copied().unwrap_or(0.0),
-        xs.last().copied().unwrap_or(1.0).max(xs.first().copied().unwrap_or(0.0) + 1.0),
+        xs.last()
+            .copied()
+            .unwrap_or(1.0)
+            .max(xs.first().copied().unwrap_or(0.0) + 1.0),
     );
     let panels = root.split_evenly((1, 2));
-    let measures: [(&str, fn(&ResultRow) -> f64); 2] = [
+    let measures: [(&str, Measure); 2] = [
         ("mean queue time (ms)", |r| r.mean_queue_ms),
         ("99th percentile queue time (ms)", |r| r.p99_queue_ms),
     ];
     for (panel, (label, m)) in panels.iter().zip(measures) {
         let values = s.rows.iter().map(m).filter(|v| *v > 0.0);
         let (lo, hi) = values.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        let (lo, hi) = if lo <= hi { (lo * 0.8, hi * 1.25) } else { (0.1, 10.0) };
+        let (lo, hi) = if lo <= hi {
+            (lo * 0.8, hi * 1.25)
+        } else {
+            (0.1, 10.0)
+        };
         let mut chart = ChartBuilder::on(panel)
             .caption(format!("{}: {label}", s.name), ("sans-serif", 15))
             .margin(10)

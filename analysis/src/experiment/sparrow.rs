@@ -37,7 +37,12 @@ fn compared(options: &Options) -> Vec<Configuration> {
     vec![
         sparrow("random-walk", 2, SparrowConfig::random_walk(), options),
         sparrow("greedy-search", 2, SparrowConfig::greedy_search(), options),
-        sparrow("gradient-search", 2, SparrowConfig::gradient_search(), options),
+        sparrow(
+            "gradient-search",
+            2,
+            SparrowConfig::gradient_search(),
+            options,
+        ),
         Configuration {
             name: "omniscient".into(),
             probes: 0,
@@ -177,9 +182,11 @@ fn load_shapes(s: &Summary) -> String {
     // Self-assignment lowers the mean: every improved variant under base at low load.
     let low: Vec<f64> = xs.iter().copied().filter(|&x| x <= 50.0).collect();
     let improved = ["random-walk", "greedy-search", "gradient-search"];
-    let lower = low
-        .iter()
-        .all(|&x| improved.iter().all(|c| at(c, x, mean_q) < at("base-d2", x, mean_q)));
+    let lower = low.iter().all(|&x| {
+        improved
+            .iter()
+            .all(|c| at(c, x, mean_q) < at("base-d2", x, mean_q))
+    });
     shapes.push(Shape {
         claim: "self-assignment lowers the mean queue time (most tasks run on their master)",
         holds: lower,
@@ -248,7 +255,11 @@ fn load_shapes(s: &Summary) -> String {
 /// improved configurations at the `high` points.
 fn gradient_shape(s: &Summary, high: &[f64]) -> Shape {
     let sum = |c: &str| high.iter().map(|&x| s.mean(c, x, mean_q)).sum::<f64>();
-    let (g, r, gr) = (sum("gradient-search"), sum("random-walk"), sum("greedy-search"));
+    let (g, r, gr) = (
+        sum("gradient-search"),
+        sum("random-walk"),
+        sum("greedy-search"),
+    );
     let slightly = g >= r.min(gr) && g <= 2.0 * r.max(gr);
     let verdict = if slightly {
         ""

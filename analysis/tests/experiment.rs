@@ -1,0 +1,91 @@
+//! `cellsim experiment` as a library: a trimmed sparrow-load grid (2 loads, 200 tasks, 2 seeds)
+//! gives one row per configuration, point and seed, the same rows with 1 and 2 threads, and
+//! writes its three outputs; bad settings are refused with what is wrong.
+
+use analysis::experiment::{Options, experiment, run_experiment, write_outputs};
+use arrow_array::RecordBatch;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+fn trimmed(options: &Options) -> analysis::experiment::Experiment {
+    let mut e = experiment("sparrow-load", options).unwrap();
+    e.points.retain(|p| p.x == 50.0 || p.x == 90.0);
+    for p in &mut e.points {
+        p.scenario.tasks = Some(200);
+        p.hours = 60.0 / 3600.0;
+    }
+    e
+}
+
+fn read(path: &std::path::Path) -> RecordBatch {
+    let file = std::fs::File::open(path).unwrap();
+    let mut reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    reader.next().unwrap().unwrap()
+}
+
+#[test]
+fn a_trimmed_sparrow_grid_is_deterministic_and_complete() {
+    let mut rows = Vec::new();
+    let dir = tempfile::tempdir().unwrap();
+    for threads in [1, 2] {
+        let options = Options {
+            seeds: 2,
+            threads,
+            ..Options::default()
+        };
+        let e = trimmed(&options);
+        let out = dir.path().join(format!("t{threads}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let s = run_experiment(&e, &options, &out, &|_| {}).unwrap();
+        write_outputs(&e, &s, &out).unwrap();
+        assert!(!out.join("work").exists(), "runs are removed once measured");
+        rows.push(s.rows.clone());
+        let table = read(&out.join("results.parquet"));
+        assert_eq!(table.num_rows(), 2 * 8 * 2);
+        let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+        assert!(md.contains("### Mean queue time (ms)") && md.contains("## Against seed 002"));
+        let svg = std::fs::read_to_string(out.join("queue-times.svg")).unwrap();
+        for c in &s.configurations {
+            assert!(svg.contains(c.as_str()), "{c} in the legend");
+            assert!(md.contains(&format!("| {c} |")), "{c} in the table");
+        }
+        // Every task ran; base Sparrow's floor is its 4 network delays (2 ms); omniscient
+        // waits least at every point.
+        for r in &s.rows {
+            assert_eq!((r.tasks, r.unstarted), (200, 0), "{r:?}");
+            if r.configuration.starts_with("base") {
+                assert!(r.mean_queue_ms >= 2.0, "{r:?}");
+            }
+            let o = s.mean("omniscient", r.x, |r| r.mean_queue_ms);
+            assert!(o <= r.mean_queue_ms, "{r:?} vs omniscient {o}");
+        }
+    }
+    assert_eq!(rows[0], rows[1]);
+}
+
+#[test]
+fn bad_experiment_settings_are_refused() {
+    let e = experiment("sparow-load", &Options::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("sparrow-load, sparrow-random"),
+        "{e}"
+    );
+    let zero = Options {
+        seeds: 0,
+        ..Options::default()
+    };
+    assert!(
+        experiment("sparrow-load", &zero)
+            .unwrap_err()
+            .to_string()
+            .contains("--seeds")
+    );
+    let delay = Options {
+        net_delay_ms: f64::NAN,
+        ..Options::default()
+    };
+    let e = experiment("sparrow-load", &delay).unwrap_err();
+    assert!(e.to_string().contains("--net-delay-ms"), "{e}");
+}
