@@ -204,6 +204,7 @@ mod tests {
             submit_us,
             start_us: Some(start),
             end_us,
+            node: crate::ids::NodeIdx(0),
         }
     }
 

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::scenario::{Arrivals, ScenarioConfig};
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{AnalysisError, Result};
 use crate::parts::for_each_batch;
@@ -363,31 +363,55 @@ pub fn run_experiment(
         .flat_map(|p| (1..=options.seeds).map(move |s| (p, s)))
         .collect();
     let total = jobs.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .map_err(|e| AnalysisError::Experiment(format!("threads: {e}")))?;
-    let results: Vec<Result<Vec<ResultRow>>> = pool.install(|| {
-        jobs.par_iter()
-            .with_max_len(1)
-            .map(|&(point, seed)| {
-                let rows = run_point(experiment, point, seed, &work)?;
-                let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let threads = match options.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(total.max(1));
+    // Plain threads pulling jobs in turn (not a rayon pool: a worker waiting for a run's own
+    // pool would steal the next job onto its stack).
+    let worker = || {
+        let mut mine = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(point, seed)) = jobs.get(k) else {
+                return mine;
+            };
+            let result = run_point(experiment, point, seed, &work);
+            if let Ok(rows) = &result {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 let brief: Vec<String> = rows
                     .iter()
                     .map(|r| format!("{} {:.1}", r.configuration, r.mean_queue_ms))
                     .collect();
                 progress(&format!(
-                    "[{k}/{total}] {} = {} seed {seed}: mean queue ms {}",
+                    "[{n}/{total}] {} = {} seed {seed}: mean queue ms {}",
                     experiment.x_label,
                     point.x,
                     brief.join(", ")
                 ));
-                Ok(rows)
+            }
+            mine.push((k, result));
+        }
+    };
+    let mut results: Vec<(usize, Result<Vec<ResultRow>>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                std::thread::Builder::new()
+                    .stack_size(64 << 20)
+                    .spawn_scoped(scope, worker)
+                    .expect("a thread starts")
             })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an experiment thread does not panic"))
             .collect()
     });
+    results.sort_by_key(|r| r.0);
+    let results = results.into_iter().map(|r| r.1);
     let mut rows = Vec::new();
     for r in results {
         rows.extend(r?);

@@ -71,6 +71,9 @@ pub struct EndedTask {
     pub start_us: Option<i64>,
     /// When it ended, microseconds.
     pub end_us: i64,
+    /// The node it ran on ([`NodeIdx::NONE`] when it ended while pending): where room was
+    /// freed.
+    pub node: NodeIdx,
 }
 
 impl EndedTask {
@@ -84,6 +87,11 @@ impl EndedTask {
             submit_us: tasks.submit_us()[i],
             start_us: running.then_some(tasks.start_us()[i]),
             end_us,
+            node: if running {
+                tasks.node()[i]
+            } else {
+                NodeIdx::NONE
+            },
         }
     }
 }

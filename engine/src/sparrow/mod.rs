@@ -19,8 +19,7 @@
 //! exactly 4 delays (submit, probe, confirmation request, assignment). Messages due within a round
 //! arrive at its start (`Outbox::send_at`).
 //!
-//! Invariants: `started` lists the runs this policy started with their nodes until the tick
-//! after they end; `queue_len[n]` is node `n`'s published queue length; `ring` and `online` are
+//! Invariants: `queue_len[n]` is node `n`'s published queue length; `ring` and `online` are
 //! the cell's online nodes (rebuilt when a machine changes, not saved).
 
 mod config;
@@ -68,7 +67,6 @@ pub struct Sparrow {
     /// Whether `ring` and `online` match the cell (false after a load).
     topology_built: bool,
     queue_len: Vec<u32>,
-    started: Vec<(TaskIdx, u32, NodeIdx)>,
     failures: Vec<Failure>,
     /// Tasks a placement failed for (a race with the trace): they arrive again next tick.
     retry: Vec<(TaskIdx, u32)>,
@@ -213,23 +211,20 @@ impl Policy for Sparrow {
             }
         }
         self.detect(cell, end_us, agents, inject);
-        // Step 8: a worker hears when a task it ran ends.
-        let tasks = &cell.tasks;
-        let mut told = vec![false; nodes];
-        self.started.retain(|&(t, g, n)| {
-            let running = tasks.generation()[t.index()] == g
-                && tasks.state()[t.index()] == TaskState::Running
-                && tasks.node()[t.index()] == n;
-            if !running && cell.nodes.online()[n.index()] && !told[n.index()] {
-                told[n.index()] = true;
-                inject.push(Envelope {
-                    from: DATACENTER,
-                    to: agent_of(n),
-                    msg: Msg::Finished,
-                });
-            }
-            running
-        });
+        // Step 8: a worker hears when a task it ran ends (once per tick).
+        let mut freed: Vec<NodeIdx> = events
+            .ended
+            .iter()
+            .map(|e| e.node)
+            .filter(|n| n.is_some() && cell.nodes.online()[n.index()])
+            .collect();
+        freed.sort_unstable();
+        freed.dedup();
+        inject.extend(freed.into_iter().map(|n| Envelope {
+            from: DATACENTER,
+            to: agent_of(n),
+            msg: Msg::Finished,
+        }));
         for (task, generation) in std::mem::take(&mut self.retry) {
             inject.push(arrive(task, generation));
         }
@@ -279,7 +274,6 @@ impl Policy for Sparrow {
                     let need = Need::of(cell, task);
                     if fits(&cell.nodes, node.index(), &need) && cell.satisfies(node, task) {
                         cell.place(task, node, self.round_us);
-                        self.started.push((task, generation, node));
                     } else {
                         self.retry.push((task, generation));
                     }
@@ -302,12 +296,12 @@ impl Policy for Sparrow {
     }
 
     fn save_state(&self, w: &mut SectionWriter) {
-        w.serde(&(&self.queue_len, &self.started, &self.failures, &self.retry));
+        w.serde(&(&self.queue_len, &self.failures, &self.retry));
         self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
-        (self.queue_len, self.started, self.failures, self.retry) = r.serde()?;
+        (self.queue_len, self.failures, self.retry) = r.serde()?;
         self.outputs.load_state(r)?;
         self.topology_built = false;
         Ok(())

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
 use super::protocol::{Action, Msg, VIEW_EXCHANGE_KIND};
-use super::sampling::{distinct_uniform, probe_targets, softmax_distinct};
+use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{ViewEntry, exchange};
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Amounts, Need, covers, free_amounts};
@@ -145,21 +145,28 @@ impl Turn<'_, '_, '_> {
         }
     }
 
-    /// `count` peers to send probes to, never this node nor `avoid`: from the view by softmax
-    /// over cached free CPU, or uniformly over the online nodes without one (or when it is
-    /// empty).
-    fn peers(&mut self, view: &[ViewEntry], count: usize, avoid: Option<u32>) -> Vec<u32> {
-        let usable: Vec<&ViewEntry> = view
-            .iter()
-            .filter(|e| e.node != self.node.0 && Some(e.node) != avoid)
-            .filter(|e| self.ctx.cell.nodes.online().get(e.node as usize) == Some(&true))
-            .collect();
+    /// `count` peers to send probes to for `task`, never this node nor `avoid`, each meeting
+    /// the task's constraints: from the view by softmax over cached free CPU, or uniformly over
+    /// the online nodes without one (or when none in it qualifies).
+    fn peers(
+        &mut self,
+        view: &[ViewEntry],
+        task: TaskIdx,
+        count: usize,
+        avoid: Option<u32>,
+    ) -> Vec<u32> {
+        let cell = self.ctx.cell;
+        let constrained = !cell.constraints_of(task).is_empty();
+        let qualifies = |n: u32| {
+            n != self.node.0
+                && Some(n) != avoid
+                && cell.nodes.online().get(n as usize) == Some(&true)
+                && (!constrained || cell.satisfies(NodeIdx(n), task))
+        };
+        let usable: Vec<&ViewEntry> = view.iter().filter(|e| qualifies(e.node)).collect();
         if usable.is_empty() {
             let pool = &self.policy.online;
-            let mut got = distinct_uniform(&mut self.rng, pool, self.node.0, count + 1);
-            got.retain(|&n| Some(n) != avoid);
-            got.truncate(count);
-            return got;
+            return distinct_accepted(&mut self.rng, pool, self.node.0, count, qualifies);
         }
         let scores: Vec<f64> = usable.iter().map(|e| e.free_cpus).collect();
         softmax_distinct(
@@ -174,11 +181,16 @@ impl Turn<'_, '_, '_> {
     }
 
     /// Probes for `tasks` (one job's, in arrival order): targets by batch or per-task
-    /// sampling, or by the view.
+    /// sampling, uniform or from the view; a task with constraints probes only nodes meeting
+    /// them (per task).
     fn probe(&mut self, peer: &mut Peer, tasks: &[MasterTask]) {
         let config = &self.policy.config;
         let (ratio, batch) = (config.probe_ratio, config.batch_sampling);
-        let targets: Vec<(usize, u32)> = if peer.view.is_empty() {
+        let cell = self.ctx.cell;
+        let constrained = tasks
+            .iter()
+            .any(|t| !cell.constraints_of(t.task).is_empty());
+        let targets: Vec<(usize, u32)> = if peer.view.is_empty() && !constrained {
             let pool = &self.policy.online;
             probe_targets(
                 &mut self.rng,
@@ -186,10 +198,10 @@ impl Turn<'_, '_, '_> {
                 self.node.0,
                 (tasks.len(), ratio, batch),
             )
-        } else if batch {
+        } else if batch && !constrained {
             let count = (ratio * tasks.len() as f64).ceil() as usize;
             let view = std::mem::take(&mut peer.view);
-            let got = self.peers(&view, count, None);
+            let got = self.peers(&view, tasks[0].task, count, None);
             peer.view = view;
             got.into_iter()
                 .enumerate()
@@ -200,7 +212,7 @@ impl Turn<'_, '_, '_> {
             let per_task = ratio.ceil() as usize;
             let got = (0..tasks.len())
                 .flat_map(|k| {
-                    let workers = self.peers(&view, per_task, None);
+                    let workers = self.peers(&view, tasks[k].task, per_task, None);
                     workers.into_iter().map(move |w| (k, w))
                 })
                 .collect();
@@ -288,7 +300,7 @@ impl Turn<'_, '_, '_> {
         if config.probe_propagation && hops < config.max_hops && !runs_now {
             let view = std::mem::take(&mut peer.view);
             let avoid = (p.master != DATACENTER).then(|| node_of(p.master).0);
-            let next = self.peers(&view, 1, avoid);
+            let next = self.peers(&view, p.task, 1, avoid);
             peer.view = view;
             if let Some(&w) = next.first() {
                 let probe = Msg::Probe {

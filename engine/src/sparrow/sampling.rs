@@ -69,6 +69,42 @@ pub fn distinct_uniform(rng: &mut Rng, pool: &[u32], exclude: u32, count: usize)
     out
 }
 
+/// Up to `count` distinct members of `pool` that `accept` takes, never `exclude`: drawn
+/// uniformly (up to 8 draws per member wanted), then, if too few were found, the rest of the
+/// pool scanned from a random place (so a member any node accepts is always found).
+pub fn distinct_accepted(
+    rng: &mut Rng,
+    pool: &[u32],
+    exclude: u32,
+    count: usize,
+    accept: impl Fn(u32) -> bool,
+) -> Vec<u32> {
+    let mut out = Vec::with_capacity(count);
+    if pool.is_empty() {
+        return out;
+    }
+    for _ in 0..8 * count {
+        if out.len() == count {
+            return out;
+        }
+        let n = pool[rng.below(pool.len() as u64) as usize];
+        if n != exclude && !out.contains(&n) && accept(n) {
+            out.push(n);
+        }
+    }
+    let from = rng.below(pool.len() as u64) as usize;
+    for k in 0..pool.len() {
+        if out.len() == count {
+            break;
+        }
+        let n = pool[(from + k) % pool.len()];
+        if n != exclude && !out.contains(&n) && accept(n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
 /// The probe targets of a job's `tasks` tasks at probe ratio `ratio`: batch sampling draws
 /// ceil(ratio x tasks) distinct workers for the whole job (target k carries task k mod tasks);
 /// per-task sampling draws ceil(ratio) distinct workers for each task independently (two tasks
@@ -184,6 +220,23 @@ mod tests {
         assert_eq!(hits[0], trials);
         let share = hits[1] as f64 / trials as f64;
         assert!((share - 19.0 / 36.0).abs() < 0.015, "{share}");
+    }
+
+    /// Only accepted members, distinct, found even when one in a thousand is accepted.
+    #[test]
+    fn accepted_samples_find_rare_members() {
+        let pool: Vec<u32> = (0..1_000).collect();
+        let mut rng = Rng::new(5, 0);
+        let rare = distinct_accepted(&mut rng, &pool, 0, 2, |n| n == 777);
+        assert_eq!(rare, [777]);
+        let even = distinct_accepted(&mut rng, &pool, 4, 10, |n| n % 2 == 0);
+        assert_eq!(even.len(), 10);
+        assert!(even.iter().all(|n| n % 2 == 0 && *n != 4));
+        let mut sorted = even.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 10);
+        assert!(distinct_accepted(&mut rng, &[], 0, 3, |_| true).is_empty());
     }
 
     #[test]
