@@ -16,6 +16,7 @@ use ingest::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
+use super::config::ViewKind;
 use super::protocol::{Action, Msg, VIEW_EXCHANGE_KIND};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{ViewEntry, exchange};
@@ -436,8 +437,22 @@ impl Turn<'_, '_, '_> {
             // The exchange partner's answer and our request.
             self.out.count_delivered(VIEW_EXCHANGE_KIND, 2);
         }
-        exchange(config.view, &mut peer.view, &fresh, size);
         let period = config.gossip_period.us();
+        if config.view == ViewKind::Gradient {
+            // T-Man talks to its best-ranked peer: that entry is fresh.
+            let best = peer
+                .view
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.utility().total_cmp(&b.1.utility()).then(b.0.cmp(&a.0)))
+                .map(|(k, _)| k);
+            if let Some(k) = best {
+                peer.view[k] = self.fresh(peer.view[k].node);
+            }
+        }
+        // An entry survives about as many exchanges as a Cyclon view of this size keeps it.
+        let oldest_us = self.policy.round_us - period * (size as i64 / 2).max(1);
+        exchange(config.view, &mut peer.view, &fresh, (size, oldest_us));
         let next = if first {
             // Spread the peers' exchanges over the period.
             let phase = ingest::rng::hash_keys(0x6055, &[self.node.0 as u64]) % period as u64;

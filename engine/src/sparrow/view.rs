@@ -4,8 +4,10 @@
 //!
 //! Staleness model: an exchange every `gossip_period` brings `view_size / 2` fresh random
 //! peers with their state at that moment (Cyclon's shuffle length); Cyclon drops the oldest
-//! entries for them, Gradient (T-Man) keeps the best ranked by U = free CPU - queue length
-//! among old and new, old entries keeping their old values.
+//! entries for them. Gradient (T-Man) exchanges with its best-ranked peer (whose entry is then
+//! fresh), drops entries older than `oldest_us` (as the random view underneath would have
+//! shuffled them out), and keeps the best ranked by U = free CPU - queue length among old and
+//! new, old entries keeping their old values.
 
 use super::config::ViewKind;
 
@@ -30,8 +32,14 @@ impl ViewEntry {
 }
 
 /// The view after an exchange that brought `fresh` (distinct peers, none already in the view
-/// nor the node itself), at most `size` entries.
-pub fn exchange(kind: ViewKind, view: &mut Vec<ViewEntry>, fresh: &[ViewEntry], size: usize) {
+/// nor the node itself), at most `size` entries; Gradient drops entries cached before
+/// `oldest_us` first.
+pub fn exchange(
+    kind: ViewKind,
+    view: &mut Vec<ViewEntry>,
+    fresh: &[ViewEntry],
+    (size, oldest_us): (usize, i64),
+) {
     match kind {
         ViewKind::Uniform => view.clear(),
         ViewKind::Cyclon => {
@@ -42,6 +50,7 @@ pub fn exchange(kind: ViewKind, view: &mut Vec<ViewEntry>, fresh: &[ViewEntry], 
             view.extend_from_slice(fresh);
         }
         ViewKind::Gradient => {
+            view.retain(|e| e.at_us >= oldest_us);
             view.extend_from_slice(fresh);
             view.sort_by(|a, b| {
                 b.utility()
@@ -77,13 +86,18 @@ mod tests {
         ];
         let fresh = [entry(5, 1.0, 0, 50), entry(6, 7.0, 0, 50)];
         let mut cyclon = old.clone();
-        exchange(ViewKind::Cyclon, &mut cyclon, &fresh, 4);
+        exchange(ViewKind::Cyclon, &mut cyclon, &fresh, (4, 0));
         let nodes: Vec<u32> = cyclon.iter().map(|e| e.node).collect();
         assert_eq!(nodes, [1, 4, 5, 6]);
-        let mut gradient = old;
-        exchange(ViewKind::Gradient, &mut gradient, &fresh, 4);
+        let mut gradient = old.clone();
+        exchange(ViewKind::Gradient, &mut gradient, &fresh, (4, 0));
         let nodes: Vec<u32> = gradient.iter().map(|e| e.node).collect();
         // U: 1 -> 8, 6 -> 7, 4 -> 5, 3 -> 2, 5 -> 1, 2 -> -3.
         assert_eq!(nodes, [1, 6, 4, 3]);
+        // Entries cached before 25 are gone (2 and 3): 5 makes the cut.
+        let mut aged = old;
+        exchange(ViewKind::Gradient, &mut aged, &fresh, (4, 25));
+        let nodes: Vec<u32> = aged.iter().map(|e| e.node).collect();
+        assert_eq!(nodes, [1, 6, 4, 5]);
     }
 }
