@@ -5,9 +5,14 @@
 //!
 //! A job's makespan is from its first submission to its last end; its flowtime is the sum over
 //! its task runs of the time each spent in the system (end - submit: waiting plus running,
-//! seed 003's "total time that a job spends in the system"); its latency is its last end minus
+//! seed 003's "total time that a job spends in the system"); its queue time the longest of its
+//! runs' (when its last task started: the Sparrow paper's job wait); its latency is its last end minus
 //! its deadline (seed 004: negative when met). Weight and deadline come from the scenario's side
 //! tables (`ingest::scenario::side`; weight 1 and no deadline without them).
+//!
+//! Queue times count from the task's submission, or from the trace window's start for a task of
+//! the trace's initial state (submitted before the window: GCD's t = 0 tasks), when the run's
+//! policy first saw it: their initial placement.
 //!
 //! Invariant: `open` holds one entry per job with a task submitted and not yet ended, by job ID,
 //! with the count of its runs still open (submissions minus ends); a job's row is written in the
@@ -33,19 +38,24 @@ const TASK_COLUMNS: [ColumnSpec; 6] = [
     // The end of the tick the task was placed in; null when it ended while waiting.
     ColumnSpec::new("start_us", ColumnType::I64).nullable(),
     ColumnSpec::new("end_us", ColumnType::I64),
-    // start_us - submit_us.
+    // start_us - submit_us (from the window's start for a task of the trace's t = 0 state).
     ColumnSpec::new("queue_us", ColumnType::I64)
         .nullable()
         .summarised(),
 ];
 
-const JOB_COLUMNS: [ColumnSpec; 10] = [
+const JOB_COLUMNS: [ColumnSpec; 11] = [
     ColumnSpec::new("job_id", ColumnType::U64),
     ColumnSpec::new("tasks", ColumnType::U32),
     ColumnSpec::new("submit_us", ColumnType::I64),
     ColumnSpec::new("end_us", ColumnType::I64),
     ColumnSpec::new("makespan_us", ColumnType::I64).summarised(),
     ColumnSpec::new("flowtime_us", ColumnType::I64).summarised(),
+    // The longest queue time of its task runs (when its last task started, from its
+    // submission): the job's wait (the Sparrow paper's per-job measure); null when none ran.
+    ColumnSpec::new("queue_us", ColumnType::I64)
+        .nullable()
+        .summarised(),
     ColumnSpec::new("weight", ColumnType::F64),
     ColumnSpec::new("deadline_us", ColumnType::I64).nullable(),
     // True for a hard deadline, false for a soft one, null without.
@@ -67,6 +77,13 @@ pub const TABLES: [TableSpec; 2] = [
     },
 ];
 
+/// When a task submitted at `submit_us` became known to the simulated scheduler: then, or at
+/// the trace window's start for a task of the trace's initial state (GCD's tasks running at
+/// t = 0 carry submission times before the window, when no policy of the run existed).
+fn known_at(submit_us: i64) -> i64 {
+    submit_us.max(ingest::codes::TRACE_START_US)
+}
+
 /// A job with runs still open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct OpenJob {
@@ -77,6 +94,8 @@ struct OpenJob {
     first_submit_us: i64,
     last_end_us: i64,
     flowtime_us: i64,
+    /// The longest queue time of its runs that started (-1: none yet).
+    queue_us: i64,
 }
 
 /// The rows of both tables and the jobs still open (module doc).
@@ -111,6 +130,7 @@ impl QueueOutputs {
                 first_submit_us: submit,
                 last_end_us: submit,
                 flowtime_us: 0,
+                queue_us: -1,
             });
             j.open += 1;
             j.first_submit_us = j.first_submit_us.min(submit);
@@ -119,7 +139,7 @@ impl QueueOutputs {
             let start = e.start_us.map_or(Value::Null, Value::I64);
             let queue = e
                 .start_us
-                .map_or(Value::Null, |s| Value::I64(s - e.submit_us));
+                .map_or(Value::Null, |s| Value::I64(s - known_at(e.submit_us)));
             self.task_rows.extend([
                 Value::U64(e.job_id),
                 Value::U32(e.task_index),
@@ -135,6 +155,9 @@ impl QueueOutputs {
             j.ended += 1;
             j.last_end_us = j.last_end_us.max(e.end_us);
             j.flowtime_us += e.end_us - e.submit_us;
+            if let Some(start) = e.start_us {
+                j.queue_us = j.queue_us.max(start - known_at(e.submit_us));
+            }
             if j.open == 0 {
                 let j = *j;
                 self.open.remove(&e.job_id);
@@ -159,6 +182,11 @@ impl QueueOutputs {
             Value::I64(j.last_end_us),
             Value::I64(j.last_end_us - j.first_submit_us),
             Value::I64(j.flowtime_us),
+            if j.queue_us >= 0 {
+                Value::I64(j.queue_us)
+            } else {
+                Value::Null
+            },
             Value::F64(weight),
             at.map_or(Value::Null, Value::I64),
             match deadline {
@@ -208,18 +236,22 @@ mod tests {
         }
     }
 
-    /// By hand: job 7's two tasks are submitted at 0 and 10 and end at 50 (started at 20) and
-    /// 80 (started at 30): makespan 80, flowtime 50 + 70 = 120; with a hard deadline at 60, a
-    /// latency of 20. Its row is written when the second ends, not before.
+    /// By hand, times after the window's start T0: job 7's two tasks are submitted at T0 and
+    /// T0 + 10 and end at T0 + 50 (started at T0 + 20) and T0 + 80 (started at T0 + 30):
+    /// makespan 80, flowtime 50 + 70 = 120, queue time the longer wait, 20; with a hard
+    /// deadline at T0 + 60, a latency of 20. Its row is written when the second ends, not
+    /// before. A task of the trace's initial state (submitted at 5, before the window) started
+    /// at T0 + 7 waited 7.
     #[test]
     fn a_job_row_when_its_last_task_ends() {
+        let t0 = ingest::codes::TRACE_START_US;
         let mut cell = Cell::default();
-        let a = cell.tasks.alloc(7, 0, 0, 0);
-        let b = cell.tasks.alloc(7, 1, 10, 0);
+        let a = cell.tasks.alloc(7, 0, 0, t0);
+        let b = cell.tasks.alloc(7, 1, 0, t0 + 10);
         let side = SideTables {
             task_key: vec![(7, 0), (7, 1)],
             length_mi: vec![None; 2],
-            deadline: vec![Deadline::Hard(60); 2],
+            deadline: vec![Deadline::Hard(t0 + 60); 2],
             weight: vec![2.0; 2],
             ..SideTables::default()
         };
@@ -233,14 +265,14 @@ mod tests {
         };
         out.record(&cell, &submitted);
         let first = TickEvents {
-            ended: vec![ended(7, 0, 0, 20, 50)],
+            ended: vec![ended(7, 0, t0, t0 + 20, t0 + 50)],
             ..TickEvents::default()
         };
         out.record(&cell, &first);
         assert!(out.job_rows.is_empty());
         assert_eq!(out.task_rows[5], Value::I64(20));
         let second = TickEvents {
-            ended: vec![ended(7, 1, 10, 30, 80)],
+            ended: vec![ended(7, 1, t0 + 10, t0 + 30, t0 + 80)],
             ..TickEvents::default()
         };
         out.record(&cell, &second);
@@ -250,16 +282,23 @@ mod tests {
             [
                 U64(7),
                 U32(2),
-                I64(0),
-                I64(80),
+                I64(t0),
+                I64(t0 + 80),
                 I64(80),
                 I64(120),
+                I64(20),
                 F64(2.0),
-                I64(60),
+                I64(t0 + 60),
                 Bool(true),
                 I64(20)
             ]
         );
+        let initial = TickEvents {
+            ended: vec![ended(8, 0, 5, t0 + 7, t0 + 9)],
+            ..TickEvents::default()
+        };
+        out.record(&cell, &initial);
+        assert_eq!(out.task_rows[6 * 2 + 5], Value::I64(7));
         assert!(out.open.is_empty());
     }
 }
