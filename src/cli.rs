@@ -145,6 +145,24 @@ pub struct GenArgs {
     /// Nodes instead of the seed's 50 (`--scenario sparrow-random`: sets its load).
     #[arg(long, requires = "scenario")]
     pub nodes: Option<u32>,
+    /// A failure of the scenario's failure list: machine M (from 0) removed T seconds after the
+    /// start (`--fail 3@20`); repeat for more.
+    #[arg(long, value_name = "M@T", value_parser = parse_failure, requires = "scenario")]
+    pub fail: Vec<(u32, f64)>,
+}
+
+/// `M@T`: a machine index and a time in seconds.
+fn parse_failure(text: &str) -> Result<(u32, f64), String> {
+    let (m, t) = text
+        .split_once('@')
+        .ok_or_else(|| format!("{text:?} is not MACHINE@SECONDS (e.g. 3@20)"))?;
+    let m = m
+        .parse()
+        .map_err(|_| format!("{m:?} is not a machine index"))?;
+    let t: f64 = t
+        .parse()
+        .map_err(|_| format!("{t:?} is not a time in seconds"))?;
+    Ok((m, t))
 }
 
 /// `--scenario`'s values, with their descriptions.

@@ -125,6 +125,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
             jobs_factor: args.jobs_factor,
             arrivals: args.arrivals.parse().map_err(anyhow::Error::msg)?,
             nodes: args.nodes,
+            failures: args.fail.clone(),
         };
         let summary = ingest::scenario::generate_scenario(&args.out_dir, &config)
             .with_context(|| format!("writing scenario {name} to {}", args.out_dir.display()))?;

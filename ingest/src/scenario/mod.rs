@@ -64,6 +64,9 @@ pub struct ScenarioConfig {
     pub arrivals: Arrivals,
     /// Nodes instead of the seed's 50 (`sparrow-random`, whose load it sets).
     pub nodes: Option<u32>,
+    /// The scenario's failure list: machines (by index from 0) removed (machine_events
+    /// REMOVE) at a time after the start, seconds; a policy sees them fail as a GCD removal.
+    pub failures: Vec<(u32, f64)>,
 }
 
 /// How tasks arrive in the Sparrow scenarios.
@@ -116,6 +119,7 @@ impl Default for ScenarioConfig {
             jobs_factor: 40,
             arrivals: Arrivals::Even,
             nodes: None,
+            failures: Vec::new(),
         }
     }
 }
@@ -189,7 +193,7 @@ impl ScenarioConfig {
                 "tasks and jobs factor must be positive (jobs factor at most 4,000)".into(),
             ));
         }
-        Ok(match self.name.as_str() {
+        let workload = match self.name.as_str() {
             "sparrow-load" => catalog::sparrow_load(self),
             "sparrow-random" => catalog::sparrow_random(self),
             "nbs-hadoop" => catalog::nbs_hadoop(self),
@@ -202,7 +206,16 @@ impl ScenarioConfig {
                     names.join(", ")
                 )));
             }
-        })
+        };
+        for &(machine, at_s) in &self.failures {
+            if machine as usize >= workload.machines.len() || !(at_s.is_finite() && at_s >= 0.0) {
+                return Err(IngestError::Config(format!(
+                    "failure {machine}@{at_s}: the scenario has machines 0-{} and failures happen at 0 s or later",
+                    workload.machines.len().saturating_sub(1)
+                )));
+            }
+        }
+        Ok(workload)
     }
 }
 
@@ -230,7 +243,7 @@ pub const SUMMARY_FILE: &str = "scenario.json";
 pub fn generate_scenario(out_dir: &Path, config: &ScenarioConfig) -> Result<ScenarioSummary> {
     let workload = config.workload()?;
     let partial = crate::synth::prepare_out_dir(out_dir)?;
-    let written = write(&partial, &workload);
+    let written = write(&partial, &workload, &config.failures);
     let summary = written.and_then(|()| {
         let jobs = workload.tasks.iter().filter(|t| t.task_index == 0).count();
         let summary = ScenarioSummary {
@@ -257,7 +270,7 @@ pub fn generate_scenario(out_dir: &Path, config: &ScenarioConfig) -> Result<Scen
 }
 
 /// The six tables and the side tables of `w` into `dir`.
-fn write(dir: &Path, w: &Workload) -> Result<()> {
+fn write(dir: &Path, w: &Workload, failures: &[(u32, f64)]) -> Result<()> {
     let table = |name: &str| TableWriter::new(dir, name, 1, i64::MAX);
     let mut machines = table("machine_events")?;
     for (m, machine) in w.machines.iter().enumerate() {
@@ -268,6 +281,21 @@ fn write(dir: &Path, w: &Workload) -> Result<()> {
         text(b, "scenario");
         sig4(b, machine.cpus);
         sig4(b, machine.memory);
+        end_row(b);
+    }
+    let mut failures: Vec<(i64, u64)> = failures
+        .iter()
+        .map(|&(m, at_s)| (TRACE_START_US + (at_s * 1e6).round() as i64, m as u64 + 1))
+        .collect();
+    failures.sort_unstable();
+    for (at, id) in failures {
+        let b = machines.row(at)?;
+        int(b, at);
+        int(b, id);
+        int(b, machine_event::REMOVE);
+        empty(b);
+        empty(b);
+        empty(b);
         end_row(b);
     }
     machines.finish()?;
@@ -449,6 +477,15 @@ mod tests {
                 .contains("nodes must be")
         );
         assert_eq!("poisson".parse::<Arrivals>(), Ok(Arrivals::Poisson));
+        let c = ScenarioConfig {
+            failures: vec![(50, 1.0)],
+            ..ScenarioConfig::default()
+        };
+        let e = c.workload().unwrap_err().to_string();
+        assert!(
+            e.contains("failure 50@1") && e.contains("machines 0-49"),
+            "{e}"
+        );
         assert!("bursty".parse::<Arrivals>().is_err());
     }
 
