@@ -7,6 +7,8 @@
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
 
+mod common;
+
 use engine::cell::{Cell, Constraint, TaskState};
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
@@ -29,7 +31,7 @@ struct Harness {
     round: u64,
     counters: PolicyCounters,
     /// (global round, from, to, kind) of every message except node reports, receiver-grouped.
-    log: Vec<(u64, u32, u32, &'static str)>,
+    log: common::MessageLog,
     /// Message counts per tick and kind, as the run's ticks table has them.
     counts: Vec<Vec<u64>>,
     /// New tasks handed to MASB at the next tick's start.
@@ -149,14 +151,7 @@ impl Harness {
     }
 
     fn messages_in(&self, round: u64) -> Vec<(u32, u32, &'static str)> {
-        let mut m: Vec<_> = self
-            .log
-            .iter()
-            .filter(|e| e.0 == round)
-            .map(|e| (e.1, e.2, e.3))
-            .collect();
-        m.sort();
-        m
+        common::messages_in(&self.log, round)
     }
 }
 

@@ -7,6 +7,8 @@
 //! Rounds last one network delay (0.5 ms), 20 to a 10 ms tick, numbered over the run. Agent 0
 //! is the DATACENTER, agent n + 1 node n's peer. Nodes have 1.0 CPU and memory.
 
+mod common;
+
 use engine::active::RoundClock;
 use engine::cell::{Cell, TaskState};
 use engine::delay::DelayQueue;
@@ -33,7 +35,7 @@ struct Harness {
     g: u64,
     counters: PolicyCounters,
     /// (round, from, to, kind) of every message delivered.
-    log: Vec<(u64, u32, u32, &'static str)>,
+    log: common::MessageLog,
     /// The next tick's events.
     events: TickEvents,
     /// Messages the harness delivers at the next tick's first round (the engine's notices).
@@ -169,14 +171,7 @@ impl Harness {
     }
 
     fn messages_in(&self, round: u64) -> Vec<(u32, u32, &'static str)> {
-        let mut m: Vec<_> = self
-            .log
-            .iter()
-            .filter(|e| e.0 == round)
-            .map(|e| (e.1, e.2, e.3))
-            .collect();
-        m.sort();
-        m
+        common::messages_in(&self.log, round)
     }
 
     fn running_on(&self, t: TaskIdx) -> Option<u32> {

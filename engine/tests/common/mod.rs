@@ -138,3 +138,17 @@ pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
     ));
     out
 }
+
+/// A protocol test's message log: (round, from agent, to agent, kind) per message delivered.
+pub type MessageLog = Vec<(u64, u32, u32, &'static str)>;
+
+/// The messages of `log` delivered in `round`, as (from, to, kind), sorted.
+pub fn messages_in(log: &MessageLog, round: u64) -> Vec<(u32, u32, &'static str)> {
+    let mut m: Vec<_> = log
+        .iter()
+        .filter(|e| e.0 == round)
+        .map(|e| (e.1, e.2, e.3))
+        .collect();
+    m.sort();
+    m
+}
