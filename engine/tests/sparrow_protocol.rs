@@ -332,3 +332,39 @@ fn a_dead_masters_placeholders_are_cancelled_and_its_tasks_issued_again() {
     assert!(h.running_on(t1).is_some());
     assert_ne!(h.running_on(t1), Some(m));
 }
+
+/// Step 4's queue order. Two nodes: the master M and a worker W with 0.5 CPU free. A job's
+/// first task (0.8 CPU) probes W and heads its queue, never fitting; its second (0.3) queues
+/// behind it. Under seed 002's FIFO the head blocks it; with `first-that-fits` W reserves the
+/// second place-holder at once and the master binds it to the 0.3 task (the 0.8 one needs more),
+/// 4 delays after its submission.
+#[test]
+fn a_head_that_never_fits_blocks_fifo_but_not_first_that_fits() {
+    use engine::sparrow::QueueOrder;
+    let job = 3;
+    let ring = Ring::new((0..2).map(|n| (n, 100 + n as u64)), 16);
+    let m = ring.owner(job).unwrap();
+    let w = 1 - m;
+    for order in [QueueOrder::Fifo, QueueOrder::FirstThatFits] {
+        let config = SparrowConfig {
+            queue_order: order,
+            ..SparrowConfig::default()
+        };
+        let mut h = Harness::new(2, config);
+        let half = h.cell.tasks.alloc(999, 0, 0, 0);
+        h.cell.set_request(half, to_units(0.5), to_units(0.1));
+        h.cell.place(half, NodeIdx(w), 0);
+        let big = h.submit(job, 0, 0.8);
+        h.until(20);
+        let small = h.submit(job, 1, 0.3);
+        h.until(40);
+        assert_eq!(h.running_on(big), None, "{order:?}");
+        match order {
+            QueueOrder::Fifo => assert_eq!(h.running_on(small), None),
+            QueueOrder::FirstThatFits => {
+                assert_eq!(h.running_on(small), Some(w));
+                assert_eq!(h.started_at(small), 10_000 + 2_000);
+            }
+        }
+    }
+}

@@ -24,6 +24,20 @@ pub enum ViewKind {
     Gradient,
 }
 
+/// Which place-holder a worker reserves for when resources free up (step 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueOrder {
+    /// Seed 002's step 4: the queue head only; a head that does not fit waits, and so does
+    /// everything behind it.
+    #[default]
+    Fifo,
+    /// The first place-holder in queue order that fits (not in the seed): a head that cannot
+    /// fit does not block smaller tasks behind it. For heterogeneous cells (GCD), where a big
+    /// head may never fit beside a node's long-running services.
+    FirstThatFits,
+}
+
 /// Sparrow's settings (`[policy]` keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -62,6 +76,8 @@ pub struct SparrowConfig {
     /// Failure detector timeout (seed 002: 3 s): a dead worker's tasks are re-probed, a dead
     /// master's placeholders cancelled this long after the failure.
     pub failure_timeout: SimDuration,
+    /// Which place-holder a worker reserves for (seed 002: the FIFO head).
+    pub queue_order: QueueOrder,
     /// Positions per node on the consistent-hash ring that maps jobs to task masters. Chosen:
     /// 16; moves only how evenly jobs spread over masters.
     pub ring_vnodes: u32,
@@ -82,6 +98,7 @@ impl Default for SparrowConfig {
             cpus_per_machine: 8.0,
             net_delay: SimDuration::from_us(500),
             failure_timeout: SimDuration::from_secs(3),
+            queue_order: QueueOrder::Fifo,
             ring_vnodes: 16,
         }
     }

@@ -28,7 +28,7 @@ mod protocol;
 pub mod sampling;
 pub mod view;
 
-pub use config::{SparrowConfig, ViewKind};
+pub use config::{QueueOrder, SparrowConfig, ViewKind};
 pub use peer::{DATACENTER, MasterTask, Peer, Placeholder, ProbeRecord, agent_of, node_of};
 pub use protocol::{Action, MESSAGE_KINDS, Msg};
 

@@ -16,7 +16,7 @@ use ingest::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
-use super::config::ViewKind;
+use super::config::{QueueOrder, ViewKind};
 use super::protocol::{Action, Msg, VIEW_EXCHANGE_KIND};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{ViewEntry, exchange};
@@ -325,21 +325,28 @@ impl Turn<'_, '_, '_> {
         self.send(p.master, queued);
     }
 
-    /// Step 4: while the queue head's REQUISITES fit, reserve them and ask its master.
+    /// Step 4: while the queue head's REQUISITES fit, reserve them and ask its master (with
+    /// `queue_order = "first-that-fits"`, any place-holder's, in queue order).
     fn dispatch(&mut self, peer: &mut Peer) {
-        while let Some(head) = peer.queue.front().copied() {
-            if !covers(&self.free, &head.need.amounts()) {
-                break;
+        let any = self.policy.config.queue_order == QueueOrder::FirstThatFits;
+        let mut k = 0;
+        while let Some(p) = peer.queue.get(k).copied() {
+            if !covers(&self.free, &p.need.amounts()) {
+                if !any {
+                    break;
+                }
+                k += 1;
+                continue;
             }
-            peer.queue.pop_front();
-            sub(&mut self.free, &head.need);
-            peer.reserved.push(head);
+            peer.queue.remove(k);
+            sub(&mut self.free, &p.need);
+            peer.reserved.push(p);
             let confirm = Msg::Confirm {
-                task: head.task,
-                generation: head.generation,
-                need: head.need,
+                task: p.task,
+                generation: p.generation,
+                need: p.need,
             };
-            self.send(head.master, confirm);
+            self.send(p.master, confirm);
         }
     }
 
