@@ -11,7 +11,9 @@
 //! cancel its place-holders), the tasks it ran (displaced by the replay) arrive again, and so do
 //! the tasks its master had not assigned (their placeholders elsewhere are cancelled: seed 002
 //! does not say what becomes of them; re-issued through the ring, they are not lost). Pings are
-//! modelled by that timeout, not sent. A peer that comes back starts empty.
+//! modelled by that timeout, not sent. A peer whose failure was reported starts empty when its
+//! node comes back; one back before the report keeps its state. The DATACENTER's ring follows
+//! the cell's online nodes at once (new jobs never go to a dead master).
 //!
 //! Rounds carry the protocol; a task starts at the start of the round its assignment (or
 //! self-assignment) is applied in, so with rounds of one network delay (the default experiment
