@@ -155,7 +155,10 @@ pub(crate) fn register_font() -> std::result::Result<(), String> {
         .ok_or_else(|| "the embedded font does not load".to_string())
 }
 
-fn encode_png(rgb: &[u8], (width, height): (u32, u32)) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn encode_png(
+    rgb: &[u8],
+    (width, height): (u32, u32),
+) -> std::result::Result<Vec<u8>, String> {
     let mut png = Vec::new();
     let mut encoder = png::Encoder::new(&mut png, width, height);
     encoder.set_color(png::ColorType::Rgb);

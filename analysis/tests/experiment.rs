@@ -47,6 +47,8 @@ fn a_trimmed_sparrow_grid_is_deterministic_and_complete() {
         let md = std::fs::read_to_string(out.join("results.md")).unwrap();
         assert!(md.contains("### Mean queue time (ms)") && md.contains("## Against seed 002"));
         let svg = std::fs::read_to_string(out.join("queue-times.svg")).unwrap();
+        let png = std::fs::read(out.join("queue-times.png")).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
         for c in &s.configurations {
             assert!(svg.contains(c.as_str()), "{c} in the legend");
             assert!(md.contains(&format!("| {c} |")), "{c} in the table");

@@ -17,6 +17,8 @@ use crate::error::{AnalysisError, Result};
 pub const RESULTS_PARQUET: &str = "results.parquet";
 /// The figure's name in DIR.
 pub const FIGURE: &str = "queue-times.svg";
+/// The figure as PNG (for a notebook or a viewer without SVG).
+pub const FIGURE_PNG: &str = "queue-times.png";
 /// The Markdown report's name in DIR.
 pub const RESULTS_MD: &str = "results.md";
 
@@ -151,8 +153,13 @@ const COLOURS: [RGBColor; 8] = [
 /// A measure of a run drawn or tabulated.
 type Measure = fn(&ResultRow) -> f64;
 
-fn draw(svg: &mut String, s: &Summary) -> std::result::Result<(), String> {
-    let root = SVGBackend::with_string(svg, (1100, 460)).into_drawing_area();
+/// The figure's size, pixels.
+const SIZE: (u32, u32) = (1100, 460);
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    s: &Summary,
+) -> std::result::Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let xs = s.xs();
     let (x_lo, x_hi) = (
@@ -215,7 +222,8 @@ fn draw(svg: &mut String, s: &Summary) -> std::result::Result<(), String> {
     root.present().map_err(|e| e.to_string())
 }
 
-/// Writes `DIR/results.parquet`, `DIR/queue-times.svg` and, last, `DIR/results.md`.
+/// Writes `DIR/results.parquet`, `DIR/queue-times.svg` (and `.png`) and, last,
+/// `DIR/results.md`.
 pub fn write_outputs(experiment: &Experiment, s: &Summary, dir: &Path) -> Result<()> {
     let failed = |path: &str, problem: String| AnalysisError::Figure {
         path: dir.join(path),
@@ -225,7 +233,19 @@ pub fn write_outputs(experiment: &Experiment, s: &Summary, dir: &Path) -> Result
     write_file(&dir.join(RESULTS_PARQUET), &bytes)?;
     crate::figure::register_font().map_err(|e| failed(FIGURE, e))?;
     let mut svg = String::new();
-    draw(&mut svg, s).map_err(|e| failed(FIGURE, e))?;
+    draw(
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+        s,
+    )
+    .map_err(|e| failed(FIGURE, e))?;
     write_file(&dir.join(FIGURE), svg.as_bytes())?;
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    draw(
+        BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
+        s,
+    )
+    .map_err(|e| failed(FIGURE_PNG, e))?;
+    let png = crate::figure::encode_png(&rgb, SIZE).map_err(|e| failed(FIGURE_PNG, e))?;
+    write_file(&dir.join(FIGURE_PNG), &png)?;
     write_file(&dir.join(RESULTS_MD), markdown(experiment, s).as_bytes())
 }

@@ -60,7 +60,6 @@ struct Failure {
 #[derive(Debug, Clone, Default)]
 pub struct Sparrow {
     config: SparrowConfig,
-    delay_us: i64,
     /// Start of the current round (set by `begin_round`), microseconds.
     round_us: i64,
     ring: Ring,
@@ -79,7 +78,6 @@ impl Sparrow {
     /// The policy with `config`, writing `outputs`.
     pub fn new(config: SparrowConfig, outputs: QueueOutputs) -> Sparrow {
         Sparrow {
-            delay_us: config.net_delay.us(),
             config,
             outputs,
             ..Sparrow::default()

@@ -129,8 +129,11 @@ struct Turn<'a, 'b, 'c> {
 
 impl Turn<'_, '_, '_> {
     fn send(&mut self, to: AgentIdx, msg: Msg) {
-        self.out
-            .send_at(to, msg, self.policy.round_us + self.policy.delay_us);
+        self.out.send_at(
+            to,
+            msg,
+            self.policy.round_us + self.policy.config.net_delay.us(),
+        );
     }
 
     /// The cached free CPUs of node `n` as a gossip exchange would read it now.
@@ -492,7 +495,7 @@ impl Sparrow {
                 continue; // no node online: it arrives again when one is (module doc)
             };
             let submit = ctx.cell.tasks.submit_us()[task.index()];
-            let at = submit.max(self.round_us) + self.delay_us;
+            let at = submit.max(self.round_us) + self.config.net_delay.us();
             out.send_at(
                 agent_of(NodeIdx(master)),
                 Msg::Submit { task, generation },
