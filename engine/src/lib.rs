@@ -24,6 +24,7 @@ pub mod csr;
 pub mod delay;
 pub mod error;
 pub mod executor;
+pub mod federation;
 pub mod greedy;
 pub mod ids;
 pub mod masb;

@@ -106,8 +106,8 @@ mod tests {
                     .iter()
                     .filter(|x| x.end_us <= t && x.end_us != RunTimes::UNKNOWN)
                 {
-                    for k in 0..4 {
-                        f[k] += rel.amounts[k];
+                    for (free, amount) in f.iter_mut().zip(rel.amounts) {
+                        *free += amount;
                     }
                 }
                 f

@@ -1,0 +1,79 @@
+//! The broker level (seed 003): the order in which a user's VM requests try the datacenters.
+//! LLTF and LTIR sort the datacenters by latency (ties: lower index first); FLTF shuffles them
+//! with the run's seed. LLTF and FLTF send every VM to the first datacenter of their list with
+//! room; LTIR sends VM k to the (k mod D)-th and, when that one is full, on round the list.
+
+use ingest::rng::Rng;
+
+use super::config::BrokerPolicy;
+
+/// The broker's list of datacenters (indices), for `latency_s` per datacenter.
+pub fn datacenter_list(policy: BrokerPolicy, latency_s: &[f64], rng: &mut Rng) -> Vec<usize> {
+    let mut list: Vec<usize> = (0..latency_s.len()).collect();
+    match policy {
+        BrokerPolicy::Lltf | BrokerPolicy::Ltir => {
+            list.sort_by(|&a, &b| latency_s[a].total_cmp(&latency_s[b]));
+        }
+        BrokerPolicy::Fltf => {
+            for i in (1..list.len()).rev() {
+                list.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+        }
+    }
+    list
+}
+
+/// The datacenters VM `vm` (the user's k-th request, from 0) tries, in order.
+pub fn tries(policy: BrokerPolicy, list: &[usize], vm: usize) -> impl Iterator<Item = usize> + '_ {
+    let start = match policy {
+        BrokerPolicy::Ltir if !list.is_empty() => vm % list.len(),
+        _ => 0,
+    };
+    (0..list.len()).map(move |k| list[(start + k) % list.len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seed's latencies (s) of D1..D5.
+    const SEED: [f64; 5] = [1.5, 0.8, 1.0, 0.15, 2.0];
+
+    #[test]
+    fn lltf_tries_the_lowest_latency_first_for_every_vm() {
+        let list = datacenter_list(BrokerPolicy::Lltf, &SEED, &mut Rng::new(1, 0));
+        assert_eq!(list, [3, 1, 2, 0, 4]);
+        for vm in 0..7 {
+            let order: Vec<usize> = tries(BrokerPolicy::Lltf, &list, vm).collect();
+            assert_eq!(order, [3, 1, 2, 0, 4]);
+        }
+    }
+
+    #[test]
+    fn ltir_goes_round_the_latency_order() {
+        let list = datacenter_list(BrokerPolicy::Ltir, &SEED, &mut Rng::new(1, 0));
+        let first: Vec<usize> = (0..7)
+            .map(|vm| tries(BrokerPolicy::Ltir, &list, vm).next().unwrap())
+            .collect();
+        assert_eq!(first, [3, 1, 2, 0, 4, 3, 1]);
+        let from_d5: Vec<usize> = tries(BrokerPolicy::Ltir, &list, 4).collect();
+        assert_eq!(from_d5, [4, 3, 1, 2, 0]);
+    }
+
+    #[test]
+    fn fltf_is_a_seeded_permutation_kept_for_every_vm() {
+        let a = datacenter_list(BrokerPolicy::Fltf, &SEED, &mut Rng::new(1, 0));
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [0, 1, 2, 3, 4]);
+        assert_eq!(
+            a,
+            datacenter_list(BrokerPolicy::Fltf, &SEED, &mut Rng::new(1, 0))
+        );
+        let lists: std::collections::BTreeSet<Vec<usize>> = (0..50)
+            .map(|s| datacenter_list(BrokerPolicy::Fltf, &SEED, &mut Rng::new(s, 0)))
+            .collect();
+        assert!(lists.len() > 20, "seeds give different orders");
+        assert_eq!(tries(BrokerPolicy::Fltf, &a, 3).next(), Some(a[0]));
+    }
+}

@@ -1,0 +1,20 @@
+//! Seed 003's three-level federated scheduling: the broker picks datacenters by latency
+//! (`broker.rs`: LLTF, FLTF, LTIR), an infrastructure-level scheduler maps each VM to a host of
+//! that datacenter, paying for every message it sends to a host (`pso.rs`, `aco.rs`, `ga.rs`,
+//! `best_effort.rs`, pure functions over a datacenter's [`hosts::Hosts`]), and the VM level hands
+//! jobs to VMs by priority. `cloud.rs` runs the seed's experiments end to end on its federated
+//! cloud with time-shared CPUs (`timeshare.rs`); `policy.rs` is policy `federation`, the same
+//! schedulers placing a GCD cell's tasks (tasks as VMs, machines as hosts, the cell split into
+//! datacenters).
+
+pub mod aco;
+pub mod best_effort;
+pub mod broker;
+pub mod cloud;
+pub mod config;
+pub mod ga;
+pub mod hosts;
+pub mod pso;
+pub mod timeshare;
+
+pub use config::{BrokerPolicy, SchedulerParams, VmScheduler};
