@@ -57,13 +57,15 @@ pub struct ExperimentArgs {
     /// averages 5; a single seed's p99 at high load moves by seconds.
     #[arg(long, default_value_t = 5)]
     pub seeds: u64,
-    /// How tasks arrive: evenly spaced at the load's rate, or a Poisson process of that rate.
-    #[arg(long, default_value = "even", value_parser = ["even", "poisson"])]
-    pub arrivals: String,
-    /// One-way network delay of every message between nodes, ms (the Sparrow paper's
-    /// simulations: 0.5).
-    #[arg(long, default_value_t = 0.5)]
-    pub net_delay_ms: f64,
+    /// How tasks arrive (Sparrow experiments): evenly spaced at the load's rate, or a Poisson
+    /// process of that rate [default: even].
+    #[arg(long, value_parser = ["even", "poisson"])]
+    pub arrivals: Option<String>,
+    /// One-way network delay of every message between nodes, ms (Sparrow experiments; the
+    /// Sparrow paper's simulations: 0.5) [default: 0.5]. The federation experiments take their
+    /// latencies from seed 003's topology.
+    #[arg(long)]
+    pub net_delay_ms: Option<f64>,
     /// Threads (runs are spread over them; 0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,

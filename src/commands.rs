@@ -217,16 +217,8 @@ fn run_stats(args: StatsArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
-    use analysis::experiment;
-    let options = experiment::Options {
-        seeds: args.seeds,
-        arrivals: args.arrivals.parse().map_err(anyhow::Error::msg)?,
-        net_delay_ms: args.net_delay_ms,
-        threads: args.threads,
-    };
-    let spec = experiment::experiment(&args.name, &options)?;
-    let out = &args.out;
+/// Creates the experiment's output directory, refusing one that holds anything.
+fn experiment_out(out: &std::path::Path) -> Result<()> {
     let non_empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
     if non_empty {
         anyhow::bail!(
@@ -234,7 +226,28 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
             out.display()
         );
     }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))
+}
+
+fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
+    use analysis::experiment;
+    if experiment::federation::cases(&args.name).is_some() {
+        return run_federation(args);
+    }
+    let options = experiment::Options {
+        seeds: args.seeds,
+        arrivals: args
+            .arrivals
+            .as_deref()
+            .unwrap_or("even")
+            .parse()
+            .map_err(anyhow::Error::msg)?,
+        net_delay_ms: args.net_delay_ms.unwrap_or(0.5),
+        threads: args.threads,
+    };
+    let spec = experiment::experiment(&args.name, &options)?;
+    let out = &args.out;
+    experiment_out(out)?;
     let runs = spec.points.len() * spec.configurations.len() * options.seeds as usize;
     errln!(
         "experiment {}: {} points x {} configurations x {} seeds = {runs} runs into {}",
@@ -254,6 +267,49 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     outln!(
         "\nwritten: {0}/results.parquet, {0}/results.md, {0}/queue-times.svg",
         out.display()
+    );
+    Ok(())
+}
+
+/// A seed 003 experiment: simulations of its federated cloud (no trace, no runs on disk).
+fn run_federation(args: crate::cli::ExperimentArgs) -> Result<()> {
+    use analysis::experiment::federation;
+    if args.arrivals.is_some() || args.net_delay_ms.is_some() {
+        anyhow::bail!(
+            "{} takes no --arrivals or --net-delay-ms: its jobs are submitted at once and its latencies are seed 003's (1.5, 0.8, 1, 0.15 and 2 s)",
+            args.name
+        );
+    }
+    if args.seeds == 0 {
+        anyhow::bail!("--seeds must be at least 1");
+    }
+    let cases = federation::cases(&args.name).map_or(0, |c| c.len());
+    experiment_out(&args.out)?;
+    errln!(
+        "experiment {}: {cases} cases x {} seeds = {} simulations into {}",
+        args.name,
+        args.seeds,
+        cases as u64 * args.seeds,
+        args.out.display()
+    );
+    let rows = federation::run(&args.name, args.seeds, args.threads, &|line| {
+        crate::console::status(format_args!("{line}"))
+    })
+    .with_context(|| format!("running experiment {}", args.name))?;
+    federation::write_outputs(&args.name, &rows, args.seeds, &args.out)
+        .with_context(|| format!("writing the results to {}", args.out.display()))?;
+    let md = std::fs::read_to_string(args.out.join("results.md"))
+        .with_context(|| format!("reading {}", args.out.join("results.md").display()))?;
+    out!("{md}");
+    let figures = if args.name == "federation-hosts" {
+        "hosts.svg"
+    } else {
+        "makespan.svg, {0}/flowtime.svg"
+    };
+    outln!(
+        "\nwritten: {0}/results.parquet, {0}/results.md, {0}/{1} (and .png)",
+        args.out.display(),
+        figures.replace("{0}", &args.out.display().to_string())
     );
     Ok(())
 }

@@ -674,3 +674,35 @@ fn experiment_refuses_a_used_directory_and_unknown_names() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("sparrow-load"));
 }
+
+/// `cellsim experiment federation-hosts` runs seed 003's experiment and writes its outputs; the
+/// Sparrow-only options are refused with the reason.
+#[test]
+fn federation_experiments_run_and_refuse_sparrow_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hosts");
+    let run = cellsim(&[
+        "experiment",
+        "federation-hosts",
+        "--out",
+        &out.display().to_string(),
+        "--seeds",
+        "1",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    for f in ["results.parquet", "results.md", "hosts.svg", "hosts.png"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    assert!(text(&run.stdout).contains("## Against seed 003"));
+    let refused = cellsim(&[
+        "experiment",
+        "federation-jobs",
+        "--out",
+        &dir.path().join("jobs").display().to_string(),
+        "--net-delay-ms",
+        "2",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("takes no --arrivals or --net-delay-ms"));
+    assert!(!dir.path().join("jobs").exists());
+}

@@ -125,6 +125,7 @@ registry! {
     Omniscient = "omniscient" => crate::omniscient::OmniscientConfig,
     EqualShare = "equal-share" => crate::controlled::EqualShareConfig,
     Sparrow = "sparrow" => crate::sparrow::SparrowConfig,
+    Federation = "federation" => crate::federation::FederationConfig,
 }
 
 impl Default for PolicyConfig {

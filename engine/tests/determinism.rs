@@ -94,6 +94,7 @@ fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
         "random",
         "omniscient",
         "equal-share",
+        "federation",
     ] {
         let summary = agree(root.path(), &parquet, kind);
         assert_eq!(summary.policy, kind);
@@ -247,5 +248,46 @@ fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
     assert!(outputs[0] == outputs[1], "1 and 2 threads");
     let run = root.path().join("run-model-2");
     resume_from(&config, &parquet, &run, 30);
+    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
+}
+
+/// Policy `federation` with ACO (its load tables), FLTF (a seeded datacenter list) and brokers
+/// busy across ticks (1 s per message): the same bytes with 1 and 2 threads and across a snapshot
+/// and resume.
+#[test]
+fn federation_is_deterministic_across_threads_and_resume() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated(root.path(), 300);
+    let federation = engine::federation::FederationConfig {
+        broker: engine::federation::BrokerPolicy::Fltf,
+        scheduler: engine::federation::VmScheduler::Aco,
+        latency_ms: vec![1_000.0, 200.0, 5.0],
+        ..Default::default()
+    };
+    let mut config = RunConfig {
+        policy: PolicyConfig::Federation(federation),
+        hours: Some(1.0),
+        check_invariants: true,
+        ..RunConfig::default()
+    };
+    config.snapshot.every_sim_minutes = 20;
+    let mut outputs = Vec::new();
+    for threads in [1, 2] {
+        let run = root.path().join(format!("run-federation-{threads}"));
+        let summary = run_policy(
+            &RunConfig {
+                threads,
+                ..config.clone()
+            },
+            &parquet,
+            &run,
+        );
+        assert!(summary.totals.counters["host_messages"] > 1_000.0);
+        assert!(summary.totals.counters["broker_busy_s"] > 60.0);
+        outputs.push(deterministic_outputs(&run));
+    }
+    assert!(outputs[0] == outputs[1], "1 and 2 threads");
+    let run = root.path().join("run-federation-2");
+    resume_from(&config, &parquet, &run, 40);
     assert!(deterministic_outputs(&run) == outputs[0], "resumed");
 }

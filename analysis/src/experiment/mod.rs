@@ -14,7 +14,10 @@
 //! Determinism: the rows depend only on the experiment, its options and the seeds, never on the
 //! threads (each run is single-threaded and runs are spread over the threads, rows sorted).
 
+pub mod federation;
+mod federation_paper;
 mod output;
+mod panels;
 pub mod sparrow;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +40,14 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "sparrow-random",
         "seed 002 section II.C: the same configurations on heterogeneous nodes, 500 tasks every 0.5 s, 6-50 nodes",
+    ),
+    (
+        "federation-jobs",
+        "seed 003 Figs. 4-5, Tables 3-4: PSE-1/PSE-2 makespan and flowtime vs jobs, LLTF/FLTF/LTIR x PSO/ACO/BE/GA, with and without priorities",
+    ),
+    (
+        "federation-hosts",
+        "seed 003 Figs. 6-7: 10-100 hosts per datacenter (100-1,000 VMs), LLTF x PSO/ACO/BE/GA, 10,000 PSE-1 and 12,000 PSE-2 jobs",
     ),
 ];
 
@@ -344,6 +355,48 @@ fn run_point(
     Ok(rows)
 }
 
+/// `f` of every item, on `threads` plain threads (0: all cores) pulling items in turn, in item
+/// order. Plain threads with 64 MB stacks, not a rayon pool: a worker waiting for a run's own
+/// pool would steal the next item onto its stack.
+pub(crate) fn spread<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(items.len().max(1));
+    let worker = || {
+        let mut mine = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(k) else {
+                return mine;
+            };
+            mine.push((k, f(item)));
+        }
+    };
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                std::thread::Builder::new()
+                    .stack_size(64 << 20)
+                    .spawn_scoped(scope, worker)
+                    .expect("a thread starts")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an experiment thread does not panic"))
+            .collect()
+    });
+    results.sort_by_key(|r| r.0);
+    results.into_iter().map(|r| r.1).collect()
+}
+
 /// Runs `experiment` into `out` (created), calling `progress` with a line per point and seed
 /// done; returns the results (the outputs are written by [`write_outputs`]).
 pub fn run_experiment(
@@ -363,55 +416,24 @@ pub fn run_experiment(
         .flat_map(|p| (1..=options.seeds).map(move |s| (p, s)))
         .collect();
     let total = jobs.len();
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let threads = match options.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-    .min(total.max(1));
-    // Plain threads pulling jobs in turn (not a rayon pool: a worker waiting for a run's own
-    // pool would steal the next job onto its stack).
-    let worker = || {
-        let mut mine = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&(point, seed)) = jobs.get(k) else {
-                return mine;
-            };
-            let result = run_point(experiment, point, seed, &work);
-            if let Ok(rows) = &result {
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                let brief: Vec<String> = rows
-                    .iter()
-                    .map(|r| format!("{} {:.1}", r.configuration, r.mean_queue_ms))
-                    .collect();
-                progress(&format!(
-                    "[{n}/{total}] {} = {} seed {seed}: mean queue ms {}",
-                    experiment.x_label,
-                    point.x,
-                    brief.join(", ")
-                ));
-            }
-            mine.push((k, result));
+    let results = spread(&jobs, options.threads, |&(point, seed)| {
+        let result = run_point(experiment, point, seed, &work);
+        if let Ok(rows) = &result {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            let brief: Vec<String> = rows
+                .iter()
+                .map(|r| format!("{} {:.1}", r.configuration, r.mean_queue_ms))
+                .collect();
+            progress(&format!(
+                "[{n}/{total}] {} = {} seed {seed}: mean queue ms {}",
+                experiment.x_label,
+                point.x,
+                brief.join(", ")
+            ));
         }
-    };
-    let mut results: Vec<(usize, Result<Vec<ResultRow>>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                std::thread::Builder::new()
-                    .stack_size(64 << 20)
-                    .spawn_scoped(scope, worker)
-                    .expect("a thread starts")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("an experiment thread does not panic"))
-            .collect()
+        result
     });
-    results.sort_by_key(|r| r.0);
-    let results = results.into_iter().map(|r| r.1);
     let mut rows = Vec::new();
     for r in results {
         rows.extend(r?);

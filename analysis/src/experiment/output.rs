@@ -22,7 +22,7 @@ pub const FIGURE_PNG: &str = "queue-times.png";
 /// The Markdown report's name in DIR.
 pub const RESULTS_MD: &str = "results.md";
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     ingest::atomic_file::write_atomically(path, |out| out.write_all(bytes)).map_err(|e| {
         AnalysisError::Write {
             path: e.path,
@@ -74,7 +74,7 @@ fn batch(name: &str, rows: &[ResultRow]) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("columns of equal length")
 }
 
-fn parquet_bytes(batch: &RecordBatch) -> std::result::Result<Vec<u8>, String> {
+pub(super) fn parquet_bytes(batch: &RecordBatch) -> std::result::Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None)
         .map_err(|e| e.to_string())?;
@@ -139,7 +139,7 @@ pub fn markdown(experiment: &Experiment, s: &Summary) -> String {
     out
 }
 
-const COLOURS: [RGBColor; 8] = [
+pub(super) const COLOURS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

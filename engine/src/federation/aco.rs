@@ -43,6 +43,11 @@ impl LoadTables {
         }
     }
 
+    /// Hosts in the datacenter.
+    pub fn hosts(&self) -> usize {
+        self.hosts
+    }
+
     /// Host `h`'s table.
     pub fn row(&self, h: usize) -> &[f64] {
         &self.load[h * self.hosts..(h + 1) * self.hosts]

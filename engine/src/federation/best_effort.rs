@@ -1,6 +1,7 @@
 //! Best Effort (seed 003, section 4.3): "chooses the host with less cores in use upon allocating
 //! a VM. To do this, the broker sends a message to all hosts in the selected datacenter."
-//! Ties go to the lowest index.
+//! Ties go to the lowest index. A datacenter with no suitable host declines without asking its
+//! hosts (its own list of suitable hosts is empty), as for every scheduler.
 
 use super::hosts::{Hosts, Placement};
 
@@ -12,7 +13,11 @@ pub fn place(hosts: &impl Hosts) -> Placement {
         .min_by(|&a, &b| hosts.cores_used(a).total_cmp(&hosts.cores_used(b)));
     Placement {
         host,
-        messages: hosts.count() as u32,
+        messages: if host.is_some() {
+            hosts.count() as u32
+        } else {
+            0
+        },
     }
 }
 
@@ -43,7 +48,7 @@ mod tests {
             place(&full),
             Placement {
                 host: None,
-                messages: 4
+                messages: 0
             }
         );
     }

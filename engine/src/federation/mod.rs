@@ -14,7 +14,9 @@ pub mod cloud;
 pub mod config;
 pub mod ga;
 pub mod hosts;
+pub mod policy;
 pub mod pso;
 pub mod timeshare;
 
 pub use config::{BrokerPolicy, SchedulerParams, VmScheduler};
+pub use policy::{Federation, FederationConfig};

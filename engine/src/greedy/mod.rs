@@ -10,13 +10,12 @@
 //! Each ended task run is a row of the policy's `tasks/` table (submit, start, end and queueing
 //! time, microseconds), each finished job one of `jobs/` (`queue_outputs.rs`).
 //!
-//! Invariants: `waiting` holds each task slot at most once (`queued` marks the slots in it), in
-//! the order the tasks became pending, and between ticks only tasks pending then; one that ends
-//! before the next tick is dropped at its start. Within a tick, a task that needs at least as
+//! Invariants: the queue is [`waiting::Waiting`]'s. Within a tick, a task that needs at least as
 //! much as one no node had room for ([`fit::Need::at_least`]), with the same constraints or that
 //! one with none, is not looked for: placements only take room away, so none would have it.
 
 pub mod fit;
+pub mod waiting;
 
 mod choice;
 pub(crate) mod room;
@@ -28,6 +27,7 @@ pub(crate) use choice::qualifies;
 pub use choice::{BestFit, FirstFit, NodeChoice, Random};
 use fit::Need;
 use room::RoomIndex;
+use waiting::Waiting;
 
 use crate::cell::{Cell, TaskState};
 use crate::ids::{ConstraintSetIdx, TaskIdx, Tick};
@@ -45,10 +45,8 @@ const FAILED_KEPT: usize = 32;
 pub struct Greedy<C> {
     choice: C,
     seed: u64,
-    /// Pending tasks with their slot generations, in the order they became pending.
-    waiting: Vec<(TaskIdx, u32)>,
-    /// Per task slot: in `waiting` (not saved: rebuilt from it).
-    queued: Vec<bool>,
+    /// Pending tasks, in the order they became pending.
+    waiting: Waiting,
     /// Room on the nodes (a pure cache: rebuilt every tick).
     room: RoomIndex,
     /// The `tasks/` and `jobs/` tables.
@@ -61,42 +59,15 @@ impl<C: NodeChoice> Greedy<C> {
         Greedy {
             choice: C::default(),
             seed,
-            waiting: Vec::new(),
-            queued: Vec::new(),
+            waiting: Waiting::default(),
             room: RoomIndex::default(),
             outputs,
         }
     }
 
-    /// Drops from `waiting` the tasks no longer pending in their generation (placed, ended).
-    fn keep_pending(&mut self, cell: &Cell) {
-        let tasks = &cell.tasks;
-        self.queued.resize(tasks.len(), false);
-        let queued = &mut self.queued;
-        self.waiting.retain(|&(t, g)| {
-            let keep = tasks.generation()[t.index()] == g
-                && tasks.state()[t.index()] == TaskState::Pending;
-            queued[t.index()] &= keep;
-            keep
-        });
-    }
-
-    /// Brings `waiting` up to date with the cell and this tick's `events`.
-    fn update_waiting(&mut self, cell: &Cell, events: &TickEvents) {
-        self.keep_pending(cell);
-        let (tasks, queued) = (&cell.tasks, &mut self.queued);
-        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
-            let i = t.index();
-            if tasks.state()[i] == TaskState::Pending && !queued[i] {
-                queued[i] = true;
-                self.waiting.push((t, tasks.generation()[i]));
-            }
-        }
-    }
-
     /// Tasks waiting to be placed (in queue order).
     pub fn waiting(&self) -> &[(TaskIdx, u32)] {
-        &self.waiting
+        self.waiting.tasks()
     }
 }
 
@@ -163,18 +134,18 @@ impl<C: NodeChoice> Greedy<C> {
         events: &TickEvents,
         admission: &mut impl Admission,
     ) {
-        self.update_waiting(cell, events);
+        self.waiting.update(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let at = (&mut *cell, &mut self.room);
         place_waiting(
             &self.choice,
             at,
-            &self.waiting,
+            self.waiting.tasks(),
             (&mut rng, admission),
             now_us,
         );
-        self.keep_pending(cell);
+        self.waiting.keep_pending(cell);
     }
 }
 
@@ -208,21 +179,13 @@ impl<C: NodeChoice> Policy for Greedy<C> {
     }
 
     fn save_state(&self, w: &mut SectionWriter) {
-        w.serde(&self.waiting);
+        self.waiting.save(w);
         self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
-        self.waiting = r.serde()?;
-        self.outputs.load_state(r)?;
-        self.queued.clear();
-        for &(t, _) in &self.waiting {
-            if self.queued.len() <= t.index() {
-                self.queued.resize(t.index() + 1, false);
-            }
-            self.queued[t.index()] = true;
-        }
-        Ok(())
+        self.waiting.load(r)?;
+        self.outputs.load_state(r)
     }
 }
 

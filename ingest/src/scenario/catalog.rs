@@ -142,9 +142,10 @@ pub fn nbs_hadoop(c: &ScenarioConfig) -> Workload {
 /// (section 4), and a PSE of `base * jobs_factor` jobs, each of a length in MI drawn uniformly in
 /// the seed's range (which reproduces its standard deviation: 19.7 % for PSE-1, 4.2-4.5 % for
 /// PSE-2), weighted 1, 2 or 3 by length tercile ("the larger the estimated size ... the higher
-/// priority"), all submitted at once. Chosen (Table 1 is not in the text): hosts of 1,000, 1,500,
-/// 2,000, 2,500 and 3,000 MIPS per datacenter; a job's recorded run time is its length at the
-/// reference MIPS that gives the seed's mean time (235.12 s for PSE-1, 2,275.76 s for PSE-2).
+/// priority"), all submitted at once. The hosts are [`super::seed003`]'s choice (Table 1 is not
+/// in the text; `mips` is a core's); a job's recorded run time is its length at the reference
+/// MIPS that gives the seed's mean time (235.12 s for PSE-1, 2,275.76 s for PSE-2), and it asks
+/// for one core (t2.small-like VMs of one core each).
 pub fn pse(c: &ScenarioConfig, second: bool) -> Workload {
     let mut rng = Rng::new(c.seed, 0x9e5e);
     let (base, lo, hi, mean_s) = if second {
@@ -160,7 +161,7 @@ pub fn pse(c: &ScenarioConfig, second: bool) -> Workload {
         .map(|j| {
             let mi = base_lengths[(j % base) as usize];
             let run_us = (mi as f64 / reference_mips * 1e6).round() as i64;
-            let mut t = task(j + 1, 0, 0, (0.25, 0.05), run_us);
+            let mut t = task(j + 1, 0, 0, (1.0 / MAX_CORES as f64, 0.05), run_us);
             t.length_mi = Some(mi);
             t.weight = if mi >= t2 {
                 3.0
@@ -172,18 +173,25 @@ pub fn pse(c: &ScenarioConfig, second: bool) -> Workload {
             t
         })
         .collect();
-    let mut machines = machines(100, |_| 1.0, |m| m / 20);
+    use super::seed003::{CORE_MIPS, HOST_CORES, HOSTS_PER_DC, MAX_CORES};
+    let per_dc = HOSTS_PER_DC;
+    let cores = |m: u32| HOST_CORES[(m % per_dc) as usize % HOST_CORES.len()];
+    let mut machines = machines(
+        per_dc * CORE_MIPS.len() as u32,
+        |m| cores(m) as f64 / MAX_CORES as f64,
+        |m| m / per_dc,
+    );
     for m in &mut machines {
-        m.mips = 1_000 + 500 * m.datacenter as u64;
+        m.mips = CORE_MIPS[m.datacenter as usize] as u64;
     }
     Workload {
         about: format!(
-            "seed 003 PSE-{}: {jobs} jobs ({base} x {}), 5 datacenters x 20 hosts, latencies 1.5/0.8/1/0.15/2 s (host MIPS chosen: Table 1 is not in the text)",
+            "seed 003 PSE-{}: {jobs} jobs ({base} x {}), 5 datacenters x 20 hosts of 4-8 cores, latencies 1.5/0.8/1/0.15/2 s (host cores and MIPS chosen: Table 1 is not in the text)",
             if second { 2 } else { 1 },
             c.jobs_factor
         ),
         machines,
         tasks,
-        latency_us: vec![1_500_000, 800_000, 1_000_000, 150_000, 2_000_000],
+        latency_us: super::seed003::LATENCY_US.to_vec(),
     }
 }

@@ -12,6 +12,7 @@
 //! machine, as in the GCD. The directory is written as `OUT.partial` and renamed when complete.
 
 mod catalog;
+pub mod seed003;
 pub mod side;
 
 use std::path::Path;
