@@ -210,6 +210,11 @@ fn flowtime(r: &FedRow) -> f64 {
     r.weighted_flowtime_s
 }
 
+/// Weighted flowtime in 10^6 s (the figures' unit).
+fn flowtime_e6(r: &FedRow) -> f64 {
+    r.weighted_flowtime_s / 1e6
+}
+
 /// The rows as one Arrow batch.
 fn batch(name: &str, rows: &[FedRow]) -> RecordBatch {
     let f64s = |f: fn(&FedRow) -> f64| -> ArrayRef {
@@ -272,7 +277,7 @@ pub fn write_outputs(name: &str, rows: &[FedRow], seeds: u64, dir: &Path) -> Res
     } else {
         for (stem, measure, label) in [
             ("makespan", makespan as fn(&FedRow) -> f64, "makespan (min)"),
-            ("flowtime", flowtime, "weighted flowtime (s)"),
+            ("flowtime", flowtime_e6, "weighted flowtime (10^6 s)"),
         ] {
             super::panels::write(dir, stem, (2, 3), &job_panels(rows, measure, label))?;
         }
@@ -332,7 +337,7 @@ fn host_panels(rows: &[FedRow]) -> Vec<Panel> {
     for pse in [1u8, 2] {
         for (measure, label) in [
             (makespan as fn(&FedRow) -> f64, "makespan (min)"),
-            (flowtime, "weighted flowtime (s)"),
+            (flowtime_e6, "weighted flowtime (10^6 s)"),
         ] {
             let mut panel = Panel {
                 title: format!("PSE-{pse}, LLTF"),

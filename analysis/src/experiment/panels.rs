@@ -69,6 +69,7 @@ fn draw<DB: DrawingBackend>(
             .configure_mesh()
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .x_desc(p.x_label.as_str())
             .y_desc(p.y_label.as_str())
             .draw()
