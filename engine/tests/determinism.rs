@@ -77,6 +77,32 @@ fn agree(root: &Path, parquet: &Path, kind: &str) -> RunSummary {
     outputs.swap_remove(0).0
 }
 
+/// Runs `config` with 1 and 2 threads into `root/run-NAME-T`, asserts the same bytes, resumes
+/// the 2-thread run from its snapshot at `resume_tick` and asserts the same bytes again; returns
+/// the summaries.
+fn threads_and_resume_agree(
+    root: &Path,
+    parquet: &Path,
+    (name, config): (&str, &RunConfig),
+    resume_tick: u64,
+) -> Vec<RunSummary> {
+    let (mut outputs, mut summaries) = (Vec::new(), Vec::new());
+    for threads in [1, 2] {
+        let run = root.join(format!("run-{name}-{threads}"));
+        let threaded = RunConfig {
+            threads,
+            ..config.clone()
+        };
+        summaries.push(run_policy(&threaded, parquet, &run));
+        outputs.push(deterministic_outputs(&run));
+    }
+    assert!(outputs[0] == outputs[1], "{name}: 1 and 2 threads");
+    let run = root.join(format!("run-{name}-2"));
+    resume_from(config, parquet, &run, resume_tick);
+    assert!(deterministic_outputs(&run) == outputs[0], "{name}: resumed");
+    summaries
+}
+
 #[test]
 fn one_and_many_threads_agree() {
     let root = tempfile::tempdir().unwrap();
@@ -152,29 +178,19 @@ fn a_100_ms_tick_is_deterministic_across_threads_and_resume() {
         ..RunConfig::default()
     };
     config.snapshot.every_sim_minutes = 2;
-    let mut outputs = Vec::new();
-    for threads in [1, 2] {
+    // Resumed from the snapshot at 2 simulated minutes (tick 1,200).
+    let runs = ("100ms", &config);
+    for (summary, threads) in threads_and_resume_agree(root.path(), &parquet, runs, 1_200)
+        .into_iter()
+        .zip([1, 2])
+    {
         let run = root.path().join(format!("run-100ms-{threads}"));
-        let summary = run_policy(
-            &RunConfig {
-                threads,
-                ..config.clone()
-            },
-            &parquet,
-            &run,
-        );
         assert_eq!(summary.ticks, 3_000);
         assert!((summary.simulated_s - 300.0).abs() < 1e-9);
         assert_eq!(read_parquet(&run.join("ticks")).num_rows(), 3_000);
         // A `nodes/` sample every simulated minute: ticks 0, 600, ..., 2400.
         assert_eq!(parts(&run.join("nodes")).len(), 5);
-        outputs.push(deterministic_outputs(&run));
     }
-    assert!(outputs[0] == outputs[1], "1 and 2 threads");
-    // Resumed from the snapshot at 2 simulated minutes (tick 1,200): the same bytes.
-    let run = root.path().join("run-100ms-2");
-    resume_from(&config, &parquet, &run, 1_200);
-    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
 }
 
 #[test]
@@ -271,23 +287,9 @@ fn federation_is_deterministic_across_threads_and_resume() {
         ..RunConfig::default()
     };
     config.snapshot.every_sim_minutes = 20;
-    let mut outputs = Vec::new();
-    for threads in [1, 2] {
-        let run = root.path().join(format!("run-federation-{threads}"));
-        let summary = run_policy(
-            &RunConfig {
-                threads,
-                ..config.clone()
-            },
-            &parquet,
-            &run,
-        );
+    let runs = ("federation", &config);
+    for summary in threads_and_resume_agree(root.path(), &parquet, runs, 40) {
         assert!(summary.totals.counters["host_messages"] > 1_000.0);
         assert!(summary.totals.counters["broker_busy_s"] > 60.0);
-        outputs.push(deterministic_outputs(&run));
     }
-    assert!(outputs[0] == outputs[1], "1 and 2 threads");
-    let run = root.path().join("run-federation-2");
-    resume_from(&config, &parquet, &run, 40);
-    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
 }

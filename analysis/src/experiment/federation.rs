@@ -21,12 +21,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
-use arrow_schema::{Field, Schema};
 use engine::federation::cloud::{Cloud, Job, Request, simulate};
 use engine::federation::{BrokerPolicy, SchedulerParams, VmScheduler};
 use ingest::scenario::ScenarioConfig;
 
-use super::output::{RESULTS_MD, RESULTS_PARQUET, parquet_bytes, write_file};
+use super::output::{RESULTS_MD, RESULTS_PARQUET, batch_of, parquet_bytes, write_file};
 use super::panels::{Line, Panel};
 use crate::error::{AnalysisError, Result};
 
@@ -257,13 +256,11 @@ fn batch(name: &str, rows: &[FedRow]) -> RecordBatch {
             )),
         ),
     ];
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(n, a)| Field::new(*n, a.data_type().clone(), false))
-        .collect();
-    let arrays = columns.into_iter().map(|(_, a)| a).collect();
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("columns of equal length")
+    batch_of(columns)
 }
+
+/// A figure panel's size, pixels.
+const PANEL: (u32, u32) = (420, 340);
 
 /// Writes `results.parquet`, the figures and, last, `results.md` into `dir`.
 pub fn write_outputs(name: &str, rows: &[FedRow], seeds: u64, dir: &Path) -> Result<()> {
@@ -273,13 +270,14 @@ pub fn write_outputs(name: &str, rows: &[FedRow], seeds: u64, dir: &Path) -> Res
     })?;
     write_file(&dir.join(RESULTS_PARQUET), &bytes)?;
     if name == "federation-hosts" {
-        super::panels::write(dir, "hosts", (2, 2), &host_panels(rows))?;
+        super::panels::write(dir, "hosts", ((2, 2), PANEL), &host_panels(rows))?;
     } else {
         for (stem, measure, label) in [
             ("makespan", makespan as fn(&FedRow) -> f64, "makespan (min)"),
             ("flowtime", flowtime_e6, "weighted flowtime (10^6 s)"),
         ] {
-            super::panels::write(dir, stem, (2, 3), &job_panels(rows, measure, label))?;
+            let panels = job_panels(rows, measure, label);
+            super::panels::write(dir, stem, ((2, 3), PANEL), &panels)?;
         }
     }
     write_file(

@@ -17,8 +17,6 @@ use crate::error::{AnalysisError, Result};
 pub const RESULTS_PARQUET: &str = "results.parquet";
 /// The figure's name in DIR.
 pub const FIGURE: &str = "queue-times.svg";
-/// The figure as PNG (for a notebook or a viewer without SVG).
-pub const FIGURE_PNG: &str = "queue-times.png";
 /// The Markdown report's name in DIR.
 pub const RESULTS_MD: &str = "results.md";
 
@@ -66,6 +64,11 @@ fn batch(name: &str, rows: &[ResultRow]) -> RecordBatch {
         ("makespan_s", f64s(|r| r.makespan_s)),
         ("messages", u64s(|r| r.messages)),
     ];
+    batch_of(columns)
+}
+
+/// One Arrow batch of named, non-null columns of equal length.
+pub(super) fn batch_of(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     let fields: Vec<Field> = columns
         .iter()
         .map(|(n, a)| Field::new(*n, a.data_type().clone(), false))
@@ -153,73 +156,35 @@ pub(super) const COLOURS: [RGBColor; 8] = [
 /// A measure of a run drawn or tabulated.
 type Measure = fn(&ResultRow) -> f64;
 
-/// The figure's size, pixels.
-const SIZE: (u32, u32) = (1100, 460);
-
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
-    s: &Summary,
-) -> std::result::Result<(), String> {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let xs = s.xs();
-    let (x_lo, x_hi) = (
-        xs.first().copied().unwrap_or(0.0),
-        xs.last()
-            .copied()
-            .unwrap_or(1.0)
-            .max(xs.first().copied().unwrap_or(0.0) + 1.0),
-    );
-    let panels = root.split_evenly((1, 2));
+/// The queue-times figure: mean and p99 against x, one line per configuration (means over
+/// seeds), on log axes.
+fn queue_panels(s: &Summary) -> Vec<super::panels::Panel> {
     let measures: [(&str, Measure); 2] = [
         ("mean queue time (ms)", |r| r.mean_queue_ms),
         ("99th percentile queue time (ms)", |r| r.p99_queue_ms),
     ];
-    for (panel, (label, m)) in panels.iter().zip(measures) {
-        let values = s.rows.iter().map(m).filter(|v| *v > 0.0);
-        let (lo, hi) = values.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        let (lo, hi) = if lo <= hi {
-            (lo * 0.8, hi * 1.25)
-        } else {
-            (0.1, 10.0)
-        };
-        let mut chart = ChartBuilder::on(panel)
-            .caption(format!("{}: {label}", s.name), ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(34)
-            .y_label_area_size(56)
-            .build_cartesian_2d(x_lo..x_hi, (lo..hi).log_scale())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc(s.x_label.as_str())
-            .y_desc(label)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (k, c) in s.configurations.iter().enumerate() {
-            let colour = COLOURS[k % COLOURS.len()];
-            let points: Vec<(f64, f64)> = xs
+    measures
+        .into_iter()
+        .map(|(label, m)| super::panels::Panel {
+            title: format!("{}: {label}", s.name),
+            x_label: s.x_label.clone(),
+            y_label: label.into(),
+            lines: s
+                .configurations
                 .iter()
-                .filter_map(|&x| s.band(c, x, m).map(|b| (x, b.mean.max(lo))))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(c.as_str())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour));
-            chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-                .map_err(|e| e.to_string())?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 12))
-            .draw()
-            .map_err(|e| e.to_string())?;
-    }
-    root.present().map_err(|e| e.to_string())
+                .map(|c| super::panels::Line {
+                    name: c.clone(),
+                    points: s
+                        .xs()
+                        .iter()
+                        .filter_map(|&x| s.band(c, x, m).map(|b| (x, b.mean)))
+                        .collect(),
+                })
+                .collect(),
+            marks: Vec::new(),
+            log_y: true,
+        })
+        .collect()
 }
 
 /// Writes `DIR/results.parquet`, `DIR/queue-times.svg` (and `.png`) and, last,
@@ -231,21 +196,7 @@ pub fn write_outputs(experiment: &Experiment, s: &Summary, dir: &Path) -> Result
     };
     let bytes = parquet_bytes(&batch(&s.name, &s.rows)).map_err(|e| failed(RESULTS_PARQUET, e))?;
     write_file(&dir.join(RESULTS_PARQUET), &bytes)?;
-    crate::figure::register_font().map_err(|e| failed(FIGURE, e))?;
-    let mut svg = String::new();
-    draw(
-        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
-        s,
-    )
-    .map_err(|e| failed(FIGURE, e))?;
-    write_file(&dir.join(FIGURE), svg.as_bytes())?;
-    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
-    draw(
-        BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
-        s,
-    )
-    .map_err(|e| failed(FIGURE_PNG, e))?;
-    let png = crate::figure::encode_png(&rgb, SIZE).map_err(|e| failed(FIGURE_PNG, e))?;
-    write_file(&dir.join(FIGURE_PNG), &png)?;
+    let stem = FIGURE.trim_end_matches(".svg");
+    super::panels::write(dir, stem, ((1, 2), (550, 460)), &queue_panels(s))?;
     write_file(&dir.join(RESULTS_MD), markdown(experiment, s).as_bytes())
 }

@@ -30,6 +30,8 @@ pub struct Panel {
     pub lines: Vec<Line>,
     /// Points drawn as crosses in the colour of line `.0` (a paper's values).
     pub marks: Vec<(usize, f64, f64)>,
+    /// A log-scaled y axis (from 0.8 x the smallest positive value to 1.25 x the largest).
+    pub log_y: bool,
 }
 
 fn draw<DB: DrawingBackend>(
@@ -41,74 +43,107 @@ fn draw<DB: DrawingBackend>(
     let areas = root.split_evenly(grid);
     for (area, p) in areas.iter().zip(panels) {
         let xs = p.lines.iter().flat_map(|l| l.points.iter().map(|q| q.0));
+        let (x_lo, x_hi) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+        let x = if x_lo < x_hi { x_lo..x_hi } else { 0.0..1.0 };
         let ys = p
             .lines
             .iter()
             .flat_map(|l| l.points.iter().map(|q| q.1))
             .chain(p.marks.iter().map(|m| m.2));
-        let (x_lo, x_hi) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-        let y_hi = ys.fold(0.0f64, f64::max);
-        let (x_lo, x_hi) = if x_lo < x_hi {
-            (x_lo, x_hi)
+        if p.log_y {
+            let positive = ys.filter(|y| *y > 0.0);
+            let (lo, hi) = positive.fold((f64::MAX, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
+            let (lo, hi) = if lo <= hi {
+                (lo * 0.8, hi * 1.25)
+            } else {
+                (0.1, 10.0)
+            };
+            plot(area, p, x, (lo..hi).log_scale(), lo)?;
         } else {
-            (0.0, 1.0)
-        };
-        let title = if p.marks.is_empty() {
-            p.title.clone()
-        } else {
-            format!("{} (crosses: the paper)", p.title)
-        };
-        let mut chart = ChartBuilder::on(area)
-            .caption(title, ("sans-serif", 14))
-            .margin(8)
-            .x_label_area_size(32)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_lo..x_hi, 0.0..(y_hi * 1.1).max(1e-9))
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_labels(6)
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .x_desc(p.x_label.as_str())
-            .y_desc(p.y_label.as_str())
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (k, line) in p.lines.iter().enumerate() {
-            let colour = COLOURS[k % COLOURS.len()];
-            chart
-                .draw_series(LineSeries::new(line.points.clone(), colour.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(line.name.as_str())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour));
-            chart
-                .draw_series(
-                    line.points
-                        .iter()
-                        .map(|&q| Circle::new(q, 3, colour.filled())),
-                )
-                .map_err(|e| e.to_string())?;
+            let hi = ys.fold(0.0f64, f64::max);
+            plot(area, p, x, 0.0..(hi * 1.1).max(1e-9), f64::MIN)?;
         }
-        chart
-            .draw_series(p.marks.iter().map(|&(k, x, y)| {
-                Cross::new((x, y), 7, COLOURS[k % COLOURS.len()].stroke_width(2))
-            }))
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 12))
-            .draw()
-            .map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }
 
-/// Writes `dir/stem.svg` and `dir/stem.png`: `panels` in a grid of (rows, columns).
-pub fn write(dir: &Path, stem: &str, grid: (usize, usize), panels: &[Panel]) -> Result<()> {
-    let size = (420 * grid.1 as u32, 340 * grid.0 as u32);
+/// One panel on `area`, with `y` as its y axis (linear or log); values below `floor` are drawn
+/// at it (a log axis has no 0).
+fn plot<DB: DrawingBackend, Y>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    p: &Panel,
+    x: std::ops::Range<f64>,
+    y: Y,
+    floor: f64,
+) -> std::result::Result<(), String>
+where
+    Y: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+    Y::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let title = if p.marks.is_empty() {
+        p.title.clone()
+    } else {
+        format!("{} (crosses: the paper)", p.title)
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 14))
+        .margin(8)
+        .x_label_area_size(32)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x, y)
+        .map_err(|e| e.to_string())?;
+    let whole = |v: &f64| format!("{v:.0}");
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(6)
+        .x_label_formatter(&whole)
+        .x_desc(p.x_label.as_str())
+        .y_desc(p.y_label.as_str());
+    if !p.log_y {
+        mesh.y_label_formatter(&whole);
+    }
+    mesh.draw().map_err(|e| e.to_string())?;
+    for (k, line) in p.lines.iter().enumerate() {
+        let colour = COLOURS[k % COLOURS.len()];
+        let points: Vec<(f64, f64)> = line
+            .points
+            .iter()
+            .map(|&(x, y)| (x, y.max(floor)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(line.name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour));
+        chart
+            .draw_series(points.iter().map(|&q| Circle::new(q, 3, colour.filled())))
+            .map_err(|e| e.to_string())?;
+    }
+    chart
+        .draw_series(
+            p.marks.iter().map(|&(k, x, y)| {
+                Cross::new((x, y), 7, COLOURS[k % COLOURS.len()].stroke_width(2))
+            }),
+        )
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 12))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// Writes `dir/stem.svg` and `dir/stem.png`: `panels` in a grid of (rows, columns), each
+/// panel `panel_size` pixels.
+pub fn write(
+    dir: &Path,
+    stem: &str,
+    (grid, panel_size): ((usize, usize), (u32, u32)),
+    panels: &[Panel],
+) -> Result<()> {
+    let size = (panel_size.0 * grid.1 as u32, panel_size.1 * grid.0 as u32);
     let failed = |ext: &str, problem: String| AnalysisError::Figure {
         path: dir.join(format!("{stem}.{ext}")),
         problem,
