@@ -29,6 +29,7 @@ pub mod greedy;
 pub mod ids;
 pub mod masb;
 pub mod metrics;
+pub mod nbs;
 pub mod omniscient;
 pub mod output;
 pub mod policies;

@@ -1,0 +1,11 @@
+//! Seed 004's deadline-aware resource control by Nash bargaining: the deadline types as
+//! weights on resource over time (`utility.rs`) and the optimisation over a horizon of slots,
+//! solved as a conic program (`problem.rs`). The controller that re-solves it on arrivals,
+//! departures and capacity changes and hands its first slot to a placer is issue 36's next step
+//! (`controlled/`'s `Controller`).
+
+pub mod problem;
+pub mod utility;
+
+pub use problem::{Allocation, Job, NbsError, Problem, missed_hard_deadlines, solve};
+pub use utility::{Deadline, slot_weight};

@@ -1,0 +1,467 @@
+//! Seed 004's optimisation (section III) over a horizon of slots: choose x[i][t] >= 0, the
+//! resource job i gets in slot t, to maximise sum_i P_i log(y_i), where y_i is job i's
+//! weighted resource over its requirement D_i (`utility.rs`; U_i(y) = y), subject to
+//! sum_i x[i][t] <= C_t in every slot, sum_t x[i][t] <= D_i (a job uses no more than it needs),
+//! x[i][t] <= a job's rate cap (its tasks: a job of 3 map tasks runs on 3 slots at most) and, for
+//! each hard-deadline job, its whole requirement before its deadline (y_i >= 1).
+//!
+//! Solved as a conic program with Clarabel (an interior-point solver in Rust for exponential
+//! cones: t_i <= log(y_i) is (t_i, 1, y_i) in the exponential cone), with its default tolerances
+//! (1e-8 on the duality gap and feasibility). Hard deadlines that cannot all be met are found
+//! first, exactly, by the earliest-deadline-first test on the hard jobs (without rate caps EDF
+//! meets every deadline that any schedule meets): a job whose deadline the test misses is named
+//! in [`Allocation::missed_hard`] and bargains as a soft-deadline job with the same deadline
+//! (the seed says only "if feasible"). Should the solver still find the hard constraints
+//! infeasible (rate caps), every hard job is relaxed so and named.
+
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
+};
+
+use super::utility::{Deadline, slot_weight};
+
+/// One job of the problem.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Job {
+    /// Its total requirement D_i (resource x seconds, e.g. CPU-seconds or slot-seconds).
+    pub requirement: f64,
+    /// Its priority P_i.
+    pub priority: f64,
+    /// Its deadline, seconds from the horizon's start.
+    pub deadline: Deadline,
+    /// The most resource it can use at once (f64::INFINITY: no cap).
+    pub rate_cap: f64,
+}
+
+/// A problem: jobs sharing a capacity over slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Slot length, seconds.
+    pub slot_s: f64,
+    /// Capacity in each slot (resource units); its length is the horizon (t_ref).
+    pub capacity: Vec<f64>,
+    /// Soft deadlines' decay per second (mu).
+    pub mu: f64,
+    /// The jobs.
+    pub jobs: Vec<Job>,
+}
+
+/// The solved allocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allocation {
+    /// Resource rate of job i in slot t at `x[i * slots + t]` (resource units).
+    pub x: Vec<f64>,
+    /// Slots in the horizon.
+    pub slots: usize,
+    /// Hard-deadline jobs whose deadline cannot be met (bargaining as soft ones).
+    pub missed_hard: Vec<usize>,
+    /// Solver wall time, seconds.
+    pub solve_s: f64,
+    /// Interior-point iterations.
+    pub iterations: u32,
+}
+
+impl Allocation {
+    /// Job `i`'s rate in slot `t`.
+    pub fn rate(&self, i: usize, t: usize) -> f64 {
+        self.x[i * self.slots + t]
+    }
+
+    /// When job `i` has received `requirement`, seconds from the start (None: not within the
+    /// horizon), with `slot_s`-long slots.
+    pub fn completion_s(&self, i: usize, requirement: f64, slot_s: f64) -> Option<f64> {
+        let mut got = 0.0;
+        for t in 0..self.slots {
+            let r = self.rate(i, t);
+            if got + r * slot_s >= requirement * (1.0 - 1e-6) {
+                let into = if r > 0.0 {
+                    (requirement - got) / r
+                } else {
+                    0.0
+                };
+                return Some(t as f64 * slot_s + into.clamp(0.0, slot_s));
+            }
+            got += r * slot_s;
+        }
+        None
+    }
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NbsError {
+    /// The problem is malformed (the field named).
+    #[error("NBS problem: {0}")]
+    Invalid(String),
+    /// The solver did not reach a solution.
+    #[error("NBS solver stopped with {0}")]
+    Solver(String),
+}
+
+/// The hard jobs the earliest-deadline-first test cannot fit, in order of deadline: the jobs
+/// kept are those that fit (each deadline's cumulative requirement within the capacity before
+/// it), a job that would break that is left out.
+pub fn missed_hard_deadlines(p: &Problem) -> Vec<usize> {
+    let mut hard: Vec<(f64, usize)> = p
+        .jobs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, j)| match j.deadline {
+            Deadline::Hard(d) => Some((d, i)),
+            _ => None,
+        })
+        .collect();
+    hard.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let capacity_before = |d: f64| -> f64 {
+        (p.capacity.iter().enumerate())
+            .map(|(t, c)| {
+                let (a, b) = (t as f64 * p.slot_s, (t + 1) as f64 * p.slot_s);
+                c * (d.min(b) - a).max(0.0)
+            })
+            .sum()
+    };
+    let (mut committed, mut missed) = (0.0, Vec::new());
+    for (d, i) in hard {
+        let need = p.jobs[i].requirement;
+        if committed + need <= capacity_before(d) * (1.0 + 1e-9) {
+            committed += need;
+        } else {
+            missed.push(i);
+        }
+    }
+    missed
+}
+
+/// Solves `p` (module doc).
+pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
+    let (n, slots) = (p.jobs.len(), p.capacity.len());
+    if !(p.slot_s > 0.0 && p.slot_s.is_finite()) || slots == 0 {
+        return Err(NbsError::Invalid(
+            "slot_s must be positive and the horizon at least one slot".into(),
+        ));
+    }
+    let non_negative = |v: f64| v.is_finite() && v >= 0.0;
+    if !p.capacity.iter().all(|&c| non_negative(c)) || !non_negative(p.mu) {
+        return Err(NbsError::Invalid(
+            "capacities and mu must be finite and non-negative".into(),
+        ));
+    }
+    for (i, j) in p.jobs.iter().enumerate() {
+        if !(j.requirement > 0.0 && j.requirement.is_finite() && j.priority > 0.0) {
+            return Err(NbsError::Invalid(format!(
+                "job {i}: requirement and priority must be positive, got {} and {}",
+                j.requirement, j.priority
+            )));
+        }
+    }
+    let missed = missed_hard_deadlines(p);
+    match solve_with(p, &missed) {
+        Err(NbsError::Solver(s)) if s.contains("Infeasible") => {
+            let all_hard: Vec<usize> = (0..n)
+                .filter(|&i| matches!(p.jobs[i].deadline, Deadline::Hard(_)))
+                .collect();
+            solve_with(p, &all_hard)
+        }
+        other => other,
+    }
+    .map(|mut a| {
+        a.slots = slots;
+        a
+    })
+}
+
+/// The deadline job `i` bargains with (a relaxed hard one as soft).
+fn bargaining_deadline(p: &Problem, i: usize, relaxed: &[usize]) -> Deadline {
+    match p.jobs[i].deadline {
+        Deadline::Hard(d) if relaxed.contains(&i) => Deadline::Soft(d),
+        d => d,
+    }
+}
+
+fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
+    let (n, slots) = (p.jobs.len(), p.capacity.len());
+    // Resource in units of the largest capacity, so the solver sees numbers near 1.
+    let scale = p.capacity.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let xs = n * slots;
+    let var_x = |i: usize, t: usize| i * slots + t;
+    let var_s = |i: usize| xs + i;
+    let weight = |i: usize, t: usize| {
+        let d = bargaining_deadline(p, i, relaxed);
+        slot_weight(d, p.mu, t as f64 * p.slot_s, (t + 1) as f64 * p.slot_s)
+    };
+    // A job no slot gives value to (a deadline already past) takes no part.
+    let live: Vec<bool> = (0..n)
+        .map(|i| (0..slots).any(|t| weight(i, t) > 0.0))
+        .collect();
+    let (mut rows, mut cols, mut vals, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut row = 0usize;
+    let mut push = |r: usize, c: usize, v: f64| {
+        rows.push(r);
+        cols.push(c);
+        vals.push(v);
+    };
+    // Nonnegative-cone rows: capacity, x >= 0, requirement, rate caps, hard deadlines.
+    for (t, c) in p.capacity.iter().enumerate() {
+        for i in 0..n {
+            push(row, var_x(i, t), 1.0);
+        }
+        b.push(c / scale);
+        row += 1;
+    }
+    for k in 0..xs {
+        push(row, k, -1.0);
+        b.push(0.0);
+        row += 1;
+    }
+    for (i, j) in p.jobs.iter().enumerate() {
+        for t in 0..slots {
+            push(row, var_x(i, t), 1.0);
+        }
+        b.push(if live[i] {
+            j.requirement / p.slot_s / scale
+        } else {
+            0.0
+        });
+        row += 1;
+    }
+    for (i, j) in p.jobs.iter().enumerate() {
+        if j.rate_cap.is_finite() {
+            for t in 0..slots {
+                push(row, var_x(i, t), 1.0);
+                b.push(j.rate_cap.max(0.0) / scale);
+                row += 1;
+            }
+        }
+    }
+    for (i, j) in p.jobs.iter().enumerate() {
+        if let Deadline::Hard(_) = bargaining_deadline(p, i, relaxed) {
+            for t in 0..slots {
+                let w = weight(i, t);
+                if w > 0.0 {
+                    push(row, var_x(i, t), -w);
+                }
+            }
+            b.push(-j.requirement / p.slot_s / scale);
+            row += 1;
+        }
+    }
+    let nonneg = row;
+    // Exponential cones: (s_i, 1, y_i) with y_i = sum_t w x slot_s / D_i.
+    let mut exp_cones = 0;
+    for (i, j) in p.jobs.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        push(row, var_s(i), -1.0);
+        b.push(0.0);
+        b.push(1.0);
+        for t in 0..slots {
+            let w = weight(i, t);
+            if w > 0.0 {
+                push(row + 2, var_x(i, t), -w * p.slot_s * scale / j.requirement);
+            }
+        }
+        b.push(0.0);
+        row += 3;
+        exp_cones += 1;
+    }
+    let nvars = xs + n;
+    let a = CscMatrix::new_from_triplets(row, nvars, rows, cols, vals);
+    let pm = CscMatrix::zeros((nvars, nvars));
+    let mut q = vec![0.0; nvars];
+    for (i, j) in p.jobs.iter().enumerate() {
+        if live[i] {
+            q[var_s(i)] = -j.priority;
+        }
+    }
+    let mut cones = vec![SupportedConeT::NonnegativeConeT(nonneg)];
+    cones.extend((0..exp_cones).map(|_| SupportedConeT::ExponentialConeT()));
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .build()
+        .map_err(|e| NbsError::Invalid(e.to_string()))?;
+    let mut solver = DefaultSolver::new(&pm, &q, &a, &b, &cones, settings)
+        .map_err(|e| NbsError::Invalid(e.to_string()))?;
+    solver.solve();
+    let sol = &solver.solution;
+    match sol.status {
+        SolverStatus::Solved | SolverStatus::AlmostSolved => Ok(Allocation {
+            x: sol.x[..xs].iter().map(|v| v.max(0.0) * scale).collect(),
+            slots,
+            missed_hard: relaxed.to_vec(),
+            solve_s: sol.solve_time,
+            iterations: sol.iterations,
+        }),
+        other => Err(NbsError::Solver(format!("{other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(requirement: f64, priority: f64, deadline: Deadline) -> Job {
+        Job {
+            requirement,
+            priority,
+            deadline,
+            rate_cap: f64::INFINITY,
+        }
+    }
+
+    fn near(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-5 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn two_jobs_share_in_proportion_to_priority() {
+        // KKT by hand: max log(x1) + 3 log(x2) s.t. x1 + x2 <= 10 (requirements not binding):
+        // 1/x1 = 3/x2 = lambda, so x = (2.5, 7.5).
+        let p = Problem {
+            slot_s: 1.0,
+            capacity: vec![10.0],
+            mu: 0.0,
+            jobs: vec![
+                job(100.0, 1.0, Deadline::None),
+                job(100.0, 3.0, Deadline::None),
+            ],
+        };
+        let a = solve(&p).unwrap();
+        assert!(near(a.rate(0, 0), 2.5) && near(a.rate(1, 0), 7.5), "{a:?}");
+        assert!(a.missed_hard.is_empty());
+    }
+
+    #[test]
+    fn a_satisfied_requirement_frees_the_rest() {
+        // Job 0 needs only 2: its constraint x1 <= 2 binds (its multiplier absorbs the
+        // gradient), job 1 takes the 8 left. Three jobs, priorities 1, 1, 2 and requirements
+        // 2, 100, 100 over one slot of 10: x = (2, 8/3, 16/3).
+        let p = Problem {
+            slot_s: 1.0,
+            capacity: vec![10.0],
+            mu: 0.0,
+            jobs: vec![
+                job(2.0, 1.0, Deadline::None),
+                job(100.0, 1.0, Deadline::None),
+                job(100.0, 2.0, Deadline::None),
+            ],
+        };
+        let a = solve(&p).unwrap();
+        let want = [2.0, 8.0 / 3.0, 16.0 / 3.0];
+        for (i, w) in want.iter().enumerate() {
+            assert!(near(a.rate(i, 0), *w), "{i}: {a:?}");
+        }
+    }
+
+    #[test]
+    fn a_hard_deadline_takes_what_it_needs_first() {
+        // Two slots of 10 s at capacity 1. Job 0 (hard, deadline 10 s) needs 10: all of slot
+        // 0. Job 1 (no deadline, needs 20) would otherwise take half; it gets slot 1.
+        let p = Problem {
+            slot_s: 10.0,
+            capacity: vec![1.0, 1.0],
+            mu: 0.1,
+            jobs: vec![
+                job(10.0, 1.0, Deadline::Hard(10.0)),
+                job(20.0, 1.0, Deadline::None),
+            ],
+        };
+        let a = solve(&p).unwrap();
+        assert!(near(a.rate(0, 0), 1.0) && near(a.rate(1, 1), 1.0), "{a:?}");
+        assert!(a.rate(1, 0) < 1e-6);
+        assert!(near(a.completion_s(0, 10.0, 10.0).unwrap(), 10.0));
+    }
+
+    #[test]
+    fn infeasible_hard_deadlines_are_named_and_bargain_as_soft() {
+        // Both need 10 by 10 s from a capacity of 1: EDF keeps job 0 (same deadline, lower
+        // index) and names job 1, which then waits for slot 1 (soft).
+        let p = Problem {
+            slot_s: 10.0,
+            capacity: vec![1.0, 1.0],
+            mu: 0.5,
+            jobs: vec![
+                job(10.0, 1.0, Deadline::Hard(10.0)),
+                job(10.0, 1.0, Deadline::Hard(10.0)),
+            ],
+        };
+        assert_eq!(missed_hard_deadlines(&p), [1]);
+        let a = solve(&p).unwrap();
+        assert_eq!(a.missed_hard, [1]);
+        assert!(near(a.rate(0, 0), 1.0) && near(a.rate(1, 1), 1.0), "{a:?}");
+        assert!(near(a.completion_s(0, 10.0, 10.0).unwrap(), 10.0));
+        assert!(near(a.completion_s(1, 10.0, 10.0).unwrap(), 20.0));
+    }
+
+    /// Seed 004's Fig. 2: six jobs of equal requirement (10), jobs 1-2 with hard deadlines at
+    /// 5 and 10, jobs 3-4 soft at 10 and 15 (mu 0.5/s), jobs 5-6 none, capacity 4 over 20
+    /// one-second slots. As in the figure: the hard jobs finish by their deadlines, the soft
+    /// ones at theirs, the no-deadline ones last (their timing does not change the objective;
+    /// the interior-point solution spreads them over the horizon, so they finish at its end).
+    fn fig_2(capacity: Vec<f64>) -> (Problem, Allocation) {
+        let j = |d| job(10.0, 1.0, d);
+        let p = Problem {
+            slot_s: 1.0,
+            capacity,
+            mu: 0.5,
+            jobs: vec![
+                j(Deadline::Hard(5.0)),
+                j(Deadline::Hard(10.0)),
+                j(Deadline::Soft(10.0)),
+                j(Deadline::Soft(15.0)),
+                j(Deadline::None),
+                j(Deadline::None),
+            ],
+        };
+        let a = solve(&p).unwrap();
+        (p, a)
+    }
+
+    #[test]
+    fn seed_004_fig_2_six_jobs() {
+        let (_, a) = fig_2(vec![4.0; 20]);
+        let done: Vec<f64> = (0..6)
+            .map(|i| a.completion_s(i, 10.0, 1.0).unwrap())
+            .collect();
+        for (i, want) in [5.0, 10.0, 10.0, 15.0, 20.0, 20.0].into_iter().enumerate() {
+            assert!((done[i] - want).abs() < 1e-3, "job {}: {done:?}", i + 1);
+        }
+        assert!(a.missed_hard.is_empty());
+    }
+
+    #[test]
+    fn losing_capacity_shifts_the_allocation_and_keeps_hard_deadlines() {
+        // Self-adaptive: from 8 s the cluster has half its capacity (an attack): 56 units for
+        // 60 of requirements. Re-solved, the hard jobs still finish by 5 and 10; what is lost
+        // falls on the jobs without hard deadlines (one of them no longer finishes).
+        let (_, before) = fig_2(vec![4.0; 20]);
+        let mut capacity = vec![4.0; 8];
+        capacity.extend([2.0; 12]);
+        let (_, after) = fig_2(capacity);
+        assert!(after.completion_s(0, 10.0, 1.0).unwrap() <= 5.0 + 1e-6);
+        assert!(after.completion_s(1, 10.0, 1.0).unwrap() <= 10.0 + 1e-6);
+        let unfinished = (2..6)
+            .filter(|&i| after.completion_s(i, 10.0, 1.0).is_none())
+            .count();
+        assert!(unfinished >= 1);
+        let moved: f64 = (0..after.x.len())
+            .map(|k| (after.x[k] - before.x[k]).abs())
+            .sum();
+        assert!(moved > 1.0, "the allocation shifts");
+    }
+
+    #[test]
+    fn bad_problems_are_refused_with_the_field() {
+        let mut p = Problem {
+            slot_s: 1.0,
+            capacity: vec![1.0],
+            mu: 0.0,
+            jobs: vec![job(0.0, 1.0, Deadline::None)],
+        };
+        assert!(solve(&p).unwrap_err().to_string().contains("job 0"));
+        p.jobs.clear();
+        p.capacity.clear();
+        assert!(solve(&p).unwrap_err().to_string().contains("slot"));
+    }
+}
