@@ -124,6 +124,9 @@ registry! {
     Random = "random" => crate::greedy::RandomConfig,
     Omniscient = "omniscient" => crate::omniscient::OmniscientConfig,
     EqualShare = "equal-share" => crate::controlled::EqualShareConfig,
+    RandomShare = "random-share" => crate::controlled::RandomShareConfig,
+    Edf = "edf" => crate::controlled::EdfConfig,
+    Nbs = "nbs" => crate::nbs::NbsConfig,
     Sparrow = "sparrow" => crate::sparrow::SparrowConfig,
     Federation = "federation" => crate::federation::FederationConfig,
 }

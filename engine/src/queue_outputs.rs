@@ -167,13 +167,10 @@ impl QueueOutputs {
     }
 
     fn job_row(&mut self, job_id: u64, j: &OpenJob) {
-        let (weight, deadline) = self.side.as_ref().map_or((1.0, Deadline::None), |side| {
-            let row = side.task_key.partition_point(|k| k.0 < job_id);
-            match side.task_key.get(row) {
-                Some(k) if k.0 == job_id => (side.weight[row], side.deadline[row]),
-                _ => (1.0, Deadline::None),
-            }
-        });
+        let (weight, deadline) = self
+            .side
+            .as_ref()
+            .map_or((1.0, Deadline::None), |side| side.job(job_id));
         let at = deadline.at_us();
         self.job_rows.extend([
             Value::U64(job_id),

@@ -120,15 +120,17 @@ fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
         "random",
         "omniscient",
         "equal-share",
+        "random-share",
+        "edf",
         "federation",
     ] {
         let summary = agree(root.path(), &parquet, kind);
         assert_eq!(summary.policy, kind);
         // The generated cell has room for its workload: a greedy placer leaves few waiting
-        // (equal-share holds back what exceeds a job's share).
+        // (the share controllers hold back what exceeds a job's share).
         let pending = summary.averages.tasks_pending / summary.averages.tasks_running;
         assert!(
-            pending < if kind == "equal-share" { 0.5 } else { 0.05 },
+            pending < if kind.ends_with("-share") { 0.5 } else { 0.05 },
             "{kind}: {pending}"
         );
         // Its `tasks/` table: a row per ended run, started no earlier than submitted (the

@@ -293,3 +293,63 @@ fn sparrow_runs_every_task_through_a_scenarios_node_failures() {
         "tasks displaced by the failures wait for the detector"
     );
 }
+
+/// Seed 004's controllers on its Hadoop cell (1 s ticks, 3 simulated minutes): every job
+/// completes under each; NBS meets every hard deadline (the scenario's are feasible: EDF meets
+/// them too), which the Equal share does not; NBS and Random give the same bytes with 1 and 2
+/// threads and across a snapshot and resume.
+#[test]
+fn deadline_aware_controllers_on_the_hadoop_cell() {
+    let root = tempfile::tempdir().unwrap();
+    // Seed 3's draw: 4 hard deadlines that EDF can meet and the Equal share misses.
+    let raw = root.path().join("raw");
+    let draw = ScenarioConfig {
+        name: "nbs-hadoop".into(),
+        seed: 3,
+        ..ScenarioConfig::default()
+    };
+    generate_scenario(&raw, &draw).unwrap();
+    let pq = root.path().join("pq");
+    ingest_dir(&raw, &pq);
+    let controller = |kind: &str, threads| {
+        let mut c = config(kind, threads);
+        c.tick = "1s".parse().unwrap();
+        c.hours = Some(180.0 / 3600.0);
+        c
+    };
+    let hard_latencies = |run: &Path| -> Vec<i64> {
+        let jobs = read_parquet(&run.join("jobs"));
+        assert_eq!(jobs.num_rows(), 10, "{}", run.display());
+        let hard = jobs.column(jobs.schema().index_of("deadline_hard").unwrap());
+        let hard = hard.as_boolean();
+        let latency = jobs.column(jobs.schema().index_of("latency_us").unwrap());
+        let latency = latency.as_primitive::<Int64Type>();
+        (0..jobs.num_rows())
+            .filter(|&r| !hard.is_null(r) && hard.value(r))
+            .map(|r| latency.value(r))
+            .collect()
+    };
+    let mut worst = std::collections::BTreeMap::new();
+    for kind in ["nbs", "edf", "equal-share", "random-share"] {
+        let run = root.path().join(format!("run-{kind}"));
+        run_policy(&controller(kind, 2), &pq, &run);
+        let latencies = hard_latencies(&run);
+        assert_eq!(latencies.len(), 4, "{kind}");
+        worst.insert(kind, *latencies.iter().max().unwrap());
+    }
+    assert!(worst["nbs"] <= 0, "{worst:?}");
+    assert!(worst["edf"] <= 0, "{worst:?}");
+    assert!(worst["equal-share"] > 0, "{worst:?}");
+    for kind in ["nbs", "random-share"] {
+        let mut outputs = Vec::new();
+        for threads in [1, 2] {
+            let run = root.path().join(format!("det-{kind}-{threads}"));
+            run_policy(&controller(kind, threads), &pq, &run);
+            outputs.push(deterministic_outputs(&run));
+        }
+        assert!(outputs[0] == outputs[1], "{kind}: 1 and 2 threads");
+        let run = root.path().join(format!("det-{kind}-2"));
+        resume_from(&controller(kind, 2), &pq, &run, 60);
+        assert!(deterministic_outputs(&run) == outputs[0], "{kind}: resumed");
+    }
+}

@@ -14,19 +14,35 @@ impl Controller for Equal {
     const NAME: &'static str = "equal-share";
 
     fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, _now_us: i64) {
-        let demand: Vec<u64> = (0..jobs.len())
-            .map(|r| jobs.running_cpu[r] + jobs.pending_cpu[r])
-            .collect();
-        let mut order: Vec<usize> = (0..jobs.len()).collect();
-        order.sort_by_key(|&r| (demand[r], r));
-        let mut left = capacity_cpu;
-        for (k, &r) in order.iter().enumerate() {
-            let equal = left / (order.len() - k) as u64;
-            let share = demand[r].min(equal);
-            jobs.share_cpu[r] = share;
-            left -= share;
-        }
+        let weights = vec![1.0; jobs.len()];
+        jobs.share_cpu = fill(&jobs.demand(), &weights, capacity_cpu);
     }
+}
+
+/// Weighted progressive filling (water-filling): `capacity` shared in proportion to `weight`,
+/// a job never getting more than its `demand`, what it leaves shared by the others. Jobs are
+/// served in increasing order of demand per weight (ties by row), each taking
+/// min(demand, left x weight / the weight not yet served), rounded down.
+pub fn fill(demand: &[u64], weight: &[f64], capacity: u64) -> Vec<u64> {
+    let mut order: Vec<usize> = (0..demand.len()).collect();
+    order.sort_by(|&a, &b| {
+        (demand[a] as f64 / weight[a])
+            .total_cmp(&(demand[b] as f64 / weight[b]))
+            .then(a.cmp(&b))
+    });
+    let mut shares = vec![0; demand.len()];
+    let (mut left, mut weight_left) = (capacity, weight.iter().sum::<f64>());
+    for r in order {
+        let fair = if weight_left > 0.0 {
+            (left as f64 * weight[r] / weight_left).floor() as u64
+        } else {
+            0
+        };
+        shares[r] = demand[r].min(fair).min(left);
+        left -= shares[r];
+        weight_left -= weight[r];
+    }
+    shares
 }
 
 #[cfg(test)]
@@ -39,6 +55,7 @@ mod tests {
             running_cpu: vec![0; demands.len()],
             pending_cpu: demands.to_vec(),
             share_cpu: vec![0; demands.len()],
+            ..Jobs::default()
         }
     }
 
@@ -55,5 +72,13 @@ mod tests {
         let mut j = jobs(&[]);
         Equal.allocate(&mut j, 100, 0);
         assert!(j.share_cpu.is_empty());
+    }
+
+    /// By hand, weights 1 and 3: 100 units among demands 60 and 60: 25 and 75 by weight, but
+    /// job 1 needs only 60, so job 0 gets the 40 left.
+    #[test]
+    fn weighted_filling() {
+        assert_eq!(fill(&[60, 60], &[1.0, 3.0], 100), [40, 60]);
+        assert_eq!(fill(&[100, 100], &[1.0, 3.0], 100), [25, 75]);
     }
 }

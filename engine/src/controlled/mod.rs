@@ -9,15 +9,23 @@
 //! the controller to allocate again when the tick's events report an arrival, a departure or a
 //! capacity change ([`TickEvents`]). It then offers the waiting tasks to the placer in the order
 //! they became pending, admitting a task only while its job's running CPU plus the task's stays
-//! within the job's share.
+//! within the job's share, or when the job runs nothing and has a positive share smaller than
+//! the task (tasks are indivisible).
 //!
 //! Invariant: `Jobs` rows are sorted by job ID, each job once; shares are CPU units.
 
+mod edf;
 mod equal;
+mod facts;
+mod random;
 
+use ingest::scenario::side::Deadline;
 use serde::{Deserialize, Serialize};
 
-pub use equal::Equal;
+pub use edf::Edf;
+pub use equal::{Equal, fill};
+pub use facts::JobFacts;
+pub use random::RandomShare;
 
 use crate::cell::{Cell, TaskState};
 use crate::greedy::{Admission, Greedy, NodeChoice};
@@ -38,12 +46,27 @@ pub struct Jobs {
     pub pending_cpu: Vec<u64>,
     /// Its share: the CPU its running tasks may request, units (set by the controller).
     pub share_cpu: Vec<u64>,
+    /// Its deadline, trace microseconds (scenario side tables; none without them), set by
+    /// [`JobFacts::fill`] before the controller allocates.
+    pub deadline: Vec<Deadline>,
+    /// Its priority (the side tables' job weight; 1 without them).
+    pub priority: Vec<f64>,
+    /// The work it has left: CPU units x seconds over its pending tasks' run times and its
+    /// running tasks' remaining times (recorded run times; 0 where unknown).
+    pub work_cpu_s: Vec<f64>,
 }
 
 impl Jobs {
     /// Rows in the table.
     pub fn len(&self) -> usize {
         self.job_id.len()
+    }
+
+    /// Each job's demand: the CPU its running and pending tasks request, units.
+    pub fn demand(&self) -> Vec<u64> {
+        (0..self.len())
+            .map(|r| self.running_cpu[r] + self.pending_cpu[r])
+            .collect()
     }
 
     /// True when no job is active.
@@ -79,6 +102,9 @@ impl Jobs {
                 jobs.pending_cpu.push(0);
                 jobs.share_cpu
                     .push(previous.row(job).map_or(0, |r| previous.share_cpu[r]));
+                jobs.deadline.push(Deadline::None);
+                jobs.priority.push(1.0);
+                jobs.work_cpu_s.push(0.0);
             }
             let last = jobs.len() - 1;
             let sum = if running {
@@ -100,8 +126,13 @@ impl Admission for Jobs {
             cell.tasks.job_id()[t.index()],
             cell.tasks.cpu_req()[t.index()],
         );
-        self.row(job)
-            .is_some_and(|r| self.running_cpu[r] + cpu as u64 <= self.share_cpu[r])
+        // A job with a share too small for one of its tasks still runs one task at a time
+        // (a share is a rate; tasks are indivisible, as Hadoop's map slots): without this a
+        // controller's fractional shares would starve every job.
+        self.row(job).is_some_and(|r| {
+            self.running_cpu[r] + cpu as u64 <= self.share_cpu[r]
+                || (self.running_cpu[r] == 0 && self.share_cpu[r] > 0)
+        })
     }
 
     fn placed(&mut self, cell: &Cell, t: TaskIdx) {
@@ -117,9 +148,12 @@ impl Admission for Jobs {
 }
 
 /// A share-allocating controller.
-pub trait Controller: Default + Clone + Send + Sync {
+pub trait Controller: Clone + Send + Sync {
     /// Its name (the policy's, with the placer's).
     const NAME: &'static str;
+
+    /// Whether it reads the jobs' deadlines, priorities and work ([`JobFacts::fill`]).
+    const NEEDS_FACTS: bool = false;
 
     /// Sets every job's `share_cpu` for a cell of `capacity_cpu` online CPU units at `now_us`.
     fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, now_us: i64);
@@ -138,17 +172,25 @@ pub trait Controller: Default + Clone + Send + Sync {
 pub struct Controlled<Ctl, C> {
     controller: Ctl,
     placer: Greedy<C>,
+    facts: JobFacts,
     jobs: Jobs,
     /// The controller allocated at least once.
     allocated: bool,
 }
 
 impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
-    /// The composition with the run's seed (the placer's draws), the placer writing `outputs`.
-    pub fn new(seed: u64, outputs: QueueOutputs) -> Controlled<Ctl, C> {
+    /// `controller` with the run's seed (the placer's draws), told `facts` about the jobs, the
+    /// placer writing `outputs`.
+    pub fn new(
+        controller: Ctl,
+        facts: JobFacts,
+        seed: u64,
+        outputs: QueueOutputs,
+    ) -> Controlled<Ctl, C> {
         Controlled {
-            controller: Ctl::default(),
+            controller,
             placer: Greedy::new(seed, outputs),
+            facts,
             jobs: Jobs::default(),
             allocated: false,
         }
@@ -193,6 +235,9 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             || !events.machine_changes.is_empty()
             || !events.displaced_tasks.is_empty();
         if changed || !self.allocated {
+            if Ctl::NEEDS_FACTS {
+                self.facts.fill(cell, &mut self.jobs, at.1);
+            }
             self.controller
                 .allocate(&mut self.jobs, capacity_cpu(cell), at.1);
             self.allocated = true;
@@ -222,11 +267,15 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         self.placer.load_state(r)?;
         let (allocated, shares): (bool, Vec<(u64, u64)>) = r.serde()?;
         self.allocated = allocated;
+        let n = shares.len();
         self.jobs = Jobs {
             job_id: shares.iter().map(|s| s.0).collect(),
             share_cpu: shares.iter().map(|s| s.1).collect(),
-            running_cpu: vec![0; shares.len()],
-            pending_cpu: vec![0; shares.len()],
+            running_cpu: vec![0; n],
+            pending_cpu: vec![0; n],
+            deadline: vec![Deadline::None; n],
+            priority: vec![1.0; n],
+            work_cpu_s: vec![0.0; n],
         };
         self.controller.load_state(r)
     }
@@ -247,10 +296,67 @@ impl crate::policies::PolicySpec for EqualShareConfig {
         run: &crate::RunConfig,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
+        Controlled::of_trace(Equal, run, trace_dir)
+    }
+}
+
+impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
+    /// `controller` for `run` on the trace in `trace_dir` (its side tables and, for a
+    /// controller that needs them, its run times).
+    pub fn of_trace(
+        controller: Ctl,
+        run: &crate::RunConfig,
+        trace_dir: &std::path::Path,
+    ) -> crate::Result<Self> {
+        let facts = if Ctl::NEEDS_FACTS {
+            JobFacts::of_trace(trace_dir)?
+        } else {
+            JobFacts::default()
+        };
         Ok(Controlled::new(
+            controller,
+            facts,
             run.seed,
             QueueOutputs::of_trace(trace_dir)?,
         ))
+    }
+}
+
+/// `random-share` has no settings of its own.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomShareConfig {}
+
+impl crate::policies::PolicySpec for RandomShareConfig {
+    type Policy = Controlled<RandomShare, crate::greedy::FirstFit>;
+
+    const ABOUT: &'static str = "controller + placer (seed 004's Random baseline): each active job a random share of the cell's CPU (random weights, water-filled up to each job's demand), re-drawn at each arrival, departure or capacity change; first-fit places within the shares";
+
+    fn build(
+        &self,
+        run: &crate::RunConfig,
+        trace_dir: &std::path::Path,
+    ) -> crate::Result<Self::Policy> {
+        Controlled::of_trace(RandomShare::new(run.seed), run, trace_dir)
+    }
+}
+
+/// `edf` has no settings of its own.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdfConfig {}
+
+impl crate::policies::PolicySpec for EdfConfig {
+    type Policy = Controlled<Edf, crate::greedy::FirstFit>;
+
+    const ABOUT: &'static str = "controller + placer (seed 004's EDF baseline): jobs served in increasing order of deadline (scenario side tables; no deadline last), each up to its demand; first-fit places within the shares";
+
+    fn build(
+        &self,
+        run: &crate::RunConfig,
+        trace_dir: &std::path::Path,
+    ) -> crate::Result<Self::Policy> {
+        Controlled::of_trace(Edf, run, trace_dir)
     }
 }
 
@@ -274,7 +380,12 @@ mod tests {
         };
         let a: Vec<TaskIdx> = (0..5).map(|i| task(&mut cell, 1, i)).collect();
         let b: Vec<TaskIdx> = (0..2).map(|i| task(&mut cell, 2, i)).collect();
-        let mut policy = Controlled::<Equal, FirstFit>::new(1, QueueOutputs::default());
+        let mut policy = Controlled::<Equal, FirstFit>::new(
+            Equal,
+            JobFacts::default(),
+            1,
+            QueueOutputs::default(),
+        );
         let mut tick = |cell: &mut Cell, events: TickEvents, now_us: i64| {
             let (mut agents, mut inject) = (Vec::new(), Vec::new());
             let counters = &mut PolicyCounters::default();

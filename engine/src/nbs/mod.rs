@@ -1,11 +1,13 @@
 //! Seed 004's deadline-aware resource control by Nash bargaining: the deadline types as
 //! weights on resource over time (`utility.rs`) and the optimisation over a horizon of slots,
-//! solved as a conic program (`problem.rs`). The controller that re-solves it on arrivals,
-//! departures and capacity changes and hands its first slot to a placer is issue 36's next step
-//! (`controlled/`'s `Controller`).
+//! solved as a conic program (`problem.rs`), and controller `nbs` (`controller.rs`), which
+//! re-solves it on arrivals, departures and capacity changes and hands its first slot to a
+//! placer (`controlled/`).
 
+pub mod controller;
 pub mod problem;
 pub mod utility;
 
+pub use controller::{Nbs, NbsConfig};
 pub use problem::{Allocation, Job, NbsError, Problem, missed_hard_deadlines, solve};
 pub use utility::{Deadline, slot_weight};

@@ -80,6 +80,16 @@ pub struct SideTables {
 }
 
 impl SideTables {
+    /// Job `job_id`'s weight and deadline (those of its first task row; weight 1 and no
+    /// deadline for a job the tables lack).
+    pub fn job(&self, job_id: u64) -> (f64, Deadline) {
+        let row = self.task_key.partition_point(|k| k.0 < job_id);
+        match self.task_key.get(row) {
+            Some(k) if k.0 == job_id => (self.weight[row], self.deadline[row]),
+            _ => (1.0, Deadline::None),
+        }
+    }
+
     /// The row of task (job, task index).
     pub fn task(&self, job_id: u64, task_index: u32) -> Option<usize> {
         self.task_key.binary_search(&(job_id, task_index)).ok()

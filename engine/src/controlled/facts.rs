@@ -1,0 +1,76 @@
+//! What a deadline-aware controller is told about the jobs (seed 004: each job's requirement
+//! D_i, priority P_i and deadline): the scenario's side tables give deadlines and priorities
+//! (job weights), the trace's recorded run times the work left ([`RunTimes`], as omniscient is
+//! told them).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ingest::scenario::side::SideTables;
+
+use super::Jobs;
+use crate::cell::{Cell, TaskState};
+use crate::error::Result;
+use crate::run_times::RunTimes;
+
+/// The jobs' deadlines, priorities and run times of a trace.
+#[derive(Debug, Clone, Default)]
+pub struct JobFacts {
+    side: Option<Arc<SideTables>>,
+    run_times: RunTimes,
+}
+
+impl JobFacts {
+    /// The facts of the ingested trace in `dir`.
+    pub fn of_trace(dir: &Path) -> Result<JobFacts> {
+        Ok(JobFacts {
+            side: SideTables::read(dir)?.map(Arc::new),
+            run_times: RunTimes::of_trace(dir)?,
+        })
+    }
+
+    /// The facts given directly (tests, embedding).
+    pub fn new(side: Option<SideTables>, run_times: RunTimes) -> JobFacts {
+        JobFacts {
+            side: side.map(Arc::new),
+            run_times,
+        }
+    }
+
+    /// Sets every row's deadline, priority and work left at `now_us`: CPU units x seconds of
+    /// its pending tasks' run times and its running tasks' remaining times (0 for a run time the
+    /// trace does not end).
+    pub fn fill(&self, cell: &Cell, jobs: &mut Jobs, now_us: i64) {
+        jobs.work_cpu_s.iter_mut().for_each(|w| *w = 0.0);
+        let tasks = &cell.tasks;
+        for i in 0..tasks.len() {
+            let running = match tasks.state()[i] {
+                TaskState::Running => true,
+                TaskState::Pending => false,
+                TaskState::Free => continue,
+            };
+            let Some(r) = jobs.row(tasks.job_id()[i]) else {
+                continue;
+            };
+            let run_us = self.run_times.of(tasks.job_id()[i], tasks.task_index()[i]);
+            if run_us == RunTimes::UNKNOWN {
+                continue;
+            }
+            let left_us = if running {
+                (run_us - (now_us - tasks.start_us()[i])).max(0)
+            } else {
+                run_us
+            };
+            jobs.work_cpu_s[r] += tasks.cpu_req()[i] as f64 * left_us as f64 / 1e6;
+        }
+        for r in 0..jobs.len() {
+            let (priority, deadline) = self
+                .side
+                .as_ref()
+                .map_or((1.0, ingest::scenario::side::Deadline::None), |s| {
+                    s.job(jobs.job_id[r])
+                });
+            (jobs.priority[r], jobs.deadline[r]) = (priority, deadline);
+        }
+    }
+}
