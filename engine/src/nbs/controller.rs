@@ -136,11 +136,11 @@ impl Controller for Nbs {
         match solve(&problem) {
             Ok(a) => {
                 self.stats.2 += a.solve_s;
-                for r in 0..jobs.len() {
+                for (r, (share, want)) in jobs.share_cpu.iter_mut().zip(&demand).enumerate() {
                     // Rounded to the nearest unit: the solver's rates are within 1e-8 of the
                     // optimum, so a job's whole demand is not lost to 0.999999.
                     let rate = a.rate(r, 0).round().max(0.0) as u64;
-                    jobs.share_cpu[r] = rate.min(demand[r]);
+                    *share = rate.min(*want);
                 }
             }
             Err(_) => {
