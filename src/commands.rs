@@ -234,6 +234,9 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     if experiment::federation::cases(&args.name).is_some() {
         return run_federation(args);
     }
+    if args.name == "nbs-hard" {
+        return run_nbs(args);
+    }
     let options = experiment::Options {
         seeds: args.seeds,
         arrivals: args
@@ -267,6 +270,38 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     outln!(
         "\nwritten: {0}/results.parquet, {0}/results.md, {0}/queue-times.svg",
         out.display()
+    );
+    Ok(())
+}
+
+/// Seed 004's Fig. 3: its Hadoop cell under the four controllers, seed by seed.
+fn run_nbs(args: crate::cli::ExperimentArgs) -> Result<()> {
+    use analysis::experiment::nbs;
+    if args.arrivals.is_some() || args.net_delay_ms.is_some() {
+        anyhow::bail!(
+            "nbs-hard takes no --arrivals or --net-delay-ms: its jobs are submitted at once on one cell"
+        );
+    }
+    if args.seeds == 0 {
+        anyhow::bail!("--seeds must be at least 1");
+    }
+    experiment_out(&args.out)?;
+    errln!(
+        "experiment nbs-hard: {} seeds x {} controllers into {}",
+        args.seeds,
+        nbs::POLICIES.len(),
+        args.out.display()
+    );
+    let rows = nbs::run(args.seeds, args.threads, &args.out.join("work"), &|line| {
+        crate::console::status(format_args!("{line}"))
+    })
+    .context("running experiment nbs-hard")?;
+    nbs::write_outputs(&rows, args.seeds, &args.out)
+        .with_context(|| format!("writing the results to {}", args.out.display()))?;
+    out!("{}", nbs::markdown(&rows, args.seeds));
+    outln!(
+        "\nwritten: {0}/results.parquet, {0}/results.md, {0}/latency.svg (and .png)",
+        args.out.display()
     );
     Ok(())
 }

@@ -256,7 +256,7 @@ fn batch(name: &str, rows: &[FedRow]) -> RecordBatch {
             )),
         ),
     ];
-    batch_of(columns)
+    batch_of(columns, &[])
 }
 
 /// A figure panel's size, pixels.

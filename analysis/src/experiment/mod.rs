@@ -16,6 +16,7 @@
 
 pub mod federation;
 mod federation_paper;
+pub mod nbs;
 mod output;
 mod panels;
 pub mod sparrow;
@@ -44,6 +45,10 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "federation-jobs",
         "seed 003 Figs. 4-5, Tables 3-4: PSE-1/PSE-2 makespan and flowtime vs jobs, LLTF/FLTF/LTIR x PSO/ACO/BE/GA, with and without priorities",
+    ),
+    (
+        "nbs-hard",
+        "seed 004 Fig. 3: its Hadoop cell (10 jobs, a third or more with hard deadlines) under NBS, Equal, Random and EDF; hard-deadline latencies",
     ),
     (
         "federation-hosts",

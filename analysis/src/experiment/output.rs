@@ -64,14 +64,14 @@ fn batch(name: &str, rows: &[ResultRow]) -> RecordBatch {
         ("makespan_s", f64s(|r| r.makespan_s)),
         ("messages", u64s(|r| r.messages)),
     ];
-    batch_of(columns)
+    batch_of(columns, &[])
 }
 
-/// One Arrow batch of named, non-null columns of equal length.
-pub(super) fn batch_of(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+/// One Arrow batch of named columns of equal length, those named in `nullable` declared so.
+pub(super) fn batch_of(columns: Vec<(&str, ArrayRef)>, nullable: &[&str]) -> RecordBatch {
     let fields: Vec<Field> = columns
         .iter()
-        .map(|(n, a)| Field::new(*n, a.data_type().clone(), false))
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), nullable.contains(n)))
         .collect();
     let arrays = columns.into_iter().map(|(_, a)| a).collect();
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("columns of equal length")

@@ -60,8 +60,8 @@ fn draw<DB: DrawingBackend>(
             };
             plot(area, p, x, (lo..hi).log_scale(), lo)?;
         } else {
-            let hi = ys.fold(0.0f64, f64::max);
-            plot(area, p, x, 0.0..(hi * 1.1).max(1e-9), f64::MIN)?;
+            let (lo, hi) = ys.fold((0.0f64, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
+            plot(area, p, x, lo * 1.1..(hi * 1.1).max(1e-9), f64::MIN)?;
         }
     }
     root.present().map_err(|e| e.to_string())
