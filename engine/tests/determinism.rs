@@ -77,32 +77,6 @@ fn agree(root: &Path, parquet: &Path, kind: &str) -> RunSummary {
     outputs.swap_remove(0).0
 }
 
-/// Runs `config` with 1 and 2 threads into `root/run-NAME-T`, asserts the same bytes, resumes
-/// the 2-thread run from its snapshot at `resume_tick` and asserts the same bytes again; returns
-/// the summaries.
-fn threads_and_resume_agree(
-    root: &Path,
-    parquet: &Path,
-    (name, config): (&str, &RunConfig),
-    resume_tick: u64,
-) -> Vec<RunSummary> {
-    let (mut outputs, mut summaries) = (Vec::new(), Vec::new());
-    for threads in [1, 2] {
-        let run = root.join(format!("run-{name}-{threads}"));
-        let threaded = RunConfig {
-            threads,
-            ..config.clone()
-        };
-        summaries.push(run_policy(&threaded, parquet, &run));
-        outputs.push(deterministic_outputs(&run));
-    }
-    assert!(outputs[0] == outputs[1], "{name}: 1 and 2 threads");
-    let run = root.join(format!("run-{name}-2"));
-    resume_from(config, parquet, &run, resume_tick);
-    assert!(deterministic_outputs(&run) == outputs[0], "{name}: resumed");
-    summaries
-}
-
 #[test]
 fn one_and_many_threads_agree() {
     let root = tempfile::tempdir().unwrap();

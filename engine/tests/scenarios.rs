@@ -9,7 +9,10 @@ use std::path::Path;
 use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use common::{deterministic_outputs, ingest_dir, read_parquet, resume_from, run_policy};
+use common::{
+    deterministic_outputs, ingest_dir, read_parquet, resume_from, run_policy,
+    threads_and_resume_agree,
+};
 use engine::{PolicyConfig, RunConfig};
 use ingest::scenario::side::{Deadline, SideTables};
 use ingest::scenario::{ScenarioConfig, generate_scenario};
@@ -86,16 +89,7 @@ fn scenarios_are_deterministic_across_threads_and_resume() {
     assert_eq!(side.task_key.len(), 500);
     assert!(side.deadline.iter().all(|d| *d == Deadline::None));
     for kind in ["omniscient", "first-fit"] {
-        let mut outputs = Vec::new();
-        for threads in [1, 2] {
-            let run = root.path().join(format!("run-{kind}-{threads}"));
-            run_policy(&config(kind, threads), &pq, &run);
-            outputs.push(deterministic_outputs(&run));
-        }
-        assert!(outputs[0] == outputs[1], "{kind}: 1 and 2 threads");
-        let run = root.path().join(format!("run-{kind}-2"));
-        resume_from(&config(kind, 2), &pq, &run, 600);
-        assert!(deterministic_outputs(&run) == outputs[0], "{kind}: resumed");
+        threads_and_resume_agree(root.path(), &pq, (kind, &config(kind, 2)), 600);
     }
 }
 
@@ -341,15 +335,6 @@ fn deadline_aware_controllers_on_the_hadoop_cell() {
     assert!(worst["edf"] <= 0, "{worst:?}");
     assert!(worst["equal-share"] > 0, "{worst:?}");
     for kind in ["nbs", "random-share"] {
-        let mut outputs = Vec::new();
-        for threads in [1, 2] {
-            let run = root.path().join(format!("det-{kind}-{threads}"));
-            run_policy(&controller(kind, threads), &pq, &run);
-            outputs.push(deterministic_outputs(&run));
-        }
-        assert!(outputs[0] == outputs[1], "{kind}: 1 and 2 threads");
-        let run = root.path().join(format!("det-{kind}-2"));
-        resume_from(&controller(kind, 2), &pq, &run, 60);
-        assert!(deterministic_outputs(&run) == outputs[0], "{kind}: resumed");
+        threads_and_resume_agree(root.path(), &pq, (kind, &controller(kind, 2)), 60);
     }
 }
