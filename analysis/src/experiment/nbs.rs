@@ -5,7 +5,8 @@
 //! shares), each job's latency (completion - deadline) read from the run's `jobs/` table.
 //!
 //! Outputs: `results.parquet` (one row per job, policy and seed), `latency.svg`/`.png` (the
-//! hard-deadline latencies of each policy, sorted, with the paper's worst cases) and, last,
+//! hard-deadline latencies of each policy, sorted, with the paper's worst cases), `fig2.svg`/
+//! `.png` (seed 004's Fig. 2 six-job example, and the same losing half the capacity) and, last,
 //! `results.md` (worst case, mean, and deadlines missed per policy beside the paper's).
 
 use std::path::Path;
@@ -170,7 +171,59 @@ pub fn markdown(rows: &[JobRow], seeds: u64) -> String {
     out
 }
 
-/// Writes `results.parquet`, `latency.svg`/`.png` and, last, `results.md` into `dir`.
+/// Seed 004's Fig. 2 six-job example solved twice: at full capacity, and losing half of it
+/// from 8 s (an attack; the self-adaptive re-solve): each job's share of its requirement
+/// received against time.
+fn fig_2_panels() -> Result<Vec<Panel>> {
+    let names = [
+        "1 hard 5 s",
+        "2 hard 10 s",
+        "3 soft 10 s",
+        "4 soft 15 s",
+        "5 none",
+        "6 none",
+    ];
+    let mut lost = vec![4.0; 8];
+    lost.extend([2.0; 12]);
+    [
+        ("capacity 4", vec![4.0; 20]),
+        ("capacity 4, then 2 from 8 s", lost),
+    ]
+    .into_iter()
+    .map(|(title, capacity)| {
+        let p = engine::nbs::fig_2_example(capacity);
+        let a = engine::nbs::solve(&p)
+            .map_err(|e| AnalysisError::Experiment(format!("Fig. 2 example: {e}")))?;
+        let lines = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let mut got = 0.0;
+                let mut points = vec![(0.0, 0.0)];
+                for t in 0..a.slots {
+                    got += a.rate(i, t) * p.slot_s / p.jobs[i].requirement;
+                    points.push(((t + 1) as f64 * p.slot_s, got.min(1.0)));
+                }
+                Line {
+                    name: name.to_string(),
+                    points,
+                }
+            })
+            .collect();
+        Ok(Panel {
+            title: format!("seed 004 Fig. 2 example, NBS: {title}"),
+            x_label: "time (s)".into(),
+            y_label: "share of requirement received".into(),
+            lines,
+            marks: Vec::new(),
+            log_y: false,
+        })
+    })
+    .collect()
+}
+
+/// Writes `results.parquet`, `latency.svg`/`.png`, `fig2.svg`/`.png` and, last, `results.md`
+/// into `dir`.
 pub fn write_outputs(rows: &[JobRow], seeds: u64, dir: &Path) -> Result<()> {
     let opt = |f: fn(&JobRow) -> Option<f64>| -> ArrayRef {
         Arc::new(Float64Array::from_iter(rows.iter().map(f)))
@@ -230,5 +283,6 @@ pub fn write_outputs(rows: &[JobRow], seeds: u64, dir: &Path) -> Result<()> {
         log_y: false,
     };
     super::panels::write(dir, "latency", ((1, 1), (720, 460)), &[panel])?;
+    super::panels::write(dir, "fig2", ((1, 2), (560, 420)), &fig_2_panels()?)?;
     write_file(&dir.join(RESULTS_MD), markdown(rows, seeds).as_bytes())
 }

@@ -93,13 +93,18 @@ where
         .build_cartesian_2d(x, y)
         .map_err(|e| e.to_string())?;
     let whole = |v: &f64| format!("{v:.0}");
+    // Two decimals at most, trailing zeros dropped: 14444, 0.25, 1.
+    let tidy = |v: &f64| {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
     let mut mesh = chart.configure_mesh();
     mesh.x_labels(6)
         .x_label_formatter(&whole)
         .x_desc(p.x_label.as_str())
         .y_desc(p.y_label.as_str());
     if !p.log_y {
-        mesh.y_label_formatter(&whole);
+        mesh.y_label_formatter(&tidy);
     }
     mesh.draw().map_err(|e| e.to_string())?;
     for (k, line) in p.lines.iter().enumerate() {

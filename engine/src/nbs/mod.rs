@@ -9,5 +9,7 @@ pub mod problem;
 pub mod utility;
 
 pub use controller::{Nbs, NbsConfig};
-pub use problem::{Allocation, Job, NbsError, Problem, missed_hard_deadlines, solve};
+pub use problem::{
+    Allocation, Job, NbsError, Problem, fig_2_example, missed_hard_deadlines, solve,
+};
 pub use utility::{Deadline, slot_weight};

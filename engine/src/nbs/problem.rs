@@ -133,6 +133,32 @@ pub fn missed_hard_deadlines(p: &Problem) -> Vec<usize> {
     missed
 }
 
+/// Seed 004's Fig. 2 example: six jobs of requirement 10, priorities 1, jobs 1-2 with hard
+/// deadlines at 5 and 10 s, jobs 3-4 soft at 10 and 15 s (mu 0.5/s), jobs 5-6 without, over
+/// one-second slots of the given `capacity` (the figure: 4 in each of 20 slots; the seed gives
+/// no numbers, these are chosen).
+pub fn fig_2_example(capacity: Vec<f64>) -> Problem {
+    let j = |deadline| Job {
+        requirement: 10.0,
+        priority: 1.0,
+        deadline,
+        rate_cap: f64::INFINITY,
+    };
+    Problem {
+        slot_s: 1.0,
+        capacity,
+        mu: 0.5,
+        jobs: vec![
+            j(Deadline::Hard(5.0)),
+            j(Deadline::Hard(10.0)),
+            j(Deadline::Soft(10.0)),
+            j(Deadline::Soft(15.0)),
+            j(Deadline::None),
+            j(Deadline::None),
+        ],
+    }
+}
+
 /// Solves `p` (module doc).
 pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
     let (n, slots) = (p.jobs.len(), p.capacity.len());
@@ -394,26 +420,12 @@ mod tests {
         assert!(near(a.completion_s(1, 10.0, 10.0).unwrap(), 20.0));
     }
 
-    /// Seed 004's Fig. 2: six jobs of equal requirement (10), jobs 1-2 with hard deadlines at
-    /// 5 and 10, jobs 3-4 soft at 10 and 15 (mu 0.5/s), jobs 5-6 none, capacity 4 over 20
-    /// one-second slots. As in the figure: the hard jobs finish by their deadlines, the soft
-    /// ones at theirs, the no-deadline ones last (their timing does not change the objective;
-    /// the interior-point solution spreads them over the horizon, so they finish at its end).
+    /// Seed 004's Fig. 2 ([`fig_2_example`]). As in the figure: the hard jobs finish by their
+    /// deadlines, the soft ones at theirs, the no-deadline ones last (their timing does not
+    /// change the objective; the interior-point solution spreads them over the horizon, so they
+    /// finish at its end).
     fn fig_2(capacity: Vec<f64>) -> (Problem, Allocation) {
-        let j = |d| job(10.0, 1.0, d);
-        let p = Problem {
-            slot_s: 1.0,
-            capacity,
-            mu: 0.5,
-            jobs: vec![
-                j(Deadline::Hard(5.0)),
-                j(Deadline::Hard(10.0)),
-                j(Deadline::Soft(10.0)),
-                j(Deadline::Soft(15.0)),
-                j(Deadline::None),
-                j(Deadline::None),
-            ],
-        };
+        let p = fig_2_example(capacity);
         let a = solve(&p).unwrap();
         (p, a)
     }
