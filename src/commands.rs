@@ -274,18 +274,22 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     Ok(())
 }
 
-/// Seed 004's Fig. 3: its Hadoop cell under the four controllers, seed by seed.
-fn run_nbs(args: crate::cli::ExperimentArgs) -> Result<()> {
-    use analysis::experiment::nbs;
+/// Refuses the Sparrow-only options and no seeds for an experiment whose workload fixes them
+/// (`why`), then creates its output directory.
+fn no_sparrow_options(args: &crate::cli::ExperimentArgs, why: &str) -> Result<()> {
     if args.arrivals.is_some() || args.net_delay_ms.is_some() {
-        anyhow::bail!(
-            "nbs-hard takes no --arrivals or --net-delay-ms: its jobs are submitted at once on one cell"
-        );
+        anyhow::bail!("{} takes no --arrivals or --net-delay-ms: {why}", args.name);
     }
     if args.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");
     }
-    experiment_out(&args.out)?;
+    experiment_out(&args.out)
+}
+
+/// Seed 004's Fig. 3: its Hadoop cell under the four controllers, seed by seed.
+fn run_nbs(args: crate::cli::ExperimentArgs) -> Result<()> {
+    use analysis::experiment::nbs;
+    no_sparrow_options(&args, "its jobs are submitted at once on one cell")?;
     errln!(
         "experiment nbs-hard: {} seeds x {} controllers into {}",
         args.seeds,
@@ -309,17 +313,11 @@ fn run_nbs(args: crate::cli::ExperimentArgs) -> Result<()> {
 /// A seed 003 experiment: simulations of its federated cloud (no trace, no runs on disk).
 fn run_federation(args: crate::cli::ExperimentArgs) -> Result<()> {
     use analysis::experiment::federation;
-    if args.arrivals.is_some() || args.net_delay_ms.is_some() {
-        anyhow::bail!(
-            "{} takes no --arrivals or --net-delay-ms: its jobs are submitted at once and its latencies are seed 003's (1.5, 0.8, 1, 0.15 and 2 s)",
-            args.name
-        );
-    }
-    if args.seeds == 0 {
-        anyhow::bail!("--seeds must be at least 1");
-    }
+    no_sparrow_options(
+        &args,
+        "its jobs are submitted at once and its latencies are seed 003's (1.5, 0.8, 1, 0.15 and 2 s)",
+    )?;
     let cases = federation::cases(&args.name).map_or(0, |c| c.len());
-    experiment_out(&args.out)?;
     errln!(
         "experiment {}: {cases} cases x {} seeds = {} simulations into {}",
         args.name,

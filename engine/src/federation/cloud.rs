@@ -12,11 +12,11 @@
 
 use ingest::rng::Rng;
 
-use super::aco::{self, Ant, LoadTables};
+use super::aco::LoadTables;
 use super::broker;
-use super::config::{BrokerPolicy, SchedulerParams, VmScheduler};
-use super::hosts::{Hosts, Placement};
-use super::{best_effort, ga, pso, timeshare};
+use super::config::{BrokerPolicy, SchedulerParams};
+use super::hosts::Hosts;
+use super::timeshare;
 
 /// A federation of datacenters, hosts as columns (a datacenter's hosts contiguous).
 #[derive(Debug, Clone, PartialEq)]
@@ -170,20 +170,7 @@ pub fn simulate(cloud: &Cloud, jobs: &[Job], request: &Request) -> Result<Outcom
                 len,
                 vms: &vms,
             };
-            let explore = params.explored(len);
-            let placement: Placement = match params.scheduler {
-                VmScheduler::Pso => pso::place(&dc, explore, &mut rng),
-                VmScheduler::Aco => {
-                    let ant = Ant {
-                        max_steps: explore,
-                        mutation_rate: params.mutation_rate,
-                        decay: params.mutation_decay,
-                    };
-                    aco::place(&dc, &mut tables[d], ant, &mut rng)
-                }
-                VmScheduler::Ga => ga::place(&dc, explore, params.ga_population, &mut rng),
-                VmScheduler::BestEffort => best_effort::place(&dc),
-            };
+            let placement = super::place(&params, &dc, &mut tables[d], &mut rng);
             // The request to the datacenter, then the scheduler's messages to its hosts.
             clock_s += cloud.latency_s[d] * (1 + placement.messages) as f64;
             messages += placement.messages as u64;
@@ -231,6 +218,7 @@ pub fn simulate(cloud: &Cloud, jobs: &[Job], request: &Request) -> Result<Outcom
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::federation::VmScheduler;
 
     /// One datacenter of two 1-core hosts of 100 MIPS, no latency, room for one VM each.
     fn tiny() -> Cloud {

@@ -19,4 +19,31 @@ pub mod pso;
 pub mod timeshare;
 
 pub use config::{BrokerPolicy, SchedulerParams, VmScheduler};
+
+use hosts::{Hosts, Placement};
+
+/// Places one VM on `hosts` (a datacenter) with `params`' scheduler; `tables` are the
+/// datacenter's ACO load tables (only ACO reads and updates them). The one dispatch both the
+/// seed's cloud (`cloud.rs`) and the GCD policy (`policy.rs`) use.
+pub fn place(
+    params: &SchedulerParams,
+    hosts: &impl Hosts,
+    tables: &mut aco::LoadTables,
+    rng: &mut ingest::rng::Rng,
+) -> Placement {
+    let explore = params.explored(hosts.count());
+    match params.scheduler {
+        VmScheduler::Pso => pso::place(hosts, explore, rng),
+        VmScheduler::Aco => {
+            let ant = aco::Ant {
+                max_steps: explore,
+                mutation_rate: params.mutation_rate,
+                decay: params.mutation_decay,
+            };
+            aco::place(hosts, tables, ant, rng)
+        }
+        VmScheduler::Ga => ga::place(hosts, explore, params.ga_population, rng),
+        VmScheduler::BestEffort => best_effort::place(hosts),
+    }
+}
 pub use policy::{Federation, FederationConfig};

@@ -19,10 +19,10 @@
 use ingest::rng::{Rng, hash_keys};
 use serde::{Deserialize, Serialize};
 
-use super::aco::{self, Ant, LoadTables};
+use super::aco::LoadTables;
+use super::broker;
 use super::config::{BrokerPolicy, SchedulerParams, VmScheduler};
-use super::hosts::{Hosts, Placement};
-use super::{best_effort, broker, ga, pso};
+use super::hosts::Hosts;
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::Need;
 use crate::greedy::qualifies;
@@ -247,10 +247,11 @@ impl Federation {
         let params = self.config.params();
         let (mut cost_us, mut chosen) = (0i64, None);
         let nodes = cell.nodes.len();
-        let tries: Vec<usize> =
-            broker::tries(self.config.broker, &self.list, self.requests as usize).collect();
+        // The list is set aside while its datacenters are tried (no copy per task).
+        let list = std::mem::take(&mut self.list);
+        let vm = self.requests as usize;
         self.requests += 1;
-        for d in tries {
+        for d in broker::tries(self.config.broker, &list, vm) {
             let (first, len) = self.datacenter(d, nodes);
             let dc = CellDatacenter {
                 cell,
@@ -259,20 +260,7 @@ impl Federation {
                 task: t,
                 need: &need,
             };
-            let explore = params.explored(len);
-            let placement: Placement = match params.scheduler {
-                VmScheduler::Pso => pso::place(&dc, explore, rng),
-                VmScheduler::Aco => {
-                    let ant = Ant {
-                        max_steps: explore,
-                        mutation_rate: params.mutation_rate,
-                        decay: params.mutation_decay,
-                    };
-                    aco::place(&dc, &mut self.tables[d], ant, rng)
-                }
-                VmScheduler::Ga => ga::place(&dc, explore, params.ga_population, rng),
-                VmScheduler::BestEffort => best_effort::place(&dc),
-            };
+            let placement = super::place(&params, &dc, &mut self.tables[d], rng);
             cost_us += self.latency_us(d) * (1 + placement.messages as i64);
             counters.add(0, placement.messages as f64);
             counters.add(1, 1.0);
@@ -281,6 +269,7 @@ impl Federation {
                 break;
             }
         }
+        self.list = list;
         counters.add(2, cost_us as f64 / 1e6);
         let busy = (job, free_at + cost_us);
         match slot {
@@ -323,12 +312,14 @@ impl Policy for Federation {
         let start_us = now_us - self.tick_us;
         self.brokers.retain(|b| b.1 > start_us);
         let mut rng = Rng::new(hash_keys(self.seed, &[0xfed_7a5c, now_us as u64]), 0);
-        let waiting: Vec<TaskIdx> = self.waiting.tasks().iter().map(|w| w.0).collect();
-        for t in waiting {
+        // The queue is set aside while its tasks are placed (no copy per tick).
+        let waiting = std::mem::take(&mut self.waiting);
+        for &(t, _) in waiting.tasks() {
             if cell.tasks.state()[t.index()] == TaskState::Pending {
                 self.place_task(cell, t, (start_us, now_us), &mut rng, counters);
             }
         }
+        self.waiting = waiting;
         self.waiting.keep_pending(cell);
     }
 
