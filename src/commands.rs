@@ -234,8 +234,8 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     if experiment::federation::cases(&args.name).is_some() {
         return run_federation(args);
     }
-    if args.name == "nbs-hard" {
-        return run_nbs(args);
+    if let Some(nbs) = experiment::nbs::Experiment::of_name(&args.name) {
+        return run_nbs(nbs, args);
     }
     let options = experiment::Options {
         seeds: args.seeds,
@@ -286,23 +286,33 @@ fn no_sparrow_options(args: &crate::cli::ExperimentArgs, why: &str) -> Result<()
     experiment_out(&args.out)
 }
 
-/// Seed 004's Fig. 3: its Hadoop cell under the four controllers, seed by seed.
-fn run_nbs(args: crate::cli::ExperimentArgs) -> Result<()> {
+/// A seed 004 experiment: its Hadoop cell under the four controllers, case by case and seed
+/// by seed.
+fn run_nbs(
+    experiment: analysis::experiment::nbs::Experiment,
+    args: crate::cli::ExperimentArgs,
+) -> Result<()> {
     use analysis::experiment::nbs;
     no_sparrow_options(&args, "its jobs are submitted at once on one cell")?;
+    let name = experiment.name();
     errln!(
-        "experiment nbs-hard: {} seeds x {} controllers into {}",
+        "experiment {name}: {} cases x {} seeds x {} controllers into {}",
+        experiment.cases().len(),
         args.seeds,
         nbs::POLICIES.len(),
         args.out.display()
     );
-    let rows = nbs::run(args.seeds, args.threads, &args.out.join("work"), &|line| {
-        crate::console::status(format_args!("{line}"))
-    })
-    .context("running experiment nbs-hard")?;
-    nbs::write_outputs(&rows, args.seeds, &args.out)
+    let rows = nbs::run(
+        experiment,
+        args.seeds,
+        args.threads,
+        &args.out.join("work"),
+        &|line| crate::console::status(format_args!("{line}")),
+    )
+    .with_context(|| format!("running experiment {name}"))?;
+    nbs::write_outputs(experiment, &rows, args.seeds, &args.out)
         .with_context(|| format!("writing the results to {}", args.out.display()))?;
-    out!("{}", nbs::markdown(&rows, args.seeds));
+    out!("{}", nbs::markdown(experiment, &rows, args.seeds));
     outln!(
         "\nwritten: {0}/results.parquet, {0}/results.md, {0}/latency.svg (and .png)",
         args.out.display()

@@ -17,6 +17,7 @@
 pub mod federation;
 mod federation_paper;
 pub mod nbs;
+mod nbs_report;
 mod output;
 mod panels;
 pub mod sparrow;
@@ -49,6 +50,14 @@ pub const NAMES: &[(&str, &str)] = &[
     (
         "nbs-hard",
         "seed 004 Fig. 3: its Hadoop cell (10 jobs, a third or more with hard deadlines) under NBS, Equal, Random and EDF; hard-deadline latencies",
+    ),
+    (
+        "nbs-priority",
+        "seed 004 Fig. 4: the same cell, 10 soft jobs due at 65 s with priorities 300 down to 30; high-priority latencies",
+    ),
+    (
+        "nbs-jobs",
+        "seed 004 Figs. 5-6: the same cell with 2-10 jobs; hard-deadline latency, and the latency of jobs of priority above 50 (priorities drawn in 2-256)",
     ),
     (
         "federation-hosts",

@@ -42,6 +42,7 @@ mod tests {
             job_id: vec![1, 2, 3],
             running_cpu: vec![0, 10, 20],
             pending_cpu: vec![50, 10, 50],
+            task_cpu: vec![10; 3],
             share_cpu: vec![0; 3],
             deadline: vec![
                 Deadline::Soft(50_000_000),

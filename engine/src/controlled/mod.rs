@@ -9,8 +9,8 @@
 //! the controller to allocate again when the tick's events report an arrival, a departure or a
 //! capacity change ([`TickEvents`]). It then offers the waiting tasks to the placer in the order
 //! they became pending, admitting a task only while its job's running CPU plus the task's stays
-//! within the job's share, or when the job runs nothing and has a positive share smaller than
-//! the task (tasks are indivisible).
+//! within the job's share. Shares are applied in whole tasks (tasks are indivisible, as
+//! Hadoop's map slots; [`whole_tasks`]).
 //!
 //! Invariant: `Jobs` rows are sorted by job ID, each job once; shares are CPU units.
 
@@ -18,6 +18,7 @@ mod edf;
 mod equal;
 mod facts;
 mod random;
+mod whole;
 
 use ingest::scenario::side::Deadline;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,7 @@ pub use edf::Edf;
 pub use equal::{Equal, fill};
 pub use facts::JobFacts;
 pub use random::RandomShare;
+pub use whole::whole_tasks;
 
 use crate::cell::{Cell, TaskState};
 use crate::greedy::{Admission, Greedy, NodeChoice};
@@ -44,8 +46,11 @@ pub struct Jobs {
     pub running_cpu: Vec<u64>,
     /// CPU requested by its pending tasks, units.
     pub pending_cpu: Vec<u64>,
-    /// Its share: the CPU its running tasks may request, units (set by the controller).
+    /// Its share: the CPU its running tasks may request, units (set by the controller, then
+    /// rounded to whole tasks, [`whole_tasks`]).
     pub share_cpu: Vec<u64>,
+    /// CPU of its largest pending or running task, units (a share's whole-task unit).
+    pub task_cpu: Vec<u64>,
     /// Its deadline, trace microseconds (scenario side tables; none without them), set by
     /// [`JobFacts::fill`] before the controller allocates.
     pub deadline: Vec<Deadline>,
@@ -100,6 +105,7 @@ impl Jobs {
                 jobs.job_id.push(job);
                 jobs.running_cpu.push(0);
                 jobs.pending_cpu.push(0);
+                jobs.task_cpu.push(0);
                 jobs.share_cpu
                     .push(previous.row(job).map_or(0, |r| previous.share_cpu[r]));
                 jobs.deadline.push(Deadline::None);
@@ -107,6 +113,7 @@ impl Jobs {
                 jobs.work_cpu_s.push(0.0);
             }
             let last = jobs.len() - 1;
+            jobs.task_cpu[last] = jobs.task_cpu[last].max(cpu);
             let sum = if running {
                 &mut jobs.running_cpu[last]
             } else {
@@ -126,13 +133,8 @@ impl Admission for Jobs {
             cell.tasks.job_id()[t.index()],
             cell.tasks.cpu_req()[t.index()],
         );
-        // A job with a share too small for one of its tasks still runs one task at a time
-        // (a share is a rate; tasks are indivisible, as Hadoop's map slots): without this a
-        // controller's fractional shares would starve every job.
-        self.row(job).is_some_and(|r| {
-            self.running_cpu[r] + cpu as u64 <= self.share_cpu[r]
-                || (self.running_cpu[r] == 0 && self.share_cpu[r] > 0)
-        })
+        self.row(job)
+            .is_some_and(|r| self.running_cpu[r] + cpu as u64 <= self.share_cpu[r])
     }
 
     fn placed(&mut self, cell: &Cell, t: TaskIdx) {
@@ -238,8 +240,9 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             if Ctl::NEEDS_FACTS {
                 self.facts.fill(cell, &mut self.jobs, at.1);
             }
-            self.controller
-                .allocate(&mut self.jobs, capacity_cpu(cell), at.1);
+            let capacity = capacity_cpu(cell);
+            self.controller.allocate(&mut self.jobs, capacity, at.1);
+            whole_tasks(&mut self.jobs, capacity);
             self.allocated = true;
         }
         self.placer
@@ -273,6 +276,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             share_cpu: shares.iter().map(|s| s.1).collect(),
             running_cpu: vec![0; n],
             pending_cpu: vec![0; n],
+            task_cpu: vec![0; n],
             deadline: vec![Deadline::None; n],
             priority: vec![1.0; n],
             work_cpu_s: vec![0.0; n],

@@ -43,6 +43,12 @@ pub struct Problem {
     pub capacity: Vec<f64>,
     /// Soft deadlines' decay per second (mu).
     pub mu: f64,
+    /// Weight of the earliness tie-break (0: the seed's objective alone). The seed's objective
+    /// is indifferent to when a job's resource comes so long as it comes before its deadline, so
+    /// with slack many schedules are optimal; this adds `earliness x P_i x sum_t (1 - (t + 1/2)
+    /// / slots) x_i(t) slot_s / D_i` to the objective, which picks among (nearly) optimal
+    /// bargains the one serving jobs earlier in order of priority per requirement.
+    pub earliness: f64,
     /// The jobs.
     pub jobs: Vec<Job>,
 }
@@ -148,6 +154,7 @@ pub fn fig_2_example(capacity: Vec<f64>) -> Problem {
         slot_s: 1.0,
         capacity,
         mu: 0.5,
+        earliness: 0.0,
         jobs: vec![
             j(Deadline::Hard(5.0)),
             j(Deadline::Hard(10.0)),
@@ -168,9 +175,12 @@ pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
         ));
     }
     let non_negative = |v: f64| v.is_finite() && v >= 0.0;
-    if !p.capacity.iter().all(|&c| non_negative(c)) || !non_negative(p.mu) {
+    if !p.capacity.iter().all(|&c| non_negative(c))
+        || !non_negative(p.mu)
+        || !non_negative(p.earliness)
+    {
         return Err(NbsError::Invalid(
-            "capacities and mu must be finite and non-negative".into(),
+            "capacities, mu and earliness must be finite and non-negative".into(),
         ));
     }
     for (i, j) in p.jobs.iter().enumerate() {
@@ -299,6 +309,11 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     for (i, j) in p.jobs.iter().enumerate() {
         if live[i] {
             q[var_s(i)] = -j.priority;
+            for t in 0..slots {
+                let early = 1.0 - (t as f64 + 0.5) / slots as f64;
+                q[var_x(i, t)] =
+                    -p.earliness * j.priority * early * p.slot_s * scale / j.requirement;
+            }
         }
     }
     let mut cones = vec![SupportedConeT::NonnegativeConeT(nonneg)];
@@ -348,6 +363,7 @@ mod tests {
             slot_s: 1.0,
             capacity: vec![10.0],
             mu: 0.0,
+            earliness: 0.0,
             jobs: vec![
                 job(100.0, 1.0, Deadline::None),
                 job(100.0, 3.0, Deadline::None),
@@ -367,6 +383,7 @@ mod tests {
             slot_s: 1.0,
             capacity: vec![10.0],
             mu: 0.0,
+            earliness: 0.0,
             jobs: vec![
                 job(2.0, 1.0, Deadline::None),
                 job(100.0, 1.0, Deadline::None),
@@ -388,6 +405,7 @@ mod tests {
             slot_s: 10.0,
             capacity: vec![1.0, 1.0],
             mu: 0.1,
+            earliness: 0.0,
             jobs: vec![
                 job(10.0, 1.0, Deadline::Hard(10.0)),
                 job(20.0, 1.0, Deadline::None),
@@ -407,6 +425,7 @@ mod tests {
             slot_s: 10.0,
             capacity: vec![1.0, 1.0],
             mu: 0.5,
+            earliness: 0.0,
             jobs: vec![
                 job(10.0, 1.0, Deadline::Hard(10.0)),
                 job(10.0, 1.0, Deadline::Hard(10.0)),
@@ -469,6 +488,7 @@ mod tests {
             slot_s: 1.0,
             capacity: vec![1.0],
             mu: 0.0,
+            earliness: 0.0,
             jobs: vec![job(0.0, 1.0, Deadline::None)],
         };
         assert!(solve(&p).unwrap_err().to_string().contains("job 0"));

@@ -106,36 +106,98 @@ pub fn sparrow_random(c: &ScenarioConfig) -> Workload {
     }
 }
 
-/// Seed 004's Hadoop experiment: 3 machines with 6 map slots in all, ten identical word-count
-/// jobs of 3 map tasks, submitted at once; at least a third with hard deadlines, the rest soft or
-/// none at random, deadlines random; priorities 1. Chosen: 2 slots per machine (a map task is
-/// half a machine), 10 s per map task, 4 hard-deadline jobs, deadlines 20-80 s.
+/// Seed 004's Hadoop experiment (Figs. 3 and 5): 3 machines with 6 map slots in all, ten
+/// identical word-count jobs of 3 map tasks, submitted at once; at least a third with hard
+/// deadlines (which jobs, drawn), the rest soft or none at random, deadlines random, every
+/// priority 1. Chosen: 2 slots per machine (a map task is half a machine), 10 s per map task, a third of
+/// the jobs (rounded up) hard, deadlines 20-80 s.
 pub fn nbs_hadoop(c: &ScenarioConfig) -> Workload {
     let mut rng = Rng::new(c.seed, 0x4ad0);
     let jobs = c.tasks.unwrap_or(10) as u64;
     let hard = jobs.div_ceil(3);
-    let mut tasks = Vec::new();
-    for j in 0..jobs {
-        let at = (20 + rng.below(61) as i64) * S;
-        let deadline = match (j < hard, rng.below(2)) {
-            (true, _) => Deadline::Hard(at),
-            (false, 0) => Deadline::Soft(at),
-            (false, _) => Deadline::None,
-        };
-        for i in 0..3 {
-            let mut t = task(j + 1, i, 0, (0.5, 0.1), 10 * S);
-            t.deadline = deadline;
-            tasks.push(t);
-        }
-    }
+    let mut order: Vec<u64> = (0..jobs).collect();
+    shuffle(&mut order, &mut rng);
+    let deadlines: Vec<Deadline> = (0..jobs)
+        .map(|j| {
+            let at = (20 + rng.below(61) as i64) * S;
+            let is_hard = order
+                .iter()
+                .position(|&o| o == j)
+                .is_some_and(|p| (p as u64) < hard);
+            match (is_hard, rng.below(2)) {
+                (true, _) => Deadline::Hard(at),
+                (false, 0) => Deadline::Soft(at),
+                (false, _) => Deadline::None,
+            }
+        })
+        .collect();
     Workload {
         about: format!(
             "seed 004 Hadoop experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s submitted at once, {hard} with hard deadlines, the others soft or none, deadlines 20-80 s (slot count per machine, task time and deadline range chosen)"
         ),
         machines: machines(3, |_| 1.0, |_| 0),
-        tasks,
+        tasks: hadoop_jobs(&deadlines, &vec![1.0; jobs as usize]),
         latency_us: vec![0],
     }
+}
+
+/// Seed 004's priority experiments on the same cell: every job soft with the deadline 65 s
+/// ("job type of 1"). Fig. 4 (`random` false): ten jobs with priorities "from 300 to 30", the
+/// first three at least 100; chosen: 300, 200, 100, then 90 down to 30 in tens (and 10 for any
+/// job past the tenth). Fig. 6 (`random` true): priorities drawn uniformly in 2-256. The
+/// order of submission (job IDs) is drawn in both: the seed does not give it, and schedulers
+/// break ties by job ID.
+pub fn nbs_priority(c: &ScenarioConfig, random: bool) -> Workload {
+    let mut rng = Rng::new(c.seed, 0x4ad1);
+    let jobs = c.tasks.unwrap_or(10) as usize;
+    let mut priorities: Vec<f64> = (0..jobs)
+        .map(|j| {
+            if random {
+                (2 + rng.below(255)) as f64
+            } else {
+                [300.0, 200.0, 100.0]
+                    .get(j)
+                    .copied()
+                    .unwrap_or((120.0 - 10.0 * j as f64).max(10.0))
+            }
+        })
+        .collect();
+    shuffle(&mut priorities, &mut rng);
+    Workload {
+        about: format!(
+            "seed 004 priority experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s submitted at once, all soft with the deadline 65 s, priorities {}",
+            if random {
+                "drawn in 2-256".to_string()
+            } else {
+                "300, 200, 100, 90 ... 30 (chosen)".to_string()
+            }
+        ),
+        machines: machines(3, |_| 1.0, |_| 0),
+        tasks: hadoop_jobs(&vec![Deadline::Soft(65 * S); jobs], &priorities),
+        latency_us: vec![0],
+    }
+}
+
+/// Fisher-Yates with `rng`.
+fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
+    for k in (1..items.len()).rev() {
+        items.swap(k, rng.below(k as u64 + 1) as usize);
+    }
+}
+
+/// Seed 004's word-count jobs: one per deadline and priority, each of 3 map tasks of half a
+/// machine and 10 s, submitted at 0.
+fn hadoop_jobs(deadlines: &[Deadline], priorities: &[f64]) -> Vec<ScenarioTask> {
+    let mut tasks = Vec::new();
+    for (j, (&deadline, &weight)) in deadlines.iter().zip(priorities).enumerate() {
+        for i in 0..3 {
+            let mut t = task(j as u64 + 1, i, 0, (0.5, 0.1), 10 * S);
+            t.deadline = deadline;
+            t.weight = weight;
+            tasks.push(t);
+        }
+    }
+    tasks
 }
 
 /// Seed 003's federated Cloud: 5 datacenters of 20 hosts with latencies 1.5, 0.8, 1, 0.15 and 2 s

@@ -39,6 +39,14 @@ pub const NAMES: &[(&str, &str)] = &[
         "seed 004: 3 machines / 6 map slots, 10 jobs of 3 map tasks with hard, soft or no deadlines",
     ),
     (
+        "nbs-priority",
+        "seed 004 Fig. 4: the same cell, 10 jobs all soft with the deadline 65 s, priorities 300 down to 30",
+    ),
+    (
+        "nbs-priority-random",
+        "seed 004 Fig. 6: the same cell, jobs all soft with the deadline 65 s, priorities drawn in 2-256",
+    ),
+    (
         "pse-1",
         "seed 003: 5 datacenters x 20 hosts with latencies, PSE-1 (plane strain plate): 25 x --jobs-factor jobs",
     ),
@@ -57,7 +65,7 @@ pub struct ScenarioConfig {
     pub seed: u64,
     /// Load, percent (`sparrow-load`).
     pub load_pct: u32,
-    /// Tasks (Sparrow scenarios) or jobs (`nbs-hadoop`) instead of the seed's number.
+    /// Tasks (Sparrow scenarios) or jobs (`nbs-*`) instead of the seed's number.
     pub tasks: Option<u32>,
     /// PSE size factor i: 25 i or 30 i jobs (`pse-1`, `pse-2`; the seed's i = 40 ... 400).
     pub jobs_factor: u32,
@@ -198,6 +206,8 @@ impl ScenarioConfig {
             "sparrow-load" => catalog::sparrow_load(self),
             "sparrow-random" => catalog::sparrow_random(self),
             "nbs-hadoop" => catalog::nbs_hadoop(self),
+            "nbs-priority" => catalog::nbs_priority(self, false),
+            "nbs-priority-random" => catalog::nbs_priority(self, true),
             "pse-1" => catalog::pse(self, false),
             "pse-2" => catalog::pse(self, true),
             other => {
@@ -505,6 +515,59 @@ mod tests {
             .filter(|t| matches!(t.deadline, Deadline::Hard(_)))
             .count();
         assert!(hard >= 10, "{hard}");
+        let first_hard = |seed| {
+            let c = ScenarioConfig {
+                name: "nbs-hadoop".into(),
+                seed,
+                ..ScenarioConfig::default()
+            };
+            let w = c.workload().unwrap();
+            w.tasks
+                .iter()
+                .find(|t| matches!(t.deadline, Deadline::Hard(_)))
+                .map(|t| t.job_id)
+        };
+        // Which jobs are hard is drawn, not always the first IDs (a tie-break by job ID would
+        // otherwise favour them).
+        assert!((1..20).any(|seed| first_hard(seed) != Some(1)));
+    }
+
+    /// Seed 004 Fig. 4: priorities 300, 200, 100, 90 ... 30, all soft at 65 s; Fig. 6: drawn
+    /// in 2-256.
+    #[test]
+    fn nbs_priority_scenarios() {
+        let jobs = |name: &str| {
+            let c = ScenarioConfig {
+                name: name.into(),
+                ..ScenarioConfig::default()
+            };
+            let w = c.workload().unwrap();
+            assert!(
+                w.tasks
+                    .iter()
+                    .all(|t| t.deadline == Deadline::Soft(65_000_000))
+            );
+            w.tasks
+                .iter()
+                .step_by(3)
+                .map(|t| t.weight)
+                .collect::<Vec<f64>>()
+        };
+        let mut fixed = jobs("nbs-priority");
+        fixed.sort_by(|a, b| b.total_cmp(a));
+        assert_eq!(
+            fixed,
+            [
+                300.0, 200.0, 100.0, 90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0
+            ]
+        );
+        let random = jobs("nbs-priority-random");
+        assert_eq!(random.len(), 10);
+        assert!(
+            random.iter().all(|p| (2.0..=256.0).contains(p)),
+            "{random:?}"
+        );
+        assert!(random.iter().any(|&p| p != random[0]));
     }
 
     #[test]
