@@ -203,8 +203,12 @@ pub struct RunArgs {
     pub policy: Option<String>,
     /// Simulated hours from the start of the trace window (default: the whole trace; 6 with
     /// --synthetic or no trace).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub hours: Option<f64>,
+    /// Allow --hours to end well after the trace's last event (the cell runs on with no new
+    /// work); refused otherwise.
+    #[arg(long)]
+    pub past_trace_end: bool,
     /// Simulated time per tick ("60s", "100ms", "1ms"; the config's `tick`); every cadence
     /// must stay a whole number of ticks.
     #[arg(long)]

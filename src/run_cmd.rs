@@ -43,6 +43,7 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
         config.policy =
             PolicyConfig::default_of(kind).with_context(|| format!("no policy named {kind}"))?;
     }
+    config.past_trace_end |= args.past_trace_end;
     if let Some(h) = args.hours {
         config.hours = Some(h);
     }
@@ -562,6 +563,21 @@ pub fn report(args: ReportArgs) -> Result<()> {
     out!(
         "{}",
         analysis::report::render_policy_tables(&names, &declared)
+    );
+    let mut deadlines = Vec::new();
+    let mut solver_ms = Vec::new();
+    for (dir, summary) in dirs.iter().zip(&summaries) {
+        let read = || format!("reading the deadlines of {}", dir.display());
+        deadlines.push(analysis::deadlines::of_run(dir).with_context(read)?);
+        let solves = summary.totals.counters.get("nbs_solves").copied();
+        solver_ms.push(
+            analysis::deadlines::solver_ms_per_solve(dir, solves.unwrap_or(0.0))
+                .with_context(read)?,
+        );
+    }
+    out!(
+        "{}",
+        analysis::deadlines::render(&names, &deadlines, &solver_ms)
     );
     out!("{}", analysis::settings::render_settings(&names, &settings));
     if args.paper {

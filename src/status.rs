@@ -181,7 +181,10 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
         .map(|summary| summary.last_event_us());
     let asked = match (config.hours, last_event_us) {
         (Some(h), _) => format!("{h:.1} h"),
-        (None, Some(last)) => format!("{:.1} h", hours(engine::run::ticks_to_run(&config, last))),
+        (None, Some(last)) => match engine::run::ticks_to_run(&config, last) {
+            Ok(ticks) => format!("{:.1} h", hours(ticks as u64)),
+            Err(_) => "the trace's end".to_string(),
+        },
         (None, None) => "the trace's end".to_string(),
     };
     let kept = match newest_snapshot_tick(dir) {

@@ -706,3 +706,56 @@ fn federation_experiments_run_and_refuse_sparrow_options() {
     assert!(text(&refused.stderr).contains("takes no --arrivals or --net-delay-ms"));
     assert!(!dir.path().join("jobs").exists());
 }
+
+/// A run's length is checked before anything is written (issue 37): hours far past the trace's
+/// last event are refused unless asked for, a length of more ticks than a run holds is an error
+/// even when asked for (it wrapped to 0 ticks, or to billions), and negative hours are refused
+/// by name rather than taken for a flag.
+#[test]
+fn run_lengths_past_the_trace_or_too_long_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    for (table, row) in [
+        ("machine_events", "0,1,0,p,0.5,0.5\n"),
+        ("task_events", "700000000,,1,0,,0,u,0,0,0.1,0.1,0,0\n"),
+    ] {
+        std::fs::create_dir_all(raw.join(table)).unwrap();
+        std::fs::write(raw.join(table).join("part-00000-of-00001.csv"), row).unwrap();
+    }
+    let trace = dir.path().join("parquet").display().to_string();
+    let out = cellsim(&["ingest", &raw.display().to_string(), &trace]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = dir.path().join("run");
+    let refused = |extra: &[&str], expected: &str| {
+        let mut args = vec!["run", "--trace", &trace];
+        let run_arg = run.display().to_string();
+        args.extend(["--out", &run_arg]);
+        args.extend(extra);
+        let out = cellsim(&args);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(expected), "{extra:?}: {stderr}");
+        assert!(!run.join("ticks").exists(), "{extra:?} wrote outputs");
+    };
+    refused(&["--hours", "1e9"], "after the trace's last event");
+    refused(&["--hours", "71582788.27"], "after the trace's last event");
+    refused(
+        &["--hours", "71582788.27", "--past-trace-end"],
+        "more than the 4294967295 a run holds",
+    );
+    refused(
+        &["--hours", "-1"],
+        "hours must be positive and finite, got -1",
+    );
+    // Within the trace (and a little past it) runs.
+    let out = cellsim(&[
+        "run",
+        "--trace",
+        &trace,
+        "--out",
+        &run.display().to_string(),
+        "--hours",
+        "0.5",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

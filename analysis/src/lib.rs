@@ -5,6 +5,7 @@
 //! ([`experiment`], `cellsim experiment`).
 #![deny(missing_docs)]
 
+pub mod deadlines;
 pub mod error;
 pub mod experiment;
 pub mod figure;

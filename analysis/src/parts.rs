@@ -43,6 +43,14 @@ impl PartBatch<'_> {
             .ok_or_else(|| self.bad(format!("column {name} is not {}", T::DATA_TYPE)))
     }
 
+    /// The Boolean column `name`, or an error naming the part and the column.
+    pub fn booleans(&self, name: &str) -> Result<&arrow_array::BooleanArray> {
+        self.batch
+            .column_by_name(name)
+            .and_then(|c| c.as_boolean_opt())
+            .ok_or_else(|| self.bad(format!("no Boolean column {name}")))
+    }
+
     /// The column `name` if the part has it.
     pub fn optional_column<T: ArrowPrimitiveType>(
         &self,

@@ -25,6 +25,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// Simulated hours from the start of the trace window; none = to the trace's last event.
     pub hours: Option<f64>,
+    /// Allow `hours` to end more than an hour (or a tenth of the trace) after the trace's last
+    /// event (the cell then runs on with no new work); refused otherwise.
+    pub past_trace_end: bool,
     /// Worker threads; 0 = one per core. Outputs are identical for any value.
     pub threads: usize,
     /// Simulated time per tick, e.g. `"60s"` (SPEC 5.1: one minute), `"100ms"`, `"1ms"`
@@ -54,6 +57,9 @@ pub struct RunConfig {
     /// What a task uses before it is measured: the usage model for traces without task_usage
     /// (`[usage]`, `usage_model.rs`).
     pub usage: crate::usage_model::UsageModel,
+    /// Deadlines and priorities for a trace without a scenario's side tables (`[deadlines]`,
+    /// `deadlines.rs`; off by default).
+    pub deadlines: crate::deadlines::DeadlineModel,
 }
 
 impl Default for RunConfig {
@@ -63,6 +69,7 @@ impl Default for RunConfig {
             policy: PolicyConfig::default(),
             seed: 1,
             hours: None,
+            past_trace_end: false,
             threads: 0,
             tick: SimDuration::from_secs(60),
             rounds_per_tick: 6,
@@ -74,6 +81,7 @@ impl Default for RunConfig {
             snapshot: crate::snapshot::SnapshotConfig::default(),
             scale: crate::scale::Scale::default(),
             usage: crate::usage_model::UsageModel::default(),
+            deadlines: crate::deadlines::DeadlineModel::default(),
         }
     }
 }
@@ -115,6 +123,7 @@ impl RunConfig {
         }
         self.scale.validate().map_err(|e| format!("scale.{e}"))?;
         self.usage.validate()?;
+        self.deadlines.validate()?;
         let every_sim = SimDuration::from_secs(self.snapshot.every_sim_minutes as i64 * 60);
         for (name, every) in [
             ("part", self.part),

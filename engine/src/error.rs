@@ -8,6 +8,10 @@ pub enum EngineError {
     /// Reading the ingested trace failed.
     #[error(transparent)]
     Trace(#[from] ingest::IngestError),
+    /// The run's length cannot be run: more ticks than a run holds, or far past the trace's
+    /// end without `past_trace_end`.
+    #[error("{0}")]
+    RunLength(String),
     /// A bad configuration value or file.
     #[error("{path}: {problem}")]
     Config {

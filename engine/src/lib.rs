@@ -21,6 +21,7 @@ pub mod classify;
 pub mod config;
 pub mod controlled;
 pub mod csr;
+pub mod deadlines;
 pub mod delay;
 pub mod error;
 pub mod executor;

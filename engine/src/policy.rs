@@ -422,6 +422,13 @@ pub trait Policy: Send + Sync {
     /// Moves the rows of this tick for [`Policy::tables`] into `out` (after `end_tick`).
     fn take_rows(&mut self, _out: &mut TableRows) {}
 
+    /// The wall time, milliseconds, its optimisation solver took this tick (`timing/`'s
+    /// `solver_ms`; a wall time, so kept out of the deterministic outputs), then 0 until the next
+    /// solve.
+    fn take_solver_ms(&mut self) -> f64 {
+        0.0
+    }
+
     /// Moves the agents' sampled decision logs of this tick into `out`, one JSON object per line
     /// (for `samples.jsonl`), in agent order; policies that sample nothing keep the default.
     fn take_samples(&mut self, _agents: &mut [Self::Agent], _out: &mut Vec<String>) {}

@@ -7,8 +7,9 @@
 //! its task runs of the time each spent in the system (end - submit: waiting plus running,
 //! seed 003's "total time that a job spends in the system"); its queue time the longest of its
 //! runs' (when its last task started: the Sparrow paper's job wait); its latency is its last end minus
-//! its deadline (seed 004: negative when met). Weight and deadline come from the scenario's side
-//! tables (`ingest::scenario::side`; weight 1 and no deadline without them).
+//! its deadline (seed 004: negative when met). Weight and deadline come from the run's
+//! [`JobTerms`] (a scenario's side tables or the `[deadlines]` model; weight 1 and no deadline
+//! without them).
 //!
 //! Queue times count from the task's submission, or from the trace window's start for a task of
 //! the trace's initial state (submitted before the window: GCD's t = 0 tasks), when the run's
@@ -20,12 +21,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use ingest::scenario::side::{Deadline, SideTables};
+use ingest::scenario::side::Deadline;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::Cell;
+use crate::deadlines::JobTerms;
 use crate::error::Result;
 use crate::policy::{ColumnSpec, ColumnType, TableRows, TableSpec, Value};
 use crate::replay::TickEvents;
@@ -101,20 +102,27 @@ struct OpenJob {
 /// The rows of both tables and the jobs still open (module doc).
 #[derive(Debug, Clone, Default)]
 pub struct QueueOutputs {
-    side: Option<Arc<SideTables>>,
+    terms: JobTerms,
     open: BTreeMap<u64, OpenJob>,
     task_rows: Vec<Value>,
     job_rows: Vec<Value>,
 }
 
 impl QueueOutputs {
-    /// The outputs of a run of the trace in `trace_dir` (its side tables, when a scenario).
-    pub fn of_trace(trace_dir: &Path) -> Result<QueueOutputs> {
-        let side = SideTables::read(trace_dir)?.map(Arc::new);
-        Ok(QueueOutputs {
-            side,
+    /// The outputs of `run` of the trace in `trace_dir` (its job terms: [`JobTerms::of_trace`]).
+    pub fn of_run(run: &crate::RunConfig, trace_dir: &Path) -> Result<QueueOutputs> {
+        Ok(QueueOutputs::new(JobTerms::of_trace(
+            &run.deadlines,
+            trace_dir,
+        )?))
+    }
+
+    /// The outputs with the jobs' `terms`.
+    pub fn new(terms: JobTerms) -> QueueOutputs {
+        QueueOutputs {
+            terms,
             ..QueueOutputs::default()
-        })
+        }
     }
 
     /// Counts this tick's submissions and ends (call before the cell changes in the tick).
@@ -167,10 +175,7 @@ impl QueueOutputs {
     }
 
     fn job_row(&mut self, job_id: u64, j: &OpenJob) {
-        let (weight, deadline) = self
-            .side
-            .as_ref()
-            .map_or((1.0, Deadline::None), |side| side.job(job_id));
+        let (weight, deadline) = self.terms.job(job_id);
         let at = deadline.at_us();
         self.job_rows.extend([
             Value::U64(job_id),
@@ -219,6 +224,10 @@ impl QueueOutputs {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use ingest::scenario::side::SideTables;
+
     use super::*;
     use crate::replay::EndedTask;
 
@@ -252,10 +261,7 @@ mod tests {
             weight: vec![2.0; 2],
             ..SideTables::default()
         };
-        let mut out = QueueOutputs {
-            side: Some(Arc::new(side)),
-            ..QueueOutputs::default()
-        };
+        let mut out = QueueOutputs::new(JobTerms::Side(Arc::new(side)));
         let submitted = TickEvents {
             submitted: vec![a, b],
             ..TickEvents::default()

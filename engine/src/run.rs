@@ -88,12 +88,35 @@ impl RunOutcome {
 }
 
 /// Ticks to simulate: `hours` of the window, or up to the trace's last event.
-pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> u64 {
+///
+/// A length of more ticks than a run holds (u32) is an error, and so is one ending more than an
+/// hour, or a tenth of the trace if more, after the trace's last event unless
+/// `past_trace_end` allows it (the cell would run on with no new work, writing outputs).
+pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> Result<u32> {
     let tick_us = config.tick.us();
-    match config.hours {
-        Some(h) => ((h * 3600.0) / config.tick.secs_f64()).ceil().max(1.0) as u64,
-        None => ((last_event_us - TRACE_START_US).max(0) / tick_us + 1) as u64,
+    let trace_s = (last_event_us - TRACE_START_US).max(0) as f64 / 1e6;
+    let ticks = match config.hours {
+        Some(h) => {
+            let margin_s = (trace_s / 10.0).max(3_600.0);
+            if h * 3600.0 > trace_s + margin_s && !config.past_trace_end {
+                return Err(EngineError::RunLength(format!(
+                    "hours = {h} ends {:.1} h after the trace's last event ({:.1} h in); set past_trace_end = true (or --past-trace-end) to run on with no new work",
+                    h - trace_s / 3600.0,
+                    trace_s / 3600.0
+                )));
+            }
+            ((h * 3600.0) / config.tick.secs_f64()).ceil().max(1.0)
+        }
+        None => ((last_event_us - TRACE_START_US).max(0) / tick_us + 1) as f64,
+    };
+    if ticks > u32::MAX as f64 {
+        return Err(EngineError::RunLength(format!(
+            "the run would be {ticks:.0} ticks of {}, more than the {} a run holds; ask for fewer hours or longer ticks",
+            config.tick,
+            u32::MAX
+        )));
     }
+    Ok(ticks as u32)
 }
 
 /// Writes `config` as the run's `run.toml` in `out_dir` (what `cellsim resume` reads), with
@@ -275,7 +298,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 trace: trace_dir.to_path_buf(),
             });
         }
-        let total = ticks_to_run(config, ingest_summary.last_event_us()) as u32;
+        let total = ticks_to_run(config, ingest_summary.last_event_us())?;
         let header = Header {
             tick: next_tick as u64,
             config_hash: snapshot::config_hash(config),
@@ -584,6 +607,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             metrics_ms: ms(t2, t3),
             output_ms: ms(t3, t4),
             snapshot_ms: 0.0,
+            solver_ms: self.policy.take_solver_ms(),
         };
         self.outputs.tick(row, timing, &mut rows)?;
         self.next_tick += 1;

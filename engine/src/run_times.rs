@@ -68,6 +68,19 @@ impl RunTimes {
         }
     }
 
+    /// (job ID, its tasks' longest run time), by job ID ([`RunTimes::UNKNOWN`] when one of its
+    /// runs never ends): a job's critical path when its tasks run at once.
+    pub fn longest_per_job(&self) -> Vec<(u64, i64)> {
+        let mut out: Vec<(u64, i64)> = Vec::new();
+        for &((job, _), run_us) in &self.runs {
+            match out.last_mut() {
+                Some(last) if last.0 == job => last.1 = last.1.max(run_us),
+                _ => out.push((job, run_us)),
+            }
+        }
+        out
+    }
+
     /// Tasks with a recorded run.
     pub fn len(&self) -> usize {
         self.runs.len()

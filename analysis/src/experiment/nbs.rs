@@ -18,7 +18,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::Array;
-use arrow_array::BooleanArray;
 use arrow_array::types::{Int64Type, UInt64Type};
 use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::scenario::ScenarioConfig;
@@ -168,11 +167,7 @@ fn run_case(scenario: &'static str, jobs: u32, seed: u64, dir: &Path) -> Result<
             let id = part.column::<UInt64Type>("job_id")?;
             let latency = part.column::<Int64Type>("latency_us")?;
             let makespan = part.column::<Int64Type>("makespan_us")?;
-            let hard = part
-                .batch
-                .column_by_name("deadline_hard")
-                .and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned())
-                .ok_or_else(|| part.bad("no deadline_hard column".into()))?;
+            let hard = part.booleans("deadline_hard")?;
             for r in 0..part.batch.num_rows() {
                 rows.push(JobRow {
                     policy,

@@ -1,47 +1,46 @@
 //! What a deadline-aware controller is told about the jobs (seed 004: each job's requirement
-//! D_i, priority P_i and deadline): the scenario's side tables give deadlines and priorities
-//! (job weights), the trace's recorded run times the work left ([`RunTimes`], as omniscient is
-//! told them).
+//! D_i, priority P_i and deadline): the run's [`JobTerms`] give deadlines and priorities (a
+//! scenario's side tables, or the `[deadlines]` model on a GCD trace), the trace's recorded run
+//! times the work left ([`RunTimes`], as omniscient is told them).
 
 use std::path::Path;
-use std::sync::Arc;
-
-use ingest::scenario::side::SideTables;
 
 use super::Jobs;
 use crate::cell::{Cell, TaskState};
+use crate::deadlines::JobTerms;
 use crate::error::Result;
 use crate::run_times::RunTimes;
 
 /// The jobs' deadlines, priorities and run times of a trace.
 #[derive(Debug, Clone, Default)]
 pub struct JobFacts {
-    side: Option<Arc<SideTables>>,
+    terms: JobTerms,
     run_times: RunTimes,
 }
 
 impl JobFacts {
-    /// The facts of the ingested trace in `dir`.
-    pub fn of_trace(dir: &Path) -> Result<JobFacts> {
-        Ok(JobFacts {
-            side: SideTables::read(dir)?.map(Arc::new),
-            run_times: RunTimes::of_trace(dir)?,
-        })
+    /// The facts of the ingested trace in `dir` with the jobs' `terms`.
+    pub fn of_trace(terms: JobTerms, dir: &Path) -> Result<JobFacts> {
+        Ok(JobFacts::new(terms, RunTimes::of_trace(dir)?))
     }
 
     /// The facts given directly (tests, embedding).
-    pub fn new(side: Option<SideTables>, run_times: RunTimes) -> JobFacts {
-        JobFacts {
-            side: side.map(Arc::new),
-            run_times,
-        }
+    pub fn new(terms: JobTerms, run_times: RunTimes) -> JobFacts {
+        JobFacts { terms, run_times }
     }
 
-    /// Sets every row's deadline, priority and work left at `now_us`: CPU units x seconds of
-    /// its pending tasks' run times and its running tasks' remaining times (0 for a run time the
-    /// trace does not end).
-    pub fn fill(&self, cell: &Cell, jobs: &mut Jobs, now_us: i64) {
+    /// Sets every row's deadline and priority and, with `work`, its work left at `now_us`: CPU
+    /// units x seconds of its pending tasks' run times and its running tasks' remaining times (0
+    /// for a run time the trace does not end). The work takes a pass over every task with a
+    /// run-time lookup each, so a controller asks for it only when it will use it.
+    pub fn fill(&self, cell: &Cell, jobs: &mut Jobs, now_us: i64, work: bool) {
+        for r in 0..jobs.len() {
+            (jobs.priority[r], jobs.deadline[r]) = self.terms.job(jobs.job_id[r]);
+        }
         jobs.work_cpu_s.iter_mut().for_each(|w| *w = 0.0);
+        if !work {
+            return;
+        }
         let tasks = &cell.tasks;
         for i in 0..tasks.len() {
             let running = match tasks.state()[i] {
@@ -62,15 +61,6 @@ impl JobFacts {
                 run_us
             };
             jobs.work_cpu_s[r] += tasks.cpu_req()[i] as f64 * left_us as f64 / 1e6;
-        }
-        for r in 0..jobs.len() {
-            let (priority, deadline) = self
-                .side
-                .as_ref()
-                .map_or((1.0, ingest::scenario::side::Deadline::None), |s| {
-                    s.job(jobs.job_id[r])
-                });
-            (jobs.priority[r], jobs.deadline[r]) = (priority, deadline);
         }
     }
 }

@@ -32,7 +32,7 @@ pub use whole::whole_tasks;
 use crate::cell::{Cell, TaskState};
 use crate::greedy::{Admission, Greedy, NodeChoice};
 use crate::ids::{TaskIdx, Tick};
-use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
+use crate::policy::{CounterKind, Envelope, Policy, PolicyCounters, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
@@ -157,8 +157,23 @@ pub trait Controller: Clone + Send + Sync {
     /// Whether it reads the jobs' deadlines, priorities and work ([`JobFacts::fill`]).
     const NEEDS_FACTS: bool = false;
 
+    /// Whether its allocation at `now_us` reads the jobs' work left (with
+    /// [`Controller::NEEDS_FACTS`]; the costly part of the facts).
+    fn needs_work(&self, _now_us: i64) -> bool {
+        Self::NEEDS_FACTS
+    }
+
     /// Sets every job's `share_cpu` for a cell of `capacity_cpu` online CPU units at `now_us`.
     fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, now_us: i64);
+
+    /// The counters it reports (`ticks/` columns, summed in the summary).
+    const COUNTERS: &'static [CounterKind] = &[];
+
+    /// Adds its counts since the last call to `counters` (by index into [`Controller::COUNTERS`])
+    /// and returns its solver's wall time since then, ms.
+    fn take_stats(&mut self, _counters: &mut PolicyCounters) -> f64 {
+        0.0
+    }
 
     /// Writes the controller's own state for a snapshot (a stateless one keeps the default).
     fn save_state(&self, _w: &mut SectionWriter) {}
@@ -178,6 +193,8 @@ pub struct Controlled<Ctl, C> {
     jobs: Jobs,
     /// The controller allocated at least once.
     allocated: bool,
+    /// Its solver's wall time this tick, ms.
+    solver_ms: f64,
 }
 
 impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
@@ -195,6 +212,7 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
             facts,
             jobs: Jobs::default(),
             allocated: false,
+            solver_ms: 0.0,
         }
     }
 
@@ -229,7 +247,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         events: &TickEvents,
         _agents: &mut Vec<()>,
         _inject: &mut Vec<Envelope<()>>,
-        _counters: &mut PolicyCounters,
+        counters: &mut PolicyCounters,
     ) {
         self.jobs = Jobs::of_cell(cell, &self.jobs);
         let changed = !events.submitted.is_empty()
@@ -238,7 +256,8 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             || !events.displaced_tasks.is_empty();
         if changed || !self.allocated {
             if Ctl::NEEDS_FACTS {
-                self.facts.fill(cell, &mut self.jobs, at.1);
+                let work = self.controller.needs_work(at.1);
+                self.facts.fill(cell, &mut self.jobs, at.1, work);
             }
             let capacity = capacity_cpu(cell);
             self.controller.allocate(&mut self.jobs, capacity, at.1);
@@ -247,6 +266,15 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         }
         self.placer
             .place_admitted(cell, at.1, events, &mut self.jobs);
+        self.solver_ms += self.controller.take_stats(counters);
+    }
+
+    fn counter_kinds(&self) -> &'static [CounterKind] {
+        Ctl::COUNTERS
+    }
+
+    fn take_solver_ms(&mut self) -> f64 {
+        std::mem::take(&mut self.solver_ms)
     }
 
     fn tables(&self) -> &'static [TableSpec] {
@@ -305,15 +333,16 @@ impl crate::policies::PolicySpec for EqualShareConfig {
 }
 
 impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
-    /// `controller` for `run` on the trace in `trace_dir` (its side tables and, for a
+    /// `controller` for `run` on the trace in `trace_dir` (its jobs' terms and, for a
     /// controller that needs them, its run times).
     pub fn of_trace(
         controller: Ctl,
         run: &crate::RunConfig,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self> {
+        let terms = crate::deadlines::JobTerms::of_trace(&run.deadlines, trace_dir)?;
         let facts = if Ctl::NEEDS_FACTS {
-            JobFacts::of_trace(trace_dir)?
+            JobFacts::of_trace(terms.clone(), trace_dir)?
         } else {
             JobFacts::default()
         };
@@ -321,7 +350,7 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
             controller,
             facts,
             run.seed,
-            QueueOutputs::of_trace(trace_dir)?,
+            QueueOutputs::new(terms),
         ))
     }
 }

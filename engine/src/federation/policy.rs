@@ -122,7 +122,7 @@ impl crate::policies::PolicySpec for FederationConfig {
             config: self.clone(),
             seed: run.seed,
             tick_us: run.tick.us(),
-            outputs: QueueOutputs::of_trace(trace_dir)?,
+            outputs: QueueOutputs::of_run(run, trace_dir)?,
             ..Federation::default()
         })
     }

@@ -207,7 +207,7 @@ macro_rules! greedy_spec {
                 run: &crate::RunConfig,
                 trace_dir: &std::path::Path,
             ) -> crate::Result<Greedy<$choice>> {
-                Ok(Greedy::new(run.seed, QueueOutputs::of_trace(trace_dir)?))
+                Ok(Greedy::new(run.seed, QueueOutputs::of_run(run, trace_dir)?))
             }
         }
     };

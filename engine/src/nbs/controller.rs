@@ -5,14 +5,23 @@
 //! tables, its rate is capped by its demand (what its tasks request), the capacity is the
 //! cell's online CPU in every slot. A hard deadline already passed, or that cannot be met,
 //! bargains as soft (`problem.rs`); a solve that fails falls back to shares by priority
-//! (water-filled), counted.
+//! (water-filled), counted. With more than `classes_above_jobs` active jobs (a GCD cell), jobs
+//! bargain per class (`classes.rs`: same deadline type, deadline slot and priority), which keeps
+//! a solve to tens of milliseconds; the counters say how many bargained.
+//!
+//! Counters (`ticks/`): `nbs_solves`, `nbs_failed_solves`, `nbs_bargainers` (jobs or classes in
+//! the solves), `nbs_solver_iterations`, `nbs_hard_relaxed` (hard-deadline bargainers that
+//! bargained as soft: infeasible, or all of them when the solver stalled with them); the
+//! solver's wall time is `timing/`'s `solver_ms`.
 
 use serde::{Deserialize, Serialize};
 
+use super::classes::group;
 use super::problem::{Job, Problem, solve};
 use super::utility::Deadline;
 use crate::controlled::{Controlled, Controller, Jobs, fill};
 use crate::greedy::FirstFit;
+use crate::policy::{CounterKind, PolicyCounters};
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 use ingest::scenario::side::Deadline as SideDeadline;
 
@@ -30,6 +39,14 @@ pub struct NbsConfig {
     /// chosen: 1e-3; 0 is the seed's objective alone). It moves seed 004's Figs. 4 and 6
     /// (with slack before every deadline, it is what serves high priorities first).
     pub earliness: f64,
+    /// The least time between two solves, seconds (chosen: 0, a solve at every arrival,
+    /// departure or capacity change, the seed's rule). Within it, a job without a share gets one
+    /// from the capacity the last bargain left, water-filled by priority; `scripts/nbs-gcd.sh`
+    /// sets 300 on the GCD cell.
+    pub min_resolve_s: f64,
+    /// Above this many active jobs, jobs bargain per class (`classes.rs`; chosen: 64, so the
+    /// seed's Hadoop experiments bargain per job, a GCD cell per class).
+    pub classes_above_jobs: u32,
 }
 
 impl Default for NbsConfig {
@@ -39,6 +56,8 @@ impl Default for NbsConfig {
             horizon_slots: 30,
             mu: 0.1,
             earliness: 1e-3,
+            classes_above_jobs: 64,
+            min_resolve_s: 0.0,
         }
     }
 }
@@ -61,6 +80,15 @@ impl crate::policies::PolicySpec for NbsConfig {
         if !(self.mu.is_finite() && self.mu >= 0.0) {
             return Err(format!("mu must be finite and >= 0, got {}", self.mu));
         }
+        if !(self.min_resolve_s.is_finite() && self.min_resolve_s >= 0.0) {
+            return Err(format!(
+                "min_resolve_s must be finite and >= 0, got {}",
+                self.min_resolve_s
+            ));
+        }
+        if self.classes_above_jobs == 0 {
+            return Err("classes_above_jobs must be at least 1".into());
+        }
         if !(self.earliness.is_finite() && (0.0..=1.0).contains(&self.earliness)) {
             return Err(format!("earliness must be 0..=1, got {}", self.earliness));
         }
@@ -76,12 +104,33 @@ impl crate::policies::PolicySpec for NbsConfig {
     }
 }
 
+/// Counters, by index: [`SOLVES`], [`FAILED`], [`BARGAINERS`], [`ITERATIONS`],
+/// [`HARD_RELAXED`] (hard-deadline bargainers that bargained as soft: `problem.rs`).
+const COUNTERS: [CounterKind; 5] = [
+    CounterKind::count("nbs_solves"),
+    CounterKind::count("nbs_failed_solves"),
+    CounterKind::count("nbs_bargainers"),
+    CounterKind::count("nbs_solver_iterations"),
+    CounterKind::count("nbs_hard_relaxed"),
+];
+const SOLVES: usize = 0;
+const FAILED: usize = 1;
+const BARGAINERS: usize = 2;
+const ITERATIONS: usize = 3;
+const HARD_RELAXED: usize = 4;
+
 /// The NBS controller (module doc), with its solve statistics.
 #[derive(Debug, Clone, Default)]
 pub struct Nbs {
     config: NbsConfig,
-    /// Solves, failed solves, and their total wall time in seconds.
-    stats: (u64, u64, f64),
+    /// Solves and failed solves so far.
+    stats: (u64, u64),
+    /// Counts since the last [`Controller::take_stats`], by counter index.
+    pending: [u64; 5],
+    /// Solver wall time since then, seconds.
+    pending_solve_s: f64,
+    /// When it last solved, trace microseconds.
+    last_solve_us: Option<i64>,
 }
 
 impl Nbs {
@@ -89,12 +138,18 @@ impl Nbs {
     pub fn new(config: NbsConfig) -> Nbs {
         Nbs {
             config,
-            stats: (0, 0, 0.0),
+            ..Nbs::default()
         }
     }
 
-    /// (solves, failed solves, total solver seconds) so far.
-    pub fn stats(&self) -> (u64, u64, f64) {
+    /// Whether an allocation at `now_us` solves (`min_resolve_s` since the last solve).
+    fn solves_at(&self, now_us: i64) -> bool {
+        let min_gap_us = (self.config.min_resolve_s * 1e6) as i64;
+        self.last_solve_us.is_none_or(|t| now_us - t >= min_gap_us)
+    }
+
+    /// (solves, failed solves) so far.
+    pub fn stats(&self) -> (u64, u64) {
         self.stats
     }
 
@@ -140,32 +195,81 @@ impl Controller for Nbs {
             return;
         }
         let demand = jobs.demand();
+        if !self.solves_at(now_us) {
+            top_up(jobs, &demand, capacity_cpu);
+            return;
+        }
+        self.last_solve_us = Some(now_us);
         let problem = self.problem(jobs, capacity_cpu, now_us);
+        let classes =
+            (jobs.len() > self.config.classes_above_jobs as usize).then(|| group(&problem));
+        let bargaining = classes.as_ref().map_or(&problem, |c| &c.problem);
         self.stats.0 += 1;
-        match solve(&problem) {
+        self.pending[SOLVES] += 1;
+        self.pending[BARGAINERS] += bargaining.jobs.len() as u64;
+        match solve(bargaining) {
             Ok(a) => {
-                self.stats.2 += a.solve_s;
-                for (r, (share, want)) in jobs.share_cpu.iter_mut().zip(&demand).enumerate() {
+                self.pending_solve_s += a.solve_s;
+                self.pending[ITERATIONS] += a.iterations as u64;
+                self.pending[HARD_RELAXED] += a.missed_hard.len() as u64;
+                let rates: Vec<f64> = match &classes {
+                    Some(c) => c.first_slot_rates(&problem, &a),
+                    None => (0..jobs.len()).map(|r| a.rate(r, 0)).collect(),
+                };
+                for ((share, want), rate) in jobs.share_cpu.iter_mut().zip(&demand).zip(rates) {
                     // Rounded to the nearest unit: the solver's rates are within 1e-8 of the
                     // optimum, so a job's whole demand is not lost to 0.999999.
-                    let rate = a.rate(r, 0).round().max(0.0) as u64;
-                    *share = rate.min(*want);
+                    *share = (rate.round().max(0.0) as u64).min(*want);
                 }
             }
             Err(_) => {
                 self.stats.1 += 1;
+                self.pending[FAILED] += 1;
                 jobs.share_cpu = fill(&demand, &jobs.priority, capacity_cpu);
             }
         }
     }
 
+    fn needs_work(&self, now_us: i64) -> bool {
+        self.solves_at(now_us)
+    }
+
+    const COUNTERS: &'static [CounterKind] = &COUNTERS;
+
+    fn take_stats(&mut self, counters: &mut PolicyCounters) -> f64 {
+        for (k, n) in std::mem::take(&mut self.pending).into_iter().enumerate() {
+            counters.add(k, n as f64);
+        }
+        std::mem::take(&mut self.pending_solve_s) * 1e3
+    }
+
     fn save_state(&self, w: &mut SectionWriter) {
-        w.serde(&(self.stats.0, self.stats.1));
+        w.serde(&(self.stats, self.last_solve_us));
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
-        (self.stats.0, self.stats.1) = r.serde()?;
+        (self.stats, self.last_solve_us) = r.serde()?;
         Ok(())
+    }
+}
+
+/// Between solves: the jobs without a share share what is idle of `capacity_cpu` (what the
+/// last bargain left, or what the running tasks leave if more: shares a job cannot fill are not
+/// held back), water-filled by priority up to their demand; the others keep theirs.
+fn top_up(jobs: &mut Jobs, demand: &[u64], capacity_cpu: u64) {
+    let shared: u64 = jobs.share_cpu.iter().sum();
+    let running: u64 = jobs.running_cpu.iter().sum();
+    let held = shared.min(running);
+    let new: Vec<usize> = (0..jobs.len())
+        .filter(|&r| jobs.share_cpu[r] == 0)
+        .collect();
+    let shares = fill(
+        &new.iter().map(|&r| demand[r]).collect::<Vec<u64>>(),
+        &new.iter().map(|&r| jobs.priority[r]).collect::<Vec<f64>>(),
+        capacity_cpu.saturating_sub(held),
+    );
+    for (r, share) in new.into_iter().zip(shares) {
+        jobs.share_cpu[r] = share;
     }
 }
 

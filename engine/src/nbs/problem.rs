@@ -6,13 +6,19 @@
 //! each hard-deadline job, its whole requirement before its deadline (y_i >= 1).
 //!
 //! Solved as a conic program with Clarabel (an interior-point solver in Rust for exponential
-//! cones: t_i <= log(y_i) is (t_i, 1, y_i) in the exponential cone), with its default tolerances
-//! (1e-8 on the duality gap and feasibility). Hard deadlines that cannot all be met are found
-//! first, exactly, by the earliest-deadline-first test on the hard jobs (without rate caps EDF
-//! meets every deadline that any schedule meets): a job whose deadline the test misses is named
-//! in [`Allocation::missed_hard`] and bargains as a soft-deadline job with the same deadline
-//! (the seed says only "if feasible"). Should the solver still find the hard constraints
-//! infeasible (rate caps), every hard job is relaxed so and named.
+//! cones: t_i <= log(y_i) is (t_i, 1, y_i) in the exponential cone), with tolerances 1e-10 on
+//! the duality gap (absolute and relative; Clarabel's default 1e-8 leaves the rates ~1e-4 off
+//! the KKT point, the log objective being flat there) and its default 1e-8 on feasibility; a
+//! solve that stalls at 1e-10 (it happens on GCD cells) is repeated at Clarabel's default 1e-8.
+//! Each job's rates are scaled by its own rate cap, so the solver sees numbers near 1.
+//!
+//! Hard deadlines that cannot all be met are found first: a job whose own rate cap cannot serve
+//! its requirement by its deadline, then, exactly, those the earliest-deadline-first test on
+//! the hard jobs misses (without rate caps EDF meets every deadline that any schedule meets).
+//! Each is named in [`Allocation::missed_hard`] and bargains as a soft-deadline job with the
+//! same deadline (the seed says only "if feasible"). Should the solver still find the hard
+//! constraints infeasible (caps and capacity together), or stall near that boundary, every
+//! hard job is relaxed so and named.
 
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
@@ -105,9 +111,14 @@ pub enum NbsError {
     Solver(String),
 }
 
-/// The hard jobs the earliest-deadline-first test cannot fit, in order of deadline: the jobs
-/// kept are those that fit (each deadline's cumulative requirement within the capacity before
-/// it), a job that would break that is left out.
+/// The hard jobs that cannot all be met, found by building a schedule for the others: in order
+/// of deadline, each hard job takes the earliest slots' capacity left, up to its rate cap, until
+/// it has its requirement before its deadline (a slot straddling the deadline counts for its
+/// part before it, though its rate holds the capacity for the whole slot); a job that cannot is
+/// named and takes nothing. The jobs kept can therefore all be met together. Without rate caps
+/// and with deadlines on slot boundaries this is the exact earliest-deadline-first test (EDF
+/// meets every set of deadlines any schedule meets); with caps it can name a job some other
+/// order would have kept.
 pub fn missed_hard_deadlines(p: &Problem) -> Vec<usize> {
     let mut hard: Vec<(f64, usize)> = p
         .jobs
@@ -119,19 +130,32 @@ pub fn missed_hard_deadlines(p: &Problem) -> Vec<usize> {
         })
         .collect();
     hard.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let capacity_before = |d: f64| -> f64 {
-        (p.capacity.iter().enumerate())
-            .map(|(t, c)| {
-                let (a, b) = (t as f64 * p.slot_s, (t + 1) as f64 * p.slot_s);
-                c * (d.min(b) - a).max(0.0)
-            })
-            .sum()
-    };
-    let (mut committed, mut missed) = (0.0, Vec::new());
+    let mut left = p.capacity.clone();
+    let mut missed = Vec::new();
     for (d, i) in hard {
-        let need = p.jobs[i].requirement;
-        if committed + need <= capacity_before(d) * (1.0 + 1e-9) {
-            committed += need;
+        let job = &p.jobs[i];
+        let mut need = job.requirement;
+        let mut took: Vec<(usize, f64)> = Vec::new();
+        for (t, room) in left.iter().enumerate() {
+            let w = slot_weight(
+                Deadline::Hard(d),
+                0.0,
+                t as f64 * p.slot_s,
+                (t + 1) as f64 * p.slot_s,
+            );
+            if w <= 0.0 || need <= job.requirement * 1e-9 {
+                break;
+            }
+            let rate = job.rate_cap.min(*room).min(need / (w * p.slot_s)).max(0.0);
+            if rate > 0.0 {
+                took.push((t, rate));
+                need -= rate * w * p.slot_s;
+            }
+        }
+        if need <= job.requirement * 1e-9 {
+            for (t, rate) in took {
+                left[t] -= rate;
+            }
         } else {
             missed.push(i);
         }
@@ -193,7 +217,9 @@ pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
     }
     let missed = missed_hard_deadlines(p);
     match solve_with(p, &missed) {
-        Err(NbsError::Solver(s)) if s.contains("Infeasible") => {
+        // Hard deadlines together infeasible (rate caps and capacity at once), or so nearly
+        // that the solver stalls: every hard job bargains as soft.
+        Err(NbsError::Solver(s)) if s.contains("Infeasible") || s.contains("Progress") => {
             let all_hard: Vec<usize> = (0..n)
                 .filter(|&i| matches!(p.jobs[i].deadline, Deadline::Hard(_)))
                 .collect();
@@ -217,18 +243,42 @@ fn bargaining_deadline(p: &Problem, i: usize, relaxed: &[usize]) -> Deadline {
 
 fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     let (n, slots) = (p.jobs.len(), p.capacity.len());
-    // Resource in units of the largest capacity, so the solver sees numbers near 1.
+    // Rows in units of the largest capacity, and each job's rates in units of its own rate cap
+    // (or of that capacity when uncapped): the solver sees numbers near 1 even where a job can
+    // use a ten-thousandth of the cell (a GCD job beside the whole cell's capacity).
     let scale = p.capacity.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let unit: Vec<f64> = (p.jobs.iter())
+        .map(|j| match j.rate_cap {
+            c if c.is_finite() && c > 0.0 => c.min(scale),
+            _ => scale,
+        })
+        .collect();
     let xs = n * slots;
     let var_x = |i: usize, t: usize| i * slots + t;
     let var_s = |i: usize| xs + i;
+    // A slot weight below 1e-9 (a soft deadline long past: e^-21) counts as 0: resource there
+    // is worth nothing to the bargain, and such coefficients stall the solver.
     let weight = |i: usize, t: usize| {
         let d = bargaining_deadline(p, i, relaxed);
-        slot_weight(d, p.mu, t as f64 * p.slot_s, (t + 1) as f64 * p.slot_s)
+        let w = slot_weight(d, p.mu, t as f64 * p.slot_s, (t + 1) as f64 * p.slot_s);
+        if w < 1e-9 { 0.0 } else { w }
     };
-    // A job no slot gives value to (a deadline already past) takes no part.
+    // A requirement no schedule within the horizon can reach (more than the job's rate cap, or
+    // the largest capacity, for the whole horizon) does not bind, and P log(y) with it differs
+    // from P log(y) with the most the horizon can give only by a constant: bargaining with that
+    // instead leaves the optimum as it is and keeps the solver's numbers near 1 (GCD jobs need
+    // from 1 to 1e9 units). A hard deadline keeps its requirement.
+    let horizon_s = slots as f64 * p.slot_s;
+    let requirement: Vec<f64> = (p.jobs.iter().enumerate())
+        .map(|(i, j)| match bargaining_deadline(p, i, relaxed) {
+            Deadline::Hard(_) => j.requirement,
+            _ => j.requirement.min(j.rate_cap.min(scale) * horizon_s),
+        })
+        .collect();
+    // A job no slot gives value to (a deadline already past), or that can use nothing (a rate
+    // cap of 0: tasks requesting no CPU), takes no part: log(0) has no optimum.
     let live: Vec<bool> = (0..n)
-        .map(|i| (0..slots).any(|t| weight(i, t) > 0.0))
+        .map(|i| p.jobs[i].rate_cap > 0.0 && (0..slots).any(|t| weight(i, t) > 0.0))
         .collect();
     let (mut rows, mut cols, mut vals, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut row = 0usize;
@@ -239,8 +289,8 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     };
     // Nonnegative-cone rows: capacity, x >= 0, requirement, rate caps, hard deadlines.
     for (t, c) in p.capacity.iter().enumerate() {
-        for i in 0..n {
-            push(row, var_x(i, t), 1.0);
+        for (i, u) in unit.iter().enumerate() {
+            push(row, var_x(i, t), u / scale);
         }
         b.push(c / scale);
         row += 1;
@@ -250,12 +300,12 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
         b.push(0.0);
         row += 1;
     }
-    for (i, j) in p.jobs.iter().enumerate() {
+    for i in 0..n {
         for t in 0..slots {
             push(row, var_x(i, t), 1.0);
         }
         b.push(if live[i] {
-            j.requirement / p.slot_s / scale
+            requirement[i] / p.slot_s / unit[i]
         } else {
             0.0
         });
@@ -265,7 +315,7 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
         if j.rate_cap.is_finite() {
             for t in 0..slots {
                 push(row, var_x(i, t), 1.0);
-                b.push(j.rate_cap.max(0.0) / scale);
+                b.push(j.rate_cap.max(0.0) / unit[i]);
                 row += 1;
             }
         }
@@ -278,14 +328,14 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
                     push(row, var_x(i, t), -w);
                 }
             }
-            b.push(-j.requirement / p.slot_s / scale);
+            b.push(-j.requirement / p.slot_s / unit[i]);
             row += 1;
         }
     }
     let nonneg = row;
     // Exponential cones: (s_i, 1, y_i) with y_i = sum_t w x slot_s / D_i.
     let mut exp_cones = 0;
-    for (i, j) in p.jobs.iter().enumerate() {
+    for i in 0..n {
         if !live[i] {
             continue;
         }
@@ -295,7 +345,11 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
         for t in 0..slots {
             let w = weight(i, t);
             if w > 0.0 {
-                push(row + 2, var_x(i, t), -w * p.slot_s * scale / j.requirement);
+                push(
+                    row + 2,
+                    var_x(i, t),
+                    -w * p.slot_s * unit[i] / requirement[i],
+                );
             }
         }
         b.push(0.0);
@@ -305,37 +359,59 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     let nvars = xs + n;
     let a = CscMatrix::new_from_triplets(row, nvars, rows, cols, vals);
     let pm = CscMatrix::zeros((nvars, nvars));
+    // Priorities over the largest (the optimum does not change with the objective's scale):
+    // classes of thousands of jobs sum to priorities 1e5 times a lone job's.
+    let top = (p.jobs.iter())
+        .map(|j| j.priority)
+        .fold(0.0, f64::max)
+        .max(1e-300);
     let mut q = vec![0.0; nvars];
     for (i, j) in p.jobs.iter().enumerate() {
         if live[i] {
-            q[var_s(i)] = -j.priority;
+            let priority = j.priority / top;
+            q[var_s(i)] = -priority;
             for t in 0..slots {
                 let early = 1.0 - (t as f64 + 0.5) / slots as f64;
                 q[var_x(i, t)] =
-                    -p.earliness * j.priority * early * p.slot_s * scale / j.requirement;
+                    -p.earliness * priority * early * p.slot_s * unit[i] / requirement[i];
             }
         }
     }
     let mut cones = vec![SupportedConeT::NonnegativeConeT(nonneg)];
     cones.extend((0..exp_cones).map(|_| SupportedConeT::ExponentialConeT()));
-    let settings = DefaultSettingsBuilder::default()
-        .verbose(false)
-        .build()
-        .map_err(|e| NbsError::Invalid(e.to_string()))?;
-    let mut solver = DefaultSolver::new(&pm, &q, &a, &b, &cones, settings)
-        .map_err(|e| NbsError::Invalid(e.to_string()))?;
-    solver.solve();
-    let sol = &solver.solution;
-    match sol.status {
-        SolverStatus::Solved | SolverStatus::AlmostSolved => Ok(Allocation {
-            x: sol.x[..xs].iter().map(|v| v.max(0.0) * scale).collect(),
-            slots,
-            missed_hard: relaxed.to_vec(),
-            solve_s: sol.solve_time,
-            iterations: sol.iterations,
-        }),
-        other => Err(NbsError::Solver(format!("{other:?}"))),
+    // The tight gap first; should the solver stall there (large cells), Clarabel's default.
+    let (mut solve_s, mut iterations) = (0.0, 0);
+    let mut status = SolverStatus::Unsolved;
+    for gap in [1e-10, 1e-8] {
+        let settings = DefaultSettingsBuilder::default()
+            .verbose(false)
+            .tol_gap_abs(gap)
+            .tol_gap_rel(gap)
+            .build()
+            .map_err(|e| NbsError::Invalid(e.to_string()))?;
+        let mut solver = DefaultSolver::new(&pm, &q, &a, &b, &cones, settings)
+            .map_err(|e| NbsError::Invalid(e.to_string()))?;
+        solver.solve();
+        let sol = &solver.solution;
+        (solve_s, iterations) = (solve_s + sol.solve_time, iterations + sol.iterations);
+        status = sol.status;
+        match status {
+            SolverStatus::Solved | SolverStatus::AlmostSolved => {
+                return Ok(Allocation {
+                    x: (0..xs)
+                        .map(|k| sol.x[k].max(0.0) * unit[k / slots])
+                        .collect(),
+                    slots,
+                    missed_hard: relaxed.to_vec(),
+                    solve_s,
+                    iterations,
+                });
+            }
+            SolverStatus::PrimalInfeasible | SolverStatus::AlmostPrimalInfeasible => break,
+            _ => {}
+        }
     }
+    Err(NbsError::Solver(format!("{status:?}")))
 }
 
 #[cfg(test)]
@@ -437,6 +513,29 @@ mod tests {
         assert!(near(a.rate(0, 0), 1.0) && near(a.rate(1, 1), 1.0), "{a:?}");
         assert!(near(a.completion_s(0, 10.0, 10.0).unwrap(), 10.0));
         assert!(near(a.completion_s(1, 10.0, 10.0).unwrap(), 20.0));
+    }
+
+    #[test]
+    fn a_hard_deadline_beyond_the_jobs_own_rate_cap_is_named() {
+        // Job 0 needs 10 by 5 s but can use only 1 unit at once (5 by its deadline), though
+        // the cell has room: named, and served at its cap as a soft job; job 1 (10 by 10 s,
+        // cap 2) fits and is kept.
+        let capped = |requirement: f64, deadline: f64, cap: f64| Job {
+            rate_cap: cap,
+            ..job(requirement, 1.0, Deadline::Hard(deadline))
+        };
+        let p = Problem {
+            slot_s: 1.0,
+            capacity: vec![4.0; 12],
+            mu: 0.5,
+            earliness: 0.0,
+            jobs: vec![capped(10.0, 5.0, 1.0), capped(10.0, 10.0, 2.0)],
+        };
+        assert_eq!(missed_hard_deadlines(&p), [0]);
+        let a = solve(&p).unwrap();
+        assert_eq!(a.missed_hard, [0]);
+        assert!(near(a.rate(0, 0), 1.0), "{a:?}");
+        assert!(a.completion_s(1, 10.0, 1.0).unwrap() <= 10.0 + 1e-6);
     }
 
     /// Seed 004's Fig. 2 ([`fig_2_example`]). As in the figure: the hard jobs finish by their

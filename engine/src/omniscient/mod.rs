@@ -434,7 +434,7 @@ impl crate::policies::PolicySpec for OmniscientConfig {
         run: &crate::RunConfig,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Omniscient> {
-        let outputs = QueueOutputs::of_trace(trace_dir)?;
+        let outputs = QueueOutputs::of_run(run, trace_dir)?;
         let policy = Omniscient::new(RunTimes::of_trace(trace_dir)?, outputs);
         Ok(policy.with_tick(run.tick.us()))
     }

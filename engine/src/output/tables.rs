@@ -187,6 +187,8 @@ pub struct TickTiming {
     pub output_ms: f64,
     /// Writing a snapshot after this tick (0 when none was taken).
     pub snapshot_ms: f64,
+    /// Within the policy's time: its optimisation solver (`nbs`; 0 for the others).
+    pub solver_ms: f64,
 }
 
 /// The `timing/` schema.
@@ -199,6 +201,7 @@ pub fn timing_schema() -> SchemaRef {
         "metrics_ms",
         "output_ms",
         "snapshot_ms",
+        "solver_ms",
     ] {
         f.push(Field::new(name, DataType::Float64, false));
     }
@@ -217,6 +220,7 @@ pub(super) fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBat
         f64s(|r| r.metrics_ms),
         f64s(|r| r.output_ms),
         f64s(|r| r.snapshot_ms),
+        f64s(|r| r.solver_ms),
     ];
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }

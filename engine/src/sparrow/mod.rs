@@ -317,8 +317,8 @@ impl crate::policies::PolicySpec for SparrowConfig {
         self.problem().map_or(Ok(()), Err)
     }
 
-    fn build(&self, _: &crate::RunConfig, trace_dir: &std::path::Path) -> crate::Result<Sparrow> {
-        let outputs = QueueOutputs::of_trace(trace_dir)?;
+    fn build(&self, run: &crate::RunConfig, trace_dir: &std::path::Path) -> crate::Result<Sparrow> {
+        let outputs = QueueOutputs::of_run(run, trace_dir)?;
         Ok(Sparrow::new(self.clone(), outputs))
     }
 }

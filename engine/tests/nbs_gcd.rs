@@ -1,0 +1,95 @@
+//! Seed 004 on a GCD-like cell (issue 36 item 5): the `[deadlines]` model gives every job a
+//! priority and a hard, soft or no deadline; NBS bargains per class with a coarser cadence; the
+//! run is deterministic across threads and a snapshot and resume, and its `jobs/` table carries
+//! both deadline types.
+
+mod common;
+
+use std::path::Path;
+
+use arrow_array::{Array, BooleanArray};
+use common::*;
+use engine::RunConfig;
+use ingest::synth::{GenConfig, GenProgress, generate};
+
+fn config(policy: &str) -> RunConfig {
+    let text = format!(
+        "hours = 1.0\nnodes_every = \"30min\"\n[snapshot]\nevery_sim_minutes = 20\n[policy]\n{policy}\n[deadlines]\nhard_pct = 30.0\nsoft_pct = 30.0\nslack = 2.0\n"
+    );
+    RunConfig::from_toml(&text, Path::new("test.toml")).unwrap()
+}
+
+#[test]
+fn nbs_on_a_generated_cell_with_drawn_deadlines() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    let synth = GenConfig {
+        machines: 150,
+        hours: 1.0,
+        seed: 9,
+        part_hours: 1.0,
+    };
+    generate(&trace, &synth, &GenProgress::default()).unwrap();
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let nbs = config(
+        "kind = \"nbs\"\nslot_s = 60.0\nhorizon_slots = 10\nmin_resolve_s = 300.0\nclasses_above_jobs = 8",
+    );
+    let summaries = threads_and_resume_agree(root.path(), &parquet, ("nbs", &nbs), 20);
+    let counters = &summaries[0].totals.counters;
+    let (solves, failed) = (counters["nbs_solves"], counters["nbs_failed_solves"]);
+    // At most one solve per 300 s of the hour's 60 one-minute ticks, and at least one.
+    assert!((1.0..=13.0).contains(&solves), "{solves}");
+    assert_eq!(failed, 0.0);
+    let jobs = read_parquet(&root.path().join("run-nbs-1").join("jobs"));
+    let hard = jobs
+        .column_by_name("deadline_hard")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .unwrap()
+        .clone();
+    let (mut with_hard, mut with_soft) = (0, 0);
+    for r in 0..hard.len() {
+        if !hard.is_null(r) {
+            if hard.value(r) {
+                with_hard += 1;
+            } else {
+                with_soft += 1;
+            }
+        }
+    }
+    assert!(with_hard > 0 && with_soft > 0, "{with_hard} {with_soft}");
+    // Fewer bargainers per solve than active jobs: the classes are in use.
+    let per_solve = counters["nbs_bargainers"] / solves;
+    assert!(per_solve >= 1.0, "{per_solve}");
+    // The same deadlines for another policy (the model draws by job ID, not by policy).
+    let edf = root.path().join("run-edf");
+    run_policy(&config("kind = \"edf\""), &parquet, &edf);
+    let edf_jobs = read_parquet(&edf.join("jobs"));
+    assert!(edf_jobs.num_rows() > 0);
+}
+
+/// `[deadlines]` on a scenario, whose side tables already give deadlines, is refused.
+#[test]
+fn deadlines_on_a_scenario_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let raw = root.path().join("raw");
+    let scenario = ingest::scenario::ScenarioConfig {
+        name: "nbs-hadoop".into(),
+        ..Default::default()
+    };
+    ingest::scenario::generate_scenario(&raw, &scenario).unwrap();
+    let parquet = root.path().join("parquet");
+    ingest_dir(&raw, &parquet);
+    let e = engine::run_configured(
+        &config("kind = \"edf\""),
+        &parquet,
+        &root.path().join("run"),
+        &engine::RunProgress::default(),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("side tables already give them"), "{e}");
+}
