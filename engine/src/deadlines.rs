@@ -109,8 +109,13 @@ pub enum JobTerms {
 impl JobTerms {
     /// The terms of a run with `model` of the trace in `dir`: its side tables when it has them
     /// (a model switched on as well is refused: the scenario fixes the deadlines), else the
-    /// model's over its task events when switched on, else none.
-    pub fn of_trace(model: &DeadlineModel, dir: &Path) -> Result<JobTerms> {
+    /// model's over its task events when switched on, else none. The model needs the trace's
+    /// run times: `run_times` when the caller has them, else read here.
+    pub fn of_trace(
+        model: &DeadlineModel,
+        dir: &Path,
+        run_times: Option<&RunTimes>,
+    ) -> Result<JobTerms> {
         if let Some(side) = SideTables::read(dir)? {
             if model.is_on() {
                 return Err(EngineError::Config {
@@ -136,10 +141,16 @@ impl JobTerms {
                 }
             }
         }
+        let read;
+        let run_times = match run_times {
+            Some(r) => r,
+            None => {
+                read = RunTimes::of_trace(dir)?;
+                &read
+            }
+        };
         Ok(JobTerms::Model(Arc::new(model_rows(
-            model,
-            first,
-            &RunTimes::of_trace(dir)?,
+            model, first, run_times,
         ))))
     }
 

@@ -114,6 +114,7 @@ impl QueueOutputs {
         Ok(QueueOutputs::new(JobTerms::of_trace(
             &run.deadlines,
             trace_dir,
+            None,
         )?))
     }
 

@@ -3,12 +3,9 @@
 //! scenario's side tables, or the `[deadlines]` model on a GCD trace), the trace's recorded run
 //! times the work left ([`RunTimes`], as omniscient is told them).
 
-use std::path::Path;
-
 use super::Jobs;
 use crate::cell::{Cell, TaskState};
 use crate::deadlines::JobTerms;
-use crate::error::Result;
 use crate::run_times::RunTimes;
 
 /// The jobs' deadlines, priorities and run times of a trace.
@@ -19,11 +16,6 @@ pub struct JobFacts {
 }
 
 impl JobFacts {
-    /// The facts of the ingested trace in `dir` with the jobs' `terms`.
-    pub fn of_trace(terms: JobTerms, dir: &Path) -> Result<JobFacts> {
-        Ok(JobFacts::new(terms, RunTimes::of_trace(dir)?))
-    }
-
     /// The facts given directly (tests, embedding).
     pub fn new(terms: JobTerms, run_times: RunTimes) -> JobFacts {
         JobFacts { terms, run_times }

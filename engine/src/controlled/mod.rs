@@ -340,11 +340,17 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
         run: &crate::RunConfig,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self> {
-        let terms = crate::deadlines::JobTerms::of_trace(&run.deadlines, trace_dir)?;
-        let facts = if Ctl::NEEDS_FACTS {
-            JobFacts::of_trace(terms.clone(), trace_dir)?
+        // The trace's run times are read once, for the facts and the deadline model alike.
+        let run_times = if Ctl::NEEDS_FACTS {
+            Some(crate::run_times::RunTimes::of_trace(trace_dir)?)
         } else {
-            JobFacts::default()
+            None
+        };
+        let terms =
+            crate::deadlines::JobTerms::of_trace(&run.deadlines, trace_dir, run_times.as_ref())?;
+        let facts = match run_times {
+            Some(r) => JobFacts::new(terms.clone(), r),
+            None => JobFacts::default(),
         };
         Ok(Controlled::new(
             controller,
