@@ -27,18 +27,18 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Sets `stop` on SIGTERM, SIGUSR1 and SIGINT; a second one while the first is being handled
-/// exits at once (code 1). The work polls the flag and ends early: a run with a snapshot, a
-/// generation or ingest keeping nothing of its own.
+/// Sets `stop` on SIGTERM, SIGUSR1 and SIGINT; a SIGINT while a stop is under way (Ctrl-C
+/// pressed twice) exits at once (code 1). TERM and USR1 only set the flag: a SLURM job's
+/// `scancel` sends TERM to cellsim and to its batch script, which forwards it as USR1, and the
+/// two together must still end in a snapshot (SLURM's SIGKILL after its `KillWait` is the hard
+/// stop). The work polls the flag and ends early: a run with a snapshot, a generation or ingest
+/// keeping nothing of its own.
 pub fn stop_on(stop: &Arc<AtomicBool>) -> Result<()> {
-    for signal in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGUSR1,
-        signal_hook::consts::SIGINT,
-    ] {
-        signal_hook::flag::register_conditional_shutdown(signal, 1, stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
-            .context("installing signal handlers")?;
+    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+    signal_hook::flag::register_conditional_shutdown(SIGINT, 1, stop.clone())
+        .context("installing signal handlers")?;
+    for signal in [SIGTERM, SIGUSR1, SIGINT] {
+        signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;
     }
     Ok(())
 }

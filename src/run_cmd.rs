@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use analysis::AnalysisError;
 use anyhow::{Context, Result, bail};
 use engine::run::{CONFIG_FILE, RunOutcome, SUMMARY_FILE};
+use engine::run_identity::RunRecord;
 use engine::snapshot::{self, EXIT_SNAPSHOTTED};
 use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
@@ -217,11 +218,25 @@ pub fn run(args: RunArgs) -> Result<()> {
             }
         }
     };
+    let mut config = config;
+    config.run = Some(match recorded_run(&out, args.resume) {
+        Some(run) => run,
+        None => RunRecord::new(&trace),
+    });
     execute(&config, &trace, &out, args.resume, progress)
 }
 
+/// The identity recorded in `out`'s `run.toml` when `run --resume` continues a run that
+/// started; `None` for a new run.
+fn recorded_run(out: &Path, resume: bool) -> Option<RunRecord> {
+    let path = out.join(CONFIG_FILE);
+    (resume && path.is_file())
+        .then(|| RunConfig::from_file(&path).ok()?.run)
+        .flatten()
+}
+
 /// The progress of a run about to start, whose `stop` flag SIGTERM, SIGUSR1 and SIGINT set (a
-/// second one while the first is being handled exits at once). Installed before a synthetic
+/// SIGINT while a stop is under way exits at once, `commands::stop_on`). Installed before a synthetic
 /// cell is made, so a signal then stops the making (and is not the default: killed, no
 /// requeue).
 fn stop_on_signals() -> Result<Arc<RunProgress>> {
@@ -236,6 +251,11 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
     let path = args.run_dir.join(CONFIG_FILE);
     let dir = args.run_dir.display();
     if !path.is_file() {
+        if let Some(command) = run_log::first_run_command(&args.run_dir) {
+            bail!(
+                "{dir} has no {CONFIG_FILE}: its run was stopped before it started (while its synthetic cell was being made); start it again with the command that started it, which keeps what was finished: {command}"
+            );
+        }
         bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
     }
     let _lock = run_lock::lock(&args.run_dir)?;
@@ -247,6 +267,9 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
     }
     if let Some(t) = &args.trace {
         config.trace = Some(t.clone());
+        if let Some(run) = &mut config.run {
+            run.trace.clone_from(t);
+        }
     }
     let trace = config
         .trace

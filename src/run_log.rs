@@ -107,6 +107,17 @@ pub fn parse_start(message: &str) -> Option<Started<'_>> {
     })
 }
 
+/// The command line of the first `cellsim run` that `dir`'s log records, if any (what a run
+/// stopped before its `run.toml` was written is started again with).
+pub fn first_run_command(dir: &Path) -> Option<String> {
+    let log = std::fs::read_to_string(dir.join(LOG_FILE)).ok()?;
+    log.lines()
+        .filter_map(|line| parse_start(message(line)))
+        .map(|started| started.command)
+        .find(|command| command.split(' ').nth(1) == Some("run"))
+        .map(str::to_string)
+}
+
 /// Appends `text` (one or more lines), each line stamped with the UTC wall time, when this
 /// process has a run log; a write that fails closes the log and says so once.
 pub fn append(text: &str) {

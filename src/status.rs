@@ -14,6 +14,7 @@ use std::path::Path;
 use anyhow::Result;
 use engine::RunConfig;
 use engine::run::{CONFIG_FILE, SUMMARY_FILE};
+use engine::run_identity::RunRecord;
 
 use crate::cli::StatusArgs;
 use crate::console::{self, out, outln};
@@ -187,7 +188,8 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
         },
         (None, None) => "the trace's end".to_string(),
     };
-    let kept = match newest_snapshot_tick(dir) {
+    let run_id = config.run.as_ref().map_or(0, RunRecord::id_u64);
+    let kept = match newest_snapshot_tick(dir, run_id) {
         Some(tick) => format!("{:.1} h of {asked}", hours(tick)),
         None => format!("0 h of {asked}"),
     };
@@ -234,10 +236,15 @@ fn runs(pid: u32, command: &str) -> bool {
     })
 }
 
-/// The tick the newest snapshot of the run in `dir` continues at, from its name.
-fn newest_snapshot_tick(dir: &Path) -> Option<u64> {
-    let newest = engine::snapshot::list(dir).ok()?.into_iter().next()?;
-    engine::snapshot::tick_of(&newest)
+/// The tick the newest snapshot the run in `dir` (with ID `run_id`) wrote continues at, from
+/// its header: a snapshot of another run copied into it, or one that is not a snapshot, does
+/// not count (a resume skips them).
+fn newest_snapshot_tick(dir: &Path, run_id: u64) -> Option<u64> {
+    let snapshots = engine::snapshot::list(dir).ok()?;
+    snapshots.iter().find_map(|path| {
+        let header = engine::snapshot::read_header(path).ok()?;
+        (header.run_id == run_id).then_some(header.tick)
+    })
 }
 
 #[cfg(test)]

@@ -141,7 +141,10 @@ fn errors_exit_1_with_file_and_line() {
         stderr.contains("part-00000-of-00001.csv:2: column 2 (machine_id): cannot parse \"x\" as an unsigned 64-bit integer"),
         "{stderr}"
     );
-    assert!(!out_dir.join("ingest-summary.json").exists());
+    assert!(
+        !out_dir.exists(),
+        "a failed ingest leaves no OUT it created behind"
+    );
 
     let out = cellsim(&[
         "ingest",
@@ -196,12 +199,28 @@ fn errors_exit_1_with_file_and_line() {
         "{stderr}"
     );
 
-    // A file where the run's output directory belongs.
+    assert!(!dir.path().join("out2").exists());
+
+    // A file where the run's output directory, or the ingested trace, belongs.
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
     let out = cellsim(&["run", "--out", &file.display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("a-file is a file; give a directory"));
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gcd-sample");
+    let out = cellsim(&[
+        "ingest",
+        &sample.display().to_string(),
+        &file.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "a-file is a file; give a directory (new or an earlier ingest's) for the ingested trace"
+        ),
+        "{stderr}"
+    );
 
     let out = cellsim(&["gen", "x", "--machines", "lots"]);
     assert_eq!(out.status.code(), Some(2), "usage errors come from clap");
@@ -551,6 +570,7 @@ fn a_config_files_relative_trace_is_relative_to_the_file() {
     let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
         .current_dir(dir.path())
         .args(["run", "--config", "exp/c.toml", "--out", "run"])
+        .args(["--snapshot-every-sim-minutes", "10"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -560,6 +580,26 @@ fn a_config_files_relative_trace_is_relative_to_the_file() {
         saved.contains(&format!("trace = \"{}\"", trace.display())),
         "{saved}"
     );
+    // The summary reports the trace as given, also after a resume from elsewhere.
+    let run = dir.path().join("run");
+    let summary_trace = || {
+        let summary = std::fs::read_to_string(run.join("summary.json")).unwrap();
+        let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        summary["trace"].as_str().unwrap().to_string()
+    };
+    assert_eq!(summary_trace(), "exp/parquet");
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cellsim"))
+        .current_dir(&exp)
+        .args(["resume", &run.display().to_string()])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(
+        out.status.success() && stderr.contains("resuming from"),
+        "{stderr}"
+    );
+    assert_eq!(summary_trace(), "exp/parquet");
 }
 
 /// A run notes each simulated day done, with its tick and speed, on stderr and in its log (a

@@ -505,6 +505,15 @@ fn a_run_killed_while_making_its_synthetic_cell_starts_again() {
         child.wait().unwrap();
         assert!(!ingested.exists(), "killed before the cell was ingested");
     }
+    // No run.toml yet: `cellsim resume` names the command to start again with.
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("has no run.toml: its run was stopped before it started")
+            && stderr.contains("run --synthetic 1500 --hours 1 --policy masb"),
+        "{stderr}"
+    );
     let out = cellsim(&strs(&args(&run, &["--resume"])));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_same_outputs(&run, &reference);
@@ -654,8 +663,9 @@ fn a_run_whose_trace_moved_resumes_with_its_new_place() {
     assert_same_outputs(&run, reference);
 }
 
-/// A run stopped by an error part way (here its trace's second hour, cut short as a full
-/// scratch disk or a failed copy leaves a file): the error names the file, a note names the
+/// A run stopped by an error part way (here its trace's second hour, damaged in place as a
+/// failing disk leaves a file: its size and footer intact, so the check of the parts against
+/// the ingest summary before the run passes it): the error names the file, a note names the
 /// snapshot the run is kept up to and the command that continues it, and once the file is
 /// mended `resume` finishes the run to the uninterrupted run's outputs. An error before any
 /// snapshot has no such note (starting again is the same).
@@ -667,8 +677,9 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
     copy_of_the_trace(&copy);
     let part = copy.join("task_events/part-00001-of-00002.parquet");
     let cut = |part: &Path| {
-        let file = std::fs::OpenOptions::new().write(true).open(part).unwrap();
-        file.set_len(5_000).unwrap();
+        let mut bytes = std::fs::read(part).unwrap();
+        bytes[4..5_000].fill(0);
+        std::fs::write(part, bytes).unwrap();
     };
     cut(&part);
     let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "10"]);
@@ -800,4 +811,146 @@ fn status_says_where_each_run_stands() {
             && table.ends_with("\n2 runs: 2 not a run\n"),
         "{table}"
     );
+}
+
+/// The trace's parts are checked against its ingest summary before a run starts: a deleted
+/// machine_events or task_events part, a truncated part and a part the ingest did not write are
+/// each refused, naming the part, and nothing is run.
+#[test]
+fn a_trace_whose_parts_changed_since_its_ingest_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("trace");
+    copy_of_the_trace(&copy);
+    let refused = |what: &str, part: &Path| {
+        let (run, args) = run_in(&dir.path().join(what), "masb", &[]);
+        let out = cellsim(&strs(&with_trace(args, &copy)));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(
+            stderr.contains("the ingested parts differ from its ingest-summary.json")
+                && stderr.contains(&format!("{} {what}", part.display())),
+            "{what}: {stderr}"
+        );
+        assert!(!run.join("ticks").exists(), "{what}: nothing is run");
+    };
+    let machines = std::fs::read_dir(copy.join("machine_events"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let kept = std::fs::read(&machines).unwrap();
+    std::fs::remove_file(&machines).unwrap();
+    refused("is missing", &machines);
+    std::fs::write(&machines, &kept).unwrap();
+
+    let tasks = copy.join("task_events/part-00001-of-00002.parquet");
+    let kept = std::fs::read(&tasks).unwrap();
+    std::fs::remove_file(&tasks).unwrap();
+    refused("is missing", &tasks);
+    std::fs::write(&tasks, &kept[..kept.len() - 100]).unwrap();
+    refused(
+        &format!(
+            "has {} bytes, {} when ingested",
+            kept.len() - 100,
+            kept.len()
+        ),
+        &tasks,
+    );
+    std::fs::write(&tasks, &kept).unwrap();
+
+    let extra = copy.join("task_events/part-00002-of-00002.parquet");
+    std::fs::write(&extra, &kept).unwrap();
+    refused("is not from the ingest", &extra);
+    std::fs::remove_file(&extra).unwrap();
+    let (_, args) = run_in(&dir.path().join("restored"), "masb", &[]);
+    let out = cellsim(&strs(&with_trace(args, &copy)));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// A resume checks the output parts its snapshot counts (size and CRC-32): a snapshot whose
+/// part was deleted is skipped with the reason naming the part, and the run goes on from an
+/// older snapshot written before that part, to the uninterrupted run's outputs. A part every
+/// snapshot counts, truncated, is an error naming it; restored, the run resumes.
+#[test]
+fn output_parts_lost_before_a_resume_are_named_or_rewritten() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let (run, args) = run_in(dir.path(), "masb", &["--snapshot-every-sim-minutes", "30"]);
+    let out = cellsim(&strs(&args));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let kept: Vec<u64> = snapshots(&run)
+        .iter()
+        .map(|s| engine::snapshot::tick_of(s).unwrap())
+        .collect();
+    assert_eq!(kept, [60, 90, 120]);
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    // Written at the end of tick 74 (parts of 25 ticks): counted by the snapshots at 90 and 120.
+    let lost = run.join("ticks/part-00000050.parquet");
+    std::fs::remove_file(&lost).unwrap();
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let reason = format!("its output part {} is missing", lost.display());
+    assert!(
+        stderr.contains(&format!("tick-00000120.snap: {reason}"))
+            && stderr.contains(&format!("tick-00000090.snap: {reason}"))
+            && stderr.contains("tick-00000060.snap (tick 60)"),
+        "{stderr}"
+    );
+    assert_same_outputs(&run, reference);
+
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let first = run.join("ticks/part-00000000.parquet");
+    let whole = std::fs::read(&first).unwrap();
+    std::fs::write(&first, &whole[..whole.len() / 2]).unwrap();
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let reason = format!(
+        "its output part {} has {} bytes, {} when it was written (restore the part from a copy to resume from this snapshot)",
+        first.display(),
+        whole.len() / 2,
+        whole.len()
+    );
+    assert!(stderr.contains(&reason), "{stderr}");
+    std::fs::write(&first, &whole).unwrap();
+    let out = resume(&run);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_outputs(&run, reference);
+}
+
+/// A snapshot copied into a run from another run of the same configuration and trace, at a
+/// later tick, is not this run's: `status` does not count it, and a resume skips it with the
+/// reason and continues from the run's own, to the uninterrupted run's outputs.
+#[test]
+fn a_snapshot_from_another_run_is_skipped() {
+    let reference = reference("masb");
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--snapshot-every-sim-minutes", "30"];
+    let (run, args) = run_in(&dir.path().join("a"), "masb", &flags);
+    let (other, other_args) = run_in(&dir.path().join("b"), "masb", &flags);
+    for args in [&args, &other_args] {
+        let out = cellsim(&strs(args));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    for newer in &snapshots(&run)[1..] {
+        std::fs::remove_file(newer).unwrap();
+    }
+    let foreign = run.join("snapshots/tick-00000120.snap");
+    std::fs::copy(other.join("snapshots/tick-00000120.snap"), &foreign).unwrap();
+    let table = text(&cellsim(&["status", &run.display().to_string()]).stdout);
+    assert!(table.contains("1.0 h of 2.0 h"), "{table}");
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: written by another run (run ID ",
+            foreign.display()
+        )) && stderr.contains("tick-00000060.snap (tick 60)"),
+        "{stderr}"
+    );
+    assert_same_outputs(&run, reference);
 }

@@ -60,6 +60,11 @@ pub struct RunConfig {
     /// Deadlines and priorities for a trace without a scenario's side tables (`[deadlines]`,
     /// `deadlines.rs`; off by default).
     pub deadlines: crate::deadlines::DeadlineModel,
+    /// The run's identity (`[run]`: its random ID and the trace as given), written by cellsim in
+    /// a run directory's `run.toml` when the run starts (`run_identity.rs`); not part of what
+    /// determines the outputs, and replaced when a config file that has it starts a new run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<crate::run_identity::RunRecord>,
 }
 
 impl Default for RunConfig {
@@ -82,6 +87,7 @@ impl Default for RunConfig {
             scale: crate::scale::Scale::default(),
             usage: crate::usage_model::UsageModel::default(),
             deadlines: crate::deadlines::DeadlineModel::default(),
+            run: None,
         }
     }
 }

@@ -40,6 +40,7 @@ pub mod queue_outputs;
 pub mod replay;
 pub mod run;
 pub mod run_dir;
+pub mod run_identity;
 pub mod run_times;
 pub mod scale;
 pub mod sim_time;

@@ -28,6 +28,7 @@ use crate::metrics::measure;
 use crate::output::{OutputState, RunOutputs, TickTiming};
 use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
+use crate::run_identity::RunRecord;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
 use crate::summary::{Accumulator, BuildSpan, RunSummary, peak_rss_mb};
 
@@ -196,6 +197,10 @@ fn warn(progress: &RunProgress, warning: String) {
         .push(warning);
 }
 
+/// A snapshot's `run` section: the metrics so far, the outputs' state, the wall seconds before
+/// the snapshot and the builds that simulated the run.
+pub(crate) type RunSection = (Accumulator, OutputState, f64, Vec<BuildSpan>);
+
 /// Everything a run holds between ticks (what a snapshot saves).
 struct Simulation<'a, P: Policy> {
     config: &'a RunConfig,
@@ -292,6 +297,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
 
     fn identity(config: &RunConfig, trace_dir: &Path, next_tick: u32) -> Result<(u32, Header)> {
         let ingest_summary = IngestSummary::load(trace_dir)?;
+        ingest_summary.check_parts(trace_dir)?;
         let machine_events = ingest_summary.tables.get(Table::MachineEvents.name());
         if machine_events.is_none_or(|t| t.rows == 0) {
             return Err(EngineError::NoMachines {
@@ -303,6 +309,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             tick: next_tick as u64,
             config_hash: snapshot::config_hash(config),
             trace_hash: snapshot::trace_hash(trace_dir)?,
+            run_id: config.run.as_ref().map_or(0, RunRecord::id_u64),
         };
         Ok((total, header))
     }
@@ -358,20 +365,24 @@ impl<'a, P: Policy> Simulation<'a, P> {
             problem: format!("impossible tick {}", snap.header().tick),
         })?;
         let (total, header) = Self::identity(config, trace_dir, next_tick)?;
-        if (header.config_hash, header.trace_hash)
-            != (snap.header().config_hash, snap.header().trace_hash)
+        let found = snap.header();
+        if (header.config_hash, header.trace_hash, header.run_id)
+            != (found.config_hash, found.trace_hash, found.run_id)
         {
             return Err(SnapshotError::Mismatch {
                 path: snap.path().to_path_buf(),
-                problem: "taken with another configuration or trace than this run's".into(),
+                problem:
+                    "taken with another configuration or trace than this run's, or by another run"
+                        .into(),
             }
             .into());
         }
         // The trace, checked above, may have moved since the run started (`cellsim resume
         // --trace`): later resumes read it from where it is now.
-        let recorded = RunConfig::from_file(&out_dir.join(CONFIG_FILE))?;
+        let mut recorded = RunConfig::from_file(&out_dir.join(CONFIG_FILE))?;
         let trace_now = std::path::absolute(trace_dir).map_err(EngineError::io(trace_dir))?;
         if recorded.trace.as_deref() != Some(trace_now.as_path()) {
+            recorded.run.clone_from(&config.run);
             save_config(&recorded, trace_dir, out_dir)?;
         }
         crate::output::schema::RunSchema::of(&policy).write(out_dir)?;
@@ -391,7 +402,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 .corrupt("a message or wake-up for an agent that does not exist")
                 .into());
         }
-        let (acc, outputs, wall_before_s, builds) = snap.section("run")?.serde()?;
+        let (acc, outputs, wall_before_s, builds): RunSection = snap.section("run")?.serde()?;
         let builds = BuildSpan::resumed_by(builds, crate::BUILD, next_tick as u64);
         let state = State {
             replay,
@@ -625,7 +636,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
             builds: self.builds.clone(),
             policy: self.policy.name().to_string(),
             config: self.config.clone(),
-            trace: self.trace_dir.display().to_string(),
+            trace: match &self.config.run {
+                Some(run) => run.trace.display().to_string(),
+                None => self.trace_dir.display().to_string(),
+            },
             ticks,
             simulated_s,
             averages,

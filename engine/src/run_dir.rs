@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 
 use crate::config::RunConfig;
 use crate::error::{EngineError, Result};
+use crate::output;
+use crate::run::RunSection;
+use crate::run_identity::RunRecord;
 use crate::snapshot::{self, Snapshot, SnapshotError};
 
 /// The run's configuration (what `cellsim resume` reads).
@@ -137,6 +140,7 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
         snapshot::config_hash(config),
         snapshot::trace_hash(trace_dir)?,
     );
+    let want_run = config.run.as_ref().map_or(0, RunRecord::id_u64);
     let mut skipped = Vec::new();
     for path in list(run_dir)? {
         let checked = Snapshot::open(&path).and_then(|snap| {
@@ -151,8 +155,16 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
                 Err(mismatch("configuration", changes_since_start(run_dir, config)))
             } else if h.trace_hash != want_trace {
                 Err(mismatch("trace", String::new()))
+            } else if h.run_id != want_run {
+                Err(SnapshotError::Mismatch {
+                    path: path.clone(),
+                    problem: format!(
+                        "written by another run (run ID {:016x}; this run's, in its {CONFIG_FILE}, is {want_run:016x}): a snapshot copied from elsewhere continues that run, not this one",
+                        h.run_id
+                    ),
+                })
             } else {
-                Ok(snap)
+                parts_intact(run_dir, &snap).map(|()| snap)
             }
         });
         match checked {
@@ -174,6 +186,15 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
     Err(EngineError::NoUsableSnapshot {
         dir: run_dir.join(SNAPSHOT_DIR),
         reasons: grouped_reasons(&skipped),
+    })
+}
+
+/// Checks that the output parts `snap` counts are in `run_dir` as they were written.
+fn parts_intact(run_dir: &Path, snap: &Snapshot) -> std::result::Result<(), SnapshotError> {
+    let (_, outputs, _, _): RunSection = snap.section("run")?.serde()?;
+    output::check_parts(run_dir, &outputs.parts).map_err(|problem| SnapshotError::Mismatch {
+        path: snap.path().to_path_buf(),
+        problem,
     })
 }
 

@@ -120,6 +120,25 @@ pub enum IngestError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The output directory given is a file.
+    #[error(
+        "{path} is a file; give a directory (new or an earlier ingest's) for the ingested trace"
+    )]
+    OutIsFile {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The trace's Parquet parts are not those its summary lists (deleted, truncated, replaced
+    /// or added since the ingest): a run over them would silently replay another trace.
+    #[error(
+        "{trace}: the ingested parts differ from its ingest-summary.json: {problems}; ingest the trace again (or restore the parts)"
+    )]
+    PartsChanged {
+        /// The ingested trace directory.
+        trace: PathBuf,
+        /// Each difference, naming the part.
+        problems: String,
+    },
     /// The summary exists but is not what ingest writes.
     #[error("{path}: not an ingest summary: {problem}")]
     BadSummary {
@@ -149,6 +168,14 @@ impl IngestError {
     pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IngestError {
         let path = path.into();
         move |source| IngestError::Io { path, source }
+    }
+
+    /// Wraps a Parquet error with the file it concerns.
+    pub fn parquet(
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(parquet::errors::ParquetError) -> IngestError {
+        let path = path.into();
+        move |source| IngestError::Parquet { path, source }
     }
 
     /// True for errors about one row that `--skip-bad-rows` may skip.

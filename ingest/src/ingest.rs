@@ -179,6 +179,71 @@ impl IngestSummary {
         })
     }
 
+    /// Checks that trace directory `dir` (which this summary was loaded from) holds exactly the
+    /// parts it lists, each with the listed size and row count (from its Parquet footer), and
+    /// no other part in a table's directory; the error lists every difference (at most a few
+    /// per table).
+    pub fn check_parts(&self, dir: &Path) -> Result<()> {
+        const SHOWN_PER_TABLE: usize = 3;
+        let mut problems = Vec::new();
+        for table in Table::ALL {
+            let table_dir = dir.join(table.name());
+            let listed = self
+                .tables
+                .get(table.name())
+                .map_or(&[][..], |t| &t.parts[..]);
+            let mut found = parquet_names(&table_dir)?;
+            let mut table_problems = Vec::new();
+            for part in listed {
+                let path = table_dir.join(&part.output);
+                match found.iter().position(|name| *name == part.output) {
+                    Some(at) => {
+                        found.swap_remove(at);
+                    }
+                    None => {
+                        table_problems.push(format!("{} is missing", path.display()));
+                        continue;
+                    }
+                }
+                let bytes = fs::metadata(&path).map_err(IngestError::io(&path))?.len();
+                if bytes != part.bytes_out {
+                    table_problems.push(format!(
+                        "{} has {bytes} bytes, {} when ingested",
+                        path.display(),
+                        part.bytes_out
+                    ));
+                    continue;
+                }
+                let rows = footer_rows(&path)?;
+                if rows != part.rows {
+                    table_problems.push(format!(
+                        "{} has {rows} rows, {} when ingested",
+                        path.display(),
+                        part.rows
+                    ));
+                }
+            }
+            found.sort();
+            for extra in found {
+                let path = table_dir.join(extra);
+                table_problems.push(format!("{} is not from the ingest", path.display()));
+            }
+            let more = table_problems.len().saturating_sub(SHOWN_PER_TABLE);
+            table_problems.truncate(SHOWN_PER_TABLE);
+            if more > 0 {
+                table_problems.push(format!("{more} more in {}", table.name()));
+            }
+            problems.extend(table_problems);
+        }
+        match problems.is_empty() {
+            true => Ok(()),
+            false => Err(IngestError::PartsChanged {
+                trace: dir.to_path_buf(),
+                problems: problems.join("; "),
+            }),
+        }
+    }
+
     /// The end of the replayable span: the last finite time of task_events, or of any table when
     /// there is none (2^63-1, "after the trace", is not a time in the span).
     pub fn last_event_us(&self) -> i64 {
@@ -189,6 +254,30 @@ impl IngestSummary {
         }
         .unwrap_or(0)
     }
+}
+
+/// Names of the `.parquet` files in `dir` (none when it does not exist).
+fn parquet_names(dir: &Path) -> Result<Vec<String>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir).map_err(IngestError::io(dir))? {
+        let name = entry.map_err(IngestError::io(dir))?.file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".parquet") {
+            names.push(name.into_owned());
+        }
+    }
+    Ok(names)
+}
+
+/// The row count a Parquet file's footer records.
+fn footer_rows(path: &Path) -> Result<u64> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let file = File::open(path).map_err(IngestError::io(path))?;
+    let reader = SerializedFileReader::new(file).map_err(IngestError::parquet(path))?;
+    Ok(reader.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
 /// One part file to convert.
@@ -302,6 +391,14 @@ pub fn ingest(
         })?),
         false => None,
     };
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(IngestError::OutIsFile {
+            path: out_dir.to_path_buf(),
+        });
+    }
+    // A directory this ingest creates is removed again if it fails: no empty or half-filled
+    // OUT is left behind to look like a trace.
+    let mut created = CreatedDir((!out_dir.exists()).then_some(out_dir));
     fs::create_dir_all(out_dir).map_err(IngestError::io(out_dir))?;
     let mut jobs = Vec::new();
     let mut total_bytes = 0;
@@ -390,7 +487,19 @@ pub fn ingest(
         bad_row_examples: examples.into_inner().unwrap_or_default(),
     };
     write_json_atomically(&summary_path, &summary)?;
+    created.0 = None;
     Ok(summary)
+}
+
+/// A directory removed with everything in it when this is dropped, unless taken out first.
+struct CreatedDir<'a>(Option<&'a Path>);
+
+impl Drop for CreatedDir<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0 {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
 }
 
 fn table_summary(parts: Vec<PartSummary>) -> TableSummary {
@@ -438,10 +547,7 @@ fn convert_part(
     check_stop(&progress.stop)?;
     let path = job.input.as_path();
     let tmp = job.output.with_extension("parquet.tmp");
-    let parquet_err = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| IngestError::Parquet { path: p, source }
-    };
+    let parquet_err = IngestError::parquet;
     let file = File::create(&tmp).map_err(IngestError::io(&tmp))?;
     let props = writer_properties(options.rows_per_group);
     let mut writer = ArrowWriter::try_new(file, job.table.arrow_schema(), Some(props.clone()))

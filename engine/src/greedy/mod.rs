@@ -312,6 +312,7 @@ mod tests {
                 tick: 1,
                 config_hash: 0,
                 trace_hash: 0,
+                run_id: 0,
             },
         )
         .unwrap();

@@ -86,18 +86,108 @@ pub fn part_name(first_tick: u32) -> String {
 /// polars) while the run writes, or after a crash, never meets a half-written file.
 pub const PARTIAL_DIR: &str = ".partial";
 
-/// Writes `batch` as `run_dir/table/name`, through `run_dir/.partial/table-name` and a rename.
-fn write_part(run_dir: &Path, table: &str, name: &str, batch: &RecordBatch) -> Result<()> {
-    let path = run_dir.join(table).join(name);
+/// A part written by the run, as a snapshot records it: resuming checks the part is still there
+/// as written ([`check_parts`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartRecord {
+    /// `table/part-*.parquet`.
+    pub name: String,
+    /// Its size.
+    pub bytes: u64,
+    /// CRC-32 of its bytes.
+    pub crc32: u32,
+}
+
+/// A writer that counts and checksums the bytes it passes to a file.
+struct Checksummed {
+    file: File,
+    crc: crc32fast::Hasher,
+    bytes: u64,
+}
+
+impl Write for Checksummed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Writes `batch` as `run_dir/table/name`, through `run_dir/.partial/table-name` and a rename,
+/// durably: the file is synced before the rename and the table's directory after it, so a
+/// snapshot that counts the part (written after this returns) never outlives it in a crash.
+fn write_part(run_dir: &Path, table: &str, name: &str, batch: &RecordBatch) -> Result<PartRecord> {
+    let table_dir = run_dir.join(table);
+    let path = table_dir.join(name);
     let partial = run_dir.join(PARTIAL_DIR).join(format!("{table}-{name}"));
     let file = File::create(&partial).map_err(EngineError::io(&partial))?;
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props()))
+    let sink = Checksummed {
+        file,
+        crc: crc32fast::Hasher::new(),
+        bytes: 0,
+    };
+    let mut writer = ArrowWriter::try_new(sink, batch.schema(), Some(props()))
         .map_err(EngineError::parquet(&partial))?;
     writer
         .write(batch)
         .map_err(EngineError::parquet(&partial))?;
-    writer.close().map_err(EngineError::parquet(&partial))?;
-    std::fs::rename(&partial, &path).map_err(EngineError::io(&path))
+    let sink = writer
+        .into_inner()
+        .map_err(EngineError::parquet(&partial))?;
+    sink.file.sync_all().map_err(EngineError::io(&partial))?;
+    std::fs::rename(&partial, &path).map_err(EngineError::io(&path))?;
+    sync_dir(&table_dir)?;
+    Ok(PartRecord {
+        name: format!("{table}/{name}"),
+        bytes: sink.bytes,
+        crc32: sink.crc.finalize(),
+    })
+}
+
+/// Syncs directory `dir` (the names renamed into it).
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(EngineError::io(dir))
+}
+
+/// Checks that every part in `parts` is in run directory `run_dir` as it was written (size and
+/// CRC-32); the first that is not, as text naming it and what is wrong.
+pub fn check_parts(run_dir: &Path, parts: &[PartRecord]) -> std::result::Result<(), String> {
+    for part in parts {
+        let path = run_dir.join(&part.name);
+        let damaged = |what: String| {
+            format!(
+                "its output part {} {what} (restore the part from a copy to resume from this snapshot)",
+                path.display()
+            )
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(damaged("is missing".into()));
+            }
+            Err(e) => return Err(damaged(format!("cannot be read: {e}"))),
+        };
+        if bytes.len() as u64 != part.bytes {
+            return Err(damaged(format!(
+                "has {} bytes, {} when it was written",
+                bytes.len(),
+                part.bytes
+            )));
+        }
+        if crc32fast::hash(&bytes) != part.crc32 {
+            return Err(damaged(
+                "changed since it was written (CRC-32 differs)".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a snapshot keeps of the outputs: the rows of the open parts, the parts written so far and
@@ -110,8 +200,8 @@ pub struct OutputState {
     pub ticks: Vec<TickRow>,
     /// Timing rows of the open part.
     pub timing: Vec<TickTiming>,
-    /// Parts written, as `table/part-*.parquet`.
-    pub parts: Vec<String>,
+    /// Parts written, with their sizes and checksums.
+    pub parts: Vec<PartRecord>,
     /// Bytes of `samples.jsonl.partial` written.
     pub samples_len: u64,
     /// The open parts of the policy's own tables ([`Policy::tables`](crate::policy::Policy::tables)),
@@ -175,7 +265,7 @@ impl RunOutputs {
             for entry in std::fs::read_dir(&table_dir).map_err(EngineError::io(&table_dir))? {
                 let entry = entry.map_err(EngineError::io(&table_dir))?;
                 let name = format!("{table}/{}", entry.file_name().to_string_lossy());
-                if !state.parts.contains(&name) {
+                if !state.parts.iter().any(|p| p.name == name) {
                     std::fs::remove_file(entry.path()).map_err(EngineError::io(entry.path()))?;
                 }
             }
@@ -278,9 +368,8 @@ impl RunOutputs {
         first_tick: u32,
         batch: &RecordBatch,
     ) -> Result<()> {
-        let name = part_name(first_tick);
-        write_part(&self.dir, table, &name, batch)?;
-        self.state.parts.push(format!("{table}/{name}"));
+        let written = write_part(&self.dir, table, &part_name(first_tick), batch)?;
+        self.state.parts.push(written);
         Ok(())
     }
 
@@ -334,11 +423,12 @@ impl RunOutputs {
         }
     }
 
-    /// The state a snapshot keeps, after flushing the samples file to the OS.
+    /// The state a snapshot keeps, after writing the samples file through to the disk (the
+    /// parts it lists already are, [`write_part`]).
     pub fn state(&mut self) -> Result<&OutputState> {
-        self.samples
-            .flush()
-            .map_err(EngineError::io(self.samples_partial()))?;
+        let partial = self.samples_partial();
+        self.samples.flush().map_err(EngineError::io(&partial))?;
+        (self.samples.get_ref().sync_data()).map_err(EngineError::io(&partial))?;
         Ok(&self.state)
     }
 
@@ -350,12 +440,14 @@ impl RunOutputs {
         std::fs::remove_dir(&partial_dir).map_err(EngineError::io(&partial_dir))?;
         let partial = self.samples_partial();
         let writer = self.samples;
-        writer.into_inner().map_err(|e| EngineError::Io {
+        let file = writer.into_inner().map_err(|e| EngineError::Io {
             path: partial.clone(),
             source: e.into_error(),
         })?;
+        file.sync_all().map_err(EngineError::io(&partial))?;
         let path = self.dir.join(SAMPLES_FILE);
-        std::fs::rename(&partial, &path).map_err(EngineError::io(&path))
+        std::fs::rename(&partial, &path).map_err(EngineError::io(&path))?;
+        sync_dir(&self.dir)
     }
 }
 

@@ -114,6 +114,7 @@ mod tests {
             tick: 0,
             config_hash: 0,
             trace_hash: 0,
+            run_id: 0,
         };
         w.write_atomically(&path, header).unwrap();
         let snap = Snapshot::open(&path).unwrap();

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! header (64 B)   magic "CELLSNAP" | version u32 | sections u32 | tick u64 | config_hash u64
-//!                 | trace_hash u64 | file_len u64 | reserved u64 | header crc32 u32 | 0 u32
+//!                 | trace_hash u64 | file_len u64 | run_id u64 | header crc32 u32 | 0 u32
 //! table (32 B/s)  name [u8; 8] | offset u64 | len u64 | crc32 u32 | 0 u32
 //! sections        each 8-byte aligned; a sequence of columns:
 //!                 element size u32 | 0 u32 | count u64 | count * size bytes | zero padding to 8
@@ -41,8 +41,10 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// bytes, `snapshot::trace_hash`; 9: the run section lists the builds that simulated the run,
 /// `summary::BuildSpan`; 10: the policy section ends with the agents' pending wake-ups,
 /// `active.rs`, and the config holds the policy as a `[policy]` table, `policies.rs`; 11: the
-/// outputs' state holds MASB's `migrations/` rows as a policy table's, `output/mod.rs`).
-pub const VERSION: u32 = 11;
+/// outputs' state holds MASB's `migrations/` rows as a policy table's, `output/mod.rs`; 12: the
+/// header holds the run's ID, `run_identity.rs`, and the outputs' state each written part's size
+/// and CRC-32, `output::PartRecord`).
+pub const VERSION: u32 = 12;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
@@ -106,6 +108,8 @@ pub struct Header {
     pub config_hash: u64,
     /// Hash of the trace's identity (`snapshot::trace_hash`).
     pub trace_hash: u64,
+    /// The ID of the run that wrote it (`run_identity.rs`); 0 = none recorded.
+    pub run_id: u64,
 }
 
 /// Builds one section's columns: its bytes are kept in pieces, either owned (column headers,
@@ -224,7 +228,7 @@ impl<'a> SnapshotWriter<'a> {
             header.config_hash,
             header.trace_hash,
             file_len as u64,
-            0,
+            header.run_id,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -279,6 +283,57 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+/// The header at the start of `b`, the bytes of snapshot `path`, and its section count; checks
+/// the magic, the header's checksum and the format version.
+fn parse_header(path: &Path, b: &[u8]) -> Result<(Header, usize), SnapshotError> {
+    if b.len() < HEADER_LEN || b[..8] != MAGIC {
+        return Err(SnapshotError::Corrupt {
+            path: path.to_path_buf(),
+            problem: format!(
+                "not a cellsim snapshot (no {:?} header)",
+                std::str::from_utf8(&MAGIC).unwrap_or("")
+            ),
+        });
+    }
+    if crc32fast::hash(&b[..56]) != le_u32(b, 56) {
+        return Err(SnapshotError::Corrupt {
+            path: path.to_path_buf(),
+            problem: "header checksum mismatch".into(),
+        });
+    }
+    let version = le_u32(b, 8);
+    if version != VERSION {
+        return Err(SnapshotError::Version {
+            path: path.to_path_buf(),
+            found: version,
+        });
+    }
+    let header = Header {
+        tick: le_u64(b, 16),
+        config_hash: le_u64(b, 24),
+        trace_hash: le_u64(b, 32),
+        run_id: le_u64(b, 48),
+    };
+    Ok((header, le_u32(b, 12) as usize))
+}
+
+/// Reads and checks only the header of snapshot `path` (its first 64 bytes; the sections are
+/// not checked): what `cellsim status` tells a run's snapshots apart by.
+pub fn read_header(path: &Path) -> Result<Header, SnapshotError> {
+    use std::io::Read;
+    let io = |source| SnapshotError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut b = Vec::with_capacity(HEADER_LEN);
+    File::open(path)
+        .map_err(io)?
+        .take(HEADER_LEN as u64)
+        .read_to_end(&mut b)
+        .map_err(io)?;
+    Ok(parse_header(path, &b)?.0)
+}
+
 impl Snapshot {
     /// Opens `path` and checks its header, table and every section's checksum.
     pub fn open(path: &Path) -> Result<Snapshot, SnapshotError> {
@@ -300,28 +355,7 @@ impl Snapshot {
             source,
         })?;
         let b = &map[..];
-        if b.len() < HEADER_LEN || b[..8] != MAGIC {
-            return Err(corrupt(format!(
-                "not a cellsim snapshot (no {:?} header)",
-                std::str::from_utf8(&MAGIC).unwrap_or("")
-            )));
-        }
-        if crc32fast::hash(&b[..56]) != le_u32(b, 56) {
-            return Err(corrupt("header checksum mismatch".into()));
-        }
-        let version = le_u32(b, 8);
-        if version != VERSION {
-            return Err(SnapshotError::Version {
-                path: path.to_path_buf(),
-                found: version,
-            });
-        }
-        let count = le_u32(b, 12) as usize;
-        let header = Header {
-            tick: le_u64(b, 16),
-            config_hash: le_u64(b, 24),
-            trace_hash: le_u64(b, 32),
-        };
+        let (header, count) = parse_header(path, b)?;
         let file_len = le_u64(b, 40);
         if file_len != b.len() as u64 {
             return Err(corrupt(format!(
@@ -484,6 +518,7 @@ mod tests {
             tick: 42,
             config_hash: 9,
             trace_hash: 8,
+            run_id: 7,
         };
         (w, header)
     }

@@ -18,7 +18,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use crate::run_dir::{Chosen, SNAPSHOT_DIR, choose, file_name, list, prune, tick_of};
-pub use format::{Header, SectionReader, SectionWriter, Snapshot, SnapshotError, SnapshotWriter};
+pub use format::{
+    Header, SectionReader, SectionWriter, Snapshot, SnapshotError, SnapshotWriter, read_header,
+};
 
 use crate::config::RunConfig;
 use crate::error::Result;
@@ -63,7 +65,7 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
 
 /// Hash of everything in `config` that determines the outputs: not the thread count, the trace
 /// location (the trace is identified by [`trace_hash`]), invariant checking or the snapshot
-/// triggers, which a resume may change.
+/// triggers, which a resume may change, nor the run's identity (`[run]`, checked on its own).
 pub fn config_hash(config: &RunConfig) -> u64 {
     let c = outputs_config(config);
     hash_bytes(toml::to_string(&c).expect("a config serialises").as_bytes())
@@ -76,6 +78,7 @@ pub(crate) fn outputs_config(config: &RunConfig) -> RunConfig {
         trace: None,
         check_invariants: false,
         snapshot: SnapshotConfig::default(),
+        run: None,
         ..config.clone()
     }
 }
