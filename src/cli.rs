@@ -198,7 +198,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub synthetic: Option<u32>,
     /// Scheduling policy (its settings from the config's `[policy]` table when it names the
-    /// same kind, else the policy's defaults).
+    /// same kind, else the policy's defaults) [default: borg-replay, or the config's].
     #[arg(long, value_parser = policy_kinds())]
     pub policy: Option<String>,
     /// Simulated hours from the start of the trace window (default: the whole trace; 6 with
@@ -213,7 +213,8 @@ pub struct RunArgs {
     /// must stay a whole number of ticks.
     #[arg(long)]
     pub tick: Option<engine::sim_time::SimDuration>,
-    /// Random seed (policy agents; also the synthetic trace's seed).
+    /// Random seed (policy agents; also the synthetic trace's seed) [default: 1, or the
+    /// config's].
     #[arg(long)]
     pub seed: Option<u64>,
     /// Worker threads (default, or 0: one per core); outputs are identical for any count.

@@ -25,6 +25,23 @@ fn help_lists_the_commands() {
     }
 }
 
+/// `run --help` names the policy and seed a run gets when neither a flag nor a config sets
+/// them, and they are the engine's defaults.
+#[test]
+fn run_help_shows_the_default_policy_and_seed() {
+    let out = cellsim(&["run", "--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let defaults = engine::RunConfig::default();
+    let policy = format!("[default: {}, or the config's]", defaults.policy.kind());
+    let seed = format!("[default: {}, or the config's]", defaults.seed);
+    assert!(help.contains(&policy), "{policy} not in: {help}");
+    assert!(help.contains(&seed), "{seed} not in: {help}");
+}
+
 #[test]
 fn gen_ingest_stats_pipeline() {
     let dir = tempfile::tempdir().unwrap();

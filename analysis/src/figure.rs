@@ -183,6 +183,13 @@ fn time_axis(runs: &[ClassSeries]) -> (f64, f64, f64, &'static str) {
     }
 }
 
+/// The top of every panel's y-axis: 5 % above the most nodes any class of any run reaches (at
+/// least 1), so that the panels share one scale and runs compare at a glance.
+fn y_axis_top(runs: &[ClassSeries]) -> f64 {
+    let counts = runs.iter().flat_map(|r| r.nodes.iter().flatten());
+    counts.copied().fold(1.0, f64::max) * 1.05
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     names: &[String],
@@ -191,10 +198,10 @@ fn draw<DB: DrawingBackend>(
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(err)?;
     let (hours_per_unit, x_lo, x_hi, x_desc) = time_axis(runs);
+    let y_hi = y_axis_top(runs);
     let panels = root.split_evenly((runs.len().max(1), 1));
     for ((panel, name), run) in panels.iter().zip(names).zip(runs) {
         let (plot, legend) = panel.split_horizontally(WIDTH_PX - LEGEND_WIDTH_PX);
-        let y_hi = run.nodes.iter().flatten().copied().fold(1.0, f64::max) * 1.05;
         let mut chart = ChartBuilder::on(&plot)
             .caption(name, ("sans-serif", 16))
             .margin(12)
@@ -378,6 +385,33 @@ mod tests {
         };
         let panel = PANEL_HEIGHT_PX as usize;
         assert!(pa_pixels(0..panel) > 20 && pa_pixels(panel..2 * panel) > 20);
+    }
+
+    /// The panels share one y-axis: a run whose idle nodes reach 100 does not stretch its PA
+    /// line against the other run's, which tops out at 10 nodes. The same PA counts sit at the
+    /// same height within each panel, and the top is 5 % above the larger run's 100.
+    #[test]
+    fn the_panels_share_their_y_axis() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        five_ticks(a.path());
+        let rows: Vec<_> = (10..15)
+            .map(|m| (m * 60, [0, 0, m as u32 - 9, 0, 100, 0]))
+            .collect();
+        write_part(b.path(), 0, &rows);
+        let runs = [a.path(), b.path()].map(|r| class_series(r, 1000).unwrap());
+        assert!((y_axis_top(&runs) - 105.0).abs() < 1e-9);
+        assert!((y_axis_top(&runs[..1]) - 10.5).abs() < 1e-9);
+        let names = ["run-a".to_string(), "run-b".to_string()];
+        let out = tempfile::tempdir().unwrap();
+        let svg_path = out.path().join("classes.svg");
+        write_figure(&svg_path, &names, &runs).unwrap();
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        let pa = polylines(&svg, CLASSES[2].1);
+        let pa: Vec<_> = pa.iter().filter(|l| l.len() == 5).collect();
+        assert_eq!(pa.len(), 2);
+        let panel = PANEL_HEIGHT_PX as i32;
+        let lower: Vec<_> = pa[1].iter().map(|p| (p.0, p.1 - panel)).collect();
+        assert_eq!(pa[0], &lower, "PA 1..5 at the same heights in both panels");
     }
 
     /// Hours up to three days of trace time, days beyond; an empty or one-point run still gets

@@ -113,6 +113,22 @@ macro_rules! registry {
                 ), )*
             }
         }
+
+        /// [`crate::run::restore_and_resnapshot`] with the policy `config`'s `[policy]` table
+        /// configures: restores the run in `out_dir` from `snap` and writes it again to `to`.
+        pub fn resnapshot_configured(
+            config: &RunConfig,
+            trace_dir: &Path,
+            out_dir: &Path,
+            snap: &Snapshot,
+            to: &Path,
+        ) -> Result<()> {
+            match &config.policy {
+                $( PolicyConfig::$variant(spec) => crate::run::restore_and_resnapshot(
+                    config, trace_dir, out_dir, spec.build(config, trace_dir)?, snap, to,
+                ), )*
+            }
+        }
     };
 }
 

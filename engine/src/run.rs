@@ -190,6 +190,22 @@ pub fn run<P: Policy + Send>(
     })
 }
 
+/// Restores the run in `out_dir` from `snap` (as [`run`] does to resume it) and, without
+/// simulating anything, writes the restored state as a snapshot to `to`: for tests of the
+/// snapshot round trip (the bytes must equal `snap`'s when the same build restores it).
+pub fn restore_and_resnapshot<P: Policy + Send>(
+    config: &RunConfig,
+    trace_dir: &Path,
+    out_dir: &Path,
+    policy: P,
+    snap: &Snapshot,
+    to: &Path,
+) -> Result<()> {
+    let mut sim = Simulation::restore(config, trace_dir, out_dir, policy, snap)?;
+    let wall_s = sim.wall_before_s;
+    sim.write_snapshot(wall_s, to)
+}
+
 /// Adds `warning` to those the caller shows ([`RunProgress::warnings`]).
 fn warn(progress: &RunProgress, warning: String) {
     (progress.warnings.lock())
@@ -422,6 +438,16 @@ impl<'a, P: Policy> Simulation<'a, P> {
 
     /// Writes a snapshot of the state before `self.next_tick` and prunes old ones.
     fn snapshot(&mut self, wall_s: f64) -> Result<PathBuf> {
+        let dir = self.out_dir.join(snapshot::SNAPSHOT_DIR);
+        std::fs::create_dir_all(&dir).map_err(EngineError::io(&dir))?;
+        let path = dir.join(snapshot::file_name(self.next_tick as u64));
+        self.write_snapshot(wall_s, &path)?;
+        snapshot::prune(self.out_dir, self.config.snapshot.keep)?;
+        Ok(path)
+    }
+
+    /// Writes a snapshot of the state before `self.next_tick` to `path`.
+    fn write_snapshot(&mut self, wall_s: f64, path: &Path) -> Result<()> {
         let mut w = SnapshotWriter::default();
         state::save_cell(&self.cell, w.section("cell"));
         state::save_replay(&self.replay, w.section("replay"));
@@ -434,16 +460,11 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let outputs = self.outputs.state()?;
         w.section("run")
             .serde(&(&self.acc, outputs, wall_s, &self.builds));
-        let dir = self.out_dir.join(snapshot::SNAPSHOT_DIR);
-        std::fs::create_dir_all(&dir).map_err(EngineError::io(&dir))?;
-        let path = dir.join(snapshot::file_name(self.next_tick as u64));
         let header = Header {
             tick: self.next_tick as u64,
             ..self.header
         };
-        w.write_atomically(&path, header)?;
-        snapshot::prune(self.out_dir, self.config.snapshot.keep)?;
-        Ok(path)
+        Ok(w.write_atomically(path, header)?)
     }
 
     fn run(mut self, progress: &RunProgress) -> Result<RunOutcome> {

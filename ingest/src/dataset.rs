@@ -6,6 +6,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
+use arrow_schema::Schema;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
@@ -62,6 +63,7 @@ impl Dataset {
             indices.push(i);
         }
         Ok(Batches {
+            table: self.table,
             files: self.files.clone().into_iter(),
             indices,
             current: None,
@@ -73,6 +75,7 @@ impl Dataset {
 
 /// Iterator over the batches of a [`Dataset`].
 pub struct Batches {
+    table: Table,
     files: std::vec::IntoIter<PathBuf>,
     indices: Vec<usize>,
     current: Option<ParquetRecordBatchReader>,
@@ -104,6 +107,7 @@ impl Batches {
             }
             builder = builder.with_row_groups(groups);
         }
+        self.check_schema(&path, builder.schema())?;
         let mask = ProjectionMask::roots(builder.parquet_schema(), self.indices.iter().copied());
         let reader = builder
             .with_projection(mask)
@@ -113,6 +117,58 @@ impl Batches {
         self.current = Some(reader);
         self.path = path;
         Ok(true)
+    }
+}
+
+impl Batches {
+    /// Checks that the part at `path` holds the table's columns (names, types, nullability) in
+    /// the table's order, so that a column read by position is the one meant.
+    fn check_schema(&self, path: &Path, found: &Schema) -> Result<()> {
+        let expected = self.table.arrow_schema();
+        let problem = if found.fields().len() != expected.fields().len() {
+            Some(format!(
+                "{} columns, the table has {}",
+                found.fields().len(),
+                expected.fields().len()
+            ))
+        } else {
+            expected
+                .fields()
+                .iter()
+                .zip(found.fields())
+                .find(|(want, have)| {
+                    want.name() != have.name()
+                        || want.data_type() != have.data_type()
+                        || (have.is_nullable() && !want.is_nullable())
+                })
+                .map(|(want, have)| {
+                    format!(
+                        "column {} is {} {}, the table's {} is {} {}",
+                        have.name(),
+                        have.data_type(),
+                        if have.is_nullable() {
+                            "nullable"
+                        } else {
+                            "required"
+                        },
+                        want.name(),
+                        want.data_type(),
+                        if want.is_nullable() {
+                            "nullable"
+                        } else {
+                            "required"
+                        },
+                    )
+                })
+        };
+        match problem {
+            None => Ok(()),
+            Some(problem) => Err(IngestError::PartSchema {
+                path: path.to_path_buf(),
+                table: self.table.name(),
+                problem,
+            }),
+        }
     }
 }
 
@@ -148,5 +204,96 @@ impl Iterator for Batches {
                 Err(e) => return Some(Err(e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int32Array, Int64Array};
+    use arrow_schema::{DataType, Field};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+
+    /// Writes `columns` as `dir/machine_events/part-00000-of-00001.parquet`.
+    fn write_part(dir: &Path, columns: Vec<(Field, ArrayRef)>) -> PathBuf {
+        let table_dir = dir.join(Table::MachineEvents.name());
+        std::fs::create_dir_all(&table_dir).unwrap();
+        let path = table_dir.join("part-00000-of-00001.parquet");
+        let (fields, arrays): (Vec<_>, Vec<_>) = columns.into_iter().unzip();
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+        let mut w =
+            ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    }
+
+    fn first_error(dir: &Path) -> String {
+        let ds = Dataset::open(dir, Table::MachineEvents).unwrap().unwrap();
+        let mut batches = ds.batches(&["time"]).unwrap();
+        batches.next().unwrap().unwrap_err().to_string()
+    }
+
+    /// A part that is not an ingested part of its table (too few columns; the time key of
+    /// another type; a nullable column the table requires) is refused naming the file and the
+    /// column, before any value is read by position (the replay reads the time key as i64 and
+    /// would panic on another type, or misread a null).
+    #[test]
+    fn a_part_with_other_columns_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_part(
+            dir.path(),
+            vec![(
+                Field::new("time", DataType::Int64, false),
+                Arc::new(Int64Array::from(vec![1])),
+            )],
+        );
+        let e = first_error(dir.path());
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(
+            e.contains("not an ingested machine_events part: 1 columns, the table has 6"),
+            "{e}"
+        );
+
+        let schema = Table::MachineEvents.arrow_schema();
+        let arrays = |time: ArrayRef| {
+            let mut columns = vec![(
+                schema
+                    .field(0)
+                    .clone()
+                    .with_data_type(time.data_type().clone()),
+                time,
+            )];
+            for f in &schema.fields()[1..] {
+                columns.push((
+                    f.as_ref().clone(),
+                    arrow_array::new_empty_array(f.data_type()),
+                ));
+            }
+            columns
+        };
+        let dir = tempfile::tempdir().unwrap();
+        write_part(
+            dir.path(),
+            arrays(Arc::new(Int32Array::from(Vec::<i32>::new()))),
+        );
+        let e = first_error(dir.path());
+        assert!(
+            e.contains("column time is Int32 required, the table's time is Int64 required"),
+            "{e}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut columns = arrays(Arc::new(Int64Array::from(Vec::<i64>::new())));
+        columns[0].0 = columns[0].0.clone().with_nullable(true);
+        write_part(dir.path(), columns);
+        let e = first_error(dir.path());
+        assert!(
+            e.contains("column time is Int64 nullable, the table's time is Int64 required"),
+            "{e}"
+        );
     }
 }

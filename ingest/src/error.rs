@@ -158,6 +158,17 @@ pub enum IngestError {
         /// What is wrong.
         problem: String,
     },
+    /// An ingested part's columns are not the table's (another program's file, or a damaged
+    /// one): reading it would misread its values.
+    #[error("{path}: not an ingested {table} part: {problem}")]
+    PartSchema {
+        /// The part file.
+        path: PathBuf,
+        /// The table it should hold.
+        table: &'static str,
+        /// What differs.
+        problem: String,
+    },
     /// Invalid generator or ingest settings.
     #[error("invalid settings: {0}")]
     Config(String),
