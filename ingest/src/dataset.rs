@@ -89,6 +89,7 @@ impl Batches {
         let Some(path) = self.files.next() else {
             return Ok(false);
         };
+        self.path.clone_from(&path);
         let parquet_err = |source| IngestError::Parquet {
             path: path.clone(),
             source,
@@ -115,7 +116,6 @@ impl Batches {
             .build()
             .map_err(parquet_err)?;
         self.current = Some(reader);
-        self.path = path;
         Ok(true)
     }
 }
@@ -172,10 +172,44 @@ impl Batches {
     }
 }
 
+/// The message of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    (payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
 impl Iterator for Batches {
     type Item = Result<RecordBatch>;
 
+    /// The next batch. The parquet crate panics on some malformed pages instead of returning an
+    /// error; such a panic is caught here and becomes [`IngestError::DamagedPart`] naming the
+    /// part (a panic in the replay's decoding thread would otherwise end the table early, in
+    /// silence), and the iteration ends.
     fn next(&mut self) -> Option<Self::Item> {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.next_batch()));
+        let next = caught.unwrap_or_else(|payload| {
+            Some(Err(IngestError::DamagedPart {
+                path: self.path.clone(),
+                message: panic_message(payload.as_ref()),
+            }))
+        });
+        if matches!(next, Some(Err(_))) {
+            self.end();
+        }
+        next
+    }
+}
+
+impl Batches {
+    /// Ends the iteration: after an error the iteration is over (the parquet reader panics
+    /// when asked for a batch after one of its errors: "current_encoding should be set").
+    fn end(&mut self) {
+        self.current = None;
+        self.files = Vec::new().into_iter();
+    }
+
+    fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if let Some(reader) = &mut self.current {
                 match reader.next() {
@@ -235,6 +269,52 @@ mod tests {
         let ds = Dataset::open(dir, Table::MachineEvents).unwrap().unwrap();
         let mut batches = ds.batches(&["time"]).unwrap();
         batches.next().unwrap().unwrap_err().to_string()
+    }
+
+    /// A damaged part (an input the fuzzer made from an ingested task_events part) is an error
+    /// naming the file, and the table ends there: asked again after such an error, the parquet
+    /// reader panicked ("current_encoding should be set"), and the replay's decoding thread,
+    /// which reads on after an error, died of it.
+    #[test]
+    fn a_damaged_part_is_an_error_naming_it_and_ends_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let table_dir = dir.path().join(Table::TaskEvents.name());
+        std::fs::create_dir_all(&table_dir).unwrap();
+        let path = table_dir.join("part-00000-of-00001.parquet");
+        let damaged = include_bytes!("../tests/fixtures/damaged-page-task_events.parquet");
+        std::fs::write(&path, damaged).unwrap();
+        let ds = Dataset::open(dir.path(), Table::TaskEvents)
+            .unwrap()
+            .unwrap();
+        // Each column alone, and the replay's projection.
+        let replay = [
+            "time",
+            "job_id",
+            "task_index",
+            "machine_id",
+            "event_type",
+            "priority",
+            "cpu_request",
+            "memory_request",
+        ];
+        let columns = Table::TaskEvents.columns().iter().map(|c| vec![c.name]);
+        let mut refused = 0;
+        for projection in columns.chain([replay.to_vec()]) {
+            let mut batches = ds.batches(&projection).unwrap();
+            if let Some(e) = batches.find_map(|b| b.err()) {
+                let e = e.to_string();
+                assert!(e.starts_with(&path.display().to_string()), "{e}");
+                assert!(
+                    batches.next().is_none(),
+                    "{projection:?}: the table ends at {e}"
+                );
+                refused += 1;
+            }
+        }
+        assert_eq!(
+            refused, 9,
+            "the replay's projection and 8 of the 13 columns alone"
+        );
     }
 
     /// A part that is not an ingested part of its table (too few columns; the time key of

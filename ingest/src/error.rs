@@ -158,6 +158,17 @@ pub enum IngestError {
         /// What is wrong.
         problem: String,
     },
+    /// The Parquet decoder gave up on a damaged part by panicking (it does on some malformed
+    /// pages); caught at the part's boundary so that it is an error naming the file.
+    #[error(
+        "{path}: damaged Parquet part (the decoder failed: {message}); restore it from the ingest or ingest the table again"
+    )]
+    DamagedPart {
+        /// The part file.
+        path: PathBuf,
+        /// The decoder's panic message.
+        message: String,
+    },
     /// An ingested part's columns are not the table's (another program's file, or a damaged
     /// one): reading it would misread its values.
     #[error("{path}: not an ingested {table} part: {problem}")]
