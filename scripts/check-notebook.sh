@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Executes analysis/notebooks/run-overview.ipynb on run directories, top to bottom, and fails on
 # the first cell that raises. Needs Python 3 with pandas, pyarrow, matplotlib and nbconvert; with
-# no run given, makes two small runs first (MASB and borg-replay, 200 machines, 3 hours).
+# no run given, makes two small runs first (MASB and borg-replay, 200 machines, 3 hours) with the
+# release build (in $CARGO_TARGET_DIR when set). `.ci/run` runs it.
 # Usage: scripts/check-notebook.sh [RUN_DIR...]
 #   pip install pandas pyarrow matplotlib nbconvert ipykernel    # once, e.g. in a venv
 # The executed notebook (with its tables and figures) is left in a temporary directory, named
@@ -16,8 +17,9 @@ work=$(mktemp -d -t cellsim-notebook.XXXXXX)
 runs=("$@")
 if [ ${#runs[@]} -eq 0 ]; then
     cargo build --release --quiet
+    bin=${CARGO_TARGET_DIR:-target}/release/cellsim
     for policy in masb borg-replay; do
-        target/release/cellsim run --synthetic 200 --hours 3 --policy "$policy" --out "$work/$policy" > /dev/null
+        "$bin" run --synthetic 200 --hours 3 --policy "$policy" --out "$work/$policy" > /dev/null
         runs+=("$work/$policy")
     done
 fi

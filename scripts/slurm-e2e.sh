@@ -210,6 +210,7 @@ wait_for 90 is_done "$job" || fail "job $job does not end after scancel"
 is_state "$job" CANCELLED || fail "job $job ended $(job_state "$job") after scancel"
 grep -q "stopped by a signal" "$work/run-term/cellsim.log" ||
     fail "cellsim did not stop on the signal with a snapshot"
+grep -q "not requeued" "$work/jobs/cellsim-$job.log" || fail "job $job's log does not say it was not requeued"
 [ -f "$work/run-term/summary.json" ] && fail "the cancelled run is complete"
 job=$(submit slurm/run.sbatch "$work/run-term" "${flags[@]}")
 wait_for 300 is_done "$job" || fail "job $job does not finish"

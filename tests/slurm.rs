@@ -3,7 +3,8 @@
 //! with the binary in the submission directory. `run.sbatch`: USR1 (the time-limit warning) ->
 //! cellsim snapshots -> `scontrol requeue <job>`; the requeued start resumes and completes with
 //! outputs identical to an uninterrupted run, and never requeues once complete. `sweep.sbatch`:
-//! array task i runs parameter line i, and requeues as `<array job>_<task>`. `ingest.sbatch`
+//! array task i runs parameter line i, and requeues as `<array job>_<task>`; TERM (scancel) stops a
+//! job with a snapshot and no requeue. `ingest.sbatch`
 //! ingests a trace.
 
 mod common;
@@ -99,6 +100,35 @@ fn masb_flags(extra: &[&str]) -> Vec<String> {
     args.drain(out..out + 2);
     args.extend(extra.iter().map(|s| s.to_string()));
     args
+}
+
+/// `scancel` sends TERM: cellsim snapshots and the script does not requeue the job (it would
+/// come back by itself); submitted again, the job resumes and completes.
+#[test]
+fn run_sbatch_does_not_requeue_a_cancelled_job() {
+    let slurm = FakeSlurm::new();
+    let run: PathBuf = slurm.dir.path().join("run");
+    let run_s = run.display().to_string();
+    let flags = masb_flags(&["--snapshot-every-sim-minutes", "10"]);
+    let mut args = vec![run_s.as_str()];
+    args.extend(flags.iter().map(String::as_str));
+    let vars = [("SLURM_JOB_ID", "4545")];
+    let job = slurm.job("run.sbatch", &args, &vars);
+    assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
+    signal(job.id(), "TERM");
+    let (code, log) = finish(job);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("stopped by TERM (scancel?) after a snapshot (exit 75): not requeued"),
+        "{log}"
+    );
+    assert_eq!(slurm.scontrol_calls(), "", "no requeue");
+    assert!(!run.join("summary.json").exists() && !snapshots(&run).is_empty());
+    let (code, log) = finish(slurm.job("run.sbatch", &args, &[("SLURM_JOB_ID", "4546")]));
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("resuming"), "{log}");
+    assert!(run.join("summary.json").exists(), "{log}");
+    assert_eq!(slurm.scontrol_calls(), "", "no requeue");
 }
 
 #[test]
@@ -230,11 +260,11 @@ fn sweep_sbatch_runs_its_parameter_line_and_requeues_the_array_task() {
         "{run0}"
     );
     assert!(sweep.join("run-0/summary.json").exists());
-    // Task 1: masb, stopped by SIGTERM (scancel / time limit) -> requeue of 77_1.
+    // Task 1: masb, stopped by the time-limit warning (USR1) -> requeue of 77_1.
     let job = slurm.job("sweep.sbatch", &[&params_s, &sweep_s], &vars("1"));
     let run1 = sweep.join("run-1");
     assert!(wait_until(Duration::from_secs(60), || !snapshots(&run1).is_empty()));
-    signal(job.id(), "TERM");
+    signal(job.id(), "USR1");
     let (code, log) = finish(job);
     assert_eq!(code, Some(0), "{log}");
     assert_eq!(slurm.scontrol_calls(), "requeue 77_1\n");
