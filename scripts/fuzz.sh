@@ -8,6 +8,7 @@
 #                                             crashes to fuzz/artifacts/TARGET/; prints the
 #                                             execs, the corpus and what was found
 #   scripts/fuzz.sh all SECONDS               every target in turn
+#   scripts/fuzz.sh parallel SECONDS          every target at once, niced
 #
 # Targets: csv_row part_reader config snapshot parquet_trace. Needs `cargo install cargo-fuzz`.
 # The machine's Rust is stable: cargo-fuzz's instrumentation flags are accepted with
@@ -72,12 +73,18 @@ seeds() {
     du -sh "$repo/fuzz/corpus"/*
 }
 
+build() {
+    (cd "$repo/fuzz" && cargo fuzz build -O --sanitizer none "$@")
+}
+
+# Runs the built binary itself (not `cargo fuzz run`, which rebuilds, and whose builds of
+# different targets side by side invalidate each other).
 run_target() {
     local target=$1 seconds=$2
     mkdir -p "$work/$target" "$repo/fuzz/artifacts/$target"
     cd "$repo/fuzz"
     local log=$work/$target.log
-    cargo fuzz run -O --sanitizer none "$target" "$work/$target" "corpus/$target" -- \
+    RUST_BACKTRACE=1 "target/x86_64-unknown-linux-gnu/release/$target" "$work/$target" "corpus/$target" \
         -max_total_time="$seconds" -max_len="$(max_len "$target")" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="artifacts/$target/" 2>&1 | tee "$log" | grep -E '^#[0-9]+ *(DONE|pulse)|stat::|==|panicked|ERROR' || true
     echo "fuzz $target: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}') execs in ${seconds} s; corpus $(find "$work/$target" -type f | wc -l) inputs; artifacts: $(find "artifacts/$target" -type f | wc -l)"
@@ -85,8 +92,23 @@ run_target() {
 
 case ${1:-} in
 seeds) seeds ;;
-run) run_target "${2:?target}" "${3:?seconds}" ;;
-all) for t in "${targets[@]}"; do run_target "$t" "${2:?seconds}"; done ;;
+run)
+    build "${2:?target}"
+    run_target "$2" "${3:?seconds}"
+    ;;
+all)
+    build
+    for t in "${targets[@]}"; do run_target "$t" "${2:?seconds}"; done
+    ;;
+parallel)
+    # Every target at once for SECONDS each, niced (a shared machine goes on working); the
+    # summary lines at the end.
+    build
+    for t in "${targets[@]}"; do nice -n 19 "$0" run-built "$t" "${2:?seconds}" >"$work/$t.out" 2>&1 & done
+    wait
+    for t in "${targets[@]}"; do tail -n 1 "$work/$t.out"; done
+    ;;
+run-built) run_target "${2:?target}" "${3:?seconds}" ;;
 *)
     echo "usage: scripts/fuzz.sh seeds | run TARGET SECONDS | all SECONDS" >&2
     exit 2
