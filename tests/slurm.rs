@@ -104,14 +104,20 @@ fn masb_flags(extra: &[&str]) -> Vec<String> {
 
 /// `scancel` sends TERM: cellsim snapshots and the script does not requeue the job (it would
 /// come back by itself); submitted again, the job resumes and completes.
+/// A MASB job's run directory in `slurm`'s scratch and its `run.sbatch` arguments (the run
+/// directory, then the flags: a snapshot every 10 simulated minutes).
+fn masb_job(slurm: &FakeSlurm) -> (PathBuf, Vec<String>) {
+    let run = slurm.dir.path().join("run");
+    let mut args = vec![run.display().to_string()];
+    args.extend(masb_flags(&["--snapshot-every-sim-minutes", "10"]));
+    (run, args)
+}
+
 #[test]
 fn run_sbatch_does_not_requeue_a_cancelled_job() {
     let slurm = FakeSlurm::new();
-    let run: PathBuf = slurm.dir.path().join("run");
-    let run_s = run.display().to_string();
-    let flags = masb_flags(&["--snapshot-every-sim-minutes", "10"]);
-    let mut args = vec![run_s.as_str()];
-    args.extend(flags.iter().map(String::as_str));
+    let (run, args) = masb_job(&slurm);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let vars = [("SLURM_JOB_ID", "4545")];
     let job = slurm.job("run.sbatch", &args, &vars);
     assert!(wait_until(Duration::from_secs(60), || !snapshots(&run).is_empty()));
@@ -135,11 +141,8 @@ fn run_sbatch_does_not_requeue_a_cancelled_job() {
 fn run_sbatch_requeues_on_the_time_limit_signal_and_stops_when_complete() {
     let reference = reference("masb");
     let slurm = FakeSlurm::new();
-    let run: PathBuf = slurm.dir.path().join("run");
-    let run_s = run.display().to_string();
-    let flags = masb_flags(&["--snapshot-every-sim-minutes", "10"]);
-    let mut args = vec![run_s.as_str()];
-    args.extend(flags.iter().map(String::as_str));
+    let (run, args) = masb_job(&slurm);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let vars = [("SLURM_JOB_ID", "4242"), ("SLURM_RESTART_COUNT", "0")];
     // First start; USR1 once it has snapshotted (SLURM's --signal=B:USR1@300).
     let job = slurm.job("run.sbatch", &args, &vars);

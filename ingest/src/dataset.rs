@@ -146,18 +146,10 @@ impl Batches {
                         "column {} is {} {}, the table's {} is {} {}",
                         have.name(),
                         have.data_type(),
-                        if have.is_nullable() {
-                            "nullable"
-                        } else {
-                            "required"
-                        },
+                        nullability(have),
                         want.name(),
                         want.data_type(),
-                        if want.is_nullable() {
-                            "nullable"
-                        } else {
-                            "required"
-                        },
+                        nullability(want),
                     )
                 })
         };
@@ -169,6 +161,15 @@ impl Batches {
                 problem,
             }),
         }
+    }
+}
+
+/// How a column's nullability reads in errors.
+fn nullability(field: &arrow_schema::Field) -> &'static str {
+    if field.is_nullable() {
+        "nullable"
+    } else {
+        "required"
     }
 }
 
