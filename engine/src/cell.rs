@@ -59,6 +59,11 @@ pub struct Cell {
     /// What a task uses of its request until measured (`usage_model.rs`; not saved: the run
     /// sets it from its config and the trace each time it opens).
     pub(crate) request_use: RequestUse,
+    /// Nodes whose columns changed since [`Cell::take_touched`] was last called, each once (not
+    /// saved: a restored run's metrics classify every node first, `metrics::Classifier`).
+    pub(crate) touched: Vec<u32>,
+    /// Per node, whether it is in `touched` (grown on demand).
+    pub(crate) touched_mark: Vec<bool>,
 }
 
 impl Cell {
@@ -71,8 +76,30 @@ impl Cell {
         }
     }
 
+    /// Notes that node `n`'s columns changed (for the metrics' incremental classification).
+    fn touch(&mut self, n: usize) {
+        if n >= self.touched_mark.len() {
+            self.touched_mark.resize(n + 1, false);
+        }
+        if !self.touched_mark[n] {
+            self.touched_mark[n] = true;
+            self.touched.push(n as u32);
+        }
+    }
+
+    /// Puts into `out` (cleared) the nodes whose columns changed since the last call, in the
+    /// order they first changed, each once; `out`'s old buffer collects the next ones.
+    pub fn take_touched(&mut self, out: &mut Vec<u32>) {
+        out.clear();
+        std::mem::swap(&mut self.touched, out);
+        for &n in out.iter() {
+            self.touched_mark[n as usize] = false;
+        }
+    }
+
     fn add_to(&mut self, t: TaskIdx, node: NodeIdx, sign: i64) {
         let (n, i) = (node.index(), t.index());
+        self.touch(n);
         let add = |v: &mut u32, d: u32| *v = (*v as i64 + sign * d as i64) as u32;
         let tasks = &self.tasks;
         let nodes = &mut self.nodes;
@@ -114,6 +141,7 @@ impl Cell {
     /// memory units). A node that leaves keeps its tasks until the caller takes them off.
     pub fn set_machine(&mut self, n: NodeIdx, online: bool, capacity: Option<(u32, u32)>) {
         let i = n.index();
+        self.touch(i);
         self.nodes.online[i] = online;
         if let Some((cpu, mem)) = capacity {
             (self.nodes.cpu_cap[i], self.nodes.mem_cap[i]) = (cpu, mem);
@@ -265,19 +293,20 @@ impl Cell {
     /// without touching the other sums (the most frequent change: one per usage row).
     pub fn set_usage(&mut self, t: TaskIdx, cpu: u32, mem: u32, until_us: i64) {
         let i = t.index();
-        let tasks = &mut self.tasks;
-        if tasks.state[i] == TaskState::Running {
+        if self.tasks.state[i] == TaskState::Running {
+            let tasks = &self.tasks;
             let d_cpu = cpu as i64 - tasks.cpu_use[i] as i64;
             let d_mem = mem as i64 - tasks.mem_use[i] as i64;
-            let nodes = &mut self.nodes;
             for node in [tasks.node[i], tasks.migrating_to[i]] {
                 if node.is_some() {
-                    let n = node.index();
+                    let (n, nodes) = (node.index(), &mut self.nodes);
                     nodes.cpu_used[n] = (nodes.cpu_used[n] as i64 + d_cpu) as u32;
                     nodes.mem_used[n] = (nodes.mem_used[n] as i64 + d_mem) as u32;
+                    self.touch(n);
                 }
             }
         }
+        let tasks = &mut self.tasks;
         tasks.cpu_use[i] = cpu;
         tasks.mem_use[i] = mem;
         tasks.use_is_request[i] = false;

@@ -3,6 +3,13 @@
 //!
 //! Classification runs in parallel over node chunks and writes `Nodes::class`; the sums are
 //! integers, so the result does not depend on chunking or thread count.
+//!
+//! [`Classifier`] does it incrementally: it keeps each node's contribution to the tick's
+//! figures and, each tick, classifies again only the nodes whose columns changed
+//! ([`Cell::take_touched`]), replacing their contributions in the totals. Integer totals make
+//! that exactly the full pass's result (`check_invariants` compares the two every tick). A
+//! first tick (a start or a restore: the cache is not saved) or a tick that touched many nodes
+//! runs the full parallel pass, which refills the cache.
 
 use rayon::prelude::*;
 
@@ -66,7 +73,8 @@ pub mod sum {
     pub const PROD_MEM_REQ: usize = 7;
 }
 
-#[derive(Default, Clone, Copy)]
+/// Figures summed over nodes: nodes per class, RUS breaches, the column sums, tasks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Partial {
     classes: [u32; 7],
     rus: u32,
@@ -74,57 +82,184 @@ struct Partial {
     running: u64,
 }
 
+impl Partial {
+    /// Adds (`sign` 1) or takes away (-1) one node's contribution.
+    fn add(&mut self, node: &NodeFigures, sign: i64) {
+        if !node.online {
+            return;
+        }
+        let add64 = |s: &mut u64, v: u64| *s = (*s as i64 + sign * v as i64) as u64;
+        let c = &mut self.classes[node.class as usize];
+        *c = (*c as i64 + sign) as u32;
+        self.rus = (self.rus as i64 + sign * node.rus as i64) as u32;
+        for (s, v) in self.sums.iter_mut().zip(node.sums) {
+            add64(s, v.into());
+        }
+        add64(&mut self.running, node.tasks.into());
+    }
+
+    fn merge(mut self, other: Partial) -> Partial {
+        for k in 0..7 {
+            self.classes[k] += other.classes[k];
+        }
+        for k in 0..8 {
+            self.sums[k] += other.sums[k];
+        }
+        self.rus += other.rus;
+        self.running += other.running;
+        self
+    }
+}
+
+/// One node's contribution to a tick's figures (nothing when offline).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct NodeFigures {
+    online: bool,
+    class: NodeClass,
+    rus: bool,
+    sums: [u32; 8],
+    tasks: u32,
+}
+
+impl NodeFigures {
+    /// Node `i` of `view`, classified with `thresholds`.
+    fn of(view: &crate::cell::Nodes, i: usize, thresholds: &Thresholds) -> NodeFigures {
+        if !view.online()[i] {
+            return NodeFigures::default();
+        }
+        let load = view.load(i);
+        NodeFigures {
+            online: true,
+            class: classify(&load, thresholds),
+            rus: load.breaks_rus(),
+            sums: [
+                view.cpu_cap()[i],
+                view.mem_cap()[i],
+                view.cpu_used()[i],
+                view.mem_used()[i],
+                view.cpu_req()[i],
+                view.mem_req()[i],
+                view.prod_cpu_req()[i],
+                view.prod_mem_req()[i],
+            ],
+            tasks: view.task_count()[i],
+        }
+    }
+}
+
 /// Nodes per parallel work item when classifying.
 const NODES_PER_CHUNK: usize = 512;
 
-/// Classifies every node (writing `cell.nodes.class`) and returns the tick's cell figures.
-pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64) -> TickRow {
+/// Classifies every node (writing `cell.nodes.class` and, per node, its figures into
+/// `figures`, resized to the nodes) and returns the totals.
+fn classify_all(
+    cell: &mut Cell,
+    thresholds: &Thresholds,
+    figures: &mut Vec<NodeFigures>,
+) -> Partial {
+    figures.resize(cell.nodes.len(), NodeFigures::default());
     // The class column is written while the other columns are read.
     let partials: Vec<Partial> = cell.classify_nodes(|classes, view| {
         classes
             .par_chunks_mut(NODES_PER_CHUNK)
+            .zip(figures.par_chunks_mut(NODES_PER_CHUNK))
             .enumerate()
-            .map(|(c, out)| {
+            .map(|(c, (out, figures))| {
                 let mut p = Partial::default();
-                for (k, slot) in out.iter_mut().enumerate() {
-                    let i = c * NODES_PER_CHUNK + k;
-                    if !view.online()[i] {
-                        *slot = NodeClass::Offline;
-                        continue;
-                    }
-                    let load = view.load(i);
-                    *slot = classify(&load, thresholds);
-                    p.classes[*slot as usize] += 1;
-                    p.rus += load.breaks_rus() as u32;
-                    for (s, v) in p.sums.iter_mut().zip([
-                        view.cpu_cap()[i],
-                        view.mem_cap()[i],
-                        view.cpu_used()[i],
-                        view.mem_used()[i],
-                        view.cpu_req()[i],
-                        view.mem_req()[i],
-                        view.prod_cpu_req()[i],
-                        view.prod_mem_req()[i],
-                    ]) {
-                        *s += v as u64;
-                    }
-                    p.running += view.task_count()[i] as u64;
+                for (k, (slot, node)) in out.iter_mut().zip(figures).enumerate() {
+                    *node = NodeFigures::of(view, c * NODES_PER_CHUNK + k, thresholds);
+                    *slot = if node.online {
+                        node.class
+                    } else {
+                        NodeClass::Offline
+                    };
+                    p.add(node, 1);
                 }
                 p
             })
             .collect()
     });
-    let mut total = Partial::default();
-    for p in &partials {
-        for k in 0..7 {
-            total.classes[k] += p.classes[k];
+    partials
+        .into_iter()
+        .fold(Partial::default(), Partial::merge)
+}
+
+/// Incremental classification across ticks (module doc). Not saved in snapshots.
+#[derive(Debug, Default)]
+pub struct Classifier {
+    /// Each node's contribution, as of the last tick; empty before the first.
+    figures: Vec<NodeFigures>,
+    /// Their totals.
+    total: Partial,
+    /// The nodes touched this tick (a reused buffer).
+    touched: Vec<u32>,
+}
+
+impl Classifier {
+    /// Classifies the nodes (writing `cell.nodes.class`) and returns the tick's cell figures,
+    /// classifying again only the nodes whose columns changed since the last call (every node
+    /// on the first call, or when more than an eighth of them changed).
+    pub fn measure(
+        &mut self,
+        cell: &mut Cell,
+        thresholds: &Thresholds,
+        tick: u32,
+        time_us: i64,
+    ) -> TickRow {
+        cell.take_touched(&mut self.touched);
+        let nodes = cell.nodes.len();
+        if self.figures.is_empty() || self.touched.len() > nodes / 8 {
+            self.total = classify_all(cell, thresholds, &mut self.figures);
+        } else {
+            // Nodes added since the last tick are offline until touched: no contribution.
+            self.figures.resize(nodes, NodeFigures::default());
+            let touched = &self.touched;
+            let (figures, total) = (&mut self.figures, &mut self.total);
+            cell.classify_nodes(|classes, view| {
+                for &n in touched {
+                    let n = n as usize;
+                    total.add(&figures[n], -1);
+                    let node = NodeFigures::of(view, n, thresholds);
+                    classes[n] = if node.online {
+                        node.class
+                    } else {
+                        NodeClass::Offline
+                    };
+                    total.add(&node, 1);
+                    figures[n] = node;
+                }
+            });
         }
-        for k in 0..8 {
-            total.sums[k] += p.sums[k];
-        }
-        total.rus += p.rus;
-        total.running += p.running;
+        row(cell, self.total, tick, time_us)
     }
+
+    /// Checks the incremental figures against the full pass (`check_invariants`): the totals,
+    /// and every node's class column.
+    pub fn check(&self, cell: &Cell, thresholds: &Thresholds) -> Result<(), String> {
+        let mut scratch = cell.clone();
+        let mut figures = Vec::new();
+        let total = classify_all(&mut scratch, thresholds, &mut figures);
+        if total != self.total {
+            return Err(format!(
+                "incremental metrics {:?} but the full pass gives {total:?}",
+                self.total
+            ));
+        }
+        let differs =
+            (0..cell.nodes.len()).find(|&n| scratch.nodes.class()[n] != cell.nodes.class()[n]);
+        match differs {
+            Some(n) => Err(format!(
+                "node {n} is classed {:?}, the full pass says {:?}",
+                cell.nodes.class()[n],
+                scratch.nodes.class()[n]
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The tick's row from the nodes' totals.
+fn row(cell: &Cell, total: Partial, tick: u32, time_us: i64) -> TickRow {
     let online: u32 = total.classes.iter().sum();
     // Running tasks on offline nodes (removed this tick) are displaced by the replay, so every
     // running task is on an online node; a migrating one is counted on both of its nodes.
@@ -141,5 +276,65 @@ pub fn measure(cell: &mut Cell, thresholds: &Thresholds, tick: u32, time_us: i64
         sums: total.sums,
         counters: PolicyCounters::default(),
         messages: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::TaskIdx;
+
+    /// A task of `cpu` and `mem` units running on node `n`.
+    fn run_on(cell: &mut Cell, n: u32, cpu: u32, mem: u32) -> TaskIdx {
+        let t = cell.tasks.alloc(u64::from(n), 0, 0, 0);
+        cell.set_request(t, cpu, mem);
+        cell.place(t, crate::ids::NodeIdx(n), 0);
+        t
+    }
+
+    /// Four nodes of 1,000 units each: idle, PA (50 % / 50 %), STA (95 % CPU) and one offline.
+    /// The incremental figures follow a usage change on one node and a machine leaving, as worked
+    /// by hand, and equal the full pass each tick.
+    #[test]
+    fn incremental_classes_follow_the_changed_nodes_only() {
+        let mut cell = Cell::default();
+        for m in 0..4 {
+            cell.add_machine(m, 1_000, 1_000);
+        }
+        cell.set_machine(crate::ids::NodeIdx(3), false, None);
+        let pa = run_on(&mut cell, 1, 500, 500);
+        run_on(&mut cell, 2, 950, 100);
+        let t = Thresholds::default();
+        let mut classifier = Classifier::default();
+        let counts = |row: &TickRow| {
+            [
+                NodeClass::Idle,
+                NodeClass::Pa,
+                NodeClass::Da,
+                NodeClass::Sta,
+            ]
+            .map(|c| row.classes[c as usize])
+        };
+        let row = classifier.measure(&mut cell, &t, 0, 0);
+        assert_eq!((row.nodes_online, counts(&row)), (3, [1, 1, 0, 1]));
+        assert_eq!(row.sums[sum::CPU_USED], 1_450);
+        classifier.check(&cell, &t).unwrap();
+        // 80 % CPU, 20 % memory: DA; only node 1 is classified again.
+        cell.set_usage(pa, 800, 200, 1);
+        let mut touched = cell.touched.clone();
+        touched.sort();
+        assert_eq!(touched, [1]);
+        let row = classifier.measure(&mut cell, &t, 1, 1);
+        assert_eq!(counts(&row), [1, 0, 1, 1]);
+        assert_eq!(cell.nodes.class()[1], NodeClass::Da);
+        assert_eq!(row.sums[sum::CPU_USED], 1_750);
+        classifier.check(&cell, &t).unwrap();
+        // The STA node leaves: two online, its task no longer counted.
+        cell.set_machine(crate::ids::NodeIdx(2), false, None);
+        let row = classifier.measure(&mut cell, &t, 2, 2);
+        assert_eq!((row.nodes_online, counts(&row)), (2, [1, 0, 1, 0]));
+        assert_eq!(cell.nodes.class()[2], NodeClass::Offline);
+        assert_eq!(row.sums[sum::CPU_USED], 800);
+        classifier.check(&cell, &t).unwrap();
     }
 }

@@ -24,7 +24,6 @@ use crate::delay::{DelayQueue, SavedDelays};
 use crate::error::{EngineError, Result};
 use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use crate::ids::Tick;
-use crate::metrics::measure;
 use crate::output::{OutputState, RunOutputs, TickTiming};
 use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
@@ -235,6 +234,8 @@ struct Simulation<'a, P: Policy> {
     active: ActiveScratch,
     scratch: RoundScratch<P::Msg, P::Action>,
     acc: Accumulator,
+    /// The metrics' incremental node classification (not saved: a restore classifies afresh).
+    classifier: crate::metrics::Classifier,
     outputs: RunOutputs,
     next_tick: u32,
     total: u32,
@@ -303,6 +304,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             cell,
             agents: state.agents,
             acc: state.acc,
+            classifier: crate::metrics::Classifier::default(),
             next_tick: state.next_tick,
             total,
             wall_before_s: state.wall_before_s,
@@ -619,7 +621,13 @@ impl<'a, P: Policy> Simulation<'a, P> {
             cell.check()
                 .map_err(|problem| EngineError::Invariant { tick, problem })?;
         }
-        let mut row = measure(cell, &config.classify, tick, end_us);
+        let mut row = self
+            .classifier
+            .measure(cell, &config.classify, tick, end_us);
+        if config.check_invariants {
+            (self.classifier.check(cell, &config.classify))
+                .map_err(|problem| EngineError::Invariant { tick, problem })?;
+        }
         row.counters = counters;
         row.messages = counts;
         self.acc

@@ -257,13 +257,18 @@ mod tests {
         let mut back = load_cell(&mut snap.section("cell").unwrap()).unwrap();
         // Placements the replay has not taken yet are not saved (a restored replay looks at
         // every task awaiting its start), nor constraint stamps (nor what policies derive from
-        // them); all else comes back.
+        // them), nor the nodes touched since the last metrics (a restored run classifies every
+        // node); all else comes back.
         let mut started = Vec::new();
         cell.take_started(&mut started);
         assert_eq!(started, [t, u]);
         // Node a's stamp moved for an attribute and for the constraints of task t running there.
         assert_eq!(cell.constraint_stamp(a), 2);
         cell.constraint_stamps.clear();
+        let mut touched = Vec::new();
+        cell.take_touched(&mut touched);
+        assert_eq!(touched.len(), 2, "both nodes touched");
+        cell.touched_mark.clear();
         assert_eq!(format!("{back:?}"), format!("{cell:?}"));
         assert_eq!(
             back.tasks.alloc(7, 0, 0, 0),
