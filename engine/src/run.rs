@@ -191,7 +191,9 @@ pub fn run<P: Policy + Send>(
 
 /// Restores the run in `out_dir` from `snap` (as [`run`] does to resume it) and, without
 /// simulating anything, writes the restored state as a snapshot to `to`: for tests of the
-/// snapshot round trip (the bytes must equal `snap`'s when the same build restores it).
+/// snapshot round trip (the bytes must equal `snap`'s when the same build restores it). Like a
+/// resume it reopens the run's outputs, discarding parts written after `snap`: restore a run's
+/// snapshots newest first.
 pub fn restore_and_resnapshot<P: Policy + Send>(
     config: &RunConfig,
     trace_dir: &Path,
