@@ -85,7 +85,7 @@ struct Partial {
 impl Partial {
     /// Adds (`sign` 1) or takes away (-1) one node's contribution.
     fn add(&mut self, node: &NodeFigures, sign: i64) {
-        if !node.online {
+        if node.class == NodeClass::Offline {
             return;
         }
         let add64 = |s: &mut u64, v: u64| *s = (*s as i64 + sign * v as i64) as u64;
@@ -111,10 +111,10 @@ impl Partial {
     }
 }
 
-/// One node's contribution to a tick's figures (nothing when offline).
+/// One node's contribution to a tick's figures (nothing when its class is `Offline`, the
+/// default).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct NodeFigures {
-    online: bool,
     class: NodeClass,
     rus: bool,
     sums: [u32; 8],
@@ -129,7 +129,6 @@ impl NodeFigures {
         }
         let load = view.load(i);
         NodeFigures {
-            online: true,
             class: classify(&load, thresholds),
             rus: load.breaks_rus(),
             sums: [
@@ -168,11 +167,7 @@ fn classify_all(
                 let mut p = Partial::default();
                 for (k, (slot, node)) in out.iter_mut().zip(figures).enumerate() {
                     *node = NodeFigures::of(view, c * NODES_PER_CHUNK + k, thresholds);
-                    *slot = if node.online {
-                        node.class
-                    } else {
-                        NodeClass::Offline
-                    };
+                    *slot = node.class;
                     p.add(node, 1);
                 }
                 p
@@ -220,11 +215,7 @@ impl Classifier {
                     let n = n as usize;
                     total.add(&figures[n], -1);
                     let node = NodeFigures::of(view, n, thresholds);
-                    classes[n] = if node.online {
-                        node.class
-                    } else {
-                        NodeClass::Offline
-                    };
+                    classes[n] = node.class;
                     total.add(&node, 1);
                     figures[n] = node;
                 }
