@@ -66,6 +66,10 @@ pub struct ExperimentArgs {
     /// latencies from seed 003's topology.
     #[arg(long)]
     pub net_delay_ms: Option<f64>,
+    /// Reduce tasks per job after its map tasks (seed 004 experiments; each starts once its
+    /// job's map tasks have ended). The paper counts map tasks only [default: 0].
+    #[arg(long)]
+    pub reduce_tasks: Option<u32>,
     /// Threads (runs are spread over them; 0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -151,6 +155,10 @@ pub struct GenArgs {
     /// start (`--fail 3@20`); repeat for more.
     #[arg(long, value_name = "M@T", value_parser = parse_failure, requires = "scenario")]
     pub fail: Vec<(u32, f64)>,
+    /// Reduce tasks per job after its 3 map tasks (nbs-* scenarios; each starts once its job's
+    /// map tasks have ended). Seed 004 counts map tasks only.
+    #[arg(long, default_value_t = 0, requires = "scenario")]
+    pub reduce_tasks: u32,
 }
 
 /// `M@T`: a machine index and a time in seconds.

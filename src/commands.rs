@@ -126,6 +126,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
             arrivals: args.arrivals.parse().map_err(anyhow::Error::msg)?,
             nodes: args.nodes,
             failures: args.fail.clone(),
+            reduce_tasks: args.reduce_tasks,
         };
         let summary = ingest::scenario::generate_scenario(&args.out_dir, &config)
             .with_context(|| format!("writing scenario {name} to {}", args.out_dir.display()))?;
@@ -231,10 +232,17 @@ fn experiment_out(out: &std::path::Path) -> Result<()> {
 
 fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     use analysis::experiment;
+    let nbs = experiment::nbs::Experiment::of_name(&args.name);
+    if args.reduce_tasks.is_some() && nbs.is_none() {
+        anyhow::bail!(
+            "{} takes no --reduce-tasks: reduce tasks are for seed 004's MapReduce jobs (nbs-hard, nbs-priority, nbs-jobs)",
+            args.name
+        );
+    }
     if experiment::federation::cases(&args.name).is_some() {
         return run_federation(args);
     }
-    if let Some(nbs) = experiment::nbs::Experiment::of_name(&args.name) {
+    if let Some(nbs) = nbs {
         return run_nbs(nbs, args);
     }
     let options = experiment::Options {
@@ -304,7 +312,7 @@ fn run_nbs(
     );
     let rows = nbs::run(
         experiment,
-        args.seeds,
+        (args.seeds, args.reduce_tasks.unwrap_or(0)),
         args.threads,
         &args.out.join("work"),
         &|line| crate::console::status(format_args!("{line}")),

@@ -764,6 +764,79 @@ fn federation_experiments_run_and_refuse_sparrow_options() {
     assert!(!dir.path().join("jobs").exists());
 }
 
+/// Reduce tasks (seed 004's MapReduce jobs): `gen --reduce-tasks` writes them for an nbs-*
+/// scenario (four tasks per job, the last a reduce in `scenario/tasks.csv`) and refuses them for
+/// another; `experiment --reduce-tasks` is refused for an experiment that is not seed 004's,
+/// before its directory is made; and masb refuses the trace, naming its `tasks.csv`.
+#[test]
+fn reduce_tasks_are_generated_for_mapreduce_jobs_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let generated = cellsim(&[
+        "gen",
+        &p("raw"),
+        "--scenario",
+        "nbs-hadoop",
+        "--reduce-tasks",
+        "1",
+    ]);
+    assert_eq!(
+        generated.status.code(),
+        Some(0),
+        "{}",
+        text(&generated.stderr)
+    );
+    assert!(text(&generated.stdout).contains("then 1 reduce task of 10 s"));
+    let tasks = std::fs::read_to_string(dir.path().join("raw/scenario/tasks.csv")).unwrap();
+    let rows: Vec<&str> = tasks.lines().skip(1).collect();
+    assert_eq!(rows.len(), 40);
+    assert!(
+        rows[3].starts_with("1,3,") && rows[3].ends_with(",reduce"),
+        "{}",
+        rows[3]
+    );
+    assert!(rows[2].ends_with(",map"), "{}", rows[2]);
+    let refused = cellsim(&[
+        "gen",
+        &p("sl"),
+        "--scenario",
+        "sparrow-load",
+        "--reduce-tasks",
+        "1",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("reduce tasks are for the MapReduce jobs"));
+    assert!(!dir.path().join("sl").exists());
+    let refused = cellsim(&[
+        "experiment",
+        "sparrow-load",
+        "--out",
+        &p("x"),
+        "--reduce-tasks",
+        "1",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("takes no --reduce-tasks"));
+    assert!(!dir.path().join("x").exists());
+    let ingest = cellsim(&["ingest", &p("raw"), &p("pq")]);
+    assert_eq!(ingest.status.code(), Some(0), "{}", text(&ingest.stderr));
+    let run = cellsim(&[
+        "run",
+        "--trace",
+        &p("pq"),
+        "--out",
+        &p("run"),
+        "--policy",
+        "masb",
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    let err = text(&run.stderr);
+    assert!(
+        err.contains("scenario/tasks.csv") && err.contains("policy masb does not hold them back"),
+        "{err}"
+    );
+}
+
 /// A run's length is checked before anything is written (issue 37): hours far past the trace's
 /// last event are refused unless asked for, a length of more ticks than a run holds is an error
 /// even when asked for (it wrapped to 0 ticks, or to billions), and negative hours are refused

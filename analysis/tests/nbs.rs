@@ -16,8 +16,8 @@ fn mean_latency(rows: &[JobRow], policy: &str, keep: impl Fn(&JobRow) -> bool) -
 #[test]
 fn nbs_hard_meets_every_hard_deadline_and_is_deterministic() {
     let dir = tempfile::tempdir().unwrap();
-    let rows1 = nbs::run(Experiment::Hard, 2, 1, &dir.path().join("w1"), &|_| {}).unwrap();
-    let rows2 = nbs::run(Experiment::Hard, 2, 2, &dir.path().join("w2"), &|_| {}).unwrap();
+    let rows1 = nbs::run(Experiment::Hard, (2, 0), 1, &dir.path().join("w1"), &|_| {}).unwrap();
+    let rows2 = nbs::run(Experiment::Hard, (2, 0), 2, &dir.path().join("w2"), &|_| {}).unwrap();
     assert_eq!(rows1, rows2);
     assert_eq!(rows1.len(), 4 * 10 * 2);
     let nbs_hard: Vec<f64> = rows1
@@ -48,7 +48,14 @@ fn nbs_hard_meets_every_hard_deadline_and_is_deterministic() {
 #[test]
 fn nbs_priority_serves_high_priorities_first() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = nbs::run(Experiment::Priority, 2, 2, &dir.path().join("w"), &|_| {}).unwrap();
+    let rows = nbs::run(
+        Experiment::Priority,
+        (2, 0),
+        2,
+        &dir.path().join("w"),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(rows.len(), 4 * 10 * 2);
     let mut priorities: Vec<f64> = rows.iter().take(10).map(|r| r.priority).collect();
     priorities.sort_by(|a, b| b.total_cmp(a));
@@ -66,7 +73,7 @@ fn nbs_priority_serves_high_priorities_first() {
 #[test]
 fn nbs_jobs_runs_two_to_ten_jobs() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = nbs::run(Experiment::Jobs, 1, 2, &dir.path().join("w"), &|_| {}).unwrap();
+    let rows = nbs::run(Experiment::Jobs, (1, 0), 2, &dir.path().join("w"), &|_| {}).unwrap();
     let jobs: u32 = (2..=10).sum();
     assert_eq!(rows.len(), (4 * 2 * jobs) as usize);
     assert!(
@@ -79,4 +86,40 @@ fn nbs_jobs_runs_two_to_ten_jobs() {
     nbs::write_outputs(Experiment::Jobs, &rows, 1, &out).unwrap();
     let md = std::fs::read_to_string(out.join("results.md")).unwrap();
     assert!(md.contains("| nbs |") && md.contains("-62.8"), "{md}");
+}
+
+/// `nbs-hard --reduce-tasks 1` on 2 seeds: each job is 3 maps then a reduce, so none finishes
+/// before 20 s (a map wave and a reduce); the rows and `results.parquet` carry the count,
+/// `results.md` says the paper's jobs are map-only and names every hard deadline NBS missed.
+#[test]
+fn nbs_hard_with_reduce_tasks_reports_its_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = nbs::run(Experiment::Hard, (2, 1), 2, &dir.path().join("w"), &|_| {}).unwrap();
+    assert_eq!(rows.len(), 4 * 10 * 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.reduce_tasks == 1 && r.makespan_s >= 20.0)
+    );
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    nbs::write_outputs(Experiment::Hard, &rows, 2, &out).unwrap();
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    assert!(
+        md.contains("`--reduce-tasks 1`") && md.contains("map tasks only"),
+        "{md}"
+    );
+    for r in rows
+        .iter()
+        .filter(|r| r.policy == "nbs" && r.hard == Some(true))
+    {
+        if r.latency_s.unwrap() > 0.0 {
+            assert!(
+                md.contains(&format!("seed {} job {} (", r.seed, r.job_id)),
+                "{md}"
+            );
+        }
+    }
+    let without = nbs::run(Experiment::Hard, (2, 0), 2, &dir.path().join("w0"), &|_| {}).unwrap();
+    let mean = |rows: &[JobRow]| rows.iter().map(|r| r.makespan_s).sum::<f64>() / rows.len() as f64;
+    assert!(mean(&rows) > mean(&without) + 5.0);
 }

@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod nbs;
 pub mod omniscient;
 pub mod output;
+pub mod phases;
 pub mod policies;
 pub mod policy;
 pub mod preload;

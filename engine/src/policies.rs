@@ -28,6 +28,10 @@ pub trait PolicySpec:
     /// One line for `--policy`'s help.
     const ABOUT: &'static str;
 
+    /// Whether the policy holds a MapReduce job's reduce tasks until its maps have ended
+    /// (`phases.rs`); a policy that does not refuses a trace with reduce tasks.
+    const HONOURS_PHASES: bool = false;
+
     /// Checks the settings against the run's (`run.tick_s` and the like); returns what is wrong,
     /// the key relative to the `[policy]` table.
     fn validate(&self, _run: &RunConfig) -> std::result::Result<(), String> {
@@ -87,6 +91,17 @@ macro_rules! registry {
                 .map_err(|problem| format!("policy.{problem}"))
             }
 
+            /// Refuses a trace with reduce tasks for a policy that would not hold them back.
+            pub fn check_phases(&self, trace_dir: &Path) -> Result<()> {
+                let honours = match self {
+                    $( PolicyConfig::$variant(_) => <$spec as PolicySpec>::HONOURS_PHASES, )*
+                };
+                if honours {
+                    return Ok(());
+                }
+                crate::phases::refuse_reduce_tasks(self.kind(), trace_dir)
+            }
+
             /// The name the built policy gives itself ([`Policy::name`]): the kind, which
             /// the registry's test checks.
             #[cfg(test)]
@@ -107,6 +122,7 @@ macro_rules! registry {
             progress: &RunProgress,
             resume: Option<Snapshot>,
         ) -> Result<RunOutcome> {
+            config.policy.check_phases(trace_dir)?;
             match &config.policy {
                 $( PolicyConfig::$variant(spec) => crate::run::run(
                     config, trace_dir, out_dir, spec.build(config, trace_dir)?, progress, resume,
@@ -123,6 +139,7 @@ macro_rules! registry {
             snap: &Snapshot,
             to: &Path,
         ) -> Result<()> {
+            config.policy.check_phases(trace_dir)?;
             match &config.policy {
                 $( PolicyConfig::$variant(spec) => crate::run::restore_and_resnapshot(
                     config, trace_dir, out_dir, spec.build(config, trace_dir)?, snap, to,

@@ -118,6 +118,11 @@ impl QueueOutputs {
         )?))
     }
 
+    /// The jobs' terms (priorities, deadlines and, through them, MapReduce phases).
+    pub fn terms(&self) -> &JobTerms {
+        &self.terms
+    }
+
     /// The outputs with the jobs' `terms`.
     pub fn new(terms: JobTerms) -> QueueOutputs {
         QueueOutputs {

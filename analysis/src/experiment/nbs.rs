@@ -85,6 +85,8 @@ pub struct JobRow {
     pub jobs: u32,
     /// The seed (the scenario's draw).
     pub seed: u64,
+    /// Reduce tasks per job after its map tasks (0: the seed's jobs, map tasks only).
+    pub reduce_tasks: u32,
     /// The job.
     pub job_id: u64,
     /// Its priority.
@@ -97,11 +99,11 @@ pub struct JobRow {
     pub makespan_s: f64,
 }
 
-/// Runs `experiment`'s cases for seeds 1..=`seeds` under every policy in `work` (removed
-/// after), on `threads`.
+/// Runs `experiment`'s cases for seeds 1..=`seeds`, with `reduce_tasks` reduce tasks per job
+/// after its maps, under every policy in `work` (removed after), on `threads`.
 pub fn run(
     experiment: Experiment,
-    seeds: u64,
+    (seeds, reduce_tasks): (u64, u32),
     threads: usize,
     work: &Path,
     progress: &(dyn Fn(&str) + Sync),
@@ -112,7 +114,7 @@ pub fn run(
     let done = AtomicUsize::new(0);
     let rows = super::spread(&items, threads, |&((scenario, jobs), seed)| {
         let dir = work.join(format!("{scenario}-{jobs}-{seed}"));
-        let rows = run_case(scenario, jobs, seed, &dir);
+        let rows = run_case((scenario, jobs, reduce_tasks), seed, &dir);
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         progress(&format!(
             "[{n}/{}] {scenario}, {jobs} jobs, seed {seed} done",
@@ -128,13 +130,18 @@ pub fn run(
     Ok(out)
 }
 
-fn run_case(scenario: &'static str, jobs: u32, seed: u64, dir: &Path) -> Result<Vec<JobRow>> {
+fn run_case(
+    (scenario, jobs, reduce_tasks): (&'static str, u32, u32),
+    seed: u64,
+    dir: &Path,
+) -> Result<Vec<JobRow>> {
     let _ = std::fs::remove_dir_all(dir);
     let (raw, trace) = (dir.join("raw"), dir.join("trace"));
     let config = ScenarioConfig {
         name: scenario.into(),
         seed,
         tasks: Some(jobs),
+        reduce_tasks,
         ..ScenarioConfig::default()
     };
     ingest::scenario::generate_scenario(&raw, &config)?;
@@ -174,6 +181,7 @@ fn run_case(scenario: &'static str, jobs: u32, seed: u64, dir: &Path) -> Result<
                     scenario,
                     jobs,
                     seed,
+                    reduce_tasks,
                     job_id: id.value(r),
                     priority: priority(id.value(r)),
                     hard: (!hard.is_null(r)).then(|| hard.value(r)),

@@ -42,6 +42,7 @@ mod tests {
             job_id: vec![1, 2, 3],
             running_cpu: vec![0, 10, 20],
             pending_cpu: vec![50, 10, 50],
+            held_cpu: vec![0; 3],
             task_cpu: vec![10; 3],
             share_cpu: vec![0; 3],
             deadline: vec![
@@ -51,6 +52,7 @@ mod tests {
             ],
             priority: vec![1.0; 3],
             work_cpu_s: vec![0.0; 3],
+            reduce_s: vec![0.0; 3],
         };
         Edf.allocate(&mut jobs, 100, 0);
         assert_eq!(jobs.share_cpu, [30, 0, 70]);

@@ -6,6 +6,7 @@
 use super::Jobs;
 use crate::cell::{Cell, TaskState};
 use crate::deadlines::JobTerms;
+use crate::phases::Gate;
 use crate::run_times::RunTimes;
 
 /// The jobs' deadlines, priorities and run times of a trace.
@@ -23,13 +24,15 @@ impl JobFacts {
 
     /// Sets every row's deadline and priority and, with `work`, its work left at `now_us`: CPU
     /// units x seconds of its pending tasks' run times and its running tasks' remaining times (0
-    /// for a run time the trace does not end). The work takes a pass over every task with a
+    /// for a run time the trace does not end), and the reduce phase still to come (the longest
+    /// run of the reduce tasks `gate` holds back). The work takes a pass over every task with a
     /// run-time lookup each, so a controller asks for it only when it will use it.
-    pub fn fill(&self, cell: &Cell, jobs: &mut Jobs, now_us: i64, work: bool) {
+    pub fn fill(&self, cell: &Cell, (jobs, gate): (&mut Jobs, &Gate), now_us: i64, work: bool) {
         for r in 0..jobs.len() {
             (jobs.priority[r], jobs.deadline[r]) = self.terms.job(jobs.job_id[r]);
         }
         jobs.work_cpu_s.iter_mut().for_each(|w| *w = 0.0);
+        jobs.reduce_s.iter_mut().for_each(|w| *w = 0.0);
         if !work {
             return;
         }
@@ -45,6 +48,10 @@ impl JobFacts {
             };
             let run_us = self.run_times.of(tasks.job_id()[i], tasks.task_index()[i]);
             if run_us == RunTimes::UNKNOWN {
+                continue;
+            }
+            if !running && gate.holds(tasks.job_id()[i], tasks.task_index()[i]) {
+                jobs.reduce_s[r] = jobs.reduce_s[r].max(run_us as f64 / 1e6);
                 continue;
             }
             let left_us = if running {

@@ -10,7 +10,8 @@
 //! capacity change ([`TickEvents`]). It then offers the waiting tasks to the placer in the order
 //! they became pending, admitting a task only while its job's running CPU plus the task's stays
 //! within the job's share. Shares are applied in whole tasks (tasks are indivisible, as
-//! Hadoop's map slots; [`whole_tasks`]).
+//! Hadoop's map slots; [`whole_tasks`]). A MapReduce job's reduce tasks wait for its maps
+//! (`phases.rs`): while they wait they are not part of its demand (`held_cpu`), only of its work.
 //!
 //! Invariant: `Jobs` rows are sorted by job ID, each job once; shares are CPU units.
 
@@ -32,6 +33,7 @@ pub use whole::whole_tasks;
 use crate::cell::{Cell, TaskState};
 use crate::greedy::{Admission, Greedy, NodeChoice};
 use crate::ids::{TaskIdx, Tick};
+use crate::phases::Gate;
 use crate::policy::{CounterKind, Envelope, Policy, PolicyCounters, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
@@ -44,8 +46,11 @@ pub struct Jobs {
     pub job_id: Vec<u64>,
     /// CPU requested by its running tasks, units.
     pub running_cpu: Vec<u64>,
-    /// CPU requested by its pending tasks, units.
+    /// CPU requested by its pending tasks that may start, units.
     pub pending_cpu: Vec<u64>,
+    /// CPU requested by its pending reduce tasks that wait for its maps (`phases.rs`), units:
+    /// not demand yet.
+    pub held_cpu: Vec<u64>,
     /// Its share: the CPU its running tasks may request, units (set by the controller, then
     /// rounded to whole tasks, [`whole_tasks`]).
     pub share_cpu: Vec<u64>,
@@ -56,9 +61,14 @@ pub struct Jobs {
     pub deadline: Vec<Deadline>,
     /// Its priority (the side tables' job weight; 1 without them).
     pub priority: Vec<f64>,
-    /// The work it has left: CPU units x seconds over its pending tasks' run times and its
-    /// running tasks' remaining times (recorded run times; 0 where unknown).
+    /// The work it has left that may run now: CPU units x seconds over its pending tasks' run
+    /// times and its running tasks' remaining times (recorded run times; 0 where unknown), not
+    /// its reduce tasks that wait for its maps.
     pub work_cpu_s: Vec<f64>,
+    /// The reduce phase it has still to come after that work: the longest recorded run of its
+    /// reduce tasks that wait for its maps, seconds (0: none wait). Each reduce task takes a
+    /// slot of its own, so the phase lasts its longest task.
+    pub reduce_s: Vec<f64>,
 }
 
 impl Jobs {
@@ -67,7 +77,8 @@ impl Jobs {
         self.job_id.len()
     }
 
-    /// Each job's demand: the CPU its running and pending tasks request, units.
+    /// Each job's demand: the CPU its running and pending tasks request, units (not its
+    /// reduce tasks that wait for its maps).
     pub fn demand(&self) -> Vec<u64> {
         (0..self.len())
             .map(|r| self.running_cpu[r] + self.pending_cpu[r])
@@ -85,39 +96,43 @@ impl Jobs {
     }
 
     /// The active jobs of `cell`, with the shares of `previous` carried over by job ID (0 for
-    /// a job it lacks).
-    pub fn of_cell(cell: &Cell, previous: &Jobs) -> Jobs {
+    /// a job it lacks); `gate` holds the reduce tasks that wait for their maps.
+    pub fn of_cell(cell: &Cell, previous: &Jobs, gate: &Gate) -> Jobs {
         let tasks = &cell.tasks;
-        let mut active: Vec<(u64, u64, bool)> = (0..tasks.len())
+        // `Free` marks a held reduce task here.
+        let mut active: Vec<(u64, u64, TaskState)> = (0..tasks.len())
             .filter_map(|i| {
-                let running = match tasks.state()[i] {
-                    TaskState::Running => true,
-                    TaskState::Pending => false,
+                let (job, state) = (tasks.job_id()[i], tasks.state()[i]);
+                let state = match state {
                     TaskState::Free => return None,
+                    TaskState::Pending if gate.holds(job, tasks.task_index()[i]) => TaskState::Free,
+                    other => other,
                 };
-                Some((tasks.job_id()[i], tasks.cpu_req()[i] as u64, running))
+                Some((job, tasks.cpu_req()[i] as u64, state))
             })
             .collect();
         active.sort_unstable_by_key(|a| a.0);
         let mut jobs = Jobs::default();
-        for (job, cpu, running) in active {
+        for (job, cpu, state) in active {
             if jobs.job_id.last() != Some(&job) {
                 jobs.job_id.push(job);
                 jobs.running_cpu.push(0);
                 jobs.pending_cpu.push(0);
+                jobs.held_cpu.push(0);
                 jobs.task_cpu.push(0);
                 jobs.share_cpu
                     .push(previous.row(job).map_or(0, |r| previous.share_cpu[r]));
                 jobs.deadline.push(Deadline::None);
                 jobs.priority.push(1.0);
                 jobs.work_cpu_s.push(0.0);
+                jobs.reduce_s.push(0.0);
             }
             let last = jobs.len() - 1;
             jobs.task_cpu[last] = jobs.task_cpu[last].max(cpu);
-            let sum = if running {
-                &mut jobs.running_cpu[last]
-            } else {
-                &mut jobs.pending_cpu[last]
+            let sum = match state {
+                TaskState::Running => &mut jobs.running_cpu[last],
+                TaskState::Pending => &mut jobs.pending_cpu[last],
+                TaskState::Free => &mut jobs.held_cpu[last],
             };
             *sum += cpu;
         }
@@ -216,6 +231,12 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
         }
     }
 
+    /// The controller with `phases` instead of its job terms' (tests).
+    pub fn with_phases(mut self, phases: crate::phases::Phases) -> Self {
+        self.placer = self.placer.with_phases(phases);
+        self
+    }
+
     /// The job table as of the last tick (with the shares the placer kept to).
     pub fn jobs(&self) -> &Jobs {
         &self.jobs
@@ -249,7 +270,8 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         _inject: &mut Vec<Envelope<()>>,
         counters: &mut PolicyCounters,
     ) {
-        self.jobs = Jobs::of_cell(cell, &self.jobs);
+        let gate = self.placer.gate(cell);
+        self.jobs = Jobs::of_cell(cell, &self.jobs, &gate);
         let changed = !events.submitted.is_empty()
             || !events.ended.is_empty()
             || !events.machine_changes.is_empty()
@@ -257,7 +279,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         if changed || !self.allocated {
             if Ctl::NEEDS_FACTS {
                 let work = self.controller.needs_work(at.1);
-                self.facts.fill(cell, &mut self.jobs, at.1, work);
+                self.facts.fill(cell, (&mut self.jobs, &gate), at.1, work);
             }
             let capacity = capacity_cpu(cell);
             self.controller.allocate(&mut self.jobs, capacity, at.1);
@@ -304,10 +326,12 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             share_cpu: shares.iter().map(|s| s.1).collect(),
             running_cpu: vec![0; n],
             pending_cpu: vec![0; n],
+            held_cpu: vec![0; n],
             task_cpu: vec![0; n],
             deadline: vec![Deadline::None; n],
             priority: vec![1.0; n],
             work_cpu_s: vec![0.0; n],
+            reduce_s: vec![0.0; n],
         };
         self.controller.load_state(r)
     }
@@ -320,6 +344,8 @@ pub struct EqualShareConfig {}
 
 impl crate::policies::PolicySpec for EqualShareConfig {
     type Policy = Controlled<Equal, crate::greedy::FirstFit>;
+
+    const HONOURS_PHASES: bool = true;
 
     const ABOUT: &'static str = "controller + placer (seed 004's Equal baseline): every active job gets the same share of the cell's CPU, re-allocated at each arrival, departure or capacity change; first-fit places within the shares";
 
@@ -369,6 +395,8 @@ pub struct RandomShareConfig {}
 impl crate::policies::PolicySpec for RandomShareConfig {
     type Policy = Controlled<RandomShare, crate::greedy::FirstFit>;
 
+    const HONOURS_PHASES: bool = true;
+
     const ABOUT: &'static str = "controller + placer (seed 004's Random baseline): each active job a random share of the cell's CPU (random weights, water-filled up to each job's demand), re-drawn at each arrival, departure or capacity change; first-fit places within the shares";
 
     fn build(
@@ -388,6 +416,8 @@ pub struct EdfConfig {}
 impl crate::policies::PolicySpec for EdfConfig {
     type Policy = Controlled<Edf, crate::greedy::FirstFit>;
 
+    const HONOURS_PHASES: bool = true;
+
     const ABOUT: &'static str = "controller + placer (seed 004's EDF baseline): jobs served in increasing order of deadline (scenario side tables; no deadline last), each up to its demand; first-fit places within the shares";
 
     fn build(
@@ -404,6 +434,72 @@ mod tests {
     use super::*;
     use crate::greedy::FirstFit;
     use crate::replay::EndedTask;
+
+    /// By hand: a node of 200 CPU (four slots of 50); job 1 has maps 0-1 and a reduce 2, job
+    /// 2 one map. Equal shares up to demand: job 1's demand is its two maps (100; its reduce
+    /// waits, 50 held), job 2's 50, so both maps of job 1 and job 2's map run and the reduce
+    /// waits though a slot is free. Once job 1's maps end, its reduce is its demand and runs.
+    #[test]
+    fn reduce_tasks_wait_for_their_maps() {
+        let mut cell = Cell::with_machines(1, 200, 200);
+        let task = |cell: &mut Cell, job: u64, i: u32| {
+            let t = cell.tasks.alloc(job, i, 0, 0);
+            cell.set_request(t, 50, 1);
+            t
+        };
+        let maps: Vec<TaskIdx> = (0..2).map(|i| task(&mut cell, 1, i)).collect();
+        let reduce = task(&mut cell, 1, 2);
+        let other = task(&mut cell, 2, 0);
+        let phases = crate::phases::Phases::new(vec![(1, 2)]);
+        let mut policy = Controlled::<Equal, FirstFit>::new(
+            Equal,
+            JobFacts::default(),
+            1,
+            QueueOutputs::default(),
+        )
+        .with_phases(phases);
+        let mut tick = |cell: &mut Cell, events: TickEvents, now_us: i64| {
+            let (mut agents, mut inject) = (Vec::new(), Vec::new());
+            let counters = &mut PolicyCounters::default();
+            policy.begin_tick(
+                cell,
+                (Tick(0), now_us),
+                &events,
+                &mut agents,
+                &mut inject,
+                counters,
+            );
+            cell.check().unwrap();
+            policy.jobs().clone()
+        };
+        let state = |cell: &Cell, t: TaskIdx| cell.tasks.state()[t.index()];
+        let submitted = TickEvents {
+            submitted: vec![maps[0], maps[1], reduce, other],
+            ..TickEvents::default()
+        };
+        let jobs = tick(&mut cell, submitted, 0);
+        assert_eq!(jobs.demand(), [100, 50]);
+        assert_eq!(jobs.held_cpu, [50, 0]);
+        assert_eq!(jobs.share_cpu, [100, 50]);
+        assert!(maps.iter().all(|&m| state(&cell, m) == TaskState::Running));
+        assert_eq!(state(&cell, other), TaskState::Running);
+        assert_eq!(state(&cell, reduce), TaskState::Pending);
+        let ended: Vec<EndedTask> = maps.iter().map(|&t| EndedTask::of(&cell, t, 10)).collect();
+        maps.iter().for_each(|&t| cell.end(t));
+        let jobs = tick(
+            &mut cell,
+            TickEvents {
+                ended,
+                ..TickEvents::default()
+            },
+            10_000_000,
+        );
+        assert_eq!(
+            (jobs.demand(), jobs.held_cpu.clone()),
+            (vec![50, 50], vec![0, 0])
+        );
+        assert_eq!(state(&cell, reduce), TaskState::Running);
+    }
 
     /// By hand: two nodes of 100 CPU; job 1 submits five tasks of 50, job 2 two of 50. Equal
     /// shares of 200: 100 each, so job 1 runs two tasks (node 0) and job 2 both (node 1). Job

@@ -31,6 +31,7 @@ use waiting::Waiting;
 
 use crate::cell::{Cell, TaskState};
 use crate::ids::{ConstraintSetIdx, TaskIdx, Tick};
+use crate::phases::{Gate, Phases};
 use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
@@ -51,6 +52,8 @@ pub struct Greedy<C> {
     room: RoomIndex,
     /// The `tasks/` and `jobs/` tables.
     outputs: QueueOutputs,
+    /// The jobs' MapReduce phases (reduce tasks wait for their maps; `phases.rs`).
+    phases: Phases,
 }
 
 impl<C: NodeChoice> Greedy<C> {
@@ -61,8 +64,20 @@ impl<C: NodeChoice> Greedy<C> {
             seed,
             waiting: Waiting::default(),
             room: RoomIndex::default(),
+            phases: Phases::of_terms(outputs.terms()),
             outputs,
         }
+    }
+
+    /// The placer with `phases` instead of its outputs' job terms' (tests).
+    pub fn with_phases(mut self, phases: Phases) -> Self {
+        self.phases = phases;
+        self
+    }
+
+    /// This tick's gate of reduce tasks waiting for their maps (`phases.rs`).
+    pub fn gate(&self, cell: &Cell) -> Gate {
+        self.phases.gate(cell)
     }
 
     /// Tasks waiting to be placed (in queue order).
@@ -82,6 +97,26 @@ pub trait Admission {
 
 /// Every task may be placed.
 pub struct AdmitAll;
+
+/// `admission`, except the reduce tasks `gate` holds back.
+struct Gated<'a, A> {
+    gate: &'a Gate,
+    admission: &'a mut A,
+}
+
+impl<A: Admission> Admission for Gated<'_, A> {
+    fn admits(&self, cell: &Cell, t: TaskIdx) -> bool {
+        let (job, index) = (
+            cell.tasks.job_id()[t.index()],
+            cell.tasks.task_index()[t.index()],
+        );
+        !self.gate.holds(job, index) && self.admission.admits(cell, t)
+    }
+
+    fn placed(&mut self, cell: &Cell, t: TaskIdx) {
+        self.admission.placed(cell, t);
+    }
+}
 
 impl Admission for AdmitAll {
     fn admits(&self, _: &Cell, _: TaskIdx) -> bool {
@@ -137,7 +172,12 @@ impl<C: NodeChoice> Greedy<C> {
         self.waiting.update(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
+        let gate = self.phases.gate(cell);
         let at = (&mut *cell, &mut self.room);
+        let admission = &mut Gated {
+            gate: &gate,
+            admission,
+        };
         place_waiting(
             &self.choice,
             at,
@@ -201,6 +241,8 @@ macro_rules! greedy_spec {
             type Policy = Greedy<$choice>;
 
             const ABOUT: &'static str = $about;
+
+            const HONOURS_PHASES: bool = true;
 
             fn build(
                 &self,

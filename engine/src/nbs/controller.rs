@@ -2,7 +2,8 @@
 //! shares for now are the first slot of seed 004's optimisation over the next `horizon_slots`
 //! slots of `slot_s` (`problem.rs`): each job's requirement is its work left (CPU x seconds,
 //! from the recorded run times), its priority and deadline come from the scenario's side
-//! tables, its rate is capped by its demand (what its tasks request), the capacity is the
+//! tables (a MapReduce job whose reduce tasks wait for its maps bargains for its map work by
+//! its deadline less its reduce phase, `Jobs::reduce_s`), its rate is capped by its demand (what its tasks request), the capacity is the
 //! cell's online CPU in every slot. A hard deadline already passed, or that cannot be met,
 //! bargains as soft (`problem.rs`); a solve that fails falls back to shares by priority
 //! (water-filled), counted. With more than `classes_above_jobs` active jobs (a GCD cell), jobs
@@ -64,6 +65,8 @@ impl Default for NbsConfig {
 
 impl crate::policies::PolicySpec for NbsConfig {
     type Policy = Controlled<Nbs, FirstFit>;
+
+    const HONOURS_PHASES: bool = true;
 
     const ABOUT: &'static str = "controller + placer (seed 004): shares maximising the Nash bargaining product of the jobs' deadline-aware utilities over a horizon (Clarabel), re-solved at each arrival, departure or capacity change; first-fit places within the shares";
 
@@ -174,9 +177,11 @@ impl Nbs {
                         (demand[r] as f64 * horizon_s).max(1.0)
                     },
                     priority: jobs.priority[r].max(1e-9),
+                    // A MapReduce job whose reduce tasks wait bargains for its map work by its
+                    // deadline less its reduce phase (the seed's problem has no precedence).
                     deadline: match jobs.deadline[r] {
-                        SideDeadline::Hard(t) => Deadline::Hard(relative(t)),
-                        SideDeadline::Soft(t) => Deadline::Soft(relative(t)),
+                        SideDeadline::Hard(t) => Deadline::Hard(relative(t) - jobs.reduce_s[r]),
+                        SideDeadline::Soft(t) => Deadline::Soft(relative(t) - jobs.reduce_s[r]),
                         SideDeadline::None => Deadline::None,
                     },
                     rate_cap: demand[r] as f64,
@@ -287,11 +292,13 @@ mod tests {
             job_id: vec![1, 2],
             running_cpu: vec![0, 0],
             pending_cpu: vec![100, 100],
+            held_cpu: vec![0, 0],
             task_cpu: vec![1, 1],
             share_cpu: vec![0, 0],
             deadline: vec![SideDeadline::None, SideDeadline::None],
             priority: vec![1.0, 3.0],
             work_cpu_s: vec![1e6, 1e6],
+            reduce_s: vec![0.0, 0.0],
         };
         // The seed's objective alone (the earliness tie-break would tilt the first slot
         // towards the higher priority per requirement).

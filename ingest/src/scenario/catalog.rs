@@ -2,7 +2,7 @@
 //! seed). Where a seed leaves a constant out, the choice is named here and in the scenario's
 //! `about`, with the seed's words beside it.
 
-use super::side::Deadline;
+use super::side::{Deadline, Phase};
 use super::{ScenarioConfig, ScenarioMachine, ScenarioTask, Workload};
 use crate::rng::Rng;
 
@@ -40,6 +40,7 @@ fn task(
         length_mi: None,
         deadline: Deadline::None,
         weight: 1.0,
+        phase: Phase::Map,
     }
 }
 
@@ -110,7 +111,8 @@ pub fn sparrow_random(c: &ScenarioConfig) -> Workload {
 /// identical word-count jobs of 3 map tasks, submitted at once; at least a third with hard
 /// deadlines (which jobs, drawn), the rest soft or none at random, deadlines random, every
 /// priority 1. Chosen: 2 slots per machine (a map task is half a machine), 10 s per map task, a third of
-/// the jobs (rounded up) hard, deadlines 20-80 s.
+/// the jobs (rounded up) hard, deadlines 20-80 s. `reduce_tasks` adds that many reduce tasks per
+/// job ([`hadoop_jobs`]).
 pub fn nbs_hadoop(c: &ScenarioConfig) -> Workload {
     let mut rng = Rng::new(c.seed, 0x4ad0);
     let jobs = c.tasks.unwrap_or(10) as u64;
@@ -133,10 +135,11 @@ pub fn nbs_hadoop(c: &ScenarioConfig) -> Workload {
         .collect();
     Workload {
         about: format!(
-            "seed 004 Hadoop experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s submitted at once, {hard} with hard deadlines, the others soft or none, deadlines 20-80 s (slot count per machine, task time and deadline range chosen)"
+            "seed 004 Hadoop experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s{} submitted at once, {hard} with hard deadlines, the others soft or none, deadlines 20-80 s (slot count per machine, task time and deadline range chosen)",
+            reduce_about(c.reduce_tasks)
         ),
         machines: machines(3, |_| 1.0, |_| 0),
-        tasks: hadoop_jobs(&deadlines, &vec![1.0; jobs as usize]),
+        tasks: hadoop_jobs(&deadlines, &vec![1.0; jobs as usize], c.reduce_tasks),
         latency_us: vec![0],
     }
 }
@@ -165,7 +168,8 @@ pub fn nbs_priority(c: &ScenarioConfig, random: bool) -> Workload {
     shuffle(&mut priorities, &mut rng);
     Workload {
         about: format!(
-            "seed 004 priority experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s submitted at once, all soft with the deadline 65 s, priorities {}",
+            "seed 004 priority experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s{} submitted at once, all soft with the deadline 65 s, priorities {}",
+            reduce_about(c.reduce_tasks),
             if random {
                 "drawn in 2-256".to_string()
             } else {
@@ -173,7 +177,11 @@ pub fn nbs_priority(c: &ScenarioConfig, random: bool) -> Workload {
             }
         ),
         machines: machines(3, |_| 1.0, |_| 0),
-        tasks: hadoop_jobs(&vec![Deadline::Soft(65 * S); jobs], &priorities),
+        tasks: hadoop_jobs(
+            &vec![Deadline::Soft(65 * S); jobs],
+            &priorities,
+            c.reduce_tasks,
+        ),
         latency_us: vec![0],
     }
 }
@@ -185,15 +193,38 @@ fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
     }
 }
 
+/// Run time of a reduce task, seconds. Chosen: as a map task's (the seed counts map tasks only;
+/// word count's reduce adds up what the maps emitted). It moves every latency of a run with
+/// reduce tasks by up to its length per wave of reduces.
+pub const REDUCE_S: i64 = 10;
+
+/// The description of `reduce_tasks` reduce tasks per job.
+fn reduce_about(reduce_tasks: u32) -> String {
+    match reduce_tasks {
+        0 => String::new(),
+        n => format!(
+            " then {n} reduce task{} of {REDUCE_S} s (a slot each; chosen: the seed counts map tasks only)",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+}
+
 /// Seed 004's word-count jobs: one per deadline and priority, each of 3 map tasks of half a
-/// machine and 10 s, submitted at 0.
-fn hadoop_jobs(deadlines: &[Deadline], priorities: &[f64]) -> Vec<ScenarioTask> {
+/// machine (a slot) and 10 s, then `reduce_tasks` reduce tasks of a slot and [`REDUCE_S`]
+/// (which start once the job's map tasks have ended), all submitted at 0.
+fn hadoop_jobs(deadlines: &[Deadline], priorities: &[f64], reduce_tasks: u32) -> Vec<ScenarioTask> {
     let mut tasks = Vec::new();
     for (j, (&deadline, &weight)) in deadlines.iter().zip(priorities).enumerate() {
-        for i in 0..3 {
-            let mut t = task(j as u64 + 1, i, 0, (0.5, 0.1), 10 * S);
+        for i in 0..3 + reduce_tasks {
+            let (phase, run_s) = if i < 3 {
+                (Phase::Map, 10)
+            } else {
+                (Phase::Reduce, REDUCE_S)
+            };
+            let mut t = task(j as u64 + 1, i, 0, (0.5, 0.1), run_s * S);
             t.deadline = deadline;
             t.weight = weight;
+            t.phase = phase;
             tasks.push(t);
         }
     }

@@ -12,6 +12,7 @@
 //! machine, as in the GCD. The directory is written as `OUT.partial` and renamed when complete.
 
 mod catalog;
+pub use catalog::REDUCE_S;
 pub mod seed003;
 pub mod side;
 
@@ -22,7 +23,7 @@ use serde::Serialize;
 use crate::codes::{TRACE_START_US, machine_event, task_event};
 use crate::error::{IngestError, Result};
 use crate::synth::csvgz::{TableWriter, empty, end_row, int, sig4, text};
-use side::{Deadline, SideTables};
+use side::{Deadline, Phase, SideTables};
 
 /// The scenarios, by name, with a line each.
 pub const NAMES: &[(&str, &str)] = &[
@@ -76,6 +77,9 @@ pub struct ScenarioConfig {
     /// The scenario's failure list: machines (by index from 0) removed (machine_events
     /// REMOVE) at a time after the start, seconds; a policy sees them fail as a GCD removal.
     pub failures: Vec<(u32, f64)>,
+    /// Reduce tasks per job after its map tasks (`nbs-*`; 0, the seed's experiments, which
+    /// count map tasks only).
+    pub reduce_tasks: u32,
 }
 
 /// How tasks arrive in the Sparrow scenarios.
@@ -129,6 +133,7 @@ impl Default for ScenarioConfig {
             arrivals: Arrivals::Even,
             nodes: None,
             failures: Vec::new(),
+            reduce_tasks: 0,
         }
     }
 }
@@ -167,6 +172,8 @@ pub struct ScenarioTask {
     pub deadline: Deadline,
     /// Its job's weight.
     pub weight: f64,
+    /// Map, or reduce (starts once its job's map tasks have ended).
+    pub phase: Phase,
 }
 
 /// A scenario's machines, tasks and datacenter latencies.
@@ -195,6 +202,18 @@ impl ScenarioConfig {
             return Err(IngestError::Config(format!(
                 "nodes must be 2..=100,000, got {}",
                 self.nodes.unwrap_or(0)
+            )));
+        }
+        if self.reduce_tasks > 0 && !self.name.starts_with("nbs-") {
+            return Err(IngestError::Config(format!(
+                "reduce tasks are for the MapReduce jobs of the nbs-* scenarios, not {}",
+                self.name
+            )));
+        }
+        if self.reduce_tasks > 100 {
+            return Err(IngestError::Config(format!(
+                "reduce tasks per job must be at most 100, got {}",
+                self.reduce_tasks
             )));
         }
         if self.tasks == Some(0) || !(1..=4_000).contains(&self.jobs_factor) {
@@ -400,6 +419,7 @@ fn side_tables(w: &Workload) -> SideTables {
         length_mi: w.tasks.iter().map(|t| t.length_mi).collect(),
         deadline: w.tasks.iter().map(|t| shift(t.deadline)).collect(),
         weight: w.tasks.iter().map(|t| t.weight).collect(),
+        phase: w.tasks.iter().map(|t| t.phase).collect(),
         machine_id: (1..=w.machines.len() as u64).collect(),
         datacenter: w.machines.iter().map(|m| m.datacenter).collect(),
         mips: w.machines.iter().map(|m| m.mips).collect(),

@@ -3,15 +3,18 @@
 //! GCD tables of a generated scenario, copied by `cellsim ingest` into the ingested directory
 //! after it parses them, and read by the policies that use them (`engine::scenario`).
 //!
-//! - `tasks.csv`: `job_id,task_index,length_mi,deadline_kind,deadline_us,weight`: the task's
-//!   length in million instructions (seed 003; empty when the scenario gives run times),
+//! - `tasks.csv`: `job_id,task_index,length_mi,deadline_kind,deadline_us,weight,phase`: the
+//!   task's length in million instructions (seed 003; empty when the scenario gives run times),
 //!   its job's deadline (`none`, `soft` or `hard`, seed 004; `deadline_us` in trace time, empty
-//!   for `none`) and the job's weight (priority, seeds 003 and 004).
+//!   for `none`), the job's weight (priority, seeds 003 and 004) and the task's phase (`map`,
+//!   or `reduce`: it may start only once every map task of its job has ended, seed 004's
+//!   MapReduce jobs). A file of an older cellsim without the `phase` column reads as all map.
 //! - `machines.csv`: `machine_id,datacenter,mips`: the datacenter a machine belongs to and its
 //!   speed (seed 003).
 //! - `datacenters.csv`: `datacenter,latency_us`: each datacenter's network latency (seed 003).
 //!
-//! Invariants: `tasks` sorted by (job ID, task index), each once; `machines` sorted by machine
+//! Invariants: `tasks` sorted by (job ID, task index), each once, a job's reduce tasks after
+//! all its map tasks (so a job's reduce tasks are those from one task index on); `machines` sorted by machine
 //! ID, each once; every machine's datacenter is listed in `datacenters`. A file that breaks one
 //! is refused with its path and line.
 
@@ -25,7 +28,10 @@ pub const DIR: &str = "scenario";
 /// The file names, in the order they are written and read.
 pub const FILES: [&str; 3] = ["tasks.csv", "machines.csv", "datacenters.csv"];
 
-const TASK_HEADER: &str = "job_id,task_index,length_mi,deadline_kind,deadline_us,weight";
+const TASK_HEADER: &str = "job_id,task_index,length_mi,deadline_kind,deadline_us,weight,phase";
+/// `tasks.csv` as cellsim wrote it before the `phase` column (every task a map task).
+const TASK_HEADER_WITHOUT_PHASE: &str =
+    "job_id,task_index,length_mi,deadline_kind,deadline_us,weight";
 const MACHINE_HEADER: &str = "machine_id,datacenter,mips";
 const DATACENTER_HEADER: &str = "datacenter,latency_us";
 
@@ -58,6 +64,25 @@ impl Deadline {
     }
 }
 
+/// A task's phase in a MapReduce job (seed 004's Hadoop jobs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// A map task (and every task of a job that is not MapReduce).
+    #[default]
+    Map,
+    /// A reduce task: it may start only once every map task of its job has ended.
+    Reduce,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Map => "map",
+            Phase::Reduce => "reduce",
+        }
+    }
+}
+
 /// A scenario's side tables, as columns.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SideTables {
@@ -69,6 +94,8 @@ pub struct SideTables {
     pub deadline: Vec<Deadline>,
     /// Its job's weight.
     pub weight: Vec<f64>,
+    /// Its phase.
+    pub phase: Vec<Phase>,
     /// Machine ID per machine row.
     pub machine_id: Vec<u64>,
     /// Its datacenter.
@@ -88,6 +115,20 @@ impl SideTables {
             Some(k) if k.0 == job_id => (self.weight[row], self.deadline[row]),
             _ => (1.0, Deadline::None),
         }
+    }
+
+    /// True when some job has reduce tasks (a policy must then keep them until their maps end).
+    pub fn has_reduce_tasks(&self) -> bool {
+        self.phase.contains(&Phase::Reduce)
+    }
+
+    /// The task index from which job `job_id`'s tasks are reduce tasks (`None`: it has none).
+    pub fn reduce_from(&self, job_id: u64) -> Option<u32> {
+        let start = self.task_key.partition_point(|k| k.0 < job_id);
+        let end = self.task_key.partition_point(|k| k.0 <= job_id);
+        (start..end)
+            .find(|&row| self.phase[row] == Phase::Reduce)
+            .map(|row| self.task_key[row].1)
     }
 
     /// The row of task (job, task index).
@@ -112,7 +153,8 @@ impl SideTables {
             let at = d.at_us().map(|t| t.to_string()).unwrap_or_default();
             let kind = d.kind();
             let weight = self.weight[i];
-            let _ = writeln!(tasks, "{job},{index},{length},{kind},{at},{weight}");
+            let phase = self.phase[i].name();
+            let _ = writeln!(tasks, "{job},{index},{length},{kind},{at},{weight},{phase}");
         }
         let mut machines = format!("{MACHINE_HEADER}\n");
         for i in 0..self.machine_id.len() {
@@ -138,7 +180,7 @@ impl SideTables {
         }
         let mut t = SideTables::default();
         let path = dir.join(FILES[2]);
-        for (line, f) in rows(&path, DATACENTER_HEADER)? {
+        for (line, f) in rows(&path, &[DATACENTER_HEADER])? {
             let dc: u32 = field(&path, line, &f, 0, "datacenter")?;
             if dc as usize != t.latency_us.len() {
                 return Err(bad(
@@ -152,7 +194,7 @@ impl SideTables {
             t.latency_us.push(field(&path, line, &f, 1, "latency_us")?);
         }
         let path = dir.join(FILES[1]);
-        for (line, f) in rows(&path, MACHINE_HEADER)? {
+        for (line, f) in rows(&path, &[MACHINE_HEADER])? {
             let id: u64 = field(&path, line, &f, 0, "machine_id")?;
             if t.machine_id.last().is_some_and(|&last| last >= id) {
                 return Err(bad(
@@ -178,7 +220,7 @@ impl SideTables {
             t.mips.push(field(&path, line, &f, 2, "mips")?);
         }
         let path = dir.join(FILES[0]);
-        for (line, f) in rows(&path, TASK_HEADER)? {
+        for (line, f) in rows(&path, &[TASK_HEADER, TASK_HEADER_WITHOUT_PHASE])? {
             let key = (
                 field(&path, line, &f, 0, "job_id")?,
                 field(&path, line, &f, 1, "task_index")?,
@@ -219,7 +261,26 @@ impl SideTables {
                     format!("must be positive, found {weight}"),
                 ));
             }
+            let phase = match f.get(6).map(String::as_str) {
+                None | Some("map") => Phase::Map,
+                Some("reduce") => Phase::Reduce,
+                Some(other) => {
+                    let problem = format!("expected map or reduce, found {other:?}");
+                    return Err(bad(&path, line, 7, "phase", problem));
+                }
+            };
+            let same_job = t.task_key.last().is_some_and(|last| last.0 == key.0);
+            if same_job && phase == Phase::Map && t.phase.last() == Some(&Phase::Reduce) {
+                return Err(bad(
+                    &path,
+                    line,
+                    7,
+                    "phase",
+                    "a job's map tasks must come before its reduce tasks (by task_index)",
+                ));
+            }
             t.task_key.push(key);
+            t.phase.push(phase);
             t.length_mi.push(length_mi);
             t.deadline.push(deadline);
             t.weight.push(weight);
@@ -244,19 +305,21 @@ fn bad(
     }
 }
 
-/// The rows of a side table after its header, as (1-based line, fields).
-fn rows(path: &PathBuf, header: &str) -> Result<Vec<(u64, Vec<String>)>> {
+/// The rows of a side table after its header (one of `headers`, the current first), as
+/// (1-based line, fields).
+fn rows(path: &PathBuf, headers: &[&str]) -> Result<Vec<(u64, Vec<String>)>> {
     let text = std::fs::read_to_string(path).map_err(IngestError::io(path))?;
     let mut lines = text.lines();
-    if lines.next() != Some(header) {
+    let first = lines.next();
+    let Some(header) = headers.iter().find(|&&h| first == Some(h)) else {
         return Err(bad(
             path,
             1,
             1,
             "header",
-            format!("expected the header {header:?}"),
+            format!("expected the header {:?}", headers[0]),
         ));
-    }
+    };
     let expected = header.split(',').count();
     let mut out = Vec::new();
     for (i, l) in lines.enumerate() {
@@ -296,6 +359,7 @@ mod tests {
             length_mi: vec![Some(1_333_293), None, Some(7)],
             deadline: vec![Deadline::Hard(5_000_000), Deadline::Soft(9), Deadline::None],
             weight: vec![1.0, 2.5, 3.0],
+            phase: vec![Phase::Map, Phase::Reduce, Phase::Map],
             machine_id: vec![10, 11],
             datacenter: vec![0, 1],
             mips: vec![1_000, 2_000],
@@ -314,16 +378,45 @@ mod tests {
         assert_eq!(back.task(3, 0), None);
         assert_eq!(back.machine(11), Some(1));
         assert_eq!(SideTables::read(&dir.path().join("none")).unwrap(), None);
+        assert!(back.has_reduce_tasks());
+        assert_eq!(
+            [1, 2, 3].map(|job| back.reduce_from(job)),
+            [Some(1), None, None]
+        );
+    }
+
+    /// A `tasks.csv` written before the `phase` column reads as map tasks only.
+    #[test]
+    fn tasks_without_a_phase_column_are_map_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        sample().write(dir.path()).unwrap();
+        let path = dir.path().join(DIR).join(FILES[0]);
+        let old = format!("{TASK_HEADER_WITHOUT_PHASE}\n1,0,,hard,5000000,1\n1,1,,none,,2.5\n");
+        std::fs::write(&path, old).unwrap();
+        let back = SideTables::read(dir.path()).unwrap().unwrap();
+        assert_eq!(back.phase, [Phase::Map, Phase::Map]);
+        assert!(!back.has_reduce_tasks());
+        assert_eq!(back.deadline[0], Deadline::Hard(5_000_000));
     }
 
     /// Each broken file is refused with its path, line and column.
     #[test]
     fn bad_rows_are_named_by_file_and_line() {
         let cases = [
-            (0, "1,0,,late,,1", "tasks.csv:2: column 4 (deadline_kind)"),
-            (0, "1,0,,hard,,1", "tasks.csv:2: column 5 (deadline_us)"),
-            (0, "1,0,,none,,0", "tasks.csv:2: column 6 (weight)"),
-            (0, "1,0,,none,", "tasks.csv:2: expected 6 columns, found 5"),
+            (
+                0,
+                "1,0,,late,,1,map",
+                "tasks.csv:2: column 4 (deadline_kind)",
+            ),
+            (0, "1,0,,hard,,1,map", "tasks.csv:2: column 5 (deadline_us)"),
+            (0, "1,0,,none,,0,map", "tasks.csv:2: column 6 (weight)"),
+            (0, "1,0,,none,,1,shuffle", "tasks.csv:2: column 7 (phase)"),
+            (
+                0,
+                "1,0,,none,,1,reduce\n1,1,,none,,1,map",
+                "tasks.csv:3: column 7 (phase)",
+            ),
+            (0, "1,0,,none,", "tasks.csv:2: expected 7 columns, found 5"),
             (1, "5,7,100", "machines.csv:2: column 2 (datacenter)"),
             (2, "1,10", "datacenters.csv:2: column 1 (datacenter)"),
         ];
