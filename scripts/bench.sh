@@ -5,9 +5,15 @@
 # (trace apply, policy, metrics, output; from each run's timing/). Medians of RUNS runs,
 # interleaved. Builds release; generates and ingests the 12.5k trace when none is given.
 #
+# A policy may be given with a run config, POLICY@CONFIG.toml (e.g.
+# sparrow@scripts/bench/sparrow-100ms.toml: Sparrow at 100 ms ticks; nbs@scripts/bench/nbs-gcd.toml:
+# NBS with scripts/nbs-gcd.sh's settings); its rows are labelled with the config's name.
+# A cell K other than 1 is `--multiply K` (the scaling curve: CELLS="1 2 4 8").
+#
 # Usage: scripts/bench.sh [PARQUET_DIR] > bench-results/bench-DATE.md
-# Environment: RUNS (3), HOURS_1X (6), HOURS_8X (1), POLICIES ("borg-replay masb"),
-#              CELLS ("1 8"), THREADS ("1 2"), WORK (a temporary directory).
+# Environment: RUNS (3), HOURS_1X (6), HOURS_8X (1, for every cell but 1x), POLICIES
+#              ("borg-replay masb"), CELLS ("1 8"), THREADS ("1 2"), WORK (a temporary
+#              directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
@@ -38,10 +44,13 @@ for i in $(seq "$runs"); do
     for cell in $cells; do
       for t in $threads_list; do
         hours=$hours_1x; [ "$cell" != 1 ] && hours=$hours_8x
-        d="$work/run-$policy-$cell-$t-$i"
+        kind=${policy%%@*}
+        config=()
+        [ "$kind" != "$policy" ] && config=(--config "${policy#*@}")
+        d="$work/run-${policy//[\/@.]/_}-$cell-$t-$i"
         rm -rf "$d"
         echo "run $i: $policy ${cell}x, $t thread(s), $hours h" >&2
-        "$bin" run --trace "$trace" --policy "$policy" --multiply "$cell" --hours "$hours" \
+        "$bin" run "${config[@]}" --trace "$trace" --policy "$kind" --multiply "$cell" --hours "$hours" \
           --threads "$t" --snapshot-every-wall-minutes 0 --out "$d" > /dev/null 2>&1
         report=$("$bin" report "$d" --timing)
         for row in "${rows[@]}"; do
@@ -54,13 +63,13 @@ for i in $(seq "$runs"); do
   done
 done
 cat <<HEAD
-# Engine benchmark: borg-replay and masb at 1x and 8x
+# Engine benchmark: $policies at $(echo $cells | sed 's/ /x, /g')x
 
 - date: $(date -u +%Y-%m-%dT%H:%MZ)
 - commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo " (+ uncommitted changes)")
 - machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB
 - trace: \`$trace\` (the generated 12.5k-machine cell); 8x = \`--multiply 8\`
-- command: \`cellsim run --trace TRACE --policy P --multiply K --hours H --threads T --snapshot-every-wall-minutes 0 --out D\`
+- command: \`cellsim run [--config C] --trace TRACE --policy P --multiply K --hours H --threads T --snapshot-every-wall-minutes 0 --out D\`
   then \`cellsim report D --timing\`; H = $hours_1x at 1x, $hours_8x at 8x; $runs runs per line, interleaved; medians
 - phases: median wall ms per tick after the first (which places the whole initial cell); mean
   ms/tick: the mean over the same ticks (it counts the one tick in five where the trace's usage
@@ -72,7 +81,9 @@ HEAD
 for policy in $policies; do
   for cell in $cells; do
     for t in $threads_list; do
-      line="| $policy | ${cell}x | $t"
+      label=$policy
+      [[ $policy == *@* ]] && label="${policy%%@*} ($(basename "${policy#*@}" .toml))"
+      line="| $label | ${cell}x | $t"
       for row in "${rows[@]}"; do
         line+=" | $(echo "${res["$policy|$cell|$t|$row"]}" | median)"
       done
