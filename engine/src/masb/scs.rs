@@ -10,9 +10,8 @@
 //! best. Selecting every task always leaves the node stable, so it seeds the best and the search
 //! always returns a stable selection. [`exhaustive`] checks all 2^n selections (tests, tiny nodes).
 
-use std::collections::HashSet;
-
 use ingest::rng::Rng;
+use rustc_hash::FxHashSet;
 
 use super::MasbConfig;
 use super::score::{NodeState, score};
@@ -55,8 +54,7 @@ impl Selection {
 
     /// Better: higher fitness, then lower cost.
     fn beats(&self, other: &Selection) -> bool {
-        self.fitness > other.fitness
-            || (self.fitness == other.fitness && self.cost_mb < other.cost_mb)
+        beats((self.fitness, self.cost_mb), (other.fitness, other.cost_mb))
     }
 }
 
@@ -68,6 +66,22 @@ pub fn evaluate(
     chosen: &[bool],
     c: &MasbConfig,
 ) -> Selection {
+    let (fitness, cost_mb) = measure(cpu_cap, mem_cap, tasks, chosen, c);
+    Selection {
+        chosen: chosen.to_vec(),
+        fitness,
+        cost_mb,
+    }
+}
+
+/// A selection's (fitness, cost in MB), as [`evaluate`] gives them, without copying it.
+fn measure(
+    cpu_cap: f64,
+    mem_cap: f64,
+    tasks: &[Candidate],
+    chosen: &[bool],
+    c: &MasbConfig,
+) -> (f64, f64) {
     let (mut cpu, mut mem, mut prod_cpu, mut prod_mem, mut cost) = (0.0, 0.0, 0.0, 0.0, 0.0);
     let mut compulsory_left = false;
     for (t, &out) in tasks.iter().zip(chosen) {
@@ -104,11 +118,12 @@ pub fn evaluate(
             ) / cost
         }
     };
-    Selection {
-        chosen: chosen.to_vec(),
-        fitness,
-        cost_mb: cost,
-    }
+    (fitness, cost)
+}
+
+/// True when (fitness, cost) `a` is better than `b` ([`Selection::beats`]).
+fn beats(a: (f64, f64), b: (f64, f64)) -> bool {
+    a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
 /// The best selection by Tabu Search (see the module doc).
@@ -122,7 +137,7 @@ pub fn tabu_search(
     let n = tasks.len();
     let optional: Vec<usize> = (0..n).filter(|&i| !tasks[i].compulsory).collect();
     let mut best = evaluate(cpu_cap, mem_cap, tasks, &vec![true; n], c);
-    let mut visited: HashSet<Vec<bool>> = HashSet::new();
+    let mut visited: FxHashSet<Vec<bool>> = FxHashSet::default();
     let mut without_improvement = 0;
     'restarts: for _ in 0..c.tabu_restarts {
         let mut current: Vec<bool> = tasks
@@ -135,19 +150,27 @@ pub fn tabu_search(
         }
         visited.insert(current.clone());
         for _ in 0..c.tabu_steps {
-            let mut next: Option<Selection> = None;
+            // The best unvisited neighbour (the first of equals): (flip, fitness, cost).
+            let mut next: Option<(usize, (f64, f64))> = None;
             for &i in &optional {
                 current[i] = !current[i];
                 if !visited.contains(&current) {
-                    let s = evaluate(cpu_cap, mem_cap, tasks, &current, c);
-                    if next.as_ref().is_none_or(|b| s.beats(b)) {
-                        next = Some(s);
+                    let m = measure(cpu_cap, mem_cap, tasks, &current, c);
+                    if next.is_none_or(|(_, b)| beats(m, b)) {
+                        next = Some((i, m));
                     }
                 }
                 current[i] = !current[i];
             }
-            let Some(step) = next else { break };
-            current.clone_from(&step.chosen);
+            let Some((flip, (fitness, cost_mb))) = next else {
+                break;
+            };
+            current[flip] = !current[flip];
+            let step = Selection {
+                chosen: current.clone(),
+                fitness,
+                cost_mb,
+            };
             visited.insert(current.clone());
             if step.beats(&best) {
                 best = step;
