@@ -57,6 +57,7 @@ for i in $(seq "$runs"); do
           v=$(report_value "$report" "$row")
           res["$policy|$cell|$t|$row"]+="$v "
         done
+        echo "  speed $(report_value "$report" "speed (x real time)")x, peak RSS $(report_value "$report" "peak RSS (MB)") MB" >&2
         rm -rf "$d"
       done
     done
