@@ -87,6 +87,12 @@ impl Cell {
         }
     }
 
+    /// The nodes whose columns changed since the last [`Cell::take_touched`], in the order they
+    /// first changed, each once.
+    pub fn touched(&self) -> &[u32] {
+        &self.touched
+    }
+
     /// Puts into `out` (cleared) the nodes whose columns changed since the last call, in the
     /// order they first changed, each once; `out`'s old buffer collects the next ones.
     pub fn take_touched(&mut self, out: &mut Vec<u32>) {

@@ -226,6 +226,10 @@ impl Cell {
     }
 
     fn attributes_changed(&mut self, n: NodeIdx) {
+        // Which tasks the node takes changed (`greedy/unplaced.rs`).
+        if n.is_some() {
+            self.touch(n.index());
+        }
         self.attr_index.fresh = false;
         self.attr_index.dirty.push(n);
         self.touch_constraints(n);

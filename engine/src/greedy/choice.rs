@@ -14,6 +14,10 @@ pub trait NodeChoice: Default + Clone + Send + Sync {
     /// The policy's name.
     const NAME: &'static str;
 
+    /// Whether [`NodeChoice::choose`] draws from the random stream (a placer then searches for
+    /// every waiting task, so that the draws stay those of a full pass: `unplaced.rs`).
+    const DRAWS: bool = false;
+
     /// The node for task `t` (its `need`), or `None` when no node qualifies; `room` indexes
     /// the cell's nodes as they are; `rng` is the tick's stream, drawn from in queue order.
     fn choose(
@@ -105,6 +109,8 @@ pub const RANDOM_TRIES: u32 = 32;
 
 impl NodeChoice for Random {
     const NAME: &'static str = "random";
+
+    const DRAWS: bool = true;
 
     fn choose(
         &self,

@@ -15,6 +15,7 @@
 //! one with none, is not looked for: placements only take room away, so none would have it.
 
 pub mod fit;
+pub mod unplaced;
 pub mod waiting;
 
 mod choice;
@@ -27,6 +28,7 @@ pub(crate) use choice::qualifies;
 pub use choice::{BestFit, FirstFit, NodeChoice, Random};
 use fit::Need;
 use room::RoomIndex;
+use unplaced::Unplaced;
 use waiting::Waiting;
 
 use crate::cell::{Cell, TaskState};
@@ -54,6 +56,8 @@ pub struct Greedy<C> {
     outputs: QueueOutputs,
     /// The jobs' MapReduce phases (reduce tasks wait for their maps; `phases.rs`).
     phases: Phases,
+    /// The waiting tasks no node could take in the last pass (a pure cache, not saved).
+    unplaced: Unplaced,
 }
 
 impl<C: NodeChoice> Greedy<C> {
@@ -65,6 +69,7 @@ impl<C: NodeChoice> Greedy<C> {
             waiting: Waiting::default(),
             room: RoomIndex::default(),
             phases: Phases::of_terms(outputs.terms()),
+            unplaced: Unplaced::default(),
             outputs,
         }
     }
@@ -73,6 +78,13 @@ impl<C: NodeChoice> Greedy<C> {
     pub fn with_phases(mut self, phases: Phases) -> Self {
         self.phases = phases;
         self
+    }
+
+    /// Forgets which waiting tasks no node could take (tests: a pass then searches for every
+    /// task, as without `unplaced.rs`).
+    #[cfg(test)]
+    fn forget_unplaced(&mut self) {
+        self.unplaced = Unplaced::default();
     }
 
     /// This tick's gate of reduce tasks waiting for their maps (`phases.rs`).
@@ -126,26 +138,33 @@ impl Admission for AdmitAll {
     fn placed(&mut self, _: &Cell, _: TaskIdx) {}
 }
 
-/// Places each of `waiting` that is still pending and admitted where `choice` picks, in order.
+/// Places each of `waiting` that is still pending and admitted where `choice` picks, in order;
+/// `unplaced` remembers the tasks no node qualifies for (and, for a choice that draws nothing,
+/// spares them a search while nothing that could change that has happened: `unplaced.rs`).
 fn place_waiting<C: NodeChoice>(
     choice: &C,
-    (cell, room): (&mut Cell, &mut RoomIndex),
+    (cell, room, unplaced): (&mut Cell, &mut RoomIndex, &mut Unplaced),
     waiting: &[(TaskIdx, u32)],
     (rng, admission): (&mut Rng, &mut impl Admission),
     now_us: i64,
 ) {
     let mut failed: Vec<(ConstraintSetIdx, Need)> = Vec::new();
     room.rebuild(&cell.nodes);
+    unplaced.begin_pass(cell);
     for &(t, _) in waiting {
         if cell.tasks.state()[t.index()] != TaskState::Pending || !admission.admits(cell, t) {
             continue;
         }
         let need = Need::of(cell, t);
         let set = cell.constraint_set(t);
+        if !C::DRAWS && unplaced.still_unplaceable(cell, (t, set, &need)) {
+            continue;
+        }
         let hopeless = |(s, f): &(ConstraintSetIdx, Need)| {
             (*s == set || *s == ConstraintSetIdx::EMPTY) && need.at_least(f)
         };
         if !room.any(&need) || failed.iter().any(hopeless) {
+            unplaced.mark(cell, (t, set, &need));
             continue;
         }
         match choice.choose((cell, room), t, &need, rng) {
@@ -154,8 +173,12 @@ fn place_waiting<C: NodeChoice>(
                 admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
             }
-            None if failed.len() < FAILED_KEPT => failed.push((set, need)),
-            None => {}
+            None => {
+                unplaced.mark(cell, (t, set, &need));
+                if failed.len() < FAILED_KEPT {
+                    failed.push((set, need));
+                }
+            }
         }
     }
 }
@@ -173,7 +196,7 @@ impl<C: NodeChoice> Greedy<C> {
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let gate = self.phases.gate(cell);
-        let at = (&mut *cell, &mut self.room);
+        let at = (&mut *cell, &mut self.room, &mut self.unplaced);
         let admission = &mut Gated {
             gate: &gate,
             admission,
@@ -290,6 +313,115 @@ mod tests {
         let at = (Tick(at), at as i64 * 60_000_000);
         let counters = &mut PolicyCounters::default();
         policy.begin_tick(cell, at, events, &mut Vec::new(), &mut Vec::new(), counters);
+    }
+
+    /// Remembering unplaceable tasks changes nothing (`unplaced.rs`): on random cells, passes
+    /// of first-fit and best-fit with the memory place every task on the node passes without it
+    /// (every task searched) choose, while between passes tasks end, usage and requests change,
+    /// machines leave, come back or are resized and attributes change; the metrics take the
+    /// touched nodes after each pass, as in a run.
+    #[test]
+    fn remembering_unplaceable_tasks_changes_no_placement() {
+        use crate::cell::Constraint;
+        use crate::ids::NodeIdx;
+        use ingest::codes::comparison::EQUAL;
+        fn check<C: NodeChoice>(seed: u64) -> usize {
+            let mut r = ingest::rng::Rng::new(seed, 0);
+            let nodes = 16 + r.below(48) as usize;
+            let mut cells = [0, 1].map(|_| Cell::with_machines(nodes as u64, 100, 100));
+            let rows = |v: u32| {
+                [Constraint {
+                    name: 1,
+                    op: EQUAL,
+                    value: v,
+                    value_int: None,
+                }]
+            };
+            let mut policies = [0, 1].map(|_| Greedy::<C>::new(seed, QueueOutputs::default()));
+            let mut waited = 0;
+            for pass in 1..40u32 {
+                let mut submitted = Vec::new();
+                // The same changes to both cells (their slots evolve alike).
+                let changes: Vec<(u64, u64, u64)> = (0..12)
+                    .map(|_| (r.below(8), r.below(1 << 20), r.below(1 << 20)))
+                    .collect();
+                for (k, cell) in cells.iter_mut().enumerate() {
+                    let mut r = ingest::rng::Rng::new(seed ^ pass as u64, 1);
+                    for _ in 0..6 + r.below(10) {
+                        let t = cell.tasks.alloc(1, cell.tasks.len() as u32, 0, 0);
+                        cell.set_request(t, 5 + r.below(60) as u32, 5 + r.below(60) as u32);
+                        if r.below(3) == 0 {
+                            cell.set_constraints(t, &rows(1 + r.below(3) as u32));
+                        }
+                        if k == 0 {
+                            submitted.push(t);
+                        }
+                    }
+                    for &(kind, a, b) in &changes {
+                        let n = NodeIdx((a % nodes as u64) as u32);
+                        let live: Vec<TaskIdx> = (0..cell.tasks.len())
+                            .map(|i| TaskIdx(i as u32))
+                            .filter(|t| cell.tasks.state()[t.index()] != TaskState::Free)
+                            .collect();
+                        let some = live.get((b as usize) % live.len().max(1)).copied();
+                        match (kind, some) {
+                            (0 | 1, Some(t))
+                                if cell.tasks.state()[t.index()] == TaskState::Running =>
+                            {
+                                cell.end(t)
+                            }
+                            (2, Some(t)) => cell.set_usage(t, (b % 70) as u32, (a % 70) as u32, 0),
+                            (3, Some(t)) if cell.tasks.state()[t.index()] == TaskState::Pending => {
+                                cell.set_request(t, (b % 50) as u32 + 1, (a % 50) as u32 + 1)
+                            }
+                            (4, _) => {
+                                cell.set_machine(n, b % 3 != 0, Some((100, 80 + (b % 40) as u32)))
+                            }
+                            (5, _) => cell.set_attribute(n, 1, ((b % 3) as u32 + 1, None)),
+                            (6, _) => cell.remove_attribute(n, 1),
+                            _ => {}
+                        }
+                    }
+                    cell.index_attributes();
+                }
+                let events = TickEvents {
+                    submitted,
+                    ..TickEvents::default()
+                };
+                policies[1].forget_unplaced();
+                for (policy, cell) in policies.iter_mut().zip(cells.iter_mut()) {
+                    let at = (Tick(pass), pass as i64 * 60_000_000);
+                    let counters = &mut PolicyCounters::default();
+                    policy.begin_tick(
+                        cell,
+                        at,
+                        &events,
+                        &mut Vec::new(),
+                        &mut Vec::new(),
+                        counters,
+                    );
+                    cell.take_touched(&mut Vec::new());
+                }
+                let placed = |cell: &Cell| -> Vec<(TaskState, u32)> {
+                    (0..cell.tasks.len())
+                        .map(|i| (cell.tasks.state()[i], cell.tasks.node()[i].0))
+                        .collect()
+                };
+                assert_eq!(
+                    placed(&cells[0]),
+                    placed(&cells[1]),
+                    "seed {seed} pass {pass}"
+                );
+                waited += policies[0].waiting().len();
+            }
+            waited
+        }
+        let waited: usize = (0..30).map(check::<FirstFit>).sum::<usize>()
+            + (0..30).map(check::<BestFit>).sum::<usize>();
+        assert!(
+            waited > 1_000,
+            "tasks must wait for the memory to matter: {waited}"
+        );
     }
 
     /// First-fit by hand: tasks of CPU 60, 60, 50, 30 on two nodes of 100 go to nodes 0, 1,
