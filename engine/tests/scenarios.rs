@@ -288,6 +288,30 @@ fn sparrow_runs_every_task_through_a_scenarios_node_failures() {
     );
 }
 
+/// Seed 004's Hadoop cell, seed 3's draw, with `reduce_tasks` per job, ingested into
+/// `root/pq`.
+fn hadoop_cell(root: &Path, reduce_tasks: u32) -> std::path::PathBuf {
+    let raw = root.join("raw");
+    let draw = ScenarioConfig {
+        name: "nbs-hadoop".into(),
+        seed: 3,
+        reduce_tasks,
+        ..ScenarioConfig::default()
+    };
+    generate_scenario(&raw, &draw).unwrap();
+    let pq = root.join("pq");
+    ingest_dir(&raw, &pq);
+    pq
+}
+
+/// A controller's run on the Hadoop cell: 1 s ticks for `seconds`.
+fn controller_config(kind: &str, threads: usize, seconds: f64) -> RunConfig {
+    let mut c = config(kind, threads);
+    c.tick = "1s".parse().unwrap();
+    c.hours = Some(seconds / 3600.0);
+    c
+}
+
 /// Seed 004's controllers on its Hadoop cell (1 s ticks, 3 simulated minutes): every job
 /// completes under each; NBS meets every hard deadline (the scenario's are feasible: EDF meets
 /// them too), which the Equal share does not; NBS and Random give the same bytes with 1 and 2
@@ -296,21 +320,8 @@ fn sparrow_runs_every_task_through_a_scenarios_node_failures() {
 fn deadline_aware_controllers_on_the_hadoop_cell() {
     let root = tempfile::tempdir().unwrap();
     // Seed 3's draw: 4 hard deadlines that EDF can meet and the Equal share misses.
-    let raw = root.path().join("raw");
-    let draw = ScenarioConfig {
-        name: "nbs-hadoop".into(),
-        seed: 3,
-        ..ScenarioConfig::default()
-    };
-    generate_scenario(&raw, &draw).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
-    let controller = |kind: &str, threads| {
-        let mut c = config(kind, threads);
-        c.tick = "1s".parse().unwrap();
-        c.hours = Some(180.0 / 3600.0);
-        c
-    };
+    let pq = hadoop_cell(root.path(), 0);
+    let controller = |kind: &str, threads| controller_config(kind, threads, 180.0);
     let hard_latencies = |run: &Path| -> Vec<i64> {
         let jobs = read_parquet(&run.join("jobs"));
         assert_eq!(jobs.num_rows(), 10, "{}", run.display());
@@ -342,28 +353,14 @@ fn deadline_aware_controllers_on_the_hadoop_cell() {
 /// Seed 004's Hadoop cell with one reduce task per job (`--reduce-tasks 1`, 10 s): under
 /// first-fit and each controller, every reduce task starts no earlier than the end of its job's
 /// last map task (read from `tasks/`) and runs its 10 s, so each job ends at least 20 s after
-/// submission; the
-/// policies that would not hold reduce tasks back refuse the trace, naming its `tasks.csv`;
+/// submission; the policies that would not hold reduce tasks back refuse the trace, naming its
+/// `tasks.csv`;
 /// NBS and Equal give the same bytes with 1 and 2 threads and across a snapshot and resume.
 #[test]
 fn reduce_tasks_start_after_their_jobs_maps() {
     let root = tempfile::tempdir().unwrap();
-    let raw = root.path().join("raw");
-    let draw = ScenarioConfig {
-        name: "nbs-hadoop".into(),
-        seed: 3,
-        reduce_tasks: 1,
-        ..ScenarioConfig::default()
-    };
-    generate_scenario(&raw, &draw).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
-    let controller = |kind: &str, threads| {
-        let mut c = config(kind, threads);
-        c.tick = "1s".parse().unwrap();
-        c.hours = Some(240.0 / 3600.0);
-        c
-    };
+    let pq = hadoop_cell(root.path(), 1);
+    let controller = |kind: &str, threads| controller_config(kind, threads, 240.0);
     for kind in ["first-fit", "nbs", "edf", "equal-share", "random-share"] {
         let run = root.path().join(format!("run-{kind}"));
         run_policy(&controller(kind, 2), &pq, &run);
