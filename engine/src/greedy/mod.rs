@@ -8,11 +8,14 @@
 //! the next tick. No agents, no messages, no migrations; like MASB, the policy replays the
 //! trace's tasks, each running its recorded time from when it is placed (`replay/deferred.rs`).
 //! Each ended task run is a row of the policy's `tasks/` table (submit, start, end and queueing
-//! time, microseconds), each finished job one of `jobs/` (`queue_outputs.rs`).
+//! time, microseconds), each finished job one of `jobs/` (`queue_outputs.rs`). A MapReduce
+//! job's reduce tasks wait until its map tasks have ended (`phases.rs`).
 //!
 //! Invariants: the queue is [`waiting::Waiting`]'s. Within a tick, a task that needs at least as
 //! much as one no node had room for ([`fit::Need::at_least`]), with the same constraints or that
 //! one with none, is not looked for: placements only take room away, so none would have it.
+//! Across ticks, a task no node could take is looked for again only on the nodes changed since,
+//! while its need and constraints stay ([`unplaced`]; not for a choice that draws).
 
 pub mod fit;
 pub mod unplaced;
