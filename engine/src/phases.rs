@@ -25,21 +25,17 @@ pub struct Phases {
 impl Phases {
     /// The phases of a run's job terms (none but a scenario's side tables give any).
     pub fn of_terms(terms: &JobTerms) -> Phases {
-        let JobTerms::Side(side) = terms else {
-            return Phases::default();
-        };
-        let mut reduce_from: Vec<(u64, u32)> = Vec::new();
-        for (row, &(job, index)) in side.task_key.iter().enumerate() {
-            let new_job = reduce_from.last().is_none_or(|l| l.0 != job);
-            if side.phase[row] == ingest::scenario::side::Phase::Reduce && new_job {
-                reduce_from.push((job, index));
-            }
+        match terms {
+            JobTerms::Side(side) => Phases {
+                reduce_from: side.reduce_starts(),
+            },
+            _ => Phases::default(),
         }
-        Phases { reduce_from }
     }
 
     /// The phases given directly (tests): (job, first reduce task index), sorted by job.
-    pub fn new(reduce_from: Vec<(u64, u32)>) -> Phases {
+    #[cfg(test)]
+    pub(crate) fn new(reduce_from: Vec<(u64, u32)>) -> Phases {
         Phases { reduce_from }
     }
 

@@ -42,7 +42,6 @@ mod tests {
             job_id: vec![1, 2, 3],
             running_cpu: vec![0, 10, 20],
             pending_cpu: vec![50, 10, 50],
-            held_cpu: vec![0; 3],
             task_cpu: vec![10; 3],
             share_cpu: vec![0; 3],
             deadline: vec![

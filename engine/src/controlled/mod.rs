@@ -11,7 +11,7 @@
 //! they became pending, admitting a task only while its job's running CPU plus the task's stays
 //! within the job's share. Shares are applied in whole tasks (tasks are indivisible, as
 //! Hadoop's map slots; [`whole_tasks`]). A MapReduce job's reduce tasks wait for its maps
-//! (`phases.rs`): while they wait they are not part of its demand (`held_cpu`), only of its work.
+//! (`phases.rs`): while they wait they are not part of its demand, only of its work.
 //!
 //! Invariant: `Jobs` rows are sorted by job ID, each job once; shares are CPU units.
 
@@ -48,9 +48,6 @@ pub struct Jobs {
     pub running_cpu: Vec<u64>,
     /// CPU requested by its pending tasks that may start, units.
     pub pending_cpu: Vec<u64>,
-    /// CPU requested by its pending reduce tasks that wait for its maps (`phases.rs`), units:
-    /// not demand yet.
-    pub held_cpu: Vec<u64>,
     /// Its share: the CPU its running tasks may request, units (set by the controller, then
     /// rounded to whole tasks, [`whole_tasks`]).
     pub share_cpu: Vec<u64>,
@@ -99,26 +96,26 @@ impl Jobs {
     /// a job it lacks); `gate` holds the reduce tasks that wait for their maps.
     pub fn of_cell(cell: &Cell, previous: &Jobs, gate: &Gate) -> Jobs {
         let tasks = &cell.tasks;
-        // `Free` marks a held reduce task here.
-        let mut active: Vec<(u64, u64, TaskState)> = (0..tasks.len())
+        // A reduce task the gate holds is not demand yet; its job has a map task active, so
+        // the job has its row all the same.
+        let mut active: Vec<(u64, u64, bool)> = (0..tasks.len())
             .filter_map(|i| {
-                let (job, state) = (tasks.job_id()[i], tasks.state()[i]);
-                let state = match state {
+                let (job, running) = match tasks.state()[i] {
+                    TaskState::Running => (tasks.job_id()[i], true),
+                    TaskState::Pending => (tasks.job_id()[i], false),
                     TaskState::Free => return None,
-                    TaskState::Pending if gate.holds(job, tasks.task_index()[i]) => TaskState::Free,
-                    other => other,
                 };
-                Some((job, tasks.cpu_req()[i] as u64, state))
+                let held = !running && gate.holds(job, tasks.task_index()[i]);
+                (!held).then_some((job, tasks.cpu_req()[i] as u64, running))
             })
             .collect();
         active.sort_unstable_by_key(|a| a.0);
         let mut jobs = Jobs::default();
-        for (job, cpu, state) in active {
+        for (job, cpu, running) in active {
             if jobs.job_id.last() != Some(&job) {
                 jobs.job_id.push(job);
                 jobs.running_cpu.push(0);
                 jobs.pending_cpu.push(0);
-                jobs.held_cpu.push(0);
                 jobs.task_cpu.push(0);
                 jobs.share_cpu
                     .push(previous.row(job).map_or(0, |r| previous.share_cpu[r]));
@@ -129,10 +126,10 @@ impl Jobs {
             }
             let last = jobs.len() - 1;
             jobs.task_cpu[last] = jobs.task_cpu[last].max(cpu);
-            let sum = match state {
-                TaskState::Running => &mut jobs.running_cpu[last],
-                TaskState::Pending => &mut jobs.pending_cpu[last],
-                TaskState::Free => &mut jobs.held_cpu[last],
+            let sum = if running {
+                &mut jobs.running_cpu[last]
+            } else {
+                &mut jobs.pending_cpu[last]
             };
             *sum += cpu;
         }
@@ -232,7 +229,8 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
     }
 
     /// The controller with `phases` instead of its job terms' (tests).
-    pub fn with_phases(mut self, phases: crate::phases::Phases) -> Self {
+    #[cfg(test)]
+    fn with_phases(mut self, phases: crate::phases::Phases) -> Self {
         self.placer = self.placer.with_phases(phases);
         self
     }
@@ -287,7 +285,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             self.allocated = true;
         }
         self.placer
-            .place_admitted(cell, at.1, events, &mut self.jobs);
+            .place_admitted(cell, (at.1, &gate), events, &mut self.jobs);
         self.solver_ms += self.controller.take_stats(counters);
     }
 
@@ -326,7 +324,6 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             share_cpu: shares.iter().map(|s| s.1).collect(),
             running_cpu: vec![0; n],
             pending_cpu: vec![0; n],
-            held_cpu: vec![0; n],
             task_cpu: vec![0; n],
             deadline: vec![Deadline::None; n],
             priority: vec![1.0; n],
@@ -436,8 +433,8 @@ mod tests {
     use crate::replay::EndedTask;
 
     /// By hand: a node of 200 CPU (four slots of 50); job 1 has maps 0-1 and a reduce 2, job
-    /// 2 one map. Equal shares up to demand: job 1's demand is its two maps (100; its reduce
-    /// waits, 50 held), job 2's 50, so both maps of job 1 and job 2's map run and the reduce
+    /// 2 one map. Equal shares up to demand: job 1's demand is its two maps (100; its waiting
+    /// reduce is not demand), job 2's 50, so both maps of job 1 and job 2's map run and the reduce
     /// waits though a slot is free. Once job 1's maps end, its reduce is its demand and runs.
     #[test]
     fn reduce_tasks_wait_for_their_maps() {
@@ -479,7 +476,6 @@ mod tests {
         };
         let jobs = tick(&mut cell, submitted, 0);
         assert_eq!(jobs.demand(), [100, 50]);
-        assert_eq!(jobs.held_cpu, [50, 0]);
         assert_eq!(jobs.share_cpu, [100, 50]);
         assert!(maps.iter().all(|&m| state(&cell, m) == TaskState::Running));
         assert_eq!(state(&cell, other), TaskState::Running);
@@ -494,10 +490,7 @@ mod tests {
             },
             10_000_000,
         );
-        assert_eq!(
-            (jobs.demand(), jobs.held_cpu.clone()),
-            (vec![50, 50], vec![0, 0])
-        );
+        assert_eq!(jobs.demand(), [50, 50]);
         assert_eq!(state(&cell, reduce), TaskState::Running);
     }
 

@@ -78,7 +78,8 @@ impl<C: NodeChoice> Greedy<C> {
     }
 
     /// The placer with `phases` instead of its outputs' job terms' (tests).
-    pub fn with_phases(mut self, phases: Phases) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_phases(mut self, phases: Phases) -> Self {
         self.phases = phases;
         self
     }
@@ -187,23 +188,20 @@ fn place_waiting<C: NodeChoice>(
 }
 
 impl<C: NodeChoice> Greedy<C> {
-    /// A tick of the placer (its [`Policy::begin_tick`]) placing only what `admission` admits.
+    /// A tick of the placer (its [`Policy::begin_tick`]) placing only what `admission` admits
+    /// and `gate` (this tick's, [`Greedy::gate`]) does not hold back.
     pub fn place_admitted(
         &mut self,
         cell: &mut Cell,
-        now_us: i64,
+        (now_us, gate): (i64, &Gate),
         events: &TickEvents,
         admission: &mut impl Admission,
     ) {
         self.waiting.update(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
-        let gate = self.phases.gate(cell);
         let at = (&mut *cell, &mut self.room, &mut self.unplaced);
-        let admission = &mut Gated {
-            gate: &gate,
-            admission,
-        };
+        let admission = &mut Gated { gate, admission };
         place_waiting(
             &self.choice,
             at,
@@ -233,7 +231,8 @@ impl<C: NodeChoice> Policy for Greedy<C> {
         _inject: &mut Vec<Envelope<()>>,
         _counters: &mut PolicyCounters,
     ) {
-        self.place_admitted(cell, now_us, events, &mut AdmitAll);
+        let gate = self.gate(cell);
+        self.place_admitted(cell, (now_us, &gate), events, &mut AdmitAll);
     }
 
     fn tables(&self) -> &'static [TableSpec] {

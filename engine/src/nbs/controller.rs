@@ -292,7 +292,6 @@ mod tests {
             job_id: vec![1, 2],
             running_cpu: vec![0, 0],
             pending_cpu: vec![100, 100],
-            held_cpu: vec![0, 0],
             task_cpu: vec![1, 1],
             share_cpu: vec![0, 0],
             deadline: vec![SideDeadline::None, SideDeadline::None],

@@ -122,13 +122,16 @@ impl SideTables {
         self.phase.contains(&Phase::Reduce)
     }
 
-    /// The task index from which job `job_id`'s tasks are reduce tasks (`None`: it has none).
-    pub fn reduce_from(&self, job_id: u64) -> Option<u32> {
-        let start = self.task_key.partition_point(|k| k.0 < job_id);
-        let end = self.task_key.partition_point(|k| k.0 <= job_id);
-        (start..end)
-            .find(|&row| self.phase[row] == Phase::Reduce)
-            .map(|row| self.task_key[row].1)
+    /// Each job with reduce tasks and the task index they start from, by job ID.
+    pub fn reduce_starts(&self) -> Vec<(u64, u32)> {
+        let mut starts: Vec<(u64, u32)> = Vec::new();
+        for (row, &(job, index)) in self.task_key.iter().enumerate() {
+            let new_job = starts.last().is_none_or(|s| s.0 != job);
+            if self.phase[row] == Phase::Reduce && new_job {
+                starts.push((job, index));
+            }
+        }
+        starts
     }
 
     /// The row of task (job, task index).
@@ -379,10 +382,7 @@ mod tests {
         assert_eq!(back.machine(11), Some(1));
         assert_eq!(SideTables::read(&dir.path().join("none")).unwrap(), None);
         assert!(back.has_reduce_tasks());
-        assert_eq!(
-            [1, 2, 3].map(|job| back.reduce_from(job)),
-            [Some(1), None, None]
-        );
+        assert_eq!(back.reduce_starts(), [(1, 1)]);
     }
 
     /// A `tasks.csv` written before the `phase` column reads as map tasks only.
