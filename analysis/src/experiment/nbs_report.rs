@@ -313,8 +313,13 @@ type Figure = (&'static str, (usize, usize), Vec<Panel>);
 
 /// The figures of `experiment`.
 fn figures(experiment: Experiment, rows: &[JobRow]) -> Result<Vec<Figure>> {
+    // Jobs with reduce tasks are not the paper's map-only jobs: the titles say so.
+    let workload = match rows.first().map_or(0, |r| r.reduce_tasks) {
+        0 => String::new(),
+        n => format!(", jobs with {n} reduce task(s)"),
+    };
     let panel = |title: &str, x: &str, y: &str, lines, marks| Panel {
-        title: title.into(),
+        title: format!("{title}{workload}"),
         x_label: x.into(),
         y_label: y.into(),
         lines,
