@@ -319,104 +319,14 @@ mod tests {
 
     /// Remembering unplaceable tasks changes nothing (`unplaced.rs`): on random cells, passes
     /// of first-fit and best-fit with the memory place every task on the node passes without it
-    /// (every task searched) choose, while between passes tasks end, usage and requests change,
-    /// machines leave, come back or are resized and attributes change; the metrics take the
-    /// touched nodes after each pass, as in a run.
+    /// (every task searched) choose ([`unplaced::same_placements_with_and_without`]).
     #[test]
     fn remembering_unplaceable_tasks_changes_no_placement() {
-        use crate::cell::Constraint;
-        use crate::ids::NodeIdx;
-        use ingest::codes::comparison::EQUAL;
         fn check<C: NodeChoice>(seed: u64) -> usize {
-            let mut r = ingest::rng::Rng::new(seed, 0);
-            let nodes = 16 + r.below(48) as usize;
-            let mut cells = [0, 1].map(|_| Cell::with_machines(nodes as u64, 100, 100));
-            let rows = |v: u32| {
-                [Constraint {
-                    name: 1,
-                    op: EQUAL,
-                    value: v,
-                    value_int: None,
-                }]
-            };
-            let mut policies = [0, 1].map(|_| Greedy::<C>::new(seed, QueueOutputs::default()));
-            let mut waited = 0;
-            for pass in 1..40u32 {
-                let mut submitted = Vec::new();
-                // The same changes to both cells (their slots evolve alike).
-                let changes: Vec<(u64, u64, u64)> = (0..12)
-                    .map(|_| (r.below(8), r.below(1 << 20), r.below(1 << 20)))
-                    .collect();
-                for (k, cell) in cells.iter_mut().enumerate() {
-                    let mut r = ingest::rng::Rng::new(seed ^ pass as u64, 1);
-                    for _ in 0..6 + r.below(10) {
-                        let t = cell.tasks.alloc(1, cell.tasks.len() as u32, 0, 0);
-                        cell.set_request(t, 5 + r.below(60) as u32, 5 + r.below(60) as u32);
-                        if r.below(3) == 0 {
-                            cell.set_constraints(t, &rows(1 + r.below(3) as u32));
-                        }
-                        if k == 0 {
-                            submitted.push(t);
-                        }
-                    }
-                    for &(kind, a, b) in &changes {
-                        let n = NodeIdx((a % nodes as u64) as u32);
-                        let live: Vec<TaskIdx> = (0..cell.tasks.len())
-                            .map(|i| TaskIdx(i as u32))
-                            .filter(|t| cell.tasks.state()[t.index()] != TaskState::Free)
-                            .collect();
-                        let some = live.get((b as usize) % live.len().max(1)).copied();
-                        match (kind, some) {
-                            (0 | 1, Some(t))
-                                if cell.tasks.state()[t.index()] == TaskState::Running =>
-                            {
-                                cell.end(t)
-                            }
-                            (2, Some(t)) => cell.set_usage(t, (b % 70) as u32, (a % 70) as u32, 0),
-                            (3, Some(t)) if cell.tasks.state()[t.index()] == TaskState::Pending => {
-                                cell.set_request(t, (b % 50) as u32 + 1, (a % 50) as u32 + 1)
-                            }
-                            (4, _) => {
-                                cell.set_machine(n, b % 3 != 0, Some((100, 80 + (b % 40) as u32)))
-                            }
-                            (5, _) => cell.set_attribute(n, 1, ((b % 3) as u32 + 1, None)),
-                            (6, _) => cell.remove_attribute(n, 1),
-                            _ => {}
-                        }
-                    }
-                    cell.index_attributes();
-                }
-                let events = TickEvents {
-                    submitted,
-                    ..TickEvents::default()
-                };
-                policies[1].forget_unplaced();
-                for (policy, cell) in policies.iter_mut().zip(cells.iter_mut()) {
-                    let at = (Tick(pass), pass as i64 * 60_000_000);
-                    let counters = &mut PolicyCounters::default();
-                    policy.begin_tick(
-                        cell,
-                        at,
-                        &events,
-                        &mut Vec::new(),
-                        &mut Vec::new(),
-                        counters,
-                    );
-                    cell.take_touched(&mut Vec::new());
-                }
-                let placed = |cell: &Cell| -> Vec<(TaskState, u32)> {
-                    (0..cell.tasks.len())
-                        .map(|i| (cell.tasks.state()[i], cell.tasks.node()[i].0))
-                        .collect()
-                };
-                assert_eq!(
-                    placed(&cells[0]),
-                    placed(&cells[1]),
-                    "seed {seed} pass {pass}"
-                );
-                waited += policies[0].waiting().len();
-            }
-            waited
+            let policies = [0, 1].map(|_| Greedy::<C>::new(seed, QueueOutputs::default()));
+            let forget = |p: &mut Greedy<C>| p.forget_unplaced();
+            let waiting = |p: &Greedy<C>| p.waiting().len();
+            unplaced::same_placements_with_and_without(seed, policies, (forget, waiting))
         }
         let waited: usize = (0..30).map(check::<FirstFit>).sum::<usize>()
             + (0..30).map(check::<BestFit>).sum::<usize>();

@@ -60,12 +60,19 @@ pub struct Unplaced {
 impl Unplaced {
     /// Starts a pass over the waiting tasks of `cell`.
     pub fn begin_pass(&mut self, cell: &Cell) {
+        self.begin_pass_with(cell, &[]);
+    }
+
+    /// Starts a pass over the waiting tasks of `cell`, counting `also` (nodes a policy changed
+    /// in ways the cell does not see, such as a queue of its own that lost a task) as touched.
+    pub fn begin_pass_with(&mut self, cell: &Cell, also: &[u32]) {
         self.pass = self.pass.wrapping_add(1).max(1);
         let touched = cell.touched();
-        self.usable = touched.len() <= cell.nodes.len() / 8;
+        self.usable = touched.len() + also.len() <= cell.nodes.len() / 8;
         self.touched.clear();
         if self.usable {
             self.touched.extend_from_slice(touched);
+            self.touched.extend_from_slice(also);
         }
     }
 
@@ -77,6 +84,17 @@ impl Unplaced {
         cell: &Cell,
         (t, set, need): (TaskIdx, ConstraintSetIdx, &Need),
     ) -> bool {
+        self.still_unplaceable_by(cell, (t, set, need), |n| qualifies(cell, t, need, n))
+    }
+
+    /// [`Unplaced::still_unplaceable`] with the policy's own test of whether touched node `n`
+    /// could take the task now (`could_take`).
+    pub fn still_unplaceable_by(
+        &mut self,
+        cell: &Cell,
+        (t, set, need): (TaskIdx, ConstraintSetIdx, &Need),
+        mut could_take: impl FnMut(usize) -> bool,
+    ) -> bool {
         let Some(mark) = self.marks.get_mut(t.index()).filter(|_| self.usable) else {
             return false;
         };
@@ -86,7 +104,7 @@ impl Unplaced {
             && mark.generation == generation
             && mark.set == set
             && mark.need == *need;
-        if !current || (self.touched.iter()).any(|&n| qualifies(cell, t, need, n as usize)) {
+        if !current || (self.touched.iter()).any(|&n| could_take(n as usize)) {
             return false;
         }
         mark.pass = self.pass;
@@ -106,4 +124,109 @@ impl Unplaced {
             need: *need,
         };
     }
+}
+
+/// Drives `policies[0]` (with its memory) and `policies[1]` (whose memory `forget` clears
+/// before every pass, so it searches for every task) through the same 39 random passes over
+/// two copies of a random cell: between passes tasks arrive (some with constraints), tasks end
+/// (running or waiting), usage and requests change, machines leave, come back or are resized
+/// and attributes change; the metrics take the touched nodes after each pass, as in a run.
+/// Asserts after every pass that both cells have every task in the same state on the same
+/// node; returns the sum over passes of `waiting(&policies[0])` (how many tasks waited: the
+/// memory only matters when many do).
+#[cfg(test)]
+pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
+    seed: u64,
+    mut policies: [P; 2],
+    (forget, waiting): (impl Fn(&mut P), impl Fn(&P) -> usize),
+) -> usize {
+    use crate::cell::{Constraint, TaskState};
+    use crate::ids::{NodeIdx, Tick};
+    use crate::policy::PolicyCounters;
+    use crate::replay::TickEvents;
+    use ingest::codes::comparison::EQUAL;
+    let mut r = ingest::rng::Rng::new(seed, 0);
+    let nodes = 16 + r.below(48) as usize;
+    let mut cells = [0, 1].map(|_| Cell::with_machines(nodes as u64, 100, 100));
+    let rows = |v: u32| {
+        [Constraint {
+            name: 1,
+            op: EQUAL,
+            value: v,
+            value_int: None,
+        }]
+    };
+    let mut waited = 0;
+    for pass in 1..40u32 {
+        let mut submitted = Vec::new();
+        // The same changes to both cells (their slots evolve alike).
+        let changes: Vec<(u64, u64, u64)> = (0..12)
+            .map(|_| (r.below(9), r.below(1 << 20), r.below(1 << 20)))
+            .collect();
+        for (k, cell) in cells.iter_mut().enumerate() {
+            let mut r = ingest::rng::Rng::new(seed ^ pass as u64, 1);
+            for _ in 0..6 + r.below(10) {
+                let t = cell.tasks.alloc(1, cell.tasks.len() as u32, 0, 0);
+                cell.set_request(t, 5 + r.below(60) as u32, 5 + r.below(60) as u32);
+                if r.below(3) == 0 {
+                    cell.set_constraints(t, &rows(1 + r.below(3) as u32));
+                }
+                if k == 0 {
+                    submitted.push(t);
+                }
+            }
+            for &(kind, a, b) in &changes {
+                let n = NodeIdx((a % nodes as u64) as u32);
+                let live: Vec<TaskIdx> = (0..cell.tasks.len())
+                    .map(|i| TaskIdx(i as u32))
+                    .filter(|t| cell.tasks.state()[t.index()] != TaskState::Free)
+                    .collect();
+                let some = live.get((b as usize) % live.len().max(1)).copied();
+                let state = |t: TaskIdx| cell.tasks.state()[t.index()];
+                match (kind, some) {
+                    (0 | 1, Some(t)) if state(t) == TaskState::Running => cell.end(t),
+                    (2, Some(t)) => cell.set_usage(t, (b % 70) as u32, (a % 70) as u32, 0),
+                    (3, Some(t)) if state(t) == TaskState::Pending => {
+                        cell.set_request(t, (b % 50) as u32 + 1, (a % 50) as u32 + 1)
+                    }
+                    (4, _) => cell.set_machine(n, b % 3 != 0, Some((100, 80 + (b % 40) as u32))),
+                    (5, _) => cell.set_attribute(n, 1, ((b % 3) as u32 + 1, None)),
+                    (6, _) => cell.remove_attribute(n, 1),
+                    (7, Some(t)) if state(t) == TaskState::Pending => cell.end(t),
+                    _ => {}
+                }
+            }
+            cell.index_attributes();
+        }
+        let events = TickEvents {
+            submitted,
+            ..TickEvents::default()
+        };
+        forget(&mut policies[1]);
+        for (policy, cell) in policies.iter_mut().zip(cells.iter_mut()) {
+            let at = (Tick(pass), pass as i64 * 60_000_000);
+            let counters = &mut PolicyCounters::default();
+            policy.begin_tick(
+                cell,
+                at,
+                &events,
+                &mut Vec::new(),
+                &mut Vec::new(),
+                counters,
+            );
+            cell.take_touched(&mut Vec::new());
+        }
+        let placed = |cell: &Cell| -> Vec<(TaskState, u32)> {
+            (0..cell.tasks.len())
+                .map(|i| (cell.tasks.state()[i], cell.tasks.node()[i].0))
+                .collect()
+        };
+        assert_eq!(
+            placed(&cells[0]),
+            placed(&cells[1]),
+            "seed {seed} pass {pass}"
+        );
+        waited += waiting(&policies[0]);
+    }
+    waited
 }

@@ -13,7 +13,10 @@
 //! ([`earliest::earliest_start`], from the node's free room, the expected ends of the runs on it
 //! and of the tasks waiting there; the lowest index among equals), whose queue they join. A task
 //! no node is known to be able to start (only runs of unknown length, or no node big enough)
-//! waits in arrival order and is planned again every tick. A task starts when it could within
+//! waits in arrival order and is planned again every tick, but only against the nodes that
+//! changed since (the greedy placers' memory, `greedy/unplaced.rs`: no node could start it then,
+//! and an unchanged node still cannot; a queue that lost a task or holds one whose need changed
+//! counts as a change). A task starts when it could within
 //! the tick, not at its end: a new arrival with room at its submission, a waiting one at its
 //! expected start, but neither before the tick began (the scheduler acts the moment room exists;
 //! the replay applies the tick's events at once, so room that appeared within the tick counts
@@ -38,6 +41,7 @@ use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Need, fits, free_amounts};
 use crate::greedy::qualifies;
 use crate::greedy::room::RoomIndex;
+use crate::greedy::unplaced::Unplaced;
 use crate::ids::{NodeIdx, TaskIdx, Tick};
 use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
@@ -81,6 +85,15 @@ pub struct Omniscient {
     outputs: QueueOutputs,
     /// The run's tick, microseconds (0: starts at the tick's end).
     tick_us: i64,
+    /// The unplanned tasks no node could start in the last tick, so that a tick re-plans them
+    /// only when a node that changed since could (`greedy/unplaced.rs`; not saved).
+    unplaced: Unplaced,
+    /// Nodes whose queue lost a task this tick without starting it, or has a task whose need
+    /// changed (changes the cell does not see: the node's own columns stay).
+    dropped: Vec<u32>,
+    /// Per task slot, the need a waiting task was queued with (set on assignment, and by a tick
+    /// that finds it changed; not saved: after a restore the first tick finds every one new).
+    queued_need: Vec<Need>,
 }
 
 /// What a task takes of a node, as the fit rule counts it.
@@ -208,6 +221,15 @@ impl Omniscient {
         self.run_times.of(tasks.job_id()[i], tasks.task_index()[i])
     }
 
+    /// Notes that waiting task `t` is queued with `need`.
+    fn note_need(&mut self, t: TaskIdx, need: Need) {
+        let i = t.index();
+        if self.queued_need.len() <= i {
+            self.queued_need.resize(i + 1, need);
+        }
+        self.queued_need[i] = need;
+    }
+
     fn mark(&mut self, t: TaskIdx, known: bool) {
         if self.known.len() <= t.index() {
             self.known.resize(t.index() + 1, false);
@@ -250,15 +272,22 @@ impl Omniscient {
                 && cell.tasks.state()[i] == TaskState::Pending;
             if !pending {
                 self.mark(a.task, false);
+                self.dropped.push(n as u32);
                 continue;
             }
             let constraints = cell.constraints_of(a.task);
             let meets = constraints.is_empty() || cell.meets(a.node, constraints);
             if !cell.nodes.online()[n] || !meets {
                 replan.push((a.task, a.generation));
+                self.dropped.push(n as u32);
                 continue;
             }
-            if !blocked[n] && fits(&cell.nodes, n, &Need::of(cell, a.task)) {
+            let need = Need::of(cell, a.task);
+            if self.queued_need.get(i) != Some(&need) {
+                self.dropped.push(n as u32);
+                self.note_need(a.task, need);
+            }
+            if !blocked[n] && fits(&cell.nodes, n, &need) {
                 self.mark(a.task, false);
                 let at = self.start_time(now_us, a.start_us);
                 self.start(cell, a.task, a.node, at);
@@ -275,17 +304,10 @@ impl Omniscient {
     fn plan(&self, cell: &Cell, plans: &NodePlans, t: TaskIdx) -> Option<(NodeIdx, i64)> {
         let need = Need::of(cell, t);
         let want = amounts(&need);
-        let constraints = cell.constraints_of(t);
-        let nodes = &cell.nodes;
         let mut scratch = Vec::new();
         let mut best: Option<(i64, usize)> = None;
-        for n in 0..nodes.len() {
-            let big_enough = nodes.cpu_cap()[n] >= need.cpu_use.max(want[2] as u32)
-                && nodes.mem_cap()[n] >= need.mem_use.max(want[3] as u32);
-            if !nodes.online()[n] || !big_enough {
-                continue;
-            }
-            if !constraints.is_empty() && !cell.meets(NodeIdx(n as u32), constraints) {
+        for n in 0..cell.nodes.len() {
+            if !could_ever_take(cell, t, &need, n) {
                 continue;
             }
             if best.is_some_and(|(b, _)| plans.not_before_us[n] >= b) {
@@ -299,6 +321,17 @@ impl Omniscient {
         }
         best.map(|(at, n)| (NodeIdx(n as u32), at))
     }
+}
+
+/// Whether node `n` is online, big enough for `need` and meets task `t`'s constraints.
+fn could_ever_take(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool {
+    let (nodes, want) = (&cell.nodes, amounts(need));
+    let big_enough = nodes.cpu_cap()[n] >= need.cpu_use.max(want[2] as u32)
+        && nodes.mem_cap()[n] >= need.mem_use.max(want[3] as u32);
+    let constraints = cell.constraints_of(t);
+    nodes.online()[n]
+        && big_enough
+        && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
 }
 
 impl Policy for Omniscient {
@@ -328,7 +361,9 @@ impl Policy for Omniscient {
                 && tasks.node()[i] == s.node
         });
         let mut arrivals = std::mem::take(&mut self.unplanned);
+        self.dropped.clear();
         arrivals.extend(self.start_queued(cell, now_us));
+        self.unplaced.begin_pass_with(cell, &self.dropped);
         for &t in events.submitted.iter().chain(&events.displaced_tasks) {
             let i = t.index();
             let known = self.known.get(i).copied().unwrap_or(false);
@@ -351,6 +386,20 @@ impl Policy for Omniscient {
                 continue;
             }
             let need = Need::of(cell, t);
+            let set = cell.constraint_set(t);
+            let (started, queued) = (&self.started, &self.queued);
+            let could_start = |n: usize| {
+                could_ever_take(cell, t, &need, n)
+                    && (qualifies(cell, t, &need, n) || {
+                        let plans = plans
+                            .get_or_insert_with(|| NodePlans::build(cell, started, queued, now_us));
+                        plans.earliest(n, amounts(&need), &mut Vec::new()).is_some()
+                    })
+            };
+            if (self.unplaced).still_unplaceable_by(cell, (t, set, &need), could_start) {
+                self.unplanned.push((t, generation));
+                continue;
+            }
             if let Some(n) = self.room.first(&need, 0, |n| qualifies(cell, t, &need, n)) {
                 self.mark(t, false);
                 let at = self.start_time(now_us, cell.tasks.submit_us()[i]);
@@ -375,10 +424,14 @@ impl Policy for Omniscient {
                         end_us,
                     };
                     plans.assigned(cell, &a);
+                    self.note_need(t, need);
                     self.queued.push(a);
                     self.room.close(node.index());
                 }
-                None => self.unplanned.push((t, generation)),
+                None => {
+                    self.unplaced.mark(cell, (t, set, &need));
+                    self.unplanned.push((t, generation));
+                }
             }
         }
     }
@@ -512,6 +565,37 @@ mod tests {
         tick(&mut policy, &mut cell, &[], 30 * S);
         assert_eq!((node(&cell, 2), node(&cell, 4)), (Some(1), Some(1)));
         assert!(policy.queued.is_empty());
+    }
+
+    /// Remembering unplannable tasks changes nothing: on random cells, passes with the memory
+    /// start and queue every task as passes that plan every unplanned task again do, while
+    /// tasks end, waiting tasks are killed, machines and attributes change
+    /// ([`crate::greedy::unplaced::same_placements_with_and_without`]). A third of the tasks
+    /// have no known end, so that tasks no node is known to be able to start abound.
+    #[test]
+    fn remembering_unplannable_tasks_changes_nothing() {
+        let mut unplanned = 0;
+        for seed in 0..40 {
+            let rows = (0..2_000u32).flat_map(|i| {
+                let run_s = 30 + (i as i64 * 7_919 + seed as i64) % 600;
+                let end = (i % 3 != 0).then_some((run_s * S, (1, i), FINISH));
+                [(0, (1, i), SCHEDULE)].into_iter().chain(end)
+            });
+            let mut rows: Vec<_> = rows.collect();
+            rows.sort_by_key(|r| r.0);
+            let policies = [0, 1].map(|_| {
+                Omniscient::new(RunTimes::of_rows(rows.clone()), QueueOutputs::default())
+                    .with_tick(60 * S)
+            });
+            let forget = |p: &mut Omniscient| p.unplaced = Unplaced::default();
+            let waiting = |p: &Omniscient| p.unplanned.len();
+            unplanned += crate::greedy::unplaced::same_placements_with_and_without(
+                seed,
+                policies,
+                (forget, waiting),
+            );
+        }
+        assert!(unplanned > 1_000, "tasks must wait unplanned: {unplanned}");
     }
 
     /// A task no node is big enough for waits unplanned; once a big node is added, it starts.
