@@ -2,7 +2,8 @@
 //! round by round: a successful migration; a rejection then success; a collision of two
 //! migrations on one target (one wins, the other retries); a forced migration for a task only
 //! one full node can host; recommendations expiring, then SCS restarting; constraint changes
-//! between ticks noticed by a node agent that had seen its tasks meet them.
+//! between ticks noticed by a node agent that had seen its tasks meet them; the tasks one SCS
+//! selects negotiated in parallel.
 //!
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
@@ -514,4 +515,74 @@ fn a_new_tasks_asks_do_not_depend_on_the_other_new_tasks() {
     // The asks are in random order, not the ranking's: they differ between tasks.
     let orders: std::collections::HashSet<&Vec<NodeIdx>> = small.iter().map(|(_, a)| a).collect();
     assert!(orders.len() > 12);
+}
+
+/// Seed 000 section 5: "NA selects a number of tasks in the first step (SCS) and processes
+/// their allocation in parallel". Node 0 holds four tasks of 0.2/0.2 on 0.5/0.5 (160 %): SCS
+/// must move two of them (leaving 0.4/0.4, 80 %). Both SAN processes run at once, each step in
+/// the same round: two candidate requests in round 0, both tasks' migration requests to the
+/// three other nodes in round 2, both process requests in round 4 and both confirmations in
+/// round 5 (one after another, the second task's candidate request would wait for round 6).
+#[test]
+fn the_tasks_one_scs_selects_are_negotiated_in_parallel() {
+    let mut h = Harness::new(4);
+    let on_zero: Vec<TaskIdx> = (0..4).map(|_| h.task(0, 0.2, 0.2)).collect();
+    h.rounds(12);
+    let twice = |m: &[(u32, u32, &'static str)]| -> Vec<(u32, u32, &'static str)> {
+        m.iter().flat_map(|&x| [x, x]).collect()
+    };
+    assert_eq!(h.messages_in(0), twice(&[(1, 0, GET)]));
+    assert_eq!(h.messages_in(1), twice(&[(0, 1, CANDIDATES)]));
+    let requests = twice(&[(1, 2, REQUEST), (1, 3, REQUEST), (1, 4, REQUEST)]);
+    assert_eq!(h.messages_in(2), requests);
+    let accepts = twice(&[(2, 1, ACCEPT), (3, 1, ACCEPT), (4, 1, ACCEPT)]);
+    assert_eq!(h.messages_in(3), accepts);
+    let process = h.messages_in(4);
+    assert_eq!(process.len(), 2);
+    assert!(process.iter().all(|m| m.0 == 1 && m.2 == PROCESS));
+    let confirms: Vec<_> = process.iter().map(|m| (m.1, 1, CONFIRM)).collect();
+    assert_eq!(h.messages_in(5), confirms);
+    assert!(
+        (6..12).all(|r| h.messages_in(r).is_empty()),
+        "node 0 is stable after both moves: {:?}",
+        h.log
+    );
+    let still_on_zero = on_zero
+        .iter()
+        .filter(|t| h.cell.tasks.node()[t.index()] == NodeIdx(0));
+    assert_eq!(still_on_zero.count(), 2);
+    assert_eq!(
+        (
+            h.counters.get(counter::COMPLETED) as u64,
+            h.counters.get(counter::COLLISIONS) as u64
+        ),
+        (2, 0)
+    );
+}
+
+/// A target answers a migration request (step 3) with the tests it will apply to the process
+/// request (step 5), the RUS rule included: node 1 has room in usage for node 0's production
+/// task but its production requests (0.4 of 0.5 CPU) leave no room for the task's 0.2, so it
+/// rejects at once; node 2 accepts and takes the move. (Accepting in step 3 and refusing in
+/// step 5 turned 47 % of the process requests of a GCD day into collisions.)
+#[test]
+fn a_target_refuses_a_production_task_its_production_requests_cannot_take() {
+    let mut h = Harness::new(3);
+    let production = ingest::codes::PRODUCTION_PRIORITY;
+    let moving = overloaded_node_zero(&mut h);
+    let on_zero: Vec<TaskIdx> = (0..h.cell.tasks.len() as u32).map(TaskIdx).collect();
+    for t in on_zero {
+        h.cell.set_priority(t, production);
+    }
+    let busy = h.task(1, 0.4, 0.1);
+    h.cell.set_priority(busy, production);
+    h.cell
+        .set_usage(busy, to_units(0.05), to_units(0.05), i64::MAX);
+    h.rounds(6);
+    assert_eq!(h.messages_in(2), vec![(1, 2, REQUEST), (1, 3, REQUEST)]);
+    assert_eq!(h.messages_in(3), vec![(2, 1, REJECT), (3, 1, ACCEPT)]);
+    assert_eq!(h.messages_in(4), vec![(1, 3, PROCESS)]);
+    assert_eq!(h.messages_in(5), vec![(3, 1, CONFIRM)]);
+    assert_eq!(h.cell.tasks.migrating_to()[moving.index()], NodeIdx(2));
+    assert_eq!(h.counters.get(counter::COLLISIONS) as u64, 0);
 }

@@ -4,15 +4,16 @@
 //! The node reports are the exception: taken from the cell for the NAs at the tick's first
 //! round and read by the BAs at the next (`reports.rs`), counted as messages.
 //!
-//! Simplifications, stated: an NA runs one SAN process at a time, taking the tasks SCS selected
-//! one after another; it does not start SCS while one of its tasks is still migrating out. A BA
-//! applies all its reports due in a round before answering requests.
+//! An NA runs one SAN process per task SCS selected, all at once ("processes their allocation
+//! in parallel", seed 000 section 5). Simplifications, stated: it runs SCS again only once every
+//! process of the last selection has ended, and not while one of its tasks is still migrating
+//! out. A BA applies all its reports due in a round before answering requests.
 
 mod broker;
 mod node;
 
 pub use broker::{Allocation, Broker, BrokerCache};
-pub use node::{NodeAgent, Phase};
+pub use node::{NodeAgent, Phase, San};
 
 use ingest::rng::Rng;
 
@@ -38,7 +39,7 @@ use crate::units::to_normalised;
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct MasbAgent {
     /// Broker state (brokers only, allocated at their first step): boxed so that the ~100k
-    /// node agents a round sweeps are 216 bytes apart rather than 616.
+    /// node agents a round sweeps stay a few cache lines apart.
     pub broker: Option<Box<Broker>>,
     /// Node agent state (node agents only).
     pub node: NodeAgent,

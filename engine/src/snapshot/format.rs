@@ -43,8 +43,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// `active.rs`, and the config holds the policy as a `[policy]` table, `policies.rs`; 11: the
 /// outputs' state holds MASB's `migrations/` rows as a policy table's, `output/mod.rs`; 12: the
 /// header holds the run's ID, `run_identity.rs`, and the outputs' state each written part's size
-/// and CRC-32, `output::PartRecord`).
-pub const VERSION: u32 = 12;
+/// and CRC-32, `output::PartRecord`; 13: a MASB node agent holds one SAN process per task its
+/// SCS selected, `masb/agents/node.rs`).
+pub const VERSION: u32 = 13;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

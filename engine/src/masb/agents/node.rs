@@ -46,27 +46,26 @@ impl Promised {
     }
 }
 
-/// Where a node agent is in its SAN process.
+/// Where a SAN process is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
-    /// No SAN process.
-    #[default]
-    Idle,
     /// Step 2: waiting for the broker's candidates.
+    #[default]
     WaitCandidates,
     /// Step 3: waiting for answers to the migration requests.
     WaitAnswers,
     /// Step 5: waiting for the chosen target's confirmation.
     WaitConfirm,
+    /// Ended (moved, given up or expired): dropped at the end of the agent's step.
+    Ended,
 }
 
-/// A node agent's state.
+/// One SAN process: moving one task SCS selected off the node (seed 000 section 5: "NA selects a
+/// number of tasks in the first step ... and processes their allocation in parallel").
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct NodeAgent {
-    /// SAN phase.
+pub struct San {
+    /// Where the process is.
     pub phase: Phase,
-    /// Tasks selected by SCS still to move (after the current one).
-    pub queue: Vec<(TaskIdx, u32)>,
     /// The task being moved and its generation.
     pub task: (TaskIdx, u32),
     /// Its demand.
@@ -77,7 +76,7 @@ pub struct NodeAgent {
     pub answers: Vec<(Recommendation, NodeState)>,
     /// Answers (acceptances and rejections) received.
     pub answered: usize,
-    /// Targets in the order to try, and the next one.
+    /// Targets in the order to try.
     pub order: Vec<Recommendation>,
     /// Index of the next target in `order`.
     pub next: usize,
@@ -85,12 +84,29 @@ pub struct NodeAgent {
     pub deadline: u64,
     /// Global round at which the recommendations expire (3 minutes).
     pub expires: u64,
+}
+
+/// A node agent's state.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct NodeAgent {
+    /// The SAN processes of the last SCS selection still running, in selection order (empty:
+    /// idle, SCS may run).
+    pub processes: Vec<San>,
     /// The node's [`Cell::constraint_stamp`](crate::cell::Cell::constraint_stamp) when every
     /// task of the tick's index still on the node was last seen to meet its constraints: true
     /// while the stamp stays (tasks placed or migrated here since were matched on arrival). A
     /// pure cache.
     #[serde(skip)]
     pub constraints_ok_stamp: Option<u64>,
+}
+
+impl NodeAgent {
+    /// The running SAN process for `task` in `phase`, if any.
+    fn process(&mut self, phase: Phase, task: (TaskIdx, u32)) -> Option<&mut San> {
+        self.processes
+            .iter_mut()
+            .find(|p| p.phase == phase && p.task == task)
+    }
 }
 
 impl Masb {
@@ -114,7 +130,7 @@ impl Masb {
             // The node's report, taken by `begin_tick` (`reports.rs`): counted as sent.
             out.count_delivered(NODE_REPORT_KIND, 1);
         }
-        if inbox.is_empty() && na.phase == Phase::Idle {
+        if inbox.is_empty() && na.processes.is_empty() {
             // Most agents in most rounds: nothing to answer, only SCS's cheap tests to run.
             self.select_and_start(ctx, n, na, samples, out);
             return;
@@ -170,9 +186,11 @@ impl Masb {
                     demand,
                     forced,
                 } => {
+                    // The same tests as the process request's (step 5), on the load now.
                     let ok = final_check(&load, &demand, forced)
                         && Self::live(ctx, task, generation, TaskState::Running)
-                        && ctx.cell.satisfies(n, task);
+                        && ctx.cell.satisfies(n, task)
+                        && (forced || promised.production_fits(&demand, production(task)));
                     let reply = if ok {
                         Msg::TaskMigrationAcceptanceResponse {
                             task,
@@ -222,159 +240,129 @@ impl Masb {
                     task,
                     generation,
                     candidates,
-                } if na.phase == Phase::WaitCandidates && na.task == (task, generation) => {
-                    na.candidates = candidates.to_vec();
-                    na.answers.clear();
-                    na.answered = 0;
-                    for r in &na.candidates {
+                } => {
+                    let Some(p) = na.process(Phase::WaitCandidates, (task, generation)) else {
+                        continue;
+                    };
+                    p.candidates = candidates.to_vec();
+                    p.answers.clear();
+                    p.answered = 0;
+                    for r in &p.candidates {
                         out.send(
                             self.agent_of(r.node),
                             Msg::TaskMigrationRequest {
                                 task,
                                 generation,
-                                demand: na.demand,
+                                demand: p.demand,
                                 forced: r.forced,
                             },
                         );
                     }
-                    na.phase = Phase::WaitAnswers;
-                    na.deadline = g + self.rounds_for(self.config.answer_wait_s);
+                    p.phase = Phase::WaitAnswers;
+                    p.deadline = g + self.rounds_for(self.config.answer_wait_s);
                 }
                 Msg::TaskMigrationAcceptanceResponse {
                     task,
                     generation,
                     load,
-                } if na.phase == Phase::WaitAnswers && na.task == (task, generation) => {
+                } => {
                     let from = self.node_of(e.from);
-                    if let Some(r) = na.candidates.iter().find(|r| r.node == from) {
-                        na.answers.push((*r, load));
+                    if let Some(p) = na.process(Phase::WaitAnswers, (task, generation)) {
+                        if let Some(r) = p.candidates.iter().find(|r| r.node == from) {
+                            p.answers.push((*r, load));
+                        }
+                        p.answered += 1;
                     }
-                    na.answered += 1;
                 }
-                Msg::TaskMigrationRejectionResponse { task, generation }
-                    if na.phase == Phase::WaitAnswers && na.task == (task, generation) =>
-                {
-                    na.answered += 1;
+                Msg::TaskMigrationRejectionResponse { task, generation } => {
+                    if let Some(p) = na.process(Phase::WaitAnswers, (task, generation)) {
+                        p.answered += 1;
+                    }
                 }
-                Msg::TaskMigrationProcessConfirmationResponse { task, generation }
-                    if na.phase == Phase::WaitConfirm && na.task == (task, generation) =>
-                {
-                    self.next_selected(ctx, n, na, out, g);
+                Msg::TaskMigrationProcessConfirmationResponse { task, generation } => {
+                    if let Some(p) = na.process(Phase::WaitConfirm, (task, generation)) {
+                        p.phase = Phase::Ended;
+                    }
                 }
-                Msg::TaskMigrationProcessErrorResponse { task, generation }
-                    if na.phase == Phase::WaitConfirm && na.task == (task, generation) =>
-                {
-                    self.try_next_target(na, out);
+                Msg::TaskMigrationProcessErrorResponse { task, generation } => {
+                    if let Some(p) = na.process(Phase::WaitConfirm, (task, generation)) {
+                        self.try_next_target(p, out);
+                    }
                 }
                 _ => {}
             }
         }
-        if na.phase == Phase::WaitAnswers
-            && (na.answered >= na.candidates.len() || g >= na.deadline)
-        {
-            let mut rng = ctx.rng(me);
-            na.order = target_order(&na.answers, &na.demand, &self.config, &mut rng);
-            if sampled(ctx, 5_000, &[me.0 as u64, na.task.0.0 as u64, 3]) {
-                let acceptors: Vec<serde_json::Value> = na
-                    .answers
-                    .iter()
-                    .map(|(r, l)| {
-                        serde_json::json!({
-                            "machine": ctx.cell.nodes.machine_id()[r.node.index()],
-                            "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem,
-                            "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap,
-                        })
-                    })
-                    .collect();
-                let line = serde_json::json!({
-                    "kind": "target_selection", "tick": ctx.tick.0, "round": ctx.round,
-                    "source_machine": ctx.cell.nodes.machine_id()[n.index()],
-                    "task": task_json(ctx, na.task.0, &na.demand),
-                    "candidates": na.candidates.len(),
-                    "acceptors": acceptors, "order": recs_json(ctx, &na.order),
-                });
-                samples.push(line.to_string());
+        let mut rng = ctx.rng(me);
+        for p in &mut na.processes {
+            if p.phase == Phase::WaitAnswers
+                && (p.answered >= p.candidates.len() || g >= p.deadline)
+            {
+                p.order = target_order(&p.answers, &p.demand, &self.config, &mut rng);
+                if sampled(ctx, 5_000, &[me.0 as u64, p.task.0.0 as u64, 3]) {
+                    samples.push(target_selection_json(ctx, n, p));
+                }
+                p.next = 0;
+                p.phase = Phase::WaitConfirm;
+                self.try_next_target(p, out);
             }
-            na.next = 0;
-            na.phase = Phase::WaitConfirm;
-            self.try_next_target(na, out);
+            if p.phase != Phase::Ended && g >= p.expires {
+                p.phase = Phase::Ended; // recommendations expired
+            }
         }
-        if na.phase != Phase::Idle && g >= na.expires {
-            na.phase = Phase::Idle; // recommendations expired: back to SCS
-            na.queue.clear();
-        }
-        if na.phase == Phase::Idle {
+        na.processes.retain(|p| p.phase != Phase::Ended);
+        if na.processes.is_empty() {
             self.select_and_start(ctx, n, na, samples, out);
         }
     }
 
     /// Step 5 (again): the next target in order, or give up on this task.
-    fn try_next_target(&self, na: &mut NodeAgent, out: &mut Outbox<'_, Msg, Action>) {
-        let (task, generation) = na.task;
-        match na.order.get(na.next) {
+    fn try_next_target(&self, p: &mut San, out: &mut Outbox<'_, Msg, Action>) {
+        let (task, generation) = p.task;
+        match p.order.get(p.next) {
             Some(r) => {
-                na.next += 1;
+                p.next += 1;
                 out.send(
                     self.agent_of(r.node),
                     Msg::TaskMigrationProcessRequest {
                         task,
                         generation,
-                        demand: na.demand,
+                        demand: p.demand,
                         forced: r.forced,
                     },
                 );
             }
             None => {
-                out.act(Action::MigrationFailed { task: na.task.0 });
-                na.phase = Phase::Idle;
-                na.queue.clear();
+                out.act(Action::MigrationFailed { task });
+                p.phase = Phase::Ended;
             }
         }
     }
 
-    /// After a confirmation: the next task SCS selected, or idle.
-    fn next_selected(
-        &self,
-        ctx: &StepCtx<'_>,
-        n: NodeIdx,
-        na: &mut NodeAgent,
-        out: &mut Outbox<'_, Msg, Action>,
-        g: u64,
-    ) {
-        na.phase = Phase::Idle;
-        while let Some((task, generation)) = na.queue.pop() {
-            if Self::live(ctx, task, generation, TaskState::Running)
-                && ctx.cell.tasks.node()[task.index()] == n
-            {
-                self.request_candidates(ctx, n, na, out, g, (task, generation));
-                return;
-            }
-        }
-    }
-
-    /// SAN step 2 for `task`: asks the node's broker for candidate targets and waits for them
-    /// (the recommendations expire after `recommendation_ttl_s`).
+    /// SAN step 2 for `task`: a process that asks the node's broker for candidate targets and
+    /// waits for them (the recommendations expire after `recommendation_ttl_s`).
     fn request_candidates(
         &self,
         ctx: &StepCtx<'_>,
         n: NodeIdx,
-        na: &mut NodeAgent,
         out: &mut Outbox<'_, Msg, Action>,
         g: u64,
         task: (TaskIdx, u32),
-    ) {
-        na.task = task;
-        na.demand = Self::demand(ctx.cell, task.0);
-        na.phase = Phase::WaitCandidates;
-        na.expires = g + self.rounds_for(self.config.recommendation_ttl_s);
+    ) -> San {
+        let demand = Self::demand(ctx.cell, task.0);
         out.send(
             self.broker_of(n),
             Msg::GetCandidateNodesRequest {
                 task: task.0,
                 generation: task.1,
-                demand: na.demand,
+                demand,
             },
         );
+        San {
+            task,
+            demand,
+            expires: g + self.rounds_for(self.config.recommendation_ttl_s),
+            ..San::default()
+        }
     }
 
     /// Step 1: if the node is overloaded or holds a task whose constraints it no longer meets (and
@@ -481,16 +469,34 @@ impl Masb {
             });
             samples.push(line.to_string());
         }
-        let mut chosen: Vec<(TaskIdx, u32)> = tasks
-            .iter()
-            .zip(&selection.chosen)
-            .filter(|(_, c)| **c)
-            .map(|(t, _)| (*t, ctx.cell.tasks.generation()[t.index()]))
-            .collect();
-        chosen.reverse(); // popped from the back: first selected goes first
-        na.queue = chosen;
-        if let Some(first) = na.queue.pop() {
-            self.request_candidates(ctx, n, na, out, g, first);
+        let chosen = tasks.iter().zip(&selection.chosen).filter(|(_, c)| **c);
+        for (&t, _) in chosen {
+            let task = (t, ctx.cell.tasks.generation()[t.index()]);
+            na.processes
+                .push(self.request_candidates(ctx, n, out, g, task));
         }
     }
+}
+
+/// A sampled target selection (seed 000 section 5.4) as a JSON line.
+fn target_selection_json(ctx: &StepCtx<'_>, n: NodeIdx, p: &San) -> String {
+    let acceptors: Vec<serde_json::Value> = p
+        .answers
+        .iter()
+        .map(|(r, l)| {
+            serde_json::json!({
+                "machine": ctx.cell.nodes.machine_id()[r.node.index()],
+                "forced": r.forced, "cpu_used": l.cpu, "mem_used": l.mem,
+                "cpu_cap": l.cpu_cap, "mem_cap": l.mem_cap,
+            })
+        })
+        .collect();
+    let line = serde_json::json!({
+        "kind": "target_selection", "tick": ctx.tick.0, "round": ctx.round,
+        "source_machine": ctx.cell.nodes.machine_id()[n.index()],
+        "task": task_json(ctx, p.task.0, &p.demand),
+        "candidates": p.candidates.len(),
+        "acceptors": acceptors, "order": recs_json(ctx, &p.order),
+    });
+    line.to_string()
 }
