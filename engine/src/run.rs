@@ -177,10 +177,15 @@ pub fn run<P: Policy + Send>(
         };
         if sim.replay.stats.usage_model {
             let u = &config.usage;
+            let when = if sim.replay.stats.usage_from_trace {
+                "until their first task_usage sample"
+            } else {
+                "(the trace has no task_usage)"
+            };
             warn(
                 progress,
                 format!(
-                    "the trace has no task_usage: tasks use the usage model's share of their requests until measured (CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11; [usage] in the config, source = \"requests\" to use requests)",
+                    "tasks use the usage model's share of their requests {when}: CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11 ([usage] in the config, source = \"requests\" to use requests)",
                     u.cpu_ratio, u.mem_ratio
                 ),
             );
