@@ -54,8 +54,8 @@ pub struct RunConfig {
     pub snapshot: crate::snapshot::SnapshotConfig,
     /// Workload multiplication, workload percentage and compaction (SPEC 7, `scale.rs`).
     pub scale: crate::scale::Scale,
-    /// What a task uses before it is measured: the usage model for traces without task_usage
-    /// (`[usage]`, `usage_model.rs`).
+    /// What a task uses before it is measured: the usage model's share of its request (its
+    /// request, for a scenario's workload; `[usage]`, `usage_model.rs`).
     pub usage: crate::usage_model::UsageModel,
     /// Deadlines and priorities for a trace without a scenario's side tables (`[deadlines]`,
     /// `deadlines.rs`; off by default).

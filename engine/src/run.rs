@@ -175,17 +175,15 @@ pub fn run<P: Policy + Send>(
             }
             None => Simulation::start(config, trace_dir, out_dir, policy)?,
         };
-        if sim.replay.stats.usage_model {
+        // With task_usage, the model only stands in before a task's first sample (the default:
+        // the report's "usage from" says "task_usage + model"); without it, it is all there is.
+        let stats = &sim.replay.stats;
+        if stats.usage_model && !stats.usage_from_trace {
             let u = &config.usage;
-            let when = if sim.replay.stats.usage_from_trace {
-                "until their first task_usage sample"
-            } else {
-                "(the trace has no task_usage)"
-            };
             warn(
                 progress,
                 format!(
-                    "tasks use the usage model's share of their requests {when}: CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11 ([usage] in the config, source = \"requests\" to use requests)",
+                    "the trace has no task_usage: tasks use the usage model's share of their requests (CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11; [usage] in the config, source = \"requests\" to use requests)",
                     u.cpu_ratio, u.mem_ratio
                 ),
             );
@@ -283,8 +281,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
         replay.set_scale(config.scale);
         let mut cell = state.cell;
         let measured = replay.stats.usage_from_trace;
-        cell.set_request_use(config.usage.request_use(measured));
-        replay.stats.usage_model = config.usage.applies(measured);
+        let scenario = trace_dir.join(ingest::scenario::side::DIR).is_dir();
+        cell.set_request_use(config.usage.request_use((measured, scenario)));
+        replay.stats.usage_model = config.usage.applies((measured, scenario));
         Ok(Simulation {
             outputs: RunOutputs::open(
                 out_dir,

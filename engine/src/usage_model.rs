@@ -4,7 +4,15 @@
 //! shared real sample has none). Replaying requests as usage then overloads every CPU-overcommitted
 //! machine (87 % of the sample's nodes). So, by default, a trace without `task_usage` runs with a
 //! **usage model**: a task uses a fixed share of what it requests, by priority band. A trace with
-//! `task_usage` keeps its measurements and, until a task's first sample, its request (as before).
+//! `task_usage` keeps its measurements, and a task uses the model's share until its first
+//! sample. That matters for every policy that places the workload itself: it starts tasks before
+//! the trace did, or that the trace never ran (those Borg left waiting), and they have no sample
+//! then. Counting their requests as usage (the default before, now `source = "requests"`) put
+//! MASB's cell 2 points of memory above the model's on the generated 12.5k day and cost it 6
+//! points of PA nodes (`bench-results/fidelity-2026-11-26.md`); Borg's replay only runs tasks
+//! the trace measures, so it does not change. A scenario's workload (seeds 003 and 004: a
+//! `scenario/` side table beside the trace) is the exception: its tasks use what they request,
+//! a slot, and have no samples.
 //!
 //! The published aggregates the model must give: CPU used at 40-50 % of capacity and memory at
 //! 60-70 % (seed 000 section 7.8), with CPU usage far below requests and memory usage much
@@ -27,8 +35,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum UsageSource {
-    /// The model when the trace has no task_usage, else the trace's measurements (requests
-    /// until a task's first sample).
+    /// The trace's measurements, and the model until a task's first sample (always, for a trace
+    /// without task_usage); requests for a scenario's workload (module doc).
     #[default]
     Auto,
     /// Requests stand in for usage until measured (the behaviour before the model).
@@ -117,18 +125,20 @@ impl UsageModel {
         Ok(())
     }
 
-    /// Whether the model applies to a trace that has (`measured`) or lacks task_usage.
-    pub fn applies(&self, measured: bool) -> bool {
+    /// Whether the model applies to a trace that has (`measured`) or lacks task_usage, of a
+    /// `scenario`'s workload or not.
+    pub fn applies(&self, (measured, scenario): (bool, bool)) -> bool {
         match self.source {
-            UsageSource::Auto => !measured,
+            UsageSource::Auto => !(measured && scenario),
             UsageSource::Requests => false,
             UsageSource::Model => true,
         }
     }
 
-    /// The shares the cell applies to a trace that has (`measured`) or lacks task_usage.
-    pub fn request_use(&self, measured: bool) -> RequestUse {
-        if self.applies(measured) {
+    /// The shares the cell applies to a trace that has (`measured`) or lacks task_usage, of a
+    /// `scenario`'s workload or not.
+    pub fn request_use(&self, trace: (bool, bool)) -> RequestUse {
+        if self.applies(trace) {
             RequestUse {
                 cpu: self.cpu_ratio,
                 mem: self.mem_ratio,
@@ -145,7 +155,7 @@ mod tests {
 
     #[test]
     fn bands_and_rounding() {
-        let r = UsageModel::default().request_use(false);
+        let r = UsageModel::default().request_use((false, false));
         // Gratis: 1,000 x 0.485 = 485, 2,001 x 0.7 = 1,400.7 -> 1,401.
         assert_eq!(r.usage(0, 1_000, 2_001), (485, 1_401));
         assert_eq!(r.usage(1, 1_000, 2_001), (485, 1_401));
@@ -157,21 +167,29 @@ mod tests {
         assert_eq!(r.usage(11, 1_000, 105), (370, 74));
     }
 
+    /// By trace (task_usage present, a scenario's side tables present) and source.
     #[test]
     fn when_the_model_applies() {
-        let auto = UsageModel::default();
-        assert_eq!(auto.request_use(true), RequestUse::REQUESTS);
-        assert_ne!(auto.request_use(false), RequestUse::REQUESTS);
-        let requests = UsageModel {
-            source: UsageSource::Requests,
+        let with = |source| UsageModel {
+            source,
             ..UsageModel::default()
         };
-        assert_eq!(requests.request_use(false), RequestUse::REQUESTS);
-        let model = UsageModel {
-            source: UsageSource::Model,
-            ..UsageModel::default()
-        };
-        assert_ne!(model.request_use(true), RequestUse::REQUESTS);
+        let traces = [(false, false), (true, false), (true, true), (false, true)];
+        let applies = |source| traces.map(|t| with(source).applies(t));
+        // Auto: a GCD trace with or without task_usage gets the model (until measured); a
+        // scenario's workload (an empty task_usage) its requests.
+        assert_eq!(applies(UsageSource::Auto), [true, true, false, true]);
+        assert_eq!(applies(UsageSource::Requests), [false; 4]);
+        assert_eq!(applies(UsageSource::Model), [true; 4]);
+        assert_eq!(UsageModel::default().source, UsageSource::Auto);
+        assert_eq!(
+            with(UsageSource::Auto).request_use((true, true)),
+            RequestUse::REQUESTS
+        );
+        assert_ne!(
+            with(UsageSource::Auto).request_use((true, false)),
+            RequestUse::REQUESTS
+        );
     }
 
     #[test]

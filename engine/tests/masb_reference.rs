@@ -55,6 +55,11 @@ fn masb_outputs_are_the_reference_builds() {
         threads: 2,
         nodes_every: SimDuration::from_secs(30 * 60),
         policy: engine::policies::PolicyConfig::Masb(readings_before_issue_33),
+        // Requests as usage until a task's first sample, the default before issue 33.
+        usage: engine::usage_model::UsageModel {
+            source: engine::usage_model::UsageSource::Requests,
+            ..Default::default()
+        },
         ..RunConfig::default()
     };
     run_masb(&config, &parquet, &run);

@@ -83,8 +83,14 @@ fn miniature_trace_tick_by_tick() {
     let parquet = root.path().join("parquet");
     ingest_dir(&trace, &parquet);
     let run = root.path().join("run");
+    // Worked by hand with a task's request as its usage until its first sample (only 10/1 has
+    // one): `[usage] source = "requests"`; the default's model share is tested on its own.
     let config = RunConfig {
         nodes_every: SimDuration::from_secs(2 * 60),
+        usage: engine::usage_model::UsageModel {
+            source: engine::usage_model::UsageSource::Requests,
+            ..Default::default()
+        },
         ..RunConfig::default()
     };
     let summary = run_borg(&config, &parquet, &run);
@@ -261,12 +267,6 @@ fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
     let run = root.path().join("run");
     let summary = run_borg(&RunConfig::default(), &parquet, &run);
     assert!(!summary.replay.usage_from_trace && summary.replay.usage_model);
-    let ticks = read_parquet(&run.join("ticks"));
-    let f64s = |name: &str| {
-        let c = ticks.column(ticks.schema().index_of(name).unwrap());
-        c.as_primitive::<Float64Type>().values().to_vec()
-    };
-    let (cpu_used, mem_used) = (f64s("cpu_used_ratio"), f64s("mem_used_ratio"));
     let expected = [
         (0.13175 / 1.5, 0.45 * 0.7 / 1.5),
         (0.24275 / 1.75, 0.65 * 0.7 / 1.75),
@@ -275,7 +275,53 @@ fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
             (0.1 + 0.3 + 0.2) * 0.7 / 1.25,
         ),
     ];
-    for (t, (cpu, mem)) in expected.into_iter().enumerate() {
+    assert_used(&run, &expected);
+}
+
+/// The same trace with its task_usage, under the default `[usage]`: a task without a sample yet
+/// uses the model's share of its request; 10/1, sampled from 600 s, uses its measurement
+/// (.05 CPU, .2 memory). Worked by hand:
+/// - t0: 10/0 (priority 9, .2/.1): .074 / .07; 11/0 (0, .05/.05): .02425 / .035; 10/1: .05 / .2;
+///   capacity 1.5.
+/// - t1: + 12/0 (10, .3/.2) on m3: .111 / .14; capacity 1.75.
+#[test]
+fn with_task_usage_tasks_use_the_models_share_until_their_first_sample() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    for (table, rows) in [
+        ("machine_events", MACHINES),
+        ("task_events", TASKS),
+        ("task_usage", USAGE),
+        ("machine_attributes", ATTRIBUTES),
+        ("task_constraints", CONSTRAINTS),
+    ] {
+        write_table(&trace, table, rows);
+    }
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let run = root.path().join("run");
+    let summary = run_borg(&RunConfig::default(), &parquet, &run);
+    assert!(summary.replay.usage_from_trace && summary.replay.usage_model);
+    let expected = [
+        ((0.074 + 0.02425 + 0.05) / 1.5, (0.07 + 0.035 + 0.2) / 1.5),
+        (
+            (0.074 + 0.02425 + 0.05 + 0.111) / 1.75,
+            (0.07 + 0.035 + 0.2 + 0.14) / 1.75,
+        ),
+    ];
+    assert_used(&run, &expected);
+}
+
+/// The run's CPU and memory used, as shares of capacity, tick by tick from the first, are
+/// `expected` (within 1e-6).
+fn assert_used(run: &std::path::Path, expected: &[(f64, f64)]) {
+    let ticks = read_parquet(&run.join("ticks"));
+    let f64s = |name: &str| {
+        let c = ticks.column(ticks.schema().index_of(name).unwrap());
+        c.as_primitive::<Float64Type>().values().to_vec()
+    };
+    let (cpu_used, mem_used) = (f64s("cpu_used_ratio"), f64s("mem_used_ratio"));
+    for (t, &(cpu, mem)) in expected.iter().enumerate() {
         assert!(
             (cpu_used[t] - cpu).abs() < 1e-6,
             "tick {t}: CPU {} vs {cpu}",
