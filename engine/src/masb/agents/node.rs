@@ -1,7 +1,8 @@
 //! A node agent (NA): reports its node each tick (the report itself is taken by `begin_tick`,
 //! `reports.rs`; the NA counts it as sent), answers allocation and migration requests on
-//! the node's current load, and runs the SAN process when its node is overloaded (SCS, candidates
-//! from its broker, requests to the targets, the move).
+//! the node's current load (a migration request with the tests its process request will meet),
+//! and, when its node is overloaded, selects tasks by SCS and runs one SAN process per selected
+//! task, all at once (candidates from its broker, requests to the targets, the move).
 
 use super::*;
 
