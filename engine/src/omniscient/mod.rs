@@ -377,6 +377,7 @@ impl Policy for Omniscient {
             self.room.close(a.node.index());
         }
         let mut plans: Option<NodePlans> = None;
+        let mut scratch = Vec::new();
         for (t, generation) in arrivals {
             let i = t.index();
             if cell.tasks.generation()[i] != generation
@@ -389,11 +390,12 @@ impl Policy for Omniscient {
             let set = cell.constraint_set(t);
             let (started, queued) = (&self.started, &self.queued);
             let could_start = |n: usize| {
+                // Room now (as `room.first` would find it), or a start `plan` would find.
                 could_ever_take(cell, t, &need, n)
-                    && (qualifies(cell, t, &need, n) || {
+                    && (fits(&cell.nodes, n, &need) || {
                         let plans = plans
                             .get_or_insert_with(|| NodePlans::build(cell, started, queued, now_us));
-                        plans.earliest(n, amounts(&need), &mut Vec::new()).is_some()
+                        plans.earliest(n, amounts(&need), &mut scratch).is_some()
                     })
             };
             if (self.unplaced).still_unplaceable_by(cell, (t, set, &need), could_start) {

@@ -293,12 +293,13 @@ impl Masb {
                 _ => {}
             }
         }
-        let mut rng = ctx.rng(me);
+        let mut rng = None; // drawn from only by a process choosing its targets
         for p in &mut na.processes {
             if p.phase == Phase::WaitAnswers
                 && (p.answered >= p.candidates.len() || g >= p.deadline)
             {
-                p.order = target_order(&p.answers, &p.demand, &self.config, &mut rng);
+                let rng = rng.get_or_insert_with(|| ctx.rng(me));
+                p.order = target_order(&p.answers, &p.demand, &self.config, rng);
                 if sampled(ctx, 5_000, &[me.0 as u64, p.task.0.0 as u64, 3]) {
                     samples.push(target_selection_json(ctx, n, p));
                 }
