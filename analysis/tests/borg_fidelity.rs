@@ -1,8 +1,10 @@
 //! The generated cell behaves like Google's under its own scheduler: borg-replay of a generated
 //! trace classifies its nodes as seed 000's Table 4 does the real cell under Borg (issue 33, item
-//! 6), compared through `cellsim report --paper`'s own column and measurement. A 2,000-machine
-//! cell over 6 hours keeps the test short; its shares move by a point or so between seeds, so
-//! each band is the 12.5k cell's (3 points) widened by one.
+//! 6), compared through `cellsim report --paper`'s own column and measurement. The cell is the
+//! 2011 cell's 12,583 machines, over 4 hours to keep the test under a minute, and each band is
+//! item 6's 3 points. Smaller cells are not the same cell: on 2,000 to 4,000 machines Borg's
+//! replay shows 2-3 points more DA than on 12,583 (40.5-41.4 % against 38.0 % over a day,
+//! `bench-results/fidelity-2026-11-26.md`).
 
 use analysis::paper::{Measured, TABLE_4_BORG, column_of};
 use engine::{PolicyConfig, RunConfig, RunProgress};
@@ -14,10 +16,10 @@ fn borg_replay_of_a_generated_cell_lands_near_table_4() {
     let root = tempfile::tempdir().unwrap();
     let (trace, parquet) = (root.path().join("trace"), root.path().join("parquet"));
     let gen_config = GenConfig {
-        machines: 2_000,
-        hours: 6.0,
+        machines: 12_583,
+        hours: 4.0,
         seed: 1,
-        part_hours: 6.0,
+        part_hours: 4.0,
     };
     generate(&trace, &gen_config, &GenProgress::default()).unwrap();
     ingest::ingest(
@@ -47,7 +49,7 @@ fn borg_replay_of_a_generated_cell_lands_near_table_4() {
         "overloaded",
     ]) {
         assert!(
-            (ours - paper).abs() <= 4.0,
+            (ours - paper).abs() <= 3.0,
             "{class}: {ours:.2} % against {paper} %"
         );
     }

@@ -421,3 +421,70 @@ fn the_synthetic_cell_has_the_real_cells_event_rate() {
         "{submits} {real_submits}"
     );
 }
+
+/// The memory requests of `dir`'s t = 0 SUBMIT rows that carry one: their count, the share
+/// above 0.2 (a fifth of the largest machine), their mean and their 99th percentile (the value
+/// at index 0.99 n of the sorted requests).
+fn t0_memory_requests(dir: &Path) -> (usize, f64, f64, f64) {
+    let mut requests: Vec<f32> = Vec::new();
+    for b in Dataset::open(dir, Table::TaskEvents)
+        .unwrap()
+        .unwrap()
+        .batches(&["time", "event_type", "memory_request"])
+        .unwrap()
+    {
+        let b = b.unwrap();
+        let time = b.column(0).as_primitive::<Int64Type>();
+        let kind = b.column(1).as_primitive::<UInt8Type>();
+        let memory = b.column(2).as_primitive::<Float32Type>();
+        requests.extend(
+            (0..b.num_rows())
+                .filter(|&i| time.value(i) == 0 && kind.value(i) == 0 && memory.is_valid(i))
+                .map(|i| memory.value(i)),
+        );
+    }
+    requests.sort_by(f32::total_cmp);
+    let n = requests.len();
+    let above = requests.iter().filter(|&&m| m > 0.2).count();
+    let mean = requests.iter().map(|&m| m as f64).sum::<f64>() / n as f64;
+    let p99 = requests[(0.99 * n as f64) as usize] as f64;
+    (n, above as f64 / n as f64, mean, p99)
+}
+
+/// The synthetic cell's memory requests have the real cell's tail (issue 33 item 7): over the
+/// t = 0 tasks of a cell of the real cell's size, the share above 0.2 is under twice the real
+/// sample's and the 99th percentile within 20 % of it, at the mean within 15 %. A job's tasks
+/// share one size, so t = 0 tails vary with the seed and the cell (p99 0.117 to 0.163 between
+/// seeds and sizes; this cell's is 0.134). The real figures were taken from the raw CSV files
+/// with pandas: 144,339 t = 0 SUBMIT rows, 144,048 with a memory request, 705 of
+/// them above 0.2 (0.49 %), mean 0.04165, p99 0.1592. The generator's former sigma of 0.7 gave
+/// 2.1 % above 0.2 and a p99 of 0.24: the large tasks its Borg left waiting, which MASB ran.
+#[test]
+fn the_synthetic_cells_memory_requests_have_the_real_tail() {
+    let (n, real_above, real_mean, real_p99) = t0_memory_requests(ingested());
+    assert_eq!(n, 144_048);
+    assert_eq!((real_above * n as f64).round() as usize, 705);
+    assert!((real_mean - 0.04165).abs() < 1e-4, "{real_mean}");
+    assert!((real_p99 - 0.1592).abs() < 1e-4, "{real_p99}");
+
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    let config = ingest::synth::GenConfig {
+        machines: 12_583,
+        hours: 1.0,
+        seed: 1,
+        part_hours: 1.0,
+    };
+    ingest::synth::generate(&trace, &config, &ingest::synth::GenProgress::default()).unwrap();
+    let out = root.path().join("parquet");
+    let options = IngestOptions {
+        tables: vec![Table::MachineEvents, Table::TaskEvents],
+        ..IngestOptions::default()
+    };
+    ingest::ingest(&trace, &out, &options, &Progress::default()).unwrap();
+    let (_, above, mean, p99) = t0_memory_requests(&out);
+    let line = format!("ours: {above:.4} above 0.2, mean {mean:.4}, p99 {p99:.4}");
+    assert!(above < 2.0 * real_above, "{line}");
+    assert!((p99 / real_p99 - 1.0).abs() < 0.20, "{line}");
+    assert!((mean / real_mean - 1.0).abs() < 0.15, "{line}");
+}

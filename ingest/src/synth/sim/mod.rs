@@ -304,7 +304,7 @@ impl<'a> Sim<'a> {
                 .clamp(0.001, 0.45),
         );
         let mem = round_sig4(
-            rng.lognormal(SHORT_MEM_MEDIAN * factor, SIZE_SIGMA)
+            rng.lognormal(SHORT_MEM_MEDIAN * factor, MEM_SIZE_SIGMA)
                 .clamp(0.0005, 0.45),
         );
         let disk = rng.lognormal(0.0004, 1.0).min(0.05);
