@@ -51,6 +51,24 @@ pub struct Mailbox<M> {
     starts: Vec<u32>,
 }
 
+/// A round buffer holding more than this many bytes ...
+const SURGE_BYTES: usize = 16 << 20;
+/// ... and more than this many times what the last round used gives the excess back.
+const SURGE_FACTOR: usize = 8;
+
+/// Gives back a buffer's room left from a surge (the first tick places the whole initial cell:
+/// at 8x, ~2M messages in one round, ~370 MB held by the two mailboxes for the rest of the run):
+/// when it holds over [`SURGE_BYTES`] and over [`SURGE_FACTOR`] times the `used` entries the
+/// round needed, it keeps `2 used`. Capacity only: entries up to `used` are kept, so a round's
+/// result never depends on it.
+fn release_surge<T>(buffer: &mut Vec<T>, used: usize) {
+    let held = buffer.capacity().max(buffer.len());
+    if held * std::mem::size_of::<T>() > SURGE_BYTES && held > SURGE_FACTOR * used {
+        buffer.truncate(used);
+        buffer.shrink_to(2 * used);
+    }
+}
+
 impl<M: Copy + Send + Sync> Mailbox<M> {
     /// An empty mailbox for `agents` agents.
     pub fn new(agents: usize) -> Mailbox<M> {
@@ -61,6 +79,13 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
             receivers: Vec::new(),
             starts: Vec::new(),
         }
+    }
+
+    /// Gives back the room its buffers kept from a surge of messages ([`release_surge`]),
+    /// keeping at least the messages it holds and room for `expected`.
+    pub(crate) fn release_surge(&mut self, expected: usize) {
+        let used = self.len().max(expected);
+        release_surge(&mut self.messages, used);
     }
 
     /// Agent `a`'s messages in sender order.
@@ -248,6 +273,15 @@ impl<M, A> ChunkOutput<M, A> {
         let receivers = self.receivers.iter().map(|&to| to as usize);
         receivers.zip(&self.messages)
     }
+
+    /// Gives back the room its buffers kept from a surge ([`release_surge`]).
+    fn release_surge(&mut self) {
+        let used = self.messages.len();
+        release_surge(&mut self.messages, used);
+        release_surge(&mut self.receivers, used);
+        let used = self.actions.len();
+        release_surge(&mut self.actions, used);
+    }
 }
 
 /// Per-tick message counts per kind.
@@ -255,7 +289,8 @@ pub type MessageCounts = Vec<u64>;
 
 /// Buffers a run keeps across rounds, so a round allocates nothing once they have grown (SPEC
 /// 5.2): each chunk's message, action and count buffers and the spare mailbox the next round's
-/// messages are grouped into.
+/// messages are grouped into. After a surge they give back what the rounds since no longer
+/// need ([`release_surge`]); a later surge grows them again.
 pub struct RoundScratch<M, A> {
     pub(crate) chunks: Vec<ChunkOutput<M, A>>,
     pub(crate) spare: Mailbox<M>,
@@ -359,6 +394,13 @@ pub fn run_round<P: Policy>(
         || spare.regroup(|| outputs.iter().flat_map(ChunkOutput::sent), agent_count),
     );
     std::mem::swap(mailbox, &mut scratch.spare);
+    // The spare now holds the messages this round delivered; the next grouping into it needs
+    // room for the messages just sent, which `mailbox` holds.
+    scratch.spare.release_surge(mailbox.len());
+    mailbox.release_surge(0);
+    for output in &mut scratch.chunks[..chunks] {
+        output.release_surge();
+    }
 }
 
 #[cfg(test)]
@@ -406,6 +448,51 @@ mod tests {
             assert_eq!(mailbox.len(), expected_all.len());
             assert!(mailbox.inbox(agents).is_empty());
         }
+    }
+
+    /// After a surge (the first tick's placements), a mailbox gives back what it no longer
+    /// needs and groups as before, small or surging again; under [`SURGE_BYTES`], or when the
+    /// round used an eighth or more of it, a buffer is kept whole.
+    #[test]
+    fn a_surge_of_messages_is_given_back_and_grouping_stays_exact() {
+        let sent = |n: usize| -> Vec<Envelope<u64>> {
+            (0..n)
+                .map(|i| Envelope {
+                    from: AgentIdx(0),
+                    to: AgentIdx((i * 7 % 40) as u32),
+                    msg: i as u64,
+                })
+                .collect()
+        };
+        let check = |mailbox: &Mailbox<u64>, sent: &[Envelope<u64>]| {
+            for a in [0, 7, 39] {
+                let expected: Vec<_> = sent.iter().filter(|e| e.to.index() == a).collect();
+                let got: Vec<_> = mailbox.inbox(a).iter().collect();
+                assert_eq!(got, expected, "agent {a}");
+            }
+            assert_eq!(mailbox.len(), sent.len());
+        };
+        let size = std::mem::size_of::<Envelope<u64>>();
+        let surge = SURGE_BYTES / size + 100_000;
+        let mut mailbox = Mailbox::new(0);
+        for n in [surge, 1_000, surge, SURGE_BYTES / size / 2, 3] {
+            let messages = sent(n);
+            mailbox.regroup(|| messages.iter().map(|e| (e.to.index(), e)), 40);
+            let before = mailbox.messages.capacity();
+            mailbox.release_surge(0);
+            let after = mailbox.messages.capacity();
+            if before * size > SURGE_BYTES && before > SURGE_FACTOR * n {
+                assert!(after <= 2 * n.max(1) + 16, "{before} -> {after} for {n}");
+            } else {
+                assert_eq!(after, before, "kept for {n}");
+            }
+            check(&mailbox, &messages);
+        }
+        let mut kept = vec![0u8; SURGE_BYTES + 1];
+        release_surge(&mut kept, SURGE_BYTES / SURGE_FACTOR + 1);
+        assert_eq!(kept.len(), SURGE_BYTES + 1, "used an eighth: kept");
+        release_surge(&mut kept, 10);
+        assert!(kept.len() == 10 && kept.capacity() <= 20 + 16);
     }
 
     #[test]
