@@ -345,6 +345,25 @@ fn tables_ingested_a_few_at_a_time_are_all_listed() {
     assert_eq!(listed(), (Some(37_780), Some(13_803)));
 }
 
+/// A generated cell of `machines` over `hours` (seed `seed`) in `root/trace`, its machine and
+/// task events ingested into `root/parquet`, which it returns.
+fn generated_events(root: &Path, machines: u32, hours: f64, seed: u64) -> PathBuf {
+    let (trace, out) = (root.join("trace"), root.join("parquet"));
+    let config = ingest::synth::GenConfig {
+        machines,
+        hours,
+        seed,
+        part_hours: 1.0,
+    };
+    ingest::synth::generate(&trace, &config, &ingest::synth::GenProgress::default()).unwrap();
+    let options = IngestOptions {
+        tables: vec![Table::MachineEvents, Table::TaskEvents],
+        ..IngestOptions::default()
+    };
+    ingest::ingest(&trace, &out, &options, &Progress::default()).unwrap();
+    out
+}
+
 /// Task events after the t = 0 rows per minute and per machine of `dir`'s ingested trace, with
 /// the SUBMITs among them: rows with a time in the window, over the minutes from the window's
 /// start (600 s) to the last row; machines = those added at t = 0.
@@ -398,21 +417,7 @@ fn the_synthetic_cell_has_the_real_cells_event_rate() {
         "{real_events} {real_submits}"
     );
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    let config = ingest::synth::GenConfig {
-        machines: 1_000,
-        hours: 2.0,
-        seed: 3,
-        part_hours: 1.0,
-    };
-    let progress = ingest::synth::GenProgress::default();
-    ingest::synth::generate(&trace, &config, &progress).unwrap();
-    let out = root.path().join("parquet");
-    let options = IngestOptions {
-        tables: vec![Table::MachineEvents, Table::TaskEvents],
-        ..IngestOptions::default()
-    };
-    ingest::ingest(&trace, &out, &options, &Progress::default()).unwrap();
+    let out = generated_events(root.path(), 1_000, 2.0, 3);
     let (events, submits) = event_rates_per_machine_minute(&out);
     let (events_ratio, submits_ratio) = (events / real_events, submits / real_submits);
     assert!((0.5..2.0).contains(&events_ratio), "{events} {real_events}");
@@ -468,20 +473,7 @@ fn the_synthetic_cells_memory_requests_have_the_real_tail() {
     assert!((real_p99 - 0.1592).abs() < 1e-4, "{real_p99}");
 
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    let config = ingest::synth::GenConfig {
-        machines: 12_583,
-        hours: 1.0,
-        seed: 1,
-        part_hours: 1.0,
-    };
-    ingest::synth::generate(&trace, &config, &ingest::synth::GenProgress::default()).unwrap();
-    let out = root.path().join("parquet");
-    let options = IngestOptions {
-        tables: vec![Table::MachineEvents, Table::TaskEvents],
-        ..IngestOptions::default()
-    };
-    ingest::ingest(&trace, &out, &options, &Progress::default()).unwrap();
+    let out = generated_events(root.path(), 12_583, 1.0, 1);
     let (_, above, mean, p99) = t0_memory_requests(&out);
     let line = format!("ours: {above:.4} above 0.2, mean {mean:.4}, p99 {p99:.4}");
     assert!(above < 2.0 * real_above, "{line}");
