@@ -60,6 +60,22 @@ fn wrong_column_count_names_file_and_line() {
     );
 }
 
+/// Blank lines count: the error names the file's own line, not the csv reader's count (which
+/// leaves out the blank lines it skips and would say 2 here).
+#[test]
+fn a_bad_row_after_blank_lines_names_its_own_line() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "machine_events/part-00000-of-00001.csv.gz",
+        &gzip("0,1,0,p,0.5,0.5\n\n\r\n0,2,0,p,1\n"),
+    );
+    expect_failure(
+        t.path(),
+        "TRACE/machine_events/part-00000-of-00001.csv.gz:4: expected 6 columns, found 5",
+    );
+}
+
 #[test]
 fn unparsable_number_names_line_and_column() {
     let t = tempfile::tempdir().unwrap();
