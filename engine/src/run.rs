@@ -280,10 +280,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
         replay.set_workload_mode(!policy.replays_placements());
         replay.set_scale(config.scale);
         let mut cell = state.cell;
-        let measured = replay.stats.usage_from_trace;
         let scenario = trace_dir.join(ingest::scenario::side::DIR).is_dir();
-        cell.set_request_use(config.usage.request_use((measured, scenario)));
-        replay.stats.usage_model = config.usage.applies((measured, scenario));
+        cell.set_request_use(config.usage.request_use(scenario));
+        replay.stats.usage_model = config.usage.applies(scenario);
         Ok(Simulation {
             outputs: RunOutputs::open(
                 out_dir,

@@ -36,7 +36,8 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum UsageSource {
     /// The trace's measurements, and the model until a task's first sample (always, for a trace
-    /// without task_usage); requests for a scenario's workload (module doc).
+    /// without task_usage); requests for a scenario's workload, which has no samples (module
+    /// doc).
     #[default]
     Auto,
     /// Requests stand in for usage until measured (the behaviour before the model).
@@ -125,20 +126,19 @@ impl UsageModel {
         Ok(())
     }
 
-    /// Whether the model applies to a trace that has (`measured`) or lacks task_usage, of a
-    /// `scenario`'s workload or not.
-    pub fn applies(&self, (measured, scenario): (bool, bool)) -> bool {
+    /// Whether the model applies: to any trace but a `scenario`'s workload (with or without
+    /// task_usage: a trace's samples replace it as they come).
+    pub fn applies(&self, scenario: bool) -> bool {
         match self.source {
-            UsageSource::Auto => !(measured && scenario),
+            UsageSource::Auto => !scenario,
             UsageSource::Requests => false,
             UsageSource::Model => true,
         }
     }
 
-    /// The shares the cell applies to a trace that has (`measured`) or lacks task_usage, of a
-    /// `scenario`'s workload or not.
-    pub fn request_use(&self, trace: (bool, bool)) -> RequestUse {
-        if self.applies(trace) {
+    /// The shares the cell applies to the tasks of a `scenario`'s workload or of another trace.
+    pub fn request_use(&self, scenario: bool) -> RequestUse {
+        if self.applies(scenario) {
             RequestUse {
                 cpu: self.cpu_ratio,
                 mem: self.mem_ratio,
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn bands_and_rounding() {
-        let r = UsageModel::default().request_use((false, false));
+        let r = UsageModel::default().request_use(false);
         // Gratis: 1,000 x 0.485 = 485, 2,001 x 0.7 = 1,400.7 -> 1,401.
         assert_eq!(r.usage(0, 1_000, 2_001), (485, 1_401));
         assert_eq!(r.usage(1, 1_000, 2_001), (485, 1_401));
@@ -167,27 +167,26 @@ mod tests {
         assert_eq!(r.usage(11, 1_000, 105), (370, 74));
     }
 
-    /// By trace (task_usage present, a scenario's side tables present) and source.
+    /// By trace (a GCD trace, a scenario's workload) and source.
     #[test]
     fn when_the_model_applies() {
         let with = |source| UsageModel {
             source,
             ..UsageModel::default()
         };
-        let traces = [(false, false), (true, false), (true, true), (false, true)];
-        let applies = |source| traces.map(|t| with(source).applies(t));
-        // Auto: a GCD trace with or without task_usage gets the model (until measured); a
-        // scenario's workload (an empty task_usage) its requests.
-        assert_eq!(applies(UsageSource::Auto), [true, true, false, true]);
-        assert_eq!(applies(UsageSource::Requests), [false; 4]);
-        assert_eq!(applies(UsageSource::Model), [true; 4]);
+        let applies = |source| [false, true].map(|scenario| with(source).applies(scenario));
+        // Auto: a GCD trace, with or without task_usage, gets the model (until measured); a
+        // scenario's workload its requests.
+        assert_eq!(applies(UsageSource::Auto), [true, false]);
+        assert_eq!(applies(UsageSource::Requests), [false; 2]);
+        assert_eq!(applies(UsageSource::Model), [true; 2]);
         assert_eq!(UsageModel::default().source, UsageSource::Auto);
         assert_eq!(
-            with(UsageSource::Auto).request_use((true, true)),
+            with(UsageSource::Auto).request_use(true),
             RequestUse::REQUESTS
         );
         assert_ne!(
-            with(UsageSource::Auto).request_use((true, false)),
+            with(UsageSource::Auto).request_use(false),
             RequestUse::REQUESTS
         );
     }

@@ -71,17 +71,26 @@ const EXPECTED: [Expected; 6] = [
     (2, 0, 0, 2, 0, 0, 0, 0, 0.0, 0.0),
 ];
 
+/// The miniature trace (its task_usage when `with_usage`) written to `root/trace` and ingested
+/// into `root/parquet`, which it returns.
+fn miniature(root: &std::path::Path, with_usage: bool) -> std::path::PathBuf {
+    let trace = root.join("trace");
+    write_table(&trace, "machine_events", MACHINES);
+    write_table(&trace, "task_events", TASKS);
+    if with_usage {
+        write_table(&trace, "task_usage", USAGE);
+    }
+    write_table(&trace, "machine_attributes", ATTRIBUTES);
+    write_table(&trace, "task_constraints", CONSTRAINTS);
+    let parquet = root.join("parquet");
+    ingest_dir(&trace, &parquet);
+    parquet
+}
+
 #[test]
 fn miniature_trace_tick_by_tick() {
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    write_table(&trace, "machine_events", MACHINES);
-    write_table(&trace, "task_events", TASKS);
-    write_table(&trace, "task_usage", USAGE);
-    write_table(&trace, "machine_attributes", ATTRIBUTES);
-    write_table(&trace, "task_constraints", CONSTRAINTS);
-    let parquet = root.path().join("parquet");
-    ingest_dir(&trace, &parquet);
+    let parquet = miniature(root.path(), true);
     let run = root.path().join("run");
     // Worked by hand with a task's request as its usage until its first sample (only 10/1 has
     // one): `[usage] source = "requests"`; the default's model share is tested on its own.
@@ -257,13 +266,7 @@ fn tick_events_per_job_and_machine() {
 #[test]
 fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    write_table(&trace, "machine_events", MACHINES);
-    write_table(&trace, "task_events", TASKS);
-    write_table(&trace, "machine_attributes", ATTRIBUTES);
-    write_table(&trace, "task_constraints", CONSTRAINTS);
-    let parquet = root.path().join("parquet");
-    ingest_dir(&trace, &parquet);
+    let parquet = miniature(root.path(), false);
     let run = root.path().join("run");
     let summary = run_borg(&RunConfig::default(), &parquet, &run);
     assert!(!summary.replay.usage_from_trace && summary.replay.usage_model);
@@ -287,18 +290,7 @@ fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
 #[test]
 fn with_task_usage_tasks_use_the_models_share_until_their_first_sample() {
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    for (table, rows) in [
-        ("machine_events", MACHINES),
-        ("task_events", TASKS),
-        ("task_usage", USAGE),
-        ("machine_attributes", ATTRIBUTES),
-        ("task_constraints", CONSTRAINTS),
-    ] {
-        write_table(&trace, table, rows);
-    }
-    let parquet = root.path().join("parquet");
-    ingest_dir(&trace, &parquet);
+    let parquet = miniature(root.path(), true);
     let run = root.path().join("run");
     let summary = run_borg(&RunConfig::default(), &parquet, &run);
     assert!(summary.replay.usage_from_trace && summary.replay.usage_model);
