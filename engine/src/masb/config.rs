@@ -18,6 +18,19 @@ pub enum ScoreReading {
     Used,
 }
 
+/// How a GAIN variant (Table 7) measures a candidate's gain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum GainReading {
+    /// X(T') - X(T): section 7.9's formula (default).
+    #[default]
+    Difference,
+    /// (X(T') - X(T)) / X(T): section 7.9's worked example ("a 300% gain" from 0.1 to 0.4
+    /// beats "a 50% gain" from 0.4 to 0.6: "the relative AS gains are prioritised"), X(T)
+    /// floored at `MasbConfig::gain_base_floor` so a node scoring 0 before has a finite gain.
+    Relative,
+}
+
 /// What SIAS reads as a node's load before the new task's request is added (SPEC 6: "SIAS uses
 /// *requested* resources"; seed 000 section 6.2: "calculated exclusively from user-defined
 /// resource requirements since the actually-used resource requirements are unknown before the
@@ -104,6 +117,11 @@ pub struct MasbConfig {
     pub sias_gain: bool,
     /// Use SRAS_GAIN instead of SRAS for re-allocation (Table 7), as SIAS_GAIN.
     pub sras_gain: bool,
+    /// The gain a GAIN variant ranks by: the difference (default) or the relative gain.
+    pub gain_reading: GainReading,
+    /// Under the relative reading, the smallest X(T) a gain is divided by (0.05; not in the
+    /// paper, which only gives gains from non-zero scores).
+    pub gain_base_floor: f64,
     /// Not in the paper: when no candidate gains under a GAIN variant, rank by the plain score
     /// instead of finding no candidate (false). Without it a GAIN variant places a task only on
     /// a node whose score rises, so under a reading where scores fall as nodes fill (the free
@@ -185,6 +203,8 @@ impl Default for MasbConfig {
             sias_node_load: SiasNodeLoad::Used,
             sias_gain: false,
             sras_gain: false,
+            gain_reading: GainReading::Difference,
+            gain_base_floor: 0.05,
             gain_fallback: false,
             scs_rus_limit: 0.9,
             brokers_per_12500_nodes: 1,
@@ -293,6 +313,7 @@ impl MasbConfig {
         let ranges = [
             ("max_use", self.max_use, Range::PositiveFraction),
             ("scs_rus_limit", self.scs_rus_limit, Range::PositiveFraction),
+            ("gain_base_floor", self.gain_base_floor, Range::Positive),
             ("writable_share", self.writable_share, Range::Fraction),
             ("machine_memory_mb", self.machine_memory_mb, Range::Positive),
             ("bandwidth_mb_s", self.bandwidth_mb_s, Range::Positive),
@@ -423,6 +444,9 @@ mod tests {
         );
         let e = config("[sias]\nsteeep = 100.0\n").unwrap_err();
         assert!(e.contains("steeep"), "{e}");
+        let c = config("gain_reading = \"relative\"\n").unwrap();
+        assert_eq!(c.gain_reading, GainReading::Relative);
+        assert!(config("gain_reading = \"ratio\"\n").is_err());
         let full = toml::to_string(&MasbConfig::default()).unwrap();
         assert_eq!(config(&full).unwrap(), MasbConfig::default());
     }
@@ -470,6 +494,10 @@ mod tests {
                 "machine_memory_mb must satisfy 0 < machine_memory_mb, got inf",
             ),
             ("max_rounds = 0", "max_rounds must be at least 1"),
+            (
+                "gain_base_floor = 0.0",
+                "gain_base_floor must satisfy 0 < gain_base_floor, got 0",
+            ),
             (
                 "migration_candidates = 16",
                 "migration_candidates is at most 15, got 16",

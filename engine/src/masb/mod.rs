@@ -20,4 +20,4 @@ pub mod score;
 pub mod scs;
 pub mod select;
 
-pub use config::{MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad};
+pub use config::{GainReading, MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad};

@@ -1,6 +1,6 @@
 //! The allocation score functions (seed 000 sections 6.2-6.3, SPEC 6): SIAS for initial
 //! allocation (on requested resources), SRAS for re-allocation (on actual usage), and their GAIN
-//! variants X_GAIN = X(after) - X(before), negative -> 0.
+//! variants X_GAIN = X(after) - X(before), negative -> 0 (or relative to X(before): [`gain`]).
 //!
 //! SCORE = F_STEEP^((r_cpu - F_BIAS r_cpu_max)(r_mem - F_BIAS r_mem_max)) - F_FLOOR, negative
 //! -> 0, and 0 for any state with a resource used above `max_use` (90 %). r is the free amount
@@ -9,7 +9,7 @@
 //! units (r_max = 1, what seed 000's logged values pin: test below) and SIAS fractions of the
 //! node's capacity (not logged; see `MasbConfig::sias`).
 
-use super::{MasbConfig, ScoreReading, ScoreShape, ScoreUnits};
+use super::{GainReading, MasbConfig, ScoreReading, ScoreShape, ScoreUnits};
 
 /// A node state to score: capacity and the amount in use (for SIAS the load `sias_node_load`
 /// names, for SRAS the usage), both in the trace's normalised units.
@@ -127,11 +127,21 @@ fn scored(
 ) -> Scored {
     let plain = score_with(shape, power, &before.plus(cpu, mem), config);
     let gain = if with_gain {
-        (plain - score_with(shape, power, before, config)).max(0.0)
+        gain(score_with(shape, power, before, config), plain, config)
     } else {
         0.0
     };
     Scored { plain, gain }
+}
+
+/// The gain of a score going from `was` to `now` under the config's [`GainReading`]: the
+/// difference, or the difference over `was` (floored at `gain_base_floor`); a loss gains 0.
+pub fn gain(was: f64, now: f64, config: &MasbConfig) -> f64 {
+    let rise = (now - was).max(0.0);
+    match config.gain_reading {
+        GainReading::Difference => rise,
+        GainReading::Relative => rise / was.max(config.gain_base_floor),
+    }
 }
 
 /// SIAS of placing a task requesting `cpu`/`mem` on a node whose requested totals are `before`.
@@ -424,6 +434,26 @@ mod tests {
         assert!(close(score(&c.sias, &node(0.3), &c), 0.2));
         // Used 90 %: (0.9-0.6)^2 = 0.09 -> 500^0.09 - 0.8 = 1.749 - 0.8 = 0.949.
         assert!(close(score(&c.sras, &node(0.9), &c), 0.949));
+    }
+
+    /// Section 7.9's worked example: node A from 0.1 to 0.4 is "a 300% gain", node B from 0.4 to
+    /// 0.6 "a 50% gain"; A is preferred under both readings, by 3.0 against 0.5 relative and
+    /// 0.3 against 0.2 as differences. A node scoring 0 before divides by the floor; a loss is 0.
+    #[test]
+    fn section_7_9_gains_under_both_readings() {
+        let difference = MasbConfig::default();
+        let relative = MasbConfig {
+            gain_reading: GainReading::Relative,
+            ..MasbConfig::default()
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(gain(0.1, 0.4, &relative), 3.0));
+        assert!(close(gain(0.4, 0.6, &relative), 0.5));
+        assert!(close(gain(0.1, 0.4, &difference), 0.3));
+        assert!(close(gain(0.4, 0.6, &difference), 0.2));
+        assert!(close(gain(0.0, 0.2, &relative), 0.2 / 0.05));
+        assert_eq!(gain(0.6, 0.4, &relative), 0.0);
+        assert_eq!(gain(0.6, 0.4, &difference), 0.0);
     }
 
     #[test]
