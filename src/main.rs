@@ -5,11 +5,7 @@
 //! its cause chain, each cause once), 2 bad command-line usage (from clap), 75 stopped by a
 //! signal after a snapshot (`cellsim resume` continues; `engine::snapshot::EXIT_SNAPSHOTTED`).
 
-use mimalloc::MiMalloc;
-
-#[global_allocator]
-static GLOBAL: MiMalloc = MiMalloc;
-
+mod allocator;
 mod cli;
 mod commands;
 mod console;
@@ -20,6 +16,7 @@ mod run_log;
 mod status;
 
 fn main() {
+    allocator::tune();
     let args = <cli::Cli as clap::Parser>::parse();
     if let Err(e) = commands::run(args) {
         console::print_error(&e);
