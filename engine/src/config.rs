@@ -46,9 +46,11 @@ pub struct RunConfig {
     /// Simulated time per output part of `ticks/`, `migrations/` and `timing/`, a whole number
     /// of ticks (a day).
     pub part: SimDuration,
-    /// Rows at which a `migrations/` part is written before its `part` is done (at the
-    /// end of that tick): bounds the rows a run holds in memory and in its snapshots (an 8x
-    /// MASB day has ~4.5M, ~56 bytes each).
+    /// Rows at which a policy table's part (`migrations/`, `tasks/`, `jobs/`) is written before
+    /// its `part` is done (at the end of that tick): bounds the rows a run holds in memory and
+    /// in its snapshots (262,144; an 8x MASB day has ~1M `migrations/` rows of 8 values, 128
+    /// bytes each held: 1,048,576 kept ~100 MiB more at the day's end,
+    /// `bench-results/bench-2026-11-26-allocator.md`).
     pub part_rows: u64,
     /// When to snapshot the run for resuming (SPEC 8).
     pub snapshot: crate::snapshot::SnapshotConfig,
@@ -82,7 +84,7 @@ impl Default for RunConfig {
             classify: Thresholds::default(),
             check_invariants: false,
             part: SimDuration::from_secs(86_400),
-            part_rows: 1 << 20,
+            part_rows: 1 << 18,
             snapshot: crate::snapshot::SnapshotConfig::default(),
             scale: crate::scale::Scale::default(),
             usage: crate::usage_model::UsageModel::default(),

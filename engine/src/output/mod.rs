@@ -6,7 +6,7 @@
 //!   MASB's `migrations/`, the queueing policies' `tasks/` and `jobs/`). One part per
 //!   `part_ticks` ticks (a simulated day by default), `part-<first tick>.parquet`, written when
 //!   its last tick is done; a policy table's part is also written at the end of a tick at which
-//!   it holds `part_rows` rows (an 8x MASB day has ~4.5M migration rows), so that the rows held
+//!   it holds `part_rows` rows (an 8x MASB day has ~1M migration rows), so that the rows held
 //!   in memory and in snapshots stay bounded.
 //! - `nodes/`: one row per online node every `nodes_every_ticks` ticks, one part per sample,
 //!   `part-<tick>.parquet`.
