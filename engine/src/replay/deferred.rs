@@ -4,7 +4,9 @@
 //! ticks after the tick of the trace's SCHEDULE has its later usage rows and its terminal event
 //! applied `d` ticks late (a queue of deferred events, ordered by due time then arrival); a
 //! terminal event for a task still pending in the policy but run by the trace makes it finish its
-//! recorded run time after the policy starts it. Not modelled: a policy that starts a task
+//! recorded run time after the policy starts it. A run displaced by a machine removal resumes
+//! its recorded run where it stopped when placed again (its SCHEDULE moves forward,
+//! `events.rs::resumed_schedule_us`), so its delay grows by the time it waits. Not modelled: a policy that starts a task
 //! *earlier* than the trace did cannot see the future, so the run ends at the recorded terminal
 //! event (it runs longer); usage rows that arrive while the task is still pending in the policy set
 //! the usage it starts with.

@@ -378,7 +378,7 @@ impl Replay {
                 }
             },
         )?;
-        self.displace_from_removed(cell, ev);
+        self.displace_from_removed(cell, end_us, ev);
         self.drain(
             Table::MachineAttributes,
             |s| &mut s.attributes,
