@@ -57,17 +57,30 @@ fn tick_end_us(k: i64) -> i64 {
 /// Replays ticks 0..=6; `place` says which job the stand-in policy starts at which tick. Returns,
 /// per tick, the running jobs (sorted) and job 1's CPU usage in 0.01 units (if it exists).
 fn replay(workload_mode: bool, place: &[(i64, u64)]) -> Vec<(Vec<u64>, Option<u32>)> {
+    let on_first: Vec<(i64, u64, NodeIdx)> =
+        place.iter().map(|&(k, job)| (k, job, NodeIdx(0))).collect();
+    replay_trace((MACHINES, TASKS, USAGE), workload_mode, 6, &on_first)
+}
+
+/// Replays ticks 0..=`last` of the trace `(machine_events, task_events, task_usage)`; the
+/// stand-in policy starts job `j` on node `n` at tick `k` for each `(k, j, n)` of `place`.
+fn replay_trace(
+    (machines, tasks, usage): (&str, &str, &str),
+    workload_mode: bool,
+    last: i64,
+    place: &[(i64, u64, NodeIdx)],
+) -> Vec<(Vec<u64>, Option<u32>)> {
     let root = tempfile::tempdir().unwrap();
     let (trace, ingested) = (root.path().join("t"), root.path().join("i"));
-    write_table(&trace, "machine_events", MACHINES);
-    write_table(&trace, "task_events", TASKS);
-    write_table(&trace, "task_usage", USAGE);
+    write_table(&trace, "machine_events", machines);
+    write_table(&trace, "task_events", tasks);
+    write_table(&trace, "task_usage", usage);
     ingest_dir(&trace, &ingested);
     let mut replay = Replay::open(&ingested).unwrap();
     replay.set_workload_mode(workload_mode);
     let mut cell = Cell::default();
     let mut seen = Vec::new();
-    for k in 0..=6 {
+    for k in 0..=last {
         let events = replay.advance(&mut cell, tick_end_us(k)).unwrap();
         if !workload_mode {
             for p in &events.placements {
@@ -76,10 +89,10 @@ fn replay(workload_mode: bool, place: &[(i64, u64)]) -> Vec<(Vec<u64>, Option<u3
                 }
             }
         }
-        for &(at, job) in place {
+        for &(at, job, node) in place {
             if at == k {
                 let t = slot(&cell, job).expect("pending task to place");
-                cell.place(t, NodeIdx(0), tick_end_us(k));
+                cell.place(t, node, tick_end_us(k));
             }
         }
         cell.check().unwrap();
@@ -146,4 +159,40 @@ fn borg_replay_mode_keeps_the_recorded_times() {
         usage,
         [Some(1), Some(1), Some(2), Some(3), None, None, None]
     );
+}
+
+// Machine 1 (node 0) is removed at 730 s (tick 2), machine 2 (node 1) stays. Job 1 is scheduled
+// at 0 (the trace's first tick: its SCHEDULE counts from 660 s), FINISHes at 1,000 s, and has a
+// usage row from 930 s (tick 5).
+const MACHINES_REMOVED: &str = "0,1,0,p,0.5,0.5\n0,2,0,p,0.5,0.5\n730000000,1,1,,,\n";
+const TASKS_REMOVED: &str = "\
+0,,1,0,,0,u,0,0,0.1,0.1,0,0
+0,,1,0,1,1,u,0,0,0.1,0.1,0,0
+1000000000,,1,0,1,4,u,0,0,,,,
+";
+const USAGE_REMOVED: &str = "930000000,1200000000,1,0,1,0.05,0.05,0,0,0,0,0,0,0,0,1,0,1,0,0\n";
+
+/// A run displaced by a machine removal resumes where it stopped (`replay/events.rs`), worked out
+/// by hand: started on time at tick 0 (660 s, no delay), displaced by the removal in tick 2 having
+/// reached trace time 780 s, started again at tick 4 (900 s): 120 s late, the time it waited. Its
+/// 930 s usage row applies at 1,050 s (tick 7) and its FINISH at 1,120 s (tick 8). Counted from
+/// its first start (240 s late) they would come at 1,170 s (tick 9) and 1,240 s (tick 10).
+#[test]
+fn a_displaced_run_resumes_its_recorded_run() {
+    let place = [(0, 1, NodeIdx(0)), (4, 1, NodeIdx(1))];
+    let tables = (MACHINES_REMOVED, TASKS_REMOVED, USAGE_REMOVED);
+    let seen = replay_trace(tables, true, 10, &place);
+    let running: Vec<bool> = seen.iter().map(|s| s.0 == [1]).collect();
+    let expected = [
+        true, true, false, false, true, true, true, true, false, false, false,
+    ];
+    assert_eq!(running, expected);
+    let usage: Vec<Option<u32>> = seen.iter().map(|s| s.1).collect();
+    assert_ne!(
+        usage[6],
+        Some(5),
+        "the 930 s row is held back until 1,050 s"
+    );
+    assert_eq!(usage[7], Some(5));
+    assert_eq!(usage[8], None, "ended");
 }
