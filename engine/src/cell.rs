@@ -160,6 +160,16 @@ impl Cell {
         self.tasks.trace_sched_us[t.index()] = tick_end_us;
     }
 
+    /// Running task `t`, displaced by a machine removal, had reached trace time `reached_us` of
+    /// its recorded run: its SCHEDULE moves there and the work done since the old one is lost
+    /// ([`Tasks::lost_us`]).
+    pub fn record_displaced_run(&mut self, t: TaskIdx, reached_us: i64) {
+        let i = t.index();
+        let done_us = (reached_us - self.tasks.trace_sched_us[i]).max(0);
+        self.tasks.lost_us[i] += done_us;
+        self.tasks.trace_sched_us[i] = reached_us;
+    }
+
     /// Pending task `t` is submitted again at `now_us`.
     pub fn resubmit(&mut self, t: TaskIdx, now_us: i64) {
         debug_assert_eq!(self.tasks.state[t.index()], TaskState::Pending);

@@ -172,19 +172,21 @@ const TASKS_REMOVED: &str = "\
 ";
 const USAGE_REMOVED: &str = "930000000,1200000000,1,0,1,0.05,0.05,0,0,0,0,0,0,0,0,1,0,1,0,0\n";
 
-/// A run displaced by a machine removal resumes where it stopped (`replay/events.rs`), worked out
-/// by hand: started on time at tick 0 (660 s, no delay), displaced by the removal in tick 2 having
-/// reached trace time 780 s, started again at tick 4 (900 s): 120 s late, the time it waited. Its
-/// 930 s usage row applies at 1,050 s (tick 7) and its FINISH at 1,120 s (tick 8). Counted from
-/// its first start (240 s late) they would come at 1,170 s (tick 9) and 1,240 s (tick 10).
+/// A displaced run restarts but its usage rows continue where they stopped
+/// (`replay/events.rs`), worked out by hand: started on time at tick 0 (660 s, no delay),
+/// displaced by the removal in tick 2 having reached trace time 780 s (120 s of work lost),
+/// started again at tick 4 (900 s): its usage rows are 120 s late, the time it waited, so the
+/// 930 s row applies at 1,050 s (tick 7); its FINISH comes its whole run later, 120 + 120 s
+/// late, at 1,240 s (tick 10). Counted from its first start, the usage row would come at
+/// 1,170 s (tick 9).
 #[test]
-fn a_displaced_run_resumes_its_recorded_run() {
+fn a_displaced_run_restarts_and_its_usage_continues() {
     let place = [(0, 1, NodeIdx(0)), (4, 1, NodeIdx(1))];
     let tables = (MACHINES_REMOVED, TASKS_REMOVED, USAGE_REMOVED);
     let seen = replay_trace(tables, true, 10, &place);
     let running: Vec<bool> = seen.iter().map(|s| s.0 == [1]).collect();
     let expected = [
-        true, true, false, false, true, true, true, true, false, false, false,
+        true, true, false, false, true, true, true, true, true, true, false,
     ];
     assert_eq!(running, expected);
     let usage: Vec<Option<u32>> = seen.iter().map(|s| s.1).collect();
@@ -194,5 +196,5 @@ fn a_displaced_run_resumes_its_recorded_run() {
         "the 930 s row is held back until 1,050 s"
     );
     assert_eq!(usage[7], Some(5));
-    assert_eq!(usage[8], None, "ended");
+    assert_eq!(usage[10], None, "ended");
 }

@@ -227,8 +227,13 @@ columns! {
         start_us: i64 = 0,
         /// End of the tick in which the trace SCHEDULEd the current run, [`NOT_SCHEDULED`]
         /// until then; a policy that replays the workload shifts the run's later events by
-        /// `start_us - trace_sched_us` (`replay/deferred.rs`).
+        /// `start_us - trace_sched_us` (`replay/deferred.rs`). Moved forward when the run is
+        /// displaced by a machine removal, to the trace time it had reached.
         trace_sched_us: i64 = NOT_SCHEDULED,
+        /// Recorded run time the current run lost to displacements by machine removals: a
+        /// displaced run restarts, so its end comes this much later than its shifted usage rows
+        /// (`replay/deferred.rs`), microseconds.
+        lost_us: i64 = 0,
         /// Incremented each time the slot is given to a new task, so stale references can be
         /// told apart.
         generation: u32 = 0,

@@ -4,12 +4,13 @@
 //! ticks after the tick of the trace's SCHEDULE has its later usage rows and its terminal event
 //! applied `d` ticks late (a queue of deferred events, ordered by due time then arrival); a
 //! terminal event for a task still pending in the policy but run by the trace makes it finish its
-//! recorded run time after the policy starts it. A run displaced by a machine removal resumes
-//! its recorded run where it stopped when placed again (its SCHEDULE moves forward,
-//! `events.rs::resumed_schedule_us`), so its delay grows by the time it waits. Not modelled: a policy that starts a task
-//! *earlier* than the trace did cannot see the future, so the run ends at the recorded terminal
-//! event (it runs longer); usage rows that arrive while the task is still pending in the policy set
-//! the usage it starts with.
+//! recorded run time after the policy starts it. A run displaced by a machine removal restarts
+//! when placed again: its end comes its whole recorded run time later, the work done being lost
+//! (`Tasks::lost_us`), while its usage rows continue from the trace time it had reached, delayed
+//! by the time it waited (`events.rs::resumed_schedule_us`). Not modelled: a policy that starts a
+//! task *earlier* than the trace did cannot see the future, so the run ends at the recorded
+//! terminal event (it runs longer); usage rows that arrive while the task is still pending in the
+//! policy set the usage it starts with.
 
 use serde::{Deserialize, Serialize};
 
@@ -174,8 +175,9 @@ impl Replay {
         if self.workload_mode && sched != NOT_SCHEDULED && sched != self.window_end_us {
             match cell.tasks.state()[i] {
                 TaskState::Pending => {
-                    // Measured from the end of the SCHEDULE's tick, as the policy's start is.
-                    let run_us = now_us - sched;
+                    // Measured from the end of the SCHEDULE's tick, as the policy's start is,
+                    // plus the work lost to displacements.
+                    let run_us = now_us - sched + cell.tasks.lost_us()[i];
                     self.awaiting.push(AwaitingStart {
                         task: t,
                         generation: cell.tasks.generation()[i],
@@ -184,7 +186,8 @@ impl Replay {
                     return;
                 }
                 TaskState::Running => {
-                    let delay = start_delay_us(self.workload_mode, cell, t);
+                    let delay =
+                        start_delay_us(self.workload_mode, cell, t) + cell.tasks.lost_us()[i];
                     let due = now_us + delay;
                     if delay > 0 && due >= self.window_end_us {
                         let lane = Some((delay, LANE_TASK_EVENTS));

@@ -13,10 +13,9 @@ use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
 use crate::ids::{NodeIdx, TaskIdx};
 use crate::units::to_units;
 
-/// The trace SCHEDULE time of a run displaced at `now_us` that the trace scheduled at
-/// `sched_us` and the policy started at `start_us`, such that placing it again continues its
-/// recorded run where it stopped: the trace time it had reached, `now_us` less its delay
-/// (`deferred::start_delay_us`: none for a run the policy started early).
+/// The trace time reached at `now_us` by a run that the trace scheduled at `sched_us` and the
+/// policy started at `start_us`: `now_us` less its delay (`deferred::start_delay_us`: none for a
+/// run the policy started early). A displaced run's usage rows continue from there.
 pub(super) fn resumed_schedule_us(sched_us: i64, start_us: i64, now_us: i64) -> i64 {
     now_us - (start_us - sched_us).max(0)
 }
@@ -34,13 +33,14 @@ impl Replay {
     /// pass over the tasks, however many removals. Each task's outcome is the one of handling
     /// the removals one by one; only the order of `displaced_tasks` (ascending here) differs.
     ///
-    /// In workload mode a displaced run keeps the part of its recorded run it has done: its
-    /// trace SCHEDULE moves forward to the trace time it had reached by `end_us`
-    /// ([`resumed_schedule_us`]), so when the policy places it again its later events are
-    /// delayed by the time it waited, not by everything since its first start. (Before, a
-    /// service displaced on day 3 had its remaining usage rows held back three days: the
-    /// deferred queue of the 8x cell grew by ~100 MB every 12 simulated hours.) Events already
-    /// held back for it keep their due times.
+    /// In workload mode a displaced run restarts: placed again, it runs its whole recorded run
+    /// time (the work done is lost, as seed 002's task masters re-launch a dead node's tasks),
+    /// but its usage rows continue from the trace time it had reached by `end_us`
+    /// ([`resumed_schedule_us`], [`Cell::record_displaced_run`]), delayed by the time it waited.
+    /// (Before, they were delayed by everything since its first start: a service displaced on
+    /// day 3 had its remaining usage rows held back three days, and the deferred queue of the 8x
+    /// cell grew by ~100 MB every 12 simulated hours.) Events already held back for it keep
+    /// their due times.
     pub(super) fn displace_from_removed(
         &mut self,
         cell: &mut Cell,
@@ -66,8 +66,8 @@ impl Replay {
                 let sched = cell.tasks.trace_sched_us()[t];
                 if self.workload_mode && sched != NOT_SCHEDULED {
                     let start = cell.tasks.start_us()[t];
-                    let resumed = resumed_schedule_us(sched, start, end_us);
-                    cell.record_trace_schedule(TaskIdx(t as u32), resumed);
+                    let reached = resumed_schedule_us(sched, start, end_us);
+                    cell.record_displaced_run(TaskIdx(t as u32), reached);
                 }
                 cell.unplace(TaskIdx(t as u32));
                 ev.displaced_tasks.push(TaskIdx(t as u32));
@@ -278,8 +278,8 @@ mod tests {
 
     /// Hand-worked: the trace scheduled a run at minute 10, the policy started it at 15 (5
     /// minutes late); displaced at minute 40, it had reached trace minute 35, its new SCHEDULE.
-    /// Placed again at minute 50, it is 15 minutes late: the 5 it started late and the 10 it
-    /// waited. A run the policy started early (minute 8) had reached trace minute 40.
+    /// Placed again at minute 50, its usage rows are 15 minutes late: the 5 it started late and
+    /// the 10 it waited. A run the policy started early (minute 8) had reached trace minute 40.
     #[test]
     fn a_displaced_run_resumes_where_it_stopped() {
         assert_eq!(resumed_schedule_us(10 * MIN, 15 * MIN, 40 * MIN), 35 * MIN);
@@ -292,8 +292,9 @@ mod tests {
         assert_eq!(resumed_schedule_us(10 * MIN, 10 * MIN, 10 * MIN), 10 * MIN);
     }
 
-    /// Displacement moves a scheduled run's SCHEDULE forward in workload mode only (borg-replay
-    /// follows the trace's own placements), and leaves runs the trace never scheduled alone.
+    /// Displacement moves a scheduled run's SCHEDULE forward, counting the work done as lost,
+    /// in workload mode only (borg-replay follows the trace's own placements), and leaves runs
+    /// the trace never scheduled alone.
     #[test]
     fn displacement_moves_the_schedule_in_workload_mode_only() {
         for workload in [false, true] {
@@ -316,6 +317,9 @@ mod tests {
             let expected = if workload { 35 * MIN } else { 10 * MIN };
             assert_eq!(sched[t[0].index()], expected, "workload mode {workload}");
             assert_eq!(sched[t[1].index()], NOT_SCHEDULED);
+            let lost = cell.tasks.lost_us();
+            let expected = if workload { 25 * MIN } else { 0 };
+            assert_eq!((lost[t[0].index()], lost[t[1].index()]), (expected, 0));
         }
     }
 }

@@ -44,8 +44,8 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// outputs' state holds MASB's `migrations/` rows as a policy table's, `output/mod.rs`; 12: the
 /// header holds the run's ID, `run_identity.rs`, and the outputs' state each written part's size
 /// and CRC-32, `output::PartRecord`; 13: a MASB node agent holds one SAN process per task its
-/// SCS selected, `masb/agents/node.rs`; 14: a run displaced by a machine removal resumes its
-/// recorded run where it stopped, `replay/events.rs`).
+/// SCS selected, `masb/agents/node.rs`; 14: a run displaced by a machine removal keeps its usage
+/// rows' place and counts its lost work, `replay/events.rs`, `Tasks::lost_us`).
 pub const VERSION: u32 = 14;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
