@@ -71,6 +71,17 @@ impl<R: Read> Read for LineIndex<R> {
 }
 
 impl<R> LineIndex<R> {
+    /// The index over `inner`, nothing read yet.
+    fn new(inner: R) -> LineIndex<R> {
+        LineIndex {
+            inner,
+            offset: 0,
+            newlines: 0,
+            at_line_start: true,
+            ahead: VecDeque::new(),
+        }
+    }
+
     /// The 1-based line of the first line with content at or after byte `byte` (asked in
     /// increasing order), or 0 when none has been read.
     fn line_at(&mut self, byte: u64) -> u64 {
@@ -110,13 +121,7 @@ impl<'a> PartReader<'a> {
             .has_headers(false)
             .flexible(true)
             .buffer_capacity(READ_BUFFER_BYTES)
-            .from_reader(LineIndex {
-                inner: stream,
-                offset: 0,
-                newlines: 0,
-                at_line_start: true,
-                ahead: VecDeque::new(),
-            });
+            .from_reader(LineIndex::new(stream));
         Ok(PartReader {
             reader,
             path,
@@ -187,13 +192,7 @@ mod tests {
                 Ok(1)
             }
         }
-        let mut index = LineIndex {
-            inner: OneByte(b"a\n\r\nb\n\nc"),
-            offset: 0,
-            newlines: 0,
-            at_line_start: true,
-            ahead: VecDeque::new(),
-        };
+        let mut index = LineIndex::new(OneByte(b"a\n\r\nb\n\nc"));
         std::io::copy(&mut index, &mut std::io::sink()).unwrap();
         assert_eq!(index.ahead, [(0, 1), (4, 3), (7, 5)]);
         assert_eq!(

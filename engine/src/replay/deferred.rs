@@ -7,7 +7,7 @@
 //! recorded run time after the policy starts it. A run displaced by a machine removal restarts
 //! when placed again: its end comes its whole recorded run time later, the work done being lost
 //! (`Tasks::lost_us`), while its usage rows continue from the trace time it had reached, delayed
-//! by the time it waited (`events.rs::resumed_schedule_us`). Not modelled: a policy that starts a
+//! by the time it waited (`events.rs`, `displace_from_removed`). Not modelled: a policy that starts a
 //! task *earlier* than the trace did cannot see the future, so the run ends at the recorded
 //! terminal event (it runs longer); usage rows that arrive while the task is still pending in the
 //! policy set the usage it starts with.

@@ -8,17 +8,10 @@ use ingest::codes::{machine_event, task_event};
 
 use super::MachineChange;
 use super::rows::{MachineEventRow, TaskEventRow};
-use super::{Placement, Replay, TickEvents};
+use super::{Placement, Replay, TickEvents, deferred};
 use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
 use crate::ids::{NodeIdx, TaskIdx};
 use crate::units::to_units;
-
-/// The trace time reached at `now_us` by a run that the trace scheduled at `sched_us` and the
-/// policy started at `start_us`: `now_us` less its delay (`deferred::start_delay_us`: none for a
-/// run the policy started early). A displaced run's usage rows continue from there.
-pub(super) fn resumed_schedule_us(sched_us: i64, start_us: i64, now_us: i64) -> i64 {
-    now_us - (start_us - sched_us).max(0)
-}
 
 impl Replay {
     pub(super) fn node(&mut self, machine_id: u64, cell: &mut Cell) -> NodeIdx {
@@ -35,8 +28,9 @@ impl Replay {
     ///
     /// In workload mode a displaced run restarts: placed again, it runs its whole recorded run
     /// time (the work done is lost, as seed 002's task masters re-launch a dead node's tasks),
-    /// but its usage rows continue from the trace time it had reached by `end_us`
-    /// ([`resumed_schedule_us`], [`Cell::record_displaced_run`]), delayed by the time it waited.
+    /// but its usage rows continue from the trace time it had reached by `end_us` (`end_us` less
+    /// its delay, `deferred::start_delay_us`; [`Cell::record_displaced_run`]), delayed by the
+    /// time it waited.
     /// (Before, they were delayed by everything since its first start: a service displaced on
     /// day 3 had its remaining usage rows held back three days, and the deferred queue of the 8x
     /// cell grew by ~100 MB every 12 simulated hours.) Events already held back for it keep
@@ -63,11 +57,10 @@ impl Replay {
                 cell.abort_migration(TaskIdx(t as u32));
             }
             if on_gone(cell.tasks.node()[t]) {
-                let sched = cell.tasks.trace_sched_us()[t];
-                if self.workload_mode && sched != NOT_SCHEDULED {
-                    let start = cell.tasks.start_us()[t];
-                    let reached = resumed_schedule_us(sched, start, end_us);
-                    cell.record_displaced_run(TaskIdx(t as u32), reached);
+                let task = TaskIdx(t as u32);
+                if self.workload_mode && cell.tasks.trace_sched_us()[t] != NOT_SCHEDULED {
+                    let delay = deferred::start_delay_us(true, cell, task);
+                    cell.record_displaced_run(task, end_us - delay);
                 }
                 cell.unplace(TaskIdx(t as u32));
                 ev.displaced_tasks.push(TaskIdx(t as u32));
@@ -276,50 +269,46 @@ mod tests {
 
     const MIN: i64 = 60_000_000;
 
-    /// Hand-worked: the trace scheduled a run at minute 10, the policy started it at 15 (5
-    /// minutes late); displaced at minute 40, it had reached trace minute 35, its new SCHEDULE.
-    /// Placed again at minute 50, its usage rows are 15 minutes late: the 5 it started late and
-    /// the 10 it waited. A run the policy started early (minute 8) had reached trace minute 40.
+    /// Hand-worked, displaced at minute 40 by a removal: a run the trace scheduled at minute 10
+    /// and the policy started at 15 (5 minutes late) had reached trace minute 35, its new
+    /// SCHEDULE, losing 25 minutes of work; placed again at minute 50, its usage rows are 15
+    /// minutes late, the 5 it started late and the 10 it waited. A run the policy started early
+    /// (minute 8) had reached trace minute 40 (30 lost). A run the trace never scheduled is left
+    /// alone, and borg-replay (which follows the trace's own placements) moves nothing.
     #[test]
-    fn a_displaced_run_resumes_where_it_stopped() {
-        assert_eq!(resumed_schedule_us(10 * MIN, 15 * MIN, 40 * MIN), 35 * MIN);
-        assert_eq!(
-            50 * MIN - resumed_schedule_us(10 * MIN, 15 * MIN, 40 * MIN),
-            15 * MIN
-        );
-        assert_eq!(resumed_schedule_us(10 * MIN, 8 * MIN, 40 * MIN), 40 * MIN);
-        // Not yet late at all: displaced at once, it resumes from its own SCHEDULE.
-        assert_eq!(resumed_schedule_us(10 * MIN, 10 * MIN, 10 * MIN), 10 * MIN);
-    }
-
-    /// Displacement moves a scheduled run's SCHEDULE forward, counting the work done as lost,
-    /// in workload mode only (borg-replay follows the trace's own placements), and leaves runs
-    /// the trace never scheduled alone.
-    #[test]
-    fn displacement_moves_the_schedule_in_workload_mode_only() {
+    fn a_displaced_run_keeps_its_place_in_the_trace_in_workload_mode_only() {
         for workload in [false, true] {
             let empty = tempfile::tempdir().unwrap();
             let mut replay = Replay::open(empty.path()).unwrap();
             replay.set_workload_mode(workload);
             let mut cell = Cell::default();
-            let a = cell.add_machine(1, 1_000, 1_000);
-            let t: Vec<TaskIdx> = (0..2).map(|i| cell.tasks.alloc(1, i, 0, 0)).collect();
-            for &task in &t {
+            let [a, b] = [1, 2].map(|m| cell.add_machine(m, 1_000, 1_000));
+            let t: Vec<TaskIdx> = (0..3).map(|i| cell.tasks.alloc(1, i, 0, 0)).collect();
+            for (&task, start) in t.iter().zip([15, 8, 15]) {
                 cell.set_request(task, 10, 10);
-                cell.place(task, a, 15 * MIN);
+                cell.place(task, a, start * MIN);
             }
             cell.record_trace_schedule(t[0], 10 * MIN);
+            cell.record_trace_schedule(t[1], 10 * MIN);
             replay.removed = vec![a];
             let mut ev = TickEvents::default();
             replay.displace_from_removed(&mut cell, 40 * MIN, &mut ev);
             assert_eq!(ev.displaced_tasks, t);
-            let sched = cell.tasks.trace_sched_us();
-            let expected = if workload { 35 * MIN } else { 10 * MIN };
-            assert_eq!(sched[t[0].index()], expected, "workload mode {workload}");
-            assert_eq!(sched[t[1].index()], NOT_SCHEDULED);
-            let lost = cell.tasks.lost_us();
-            let expected = if workload { 25 * MIN } else { 0 };
-            assert_eq!((lost[t[0].index()], lost[t[1].index()]), (expected, 0));
+            let of = |column: &[i64]| t.iter().map(|x| column[x.index()]).collect::<Vec<_>>();
+            let (sched, lost) = if workload {
+                ([35 * MIN, 40 * MIN, NOT_SCHEDULED], [25 * MIN, 30 * MIN, 0])
+            } else {
+                ([10 * MIN, 10 * MIN, NOT_SCHEDULED], [0; 3])
+            };
+            assert_eq!(
+                of(cell.tasks.trace_sched_us()),
+                sched,
+                "workload {workload}"
+            );
+            assert_eq!(of(cell.tasks.lost_us()), lost, "workload {workload}");
+            cell.place(t[0], b, 50 * MIN);
+            let delay = deferred::start_delay_us(workload, &cell, t[0]);
+            assert_eq!(delay, if workload { 15 * MIN } else { 0 });
         }
     }
 }
