@@ -455,7 +455,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
 
     /// Writes a snapshot of the state before `self.next_tick` to `path`.
     fn write_snapshot(&mut self, wall_s: f64, path: &Path) -> Result<()> {
-        let mut w = SnapshotWriter::default();
+        let mut w = SnapshotWriter::create(path, &["cell", "replay", "policy", "run"])?;
         state::save_cell(&self.cell, w.section("cell"));
         state::save_replay(&self.replay, w.section("replay"));
         let p = w.section("policy");
@@ -471,7 +471,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             tick: self.next_tick as u64,
             ..self.header
         };
-        Ok(w.write_atomically(path, header)?)
+        Ok(w.finish(header)?)
     }
 
     fn run(mut self, progress: &RunProgress) -> Result<RunOutcome> {

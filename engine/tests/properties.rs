@@ -239,7 +239,7 @@ fn add(sum: &mut [u64; 7], amounts: [u64; 7]) {
 
 /// The bytes of a snapshot holding only `cell`, written to `path`.
 fn cell_bytes(cell: &Cell, path: &Path) -> Vec<u8> {
-    let mut w = SnapshotWriter::default();
+    let mut w = SnapshotWriter::create(path, &["cell"]).unwrap();
     state::save_cell(cell, w.section("cell"));
     let header = Header {
         tick: 1,
@@ -247,7 +247,7 @@ fn cell_bytes(cell: &Cell, path: &Path) -> Vec<u8> {
         trace_hash: 3,
         run_id: 4,
     };
-    w.write_atomically(path, header).unwrap();
+    w.finish(header).unwrap();
     std::fs::read(path).unwrap()
 }
 

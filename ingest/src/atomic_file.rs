@@ -31,26 +31,79 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), WriteError> {
-    let tmp = tmp_path(path);
-    let written = (|| {
-        let mut file = BufWriter::new(File::create(&tmp)?);
-        write(&mut file)?;
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()
-    })();
-    if let Err(source) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(WriteError { path: tmp, source });
+    let mut file = AtomicFile::create(path)?;
+    write(file.writer()).map_err(|source| file.error(source))?;
+    file.commit()
+}
+
+/// A file being written under its temporary name ([`tmp_path`]), for writers that produce it
+/// piece by piece or seek back (snapshots write their sections, then the table before them).
+/// [`AtomicFile::commit`] syncs it and renames it over the target; dropped without a commit
+/// (an error, a panic), the temporary file is removed.
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    /// `None` once committed.
+    file: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path`.
+    pub fn create(path: &Path) -> Result<AtomicFile, WriteError> {
+        let tmp = tmp_path(path);
+        let file = File::create(&tmp).map_err(|source| WriteError {
+            path: tmp.clone(),
+            source,
+        })?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp,
+            file: Some(BufWriter::new(file)),
+        })
     }
-    let failed = |source| WriteError {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::rename(&tmp, path).map_err(failed)?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    File::open(dir).and_then(|d| d.sync_all()).map_err(failed)
+
+    /// The buffered temporary file.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.file.as_mut().expect("an uncommitted file is open")
+    }
+
+    /// `source` as a failure of the temporary file.
+    pub fn error(&self, source: std::io::Error) -> WriteError {
+        WriteError {
+            path: self.tmp.clone(),
+            source,
+        }
+    }
+
+    /// Flushes and syncs the temporary file, renames it over the target and syncs the
+    /// directory.
+    pub fn commit(mut self) -> Result<(), WriteError> {
+        let file = self.file.take().expect("committed once");
+        let synced = (|| file.into_inner().map_err(|e| e.into_error())?.sync_all())();
+        if let Err(source) = synced {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(self.error(source));
+        }
+        let failed = |source| WriteError {
+            path: self.path.clone(),
+            source,
+        };
+        std::fs::rename(&self.tmp, &self.path).map_err(failed)?;
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        File::open(dir).and_then(|d| d.sync_all()).map_err(failed)
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -73,6 +126,14 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
         assert!(!tmp_path(&path).exists());
         write_atomically(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        // A file abandoned before its commit (an error or a panic in its writer) leaves
+        // nothing behind either.
+        let mut abandoned = AtomicFile::create(&path).unwrap();
+        abandoned.writer().write_all(b"half").unwrap();
+        assert!(tmp_path(&path).exists());
+        drop(abandoned);
+        assert!(!tmp_path(&path).exists());
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);

@@ -68,7 +68,7 @@ macro_rules! columns {
             }
 
             /// Writes the saved columns, in declaration order.
-            pub(crate) fn save_columns<'a>(&'a self, w: &mut SectionWriter<'a>) {
+            pub(crate) fn save_columns(&self, w: &mut SectionWriter) {
                 $( SnapshotColumn::save(&self.$field, w); )*
             }
 

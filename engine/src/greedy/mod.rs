@@ -388,19 +388,16 @@ mod tests {
             ..TickEvents::default()
         };
         tick(&mut policy, &mut cell, &events, 1);
-        let mut w = crate::snapshot::SnapshotWriter::default();
-        policy.save_state(w.section("policy"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.snap");
-        w.write_atomically(
-            &path,
-            crate::snapshot::Header {
-                tick: 1,
-                config_hash: 0,
-                trace_hash: 0,
-                run_id: 0,
-            },
-        )
+        let mut w = crate::snapshot::SnapshotWriter::create(&path, &["policy"]).unwrap();
+        policy.save_state(w.section("policy"));
+        w.finish(crate::snapshot::Header {
+            tick: 1,
+            config_hash: 0,
+            trace_hash: 0,
+            run_id: 0,
+        })
         .unwrap();
         let snap = crate::snapshot::Snapshot::open(&path).unwrap();
         let mut restored = Greedy::<FirstFit>::new(1, QueueOutputs::default());

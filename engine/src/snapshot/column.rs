@@ -12,7 +12,7 @@ use crate::ids::NodeIdx;
 /// An element type of a saved column.
 pub trait SnapshotColumn: Sized {
     /// Writes `col`.
-    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>);
+    fn save(col: &[Self], w: &mut SectionWriter);
     /// Reads a column of `len` values, checked.
     fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError>;
 }
@@ -20,8 +20,8 @@ pub trait SnapshotColumn: Sized {
 macro_rules! raw {
     ($($t:ty),*) => {$(
         impl SnapshotColumn for $t {
-            fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
-                w.column_ref(col);
+            fn save(col: &[Self], w: &mut SectionWriter) {
+                w.column(col);
             }
 
             fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
@@ -49,7 +49,7 @@ fn codes<T>(
 }
 
 impl SnapshotColumn for bool {
-    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+    fn save(col: &[Self], w: &mut SectionWriter) {
         w.column(&col.iter().map(|&v| v as u8).collect::<Vec<u8>>());
     }
 
@@ -63,7 +63,7 @@ impl SnapshotColumn for bool {
 }
 
 impl SnapshotColumn for TaskState {
-    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+    fn save(col: &[Self], w: &mut SectionWriter) {
         w.column(&col.iter().map(|&s| s as u8).collect::<Vec<u8>>());
     }
 
@@ -78,7 +78,7 @@ impl SnapshotColumn for TaskState {
 }
 
 impl SnapshotColumn for NodeClass {
-    fn save<'a>(col: &'a [Self], w: &mut SectionWriter<'a>) {
+    fn save(col: &[Self], w: &mut SectionWriter) {
         w.column(&col.iter().map(|&c| c as u8).collect::<Vec<u8>>());
     }
 
@@ -101,7 +101,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s");
         let states = [TaskState::Running, TaskState::Free, TaskState::Pending];
-        let mut w = SnapshotWriter::default();
+        let mut w = SnapshotWriter::create(&path, &["columns"]).unwrap();
         let s = w.section("columns");
         bool::save(&[true, false], s);
         TaskState::save(&states, s);
@@ -116,7 +116,7 @@ mod tests {
             trace_hash: 0,
             run_id: 0,
         };
-        w.write_atomically(&path, header).unwrap();
+        w.finish(header).unwrap();
         let snap = Snapshot::open(&path).unwrap();
         let mut r = snap.section("columns").unwrap();
         assert_eq!(bool::load(&mut r, 2).unwrap(), [true, false]);

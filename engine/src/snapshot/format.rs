@@ -15,11 +15,12 @@
 //! field, table entry and column length is checked against the file before use, so a corrupt,
 //! truncated or foreign file is an error naming the file and the place, never a panic.
 
-use std::borrow::Cow;
 use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use bytemuck::Pod;
+use ingest::atomic_file::{AtomicFile, WriteError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -114,54 +115,41 @@ pub struct Header {
     pub run_id: u64,
 }
 
-/// Builds one section's columns: its bytes are kept in pieces, either owned (column headers,
-/// padding, columns built for the snapshot) or borrowed from the state being saved
-/// ([`SectionWriter::column_ref`]: the engine's big columns are written to the file from where
-/// they lie, never copied into a buffer first).
-#[derive(Debug, Default)]
-pub struct SectionWriter<'a> {
-    /// The pieces before `tail`, in order.
-    pieces: Vec<Cow<'a, [u8]>>,
-    /// Owned bytes after the last piece.
-    tail: Vec<u8>,
+/// Writes one section's columns straight into the snapshot file, keeping only its running
+/// length and checksum: a column is written from where it lies (the engine's big columns are
+/// never copied) or from a vector built for it and dropped once written, so taking a snapshot
+/// needs no more memory than the largest such vector. The first write error is kept and
+/// reported by [`SnapshotWriter::finish`]; writes after it are skipped.
+#[derive(Debug)]
+pub struct SectionWriter {
+    file: AtomicFile,
+    /// The section's bytes so far.
+    len: usize,
+    crc: crc32fast::Hasher,
+    error: Option<std::io::Error>,
 }
 
-impl<'a> SectionWriter<'a> {
-    /// Appends a column of plain values (copied).
+impl SectionWriter {
+    /// Appends bytes to the section.
+    fn write(&mut self, bytes: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        self.len += bytes.len();
+        self.crc.update(bytes);
+        if let Err(e) = self.file.writer().write_all(bytes) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Appends a column of plain values.
     pub fn column<T: Pod>(&mut self, values: &[T]) {
-        self.column_head::<T>(values.len());
-        self.tail.extend_from_slice(bytemuck::cast_slice(values));
-        self.pad();
-    }
-
-    /// Appends a column of plain values that stay borrowed until the snapshot is written.
-    pub fn column_ref<T: Pod>(&mut self, values: &'a [T]) {
-        let bytes = Cow::Borrowed(bytemuck::cast_slice(values));
-        self.column_piece::<T>(values.len(), bytes);
-    }
-
-    /// Appends a column of `count` values of `T` held in `bytes` as a piece of its own.
-    fn column_piece<T: Pod>(&mut self, count: usize, bytes: Cow<'a, [u8]>) {
-        self.column_head::<T>(count);
-        let owned = Cow::Owned(std::mem::take(&mut self.tail));
-        self.pieces.push(owned);
-        self.pieces.push(bytes);
-        self.pad();
-    }
-
-    /// A column's element size and count.
-    fn column_head<T: Pod>(&mut self, count: usize) {
-        self.tail
-            .extend_from_slice(&(size_of::<T>() as u32).to_le_bytes());
-        self.tail.extend_from_slice(&0u32.to_le_bytes());
-        self.tail.extend_from_slice(&(count as u64).to_le_bytes());
-    }
-
-    /// Zero padding to the next multiple of 8 bytes of the section.
-    fn pad(&mut self) {
-        let len = self.len();
-        self.tail
-            .resize(self.tail.len() + (len.next_multiple_of(8) - len), 0);
+        self.write(&(size_of::<T>() as u32).to_le_bytes());
+        self.write(&0u32.to_le_bytes());
+        self.write(&(values.len() as u64).to_le_bytes());
+        self.write(bytemuck::cast_slice(values));
+        let padding = self.len.next_multiple_of(8) - self.len;
+        self.write(&[0u8; 8][..padding]);
     }
 
     /// Appends one plain value (a column of one).
@@ -172,59 +160,97 @@ impl<'a> SectionWriter<'a> {
     /// Appends irregular state, postcard-encoded, as a byte column.
     pub fn serde<T: Serialize>(&mut self, v: &T) {
         let bytes = postcard::to_allocvec(v).expect("in-memory encoding cannot fail");
-        self.column_piece::<u8>(bytes.len(), Cow::Owned(bytes));
+        self.column(&bytes);
     }
 
-    /// The section's bytes, piece by piece.
-    fn bytes(&self) -> impl Iterator<Item = &[u8]> {
-        (self.pieces.iter().map(|p| &p[..])).chain([&self.tail[..]])
-    }
-
-    /// The section's length in bytes.
-    fn len(&self) -> usize {
-        self.pieces.iter().map(|p| p.len()).sum::<usize>() + self.tail.len()
+    /// Ends the section: its length and checksum, and a fresh start for the next.
+    fn close(&mut self) -> (usize, u32) {
+        let crc = std::mem::take(&mut self.crc).finalize();
+        (std::mem::take(&mut self.len), crc)
     }
 }
 
-/// Collects sections and writes the snapshot file.
-#[derive(Debug, Default)]
-pub struct SnapshotWriter<'a> {
-    sections: Vec<([u8; 8], SectionWriter<'a>)>,
+/// Writes a snapshot file durably ([`AtomicFile`]: a temporary file beside it, synced and
+/// renamed into place, removed if the snapshot is abandoned). Its sections, declared when it is
+/// created, are written in that order, each straight to the file; [`SnapshotWriter::finish`]
+/// then writes the header and the section table over the zeros reserved for them.
+#[derive(Debug)]
+pub struct SnapshotWriter {
+    names: Vec<[u8; 8]>,
+    /// Length and checksum of each section closed.
+    done: Vec<(usize, u32)>,
+    /// Whether `section` holds a section not yet closed.
+    open: bool,
+    /// The section being written, and the file.
+    section: SectionWriter,
 }
 
 fn section_name(name: &str) -> [u8; 8] {
+    assert!(name.len() <= 8, "section names have at most 8 bytes");
     let mut n = [0u8; 8];
     n[..name.len()].copy_from_slice(name.as_bytes());
     n
 }
 
-impl<'a> SnapshotWriter<'a> {
-    /// A new section named `name` (at most 8 ASCII bytes).
-    pub fn section(&mut self, name: &str) -> &mut SectionWriter<'a> {
-        assert!(name.len() <= 8, "section names have at most 8 bytes");
-        self.sections
-            .push((section_name(name), SectionWriter::default()));
-        &mut self.sections.last_mut().expect("just pushed").1
+/// Where the sections of a snapshot of `sections` sections start.
+fn table_end(sections: usize) -> usize {
+    HEADER_LEN + ENTRY_LEN * sections
+}
+
+fn io_error(e: WriteError) -> SnapshotError {
+    SnapshotError::Io {
+        path: e.path,
+        source: e.source,
+    }
+}
+
+impl SnapshotWriter {
+    /// Starts the snapshot `path` with sections `names` (each at most 8 ASCII bytes).
+    pub fn create(path: &Path, names: &[&str]) -> Result<SnapshotWriter, SnapshotError> {
+        let mut file = AtomicFile::create(path).map_err(io_error)?;
+        if let Err(e) = file.writer().write_all(&vec![0u8; table_end(names.len())]) {
+            return Err(io_error(file.error(e)));
+        }
+        Ok(SnapshotWriter {
+            names: names.iter().map(|n| section_name(n)).collect(),
+            done: Vec::with_capacity(names.len()),
+            open: false,
+            section: SectionWriter {
+                file,
+                len: 0,
+                crc: crc32fast::Hasher::new(),
+                error: None,
+            },
+        })
     }
 
-    /// The file's bytes, gathered (tests; a snapshot is written piece by piece).
-    #[cfg(test)]
-    fn to_bytes(&self, header: Header) -> Vec<u8> {
-        let mut out = self.head(header);
-        for (_, s) in &self.sections {
-            s.bytes().for_each(|b| out.extend_from_slice(b));
+    /// Closes the previous section and starts `name`, which must be the next one declared.
+    pub fn section(&mut self, name: &str) -> &mut SectionWriter {
+        self.close_open();
+        assert_eq!(
+            self.names.get(self.done.len()),
+            Some(&section_name(name)),
+            "sections are written in the order declared"
+        );
+        self.open = true;
+        &mut self.section
+    }
+
+    fn close_open(&mut self) {
+        if std::mem::take(&mut self.open) {
+            let closed = self.section.close();
+            self.done.push(closed);
         }
-        out
     }
 
     /// The header and the section table: the file's bytes before the sections'.
     fn head(&self, header: Header) -> Vec<u8> {
-        let table_end = HEADER_LEN + ENTRY_LEN * self.sections.len();
-        let file_len = table_end + self.sections.iter().map(|s| s.1.len()).sum::<usize>();
+        let table_end = table_end(self.names.len());
+        let file_len = table_end + self.done.iter().map(|s| s.0).sum::<usize>();
         let mut out = Vec::with_capacity(table_end);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(self.sections.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(self.names.len() as u32).to_le_bytes());
         for v in [
             header.tick,
             header.config_hash,
@@ -238,34 +264,37 @@ impl<'a> SnapshotWriter<'a> {
         out.extend_from_slice(&crc.to_le_bytes());
         out.extend_from_slice(&0u32.to_le_bytes());
         let mut offset = table_end;
-        for (name, s) in &self.sections {
+        for (name, &(len, crc)) in self.names.iter().zip(&self.done) {
             out.extend_from_slice(name);
             out.extend_from_slice(&(offset as u64).to_le_bytes());
-            let mut crc = crc32fast::Hasher::new();
-            s.bytes().for_each(|b| crc.update(b));
-            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-            out.extend_from_slice(&crc.finalize().to_le_bytes());
+            out.extend_from_slice(&(len as u64).to_le_bytes());
+            out.extend_from_slice(&crc.to_le_bytes());
             out.extend_from_slice(&0u32.to_le_bytes());
-            offset += s.len();
+            offset += len;
         }
         out
     }
 
-    /// Writes the snapshot to `path` durably: a temporary file in the same directory, fsynced,
-    /// renamed into place, then the directory fsynced. The sections are written from their own
-    /// buffers (the file's bytes are not gathered in memory first).
-    pub fn write_atomically(&self, path: &Path, header: Header) -> Result<(), SnapshotError> {
-        ingest::atomic_file::write_atomically(path, |file| {
-            file.write_all(&self.head(header))?;
-            for b in self.sections.iter().flat_map(|s| s.1.bytes()) {
-                file.write_all(b)?;
-            }
-            Ok(())
-        })
-        .map_err(|e| SnapshotError::Io {
-            path: e.path,
-            source: e.source,
-        })
+    /// Closes the last section, writes the header and the table, and puts the file in place
+    /// durably; a write that failed on the way is reported here, and the file is not kept.
+    pub fn finish(mut self, header: Header) -> Result<(), SnapshotError> {
+        self.close_open();
+        assert_eq!(
+            self.done.len(),
+            self.names.len(),
+            "every declared section is written"
+        );
+        let head = self.head(header);
+        let file = &mut self.section.file;
+        let written = match self.section.error.take() {
+            Some(e) => Err(e),
+            None => (file.writer().seek(SeekFrom::Start(0)))
+                .and_then(|_| file.writer().write_all(&head)),
+        };
+        if let Err(e) = written {
+            return Err(io_error(file.error(e)));
+        }
+        self.section.file.commit().map_err(io_error)
     }
 }
 
@@ -505,34 +534,45 @@ impl<'a> SectionReader<'a> {
 mod tests {
     use super::*;
 
-    /// Two sections: copied columns, a postcard column of odd length (padded) and a borrowed
+    const HEADER: Header = Header {
+        tick: 42,
+        config_hash: 9,
+        trace_hash: 8,
+        run_id: 7,
+    };
+
+    /// Writes two sections to `path`: columns, a postcard column of odd length (padded) and a
     /// column after it.
-    fn sample() -> (SnapshotWriter<'static>, Header) {
-        static BORROWED: [u16; 3] = [4, 5, 6];
-        let mut w = SnapshotWriter::default();
+    fn write_sample(path: &Path) {
+        let mut w = SnapshotWriter::create(path, &["cell", "other"]).unwrap();
         let s = w.section("cell");
         s.column(&[1u32, 2, 3]);
         s.value(-7i64);
         s.serde(&vec![(1u8, "x".to_string())]);
-        s.column_ref(&BORROWED);
+        s.column(&[4u16, 5, 6]);
         w.section("other").column(&[0.5f64]);
-        let header = Header {
-            tick: 42,
-            config_hash: 9,
-            trace_hash: 8,
-            run_id: 7,
-        };
-        (w, header)
+        w.finish(HEADER).unwrap();
     }
 
     #[test]
     fn round_trip_with_checks() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.snap");
-        let (w, header) = sample();
-        w.write_atomically(&path, header).unwrap();
-        // Written piece by piece: the same bytes as gathered.
-        assert_eq!(std::fs::read(&path).unwrap(), w.to_bytes(header));
+        write_sample(&path);
+        let header = HEADER;
+        // The layout, worked by hand: 64 header bytes and two 32-byte table entries; section
+        // "cell" is 16 + 12 + 4 (padding), 16 + 8, 16 + 4 (postcard: length 1, 1, length 1,
+        // 'x') + 4 and 16 + 6 + 2 = 104 bytes at 128; "other" 16 + 8 = 24 bytes at 232.
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 256);
+        assert_eq!(
+            (le_u64(&bytes, 64 + 8), le_u64(&bytes, 64 + 16)),
+            (128, 104)
+        );
+        assert_eq!((le_u64(&bytes, 96 + 8), le_u64(&bytes, 96 + 16)), (232, 24));
+        assert_eq!(&bytes[64..68], b"cell");
+        assert_eq!((le_u32(&bytes, 128), le_u64(&bytes, 136)), (4, 3));
+        assert!(!ingest::atomic_file::tmp_path(&path).exists());
         let snap = Snapshot::open(&path).unwrap();
         assert_eq!(snap.header(), header);
         let mut r = snap.section("cell").unwrap();
@@ -558,8 +598,8 @@ mod tests {
     fn every_damage_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.snap");
-        let (w, header) = sample();
-        let good = w.to_bytes(header);
+        write_sample(&path);
+        let good = std::fs::read(&path).unwrap();
         let cases: Vec<(Vec<u8>, &str)> = vec![
             (good[..good.len() - 3].to_vec(), "truncated"),
             (
@@ -608,5 +648,21 @@ mod tests {
         );
         assert!(err.contains(&expected), "{err}");
         assert!(err.contains("the cellsim build that started it"), "{err}");
+    }
+
+    /// A snapshot abandoned before [`SnapshotWriter::finish`] (a panic while saving the state)
+    /// leaves neither a file nor its temporary file; the previous snapshot of that name stays.
+    #[test]
+    fn an_abandoned_snapshot_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.snap");
+        write_sample(&path);
+        let before = std::fs::read(&path).unwrap();
+        let mut w = SnapshotWriter::create(&path, &["cell", "other"]).unwrap();
+        w.section("cell").column(&[9u64; 1000]);
+        assert!(ingest::atomic_file::tmp_path(&path).exists());
+        drop(w);
+        assert!(!ingest::atomic_file::tmp_path(&path).exists());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
     }
 }

@@ -16,13 +16,13 @@ use crate::replay::{AwaitingList, AwaitingStart, Deferred, Replay, ReplayStats};
 type R<T> = Result<T, SnapshotError>;
 
 /// Writes the cell's columns.
-pub fn save_cell<'a>(cell: &'a Cell, w: &mut SectionWriter<'a>) {
+pub fn save_cell(cell: &Cell, w: &mut SectionWriter) {
     w.value(cell.nodes.len() as u64);
     cell.nodes.save_columns(w);
     let t = &cell.tasks;
     w.value(t.len() as u64);
     t.save_columns(w);
-    w.column_ref(&t.free);
+    w.column(&t.free);
     let c = &cell.constraints;
     w.value(c.len() as u64);
     w.column(&c.iter().map(|c| c.name).collect::<Vec<_>>());
@@ -239,19 +239,16 @@ mod tests {
         cell.set_constraints(t, &[constraint]);
         cell.record_trace_schedule(t, 60);
         cell.index_attributes();
-        let mut w = SnapshotWriter::default();
-        save_cell(&cell, w.section("cell"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s");
-        w.write_atomically(
-            &path,
-            Header {
-                tick: 1,
-                config_hash: 0,
-                trace_hash: 0,
-                run_id: 0,
-            },
-        )
+        let mut w = SnapshotWriter::create(&path, &["cell"]).unwrap();
+        save_cell(&cell, w.section("cell"));
+        w.finish(Header {
+            tick: 1,
+            config_hash: 0,
+            trace_hash: 0,
+            run_id: 0,
+        })
         .unwrap();
         let snap = Snapshot::open(&path).unwrap();
         let mut back = load_cell(&mut snap.section("cell").unwrap()).unwrap();
