@@ -18,13 +18,18 @@ pub trait NodeChoice: Default + Clone + Send + Sync {
     /// every waiting task, so that the draws stay those of a full pass: `unplaced.rs`).
     const DRAWS: bool = false;
 
-    /// The node for task `t` (its `need`), or `None` when no node qualifies; `room` indexes
-    /// the cell's nodes as they are; `rng` is the tick's stream, drawn from in queue order.
+    /// Whether [`NodeChoice::choose`] takes the first qualifying node in index order (a pass
+    /// then starts later searches after it: `mod.rs`).
+    const TAKES_FIRST: bool = false;
+
+    /// The node for task `t` (its `need`), or `None` when no node qualifies; no node before
+    /// `from` qualifies; `room` indexes the cell's nodes as they are; `rng` is the tick's
+    /// stream, drawn from in queue order.
     fn choose(
         &self,
         at: (&Cell, &RoomIndex),
         t: TaskIdx,
-        need: &Need,
+        need: (&Need, usize),
         rng: &mut Rng,
     ) -> Option<NodeIdx>;
 }
@@ -36,16 +41,16 @@ pub(crate) fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool 
         && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
 }
 
-/// The qualifying nodes, in index order, to `visit` (the room index skips the nodes that cannot
-/// have room).
+/// The qualifying nodes from `from` on, in index order, to `visit` (the room index skips the
+/// nodes that cannot have room).
 fn each_candidate(
     cell: &Cell,
     room: &RoomIndex,
     t: TaskIdx,
-    need: &Need,
+    (need, from): (&Need, usize),
     mut visit: impl FnMut(usize),
 ) {
-    room.each(need, |n| {
+    room.each(need, from, |n| {
         if qualifies(cell, t, need, n) {
             visit(n);
         }
@@ -59,14 +64,16 @@ pub struct FirstFit;
 impl NodeChoice for FirstFit {
     const NAME: &'static str = "first-fit";
 
+    const TAKES_FIRST: bool = true;
+
     fn choose(
         &self,
         (cell, room): (&Cell, &RoomIndex),
         t: TaskIdx,
-        need: &Need,
+        (need, from): (&Need, usize),
         _: &mut Rng,
     ) -> Option<NodeIdx> {
-        let n = room.first(need, 0, |n| qualifies(cell, t, need, n));
+        let n = room.first(need, from, |n| qualifies(cell, t, need, n));
         n.map(|n| NodeIdx(n as u32))
     }
 }
@@ -83,11 +90,11 @@ impl NodeChoice for BestFit {
         &self,
         (cell, room): (&Cell, &RoomIndex),
         t: TaskIdx,
-        need: &Need,
+        (need, from): (&Need, usize),
         _: &mut Rng,
     ) -> Option<NodeIdx> {
         let mut best: Option<(f64, usize)> = None;
-        each_candidate(cell, room, t, need, |n| {
+        each_candidate(cell, room, t, (need, from), |n| {
             let left = free_after(&cell.nodes, n, need);
             if best.is_none_or(|(b, _)| left < b) {
                 best = Some((left, n));
@@ -116,7 +123,7 @@ impl NodeChoice for Random {
         &self,
         (cell, room): (&Cell, &RoomIndex),
         t: TaskIdx,
-        need: &Need,
+        (need, from): (&Need, usize),
         rng: &mut Rng,
     ) -> Option<NodeIdx> {
         let nodes = cell.nodes.len() as u64;
@@ -128,12 +135,12 @@ impl NodeChoice for Random {
             }
         }
         let mut count = 0u64;
-        each_candidate(cell, room, t, need, |_| count += 1);
+        each_candidate(cell, room, t, (need, from), |_| count += 1);
         if count == 0 {
             return None;
         }
         let mut k = rng.below(count);
-        let kth = room.first(need, 0, |n| {
+        let kth = room.first(need, from, |n| {
             if !qualifies(cell, t, need, n) {
                 return false;
             }
@@ -172,7 +179,7 @@ mod tests {
         let mut rng = Rng::new(seed, 0);
         let mut room = RoomIndex::default();
         room.rebuild(&cell.nodes);
-        let chosen = C::default().choose((cell, &room), t, &need, &mut rng);
+        let chosen = C::default().choose((cell, &room), t, (&need, 0), &mut rng);
         chosen.map(|n| n.0)
     }
 

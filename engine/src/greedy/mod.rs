@@ -13,7 +13,11 @@
 //!
 //! Invariants: the queue is [`waiting::Waiting`]'s. Within a tick, a task that needs at least as
 //! much as one no node had room for ([`fit::Need::at_least`]), with the same constraints or that
-//! one with none, is not looked for: placements only take room away, so none would have it.
+//! one with none, is not looked for: placements only take room away, so none would have it. For
+//! the same reason, a choice that takes the first qualifying node ([`NodeChoice::TAKES_FIRST`])
+//! looks for such a task only from the node the other was placed on: every node before it had
+//! no room for the other then, so none has room for this one now (a job's many equal tasks no
+//! longer search the cell's full prefix again each).
 //! Across ticks, a task no node could take is looked for again only on the nodes changed since,
 //! while its need and constraints stay ([`unplaced`]; not for a choice that draws).
 
@@ -46,6 +50,9 @@ use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 /// the tasks needing more.
 const FAILED_KEPT: usize = 32;
 
+/// Placements of this tick (need, constraint set, node) kept to start later searches after.
+const PLACED_KEPT: usize = 8;
+
 /// A greedy placer choosing nodes by `C`.
 #[derive(Debug, Clone, Default)]
 pub struct Greedy<C> {
@@ -61,6 +68,8 @@ pub struct Greedy<C> {
     phases: Phases,
     /// The waiting tasks no node could take in the last pass (a pure cache, not saved).
     unplaced: Unplaced,
+    /// Tests: search for every task from the first node, as without the pass's memories.
+    exhaustive: bool,
 }
 
 impl<C: NodeChoice> Greedy<C> {
@@ -73,6 +82,7 @@ impl<C: NodeChoice> Greedy<C> {
             room: RoomIndex::default(),
             phases: Phases::of_terms(outputs.terms()),
             unplaced: Unplaced::default(),
+            exhaustive: false,
             outputs,
         }
     }
@@ -84,11 +94,13 @@ impl<C: NodeChoice> Greedy<C> {
         self
     }
 
-    /// Forgets which waiting tasks no node could take (tests: a pass then searches for every
-    /// task, as without `unplaced.rs`).
+    /// Forgets which waiting tasks no node could take and where this pass placed tasks (tests:
+    /// a pass then searches for every task from the first node, as without `unplaced.rs` and
+    /// [`PLACED_KEPT`]).
     #[cfg(test)]
-    fn forget_unplaced(&mut self) {
+    fn search_exhaustively(&mut self) {
         self.unplaced = Unplaced::default();
+        self.exhaustive = true;
     }
 
     /// This tick's gate of reduce tasks waiting for their maps (`phases.rs`).
@@ -150,9 +162,11 @@ fn place_waiting<C: NodeChoice>(
     (cell, room, unplaced): (&mut Cell, &mut RoomIndex, &mut Unplaced),
     waiting: &[(TaskIdx, u32)],
     (rng, admission): (&mut Rng, &mut impl Admission),
-    now_us: i64,
+    (now_us, exhaustive): (i64, bool),
 ) {
     let mut failed: Vec<(ConstraintSetIdx, Need)> = Vec::new();
+    let mut placed: Vec<(ConstraintSetIdx, Need, usize)> = Vec::with_capacity(PLACED_KEPT);
+    let mut placements = 0usize;
     room.rebuild(&cell.nodes);
     unplaced.begin_pass(cell);
     for &(t, _) in waiting {
@@ -164,18 +178,32 @@ fn place_waiting<C: NodeChoice>(
         if !C::DRAWS && unplaced.still_unplaceable(cell, (t, set, &need)) {
             continue;
         }
-        let hopeless = |(s, f): &(ConstraintSetIdx, Need)| {
-            (*s == set || *s == ConstraintSetIdx::EMPTY) && need.at_least(f)
+        // Every node that lacked room for `f` (with constraints `s`) lacks it for this task.
+        let harder = |s: ConstraintSetIdx, f: &Need| {
+            (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f)
         };
-        if !room.any(&need) || failed.iter().any(hopeless) {
+        if !room.any(&need) || failed.iter().any(|(s, f)| harder(*s, f)) {
             unplaced.mark(cell, (t, set, &need));
             continue;
         }
-        match choice.choose((cell, room), t, &need, rng) {
+        let from = (placed.iter())
+            .filter(|(s, f, _)| !exhaustive && harder(*s, f))
+            .map(|p| p.2)
+            .max()
+            .unwrap_or(0);
+        match choice.choose((cell, room), t, (&need, from), rng) {
             Some(n) => {
                 cell.place(t, n, now_us);
                 admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
+                if C::TAKES_FIRST {
+                    let entry = (set, need, n.index());
+                    match placed.get_mut(placements % PLACED_KEPT) {
+                        Some(slot) => *slot = entry,
+                        None => placed.push(entry),
+                    }
+                    placements += 1;
+                }
             }
             None => {
                 unplaced.mark(cell, (t, set, &need));
@@ -207,7 +235,7 @@ impl<C: NodeChoice> Greedy<C> {
             at,
             self.waiting.tasks(),
             (&mut rng, admission),
-            now_us,
+            (now_us, self.exhaustive),
         );
         self.waiting.keep_pending(cell);
     }
@@ -317,14 +345,16 @@ mod tests {
         policy.begin_tick(cell, at, events, &mut Vec::new(), &mut Vec::new(), counters);
     }
 
-    /// Remembering unplaceable tasks changes nothing (`unplaced.rs`): on random cells, passes
-    /// of first-fit and best-fit with the memory place every task on the node passes without it
-    /// (every task searched) choose ([`unplaced::same_placements_with_and_without`]).
+    /// Remembering unplaceable tasks (`unplaced.rs`) and starting first-fit's searches after
+    /// earlier placements ([`PLACED_KEPT`]) change nothing: on random cells, passes of first-fit
+    /// and best-fit with the memories place every task on the node passes without them (every
+    /// task searched from the first node) choose ([`unplaced::same_placements_with_and_without`];
+    /// starting one node too late fails it).
     #[test]
-    fn remembering_unplaceable_tasks_changes_no_placement() {
+    fn the_passes_memories_change_no_placement() {
         fn check<C: NodeChoice>(seed: u64) -> usize {
             let policies = [0, 1].map(|_| Greedy::<C>::new(seed, QueueOutputs::default()));
-            let forget = |p: &mut Greedy<C>| p.forget_unplaced();
+            let forget = |p: &mut Greedy<C>| p.search_exhaustively();
             let waiting = |p: &Greedy<C>| p.waiting().len();
             unplaced::same_placements_with_and_without(seed, policies, (forget, waiting))
         }

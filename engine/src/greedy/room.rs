@@ -133,9 +133,10 @@ impl RoomIndex {
         None
     }
 
-    /// The nodes the tree does not rule out for `need`, in index order, to `visit`.
-    pub fn each(&self, need: &Need, mut visit: impl FnMut(usize)) {
-        self.first(need, 0, |n| {
+    /// The nodes from `from` on that the tree does not rule out for `need`, in index order, to
+    /// `visit`.
+    pub fn each(&self, need: &Need, from: usize, mut visit: impl FnMut(usize)) {
+        self.first(need, from, |n| {
             visit(n);
             false
         });
@@ -185,7 +186,7 @@ mod tests {
                 };
                 let scan: Vec<usize> = (0..count).filter(|&n| fits(&nodes, n, &need)).collect();
                 let mut visited = Vec::new();
-                index.each(&need, |n| visited.push(n));
+                index.each(&need, 0, |n| visited.push(n));
                 assert!(visited.windows(2).all(|w| w[0] < w[1]), "index order");
                 assert!(scan.iter().all(|n| visited.contains(n)), "case {case}");
                 let first = index.first(&need, 0, |n| fits(&nodes, n, &need));
