@@ -1,6 +1,7 @@
 //! The data-oriented simulation core of cellsim.
 //!
-//! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts.
+//! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts;
+//!   [`match_memo`]: the nodes meeting each constraint set, memoised for the placers.
 //! - [`trace`] and [`replay`]: streaming the ingested trace into the cell tick by tick.
 //! - [`policy`] and [`executor`]: the policy interface and the parallel round executor;
 //!   [`active`]: rounds that step only the agents with messages or a wake-up due; [`delay`]:
@@ -29,6 +30,7 @@ pub mod federation;
 pub mod greedy;
 pub mod ids;
 pub mod masb;
+pub mod match_memo;
 pub mod metrics;
 pub mod nbs;
 pub mod omniscient;

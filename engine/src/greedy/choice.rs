@@ -22,16 +22,39 @@ pub trait NodeChoice: Default + Clone + Send + Sync {
     /// then starts later searches after it: `mod.rs`).
     const TAKES_FIRST: bool = false;
 
-    /// The node for task `t` (its `need`), or `None` when no node qualifies; no node before
-    /// `from` qualifies; `room` indexes the cell's nodes as they are; `rng` is the tick's
-    /// stream, drawn from in queue order.
+    /// The node for task `t` (`search.need`), or `None` when no node qualifies; `room` indexes
+    /// the cell's nodes as they are; `rng` is the tick's stream, drawn from in queue order.
     fn choose(
         &self,
         at: (&Cell, &RoomIndex),
         t: TaskIdx,
-        need: (&Need, usize),
+        search: Search<'_>,
         rng: &mut Rng,
     ) -> Option<NodeIdx>;
+}
+
+/// What a pass knows when it looks for a task's node.
+#[derive(Debug, Clone, Copy)]
+pub struct Search<'a> {
+    /// The task's need.
+    pub need: &'a Need,
+    /// No node before this qualifies.
+    pub from: usize,
+    /// For a task with constraints, the nodes meeting them, ascending, when known (a
+    /// [`MatchMemo`](crate::match_memo::MatchMemo)'s): a search then visits these instead of
+    /// testing the constraints on every node with room.
+    pub meeting: Option<&'a [u32]>,
+}
+
+impl<'a> Search<'a> {
+    /// A search of every node for `need`.
+    pub fn of(need: &'a Need) -> Search<'a> {
+        Search {
+            need,
+            from: 0,
+            meeting: None,
+        }
+    }
 }
 
 /// Whether node `n` has room for `need` and meets task `t`'s constraints.
@@ -41,20 +64,27 @@ pub(crate) fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool 
         && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
 }
 
-/// The qualifying nodes from `from` on, in index order, to `visit` (the room index skips the
-/// nodes that cannot have room).
-fn each_candidate(
-    cell: &Cell,
-    room: &RoomIndex,
+/// The first qualifying node from `search.from` on, in index order, that `accept` takes (each
+/// qualifying node offered until one is): the room index skips the nodes that cannot have room,
+/// or, when the nodes meeting the task's constraints are known, only those are tested for room.
+fn first_candidate(
+    (cell, room): (&Cell, &RoomIndex),
     t: TaskIdx,
-    (need, from): (&Need, usize),
-    mut visit: impl FnMut(usize),
-) {
-    room.each(need, from, |n| {
-        if qualifies(cell, t, need, n) {
-            visit(n);
+    search: Search<'_>,
+    mut accept: impl FnMut(usize) -> bool,
+) -> Option<usize> {
+    let need = search.need;
+    match search.meeting {
+        Some(meeting) => {
+            let start = meeting.partition_point(|&n| (n as usize) < search.from);
+            (meeting[start..].iter())
+                .map(|&n| n as usize)
+                .find(|&n| fits(&cell.nodes, n, need) && accept(n))
         }
-    });
+        None => room.first(need, search.from, |n| {
+            qualifies(cell, t, need, n) && accept(n)
+        }),
+    }
 }
 
 /// The first qualifying node in index order (the order the trace adds machines).
@@ -70,10 +100,10 @@ impl NodeChoice for FirstFit {
         &self,
         (cell, room): (&Cell, &RoomIndex),
         t: TaskIdx,
-        (need, from): (&Need, usize),
+        search: Search<'_>,
         _: &mut Rng,
     ) -> Option<NodeIdx> {
-        let n = room.first(need, from, |n| qualifies(cell, t, need, n));
+        let n = first_candidate((cell, room), t, search, |_| true);
         n.map(|n| NodeIdx(n as u32))
     }
 }
@@ -90,15 +120,16 @@ impl NodeChoice for BestFit {
         &self,
         (cell, room): (&Cell, &RoomIndex),
         t: TaskIdx,
-        (need, from): (&Need, usize),
+        search: Search<'_>,
         _: &mut Rng,
     ) -> Option<NodeIdx> {
         let mut best: Option<(f64, usize)> = None;
-        each_candidate(cell, room, t, (need, from), |n| {
-            let left = free_after(&cell.nodes, n, need);
+        first_candidate((cell, room), t, search, |n| {
+            let left = free_after(&cell.nodes, n, search.need);
             if best.is_none_or(|(b, _)| left < b) {
                 best = Some((left, n));
             }
+            false
         });
         best.map(|(_, n)| NodeIdx(n as u32))
     }
@@ -123,9 +154,10 @@ impl NodeChoice for Random {
         &self,
         (cell, room): (&Cell, &RoomIndex),
         t: TaskIdx,
-        (need, from): (&Need, usize),
+        search: Search<'_>,
         rng: &mut Rng,
     ) -> Option<NodeIdx> {
+        let need = search.need;
         let nodes = cell.nodes.len() as u64;
         let tries = if nodes > 0 { RANDOM_TRIES } else { 0 };
         for _ in 0..tries {
@@ -135,15 +167,15 @@ impl NodeChoice for Random {
             }
         }
         let mut count = 0u64;
-        each_candidate(cell, room, t, (need, from), |_| count += 1);
+        first_candidate((cell, room), t, search, |_| {
+            count += 1;
+            false
+        });
         if count == 0 {
             return None;
         }
         let mut k = rng.below(count);
-        let kth = room.first(need, from, |n| {
-            if !qualifies(cell, t, need, n) {
-                return false;
-            }
+        let kth = first_candidate((cell, room), t, search, |_| {
             let found = k == 0;
             k = k.saturating_sub(1);
             found
@@ -179,7 +211,7 @@ mod tests {
         let mut rng = Rng::new(seed, 0);
         let mut room = RoomIndex::default();
         room.rebuild(&cell.nodes);
-        let chosen = C::default().choose((cell, &room), t, (&need, 0), &mut rng);
+        let chosen = C::default().choose((cell, &room), t, Search::of(&need), &mut rng);
         chosen.map(|n| n.0)
     }
 

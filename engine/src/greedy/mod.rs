@@ -19,7 +19,9 @@
 //! no room for the other then, so none has room for this one now (a job's many equal tasks no
 //! longer search the cell's full prefix again each).
 //! Across ticks, a task no node could take is looked for again only on the nodes changed since,
-//! while its need and constraints stay ([`unplaced`]; not for a choice that draws).
+//! while its need and constraints stay ([`unplaced`]; not for a choice that draws). A task with
+//! constraints is looked for only on the nodes meeting them, kept per constraint set in a
+//! [`MatchMemo`] (which follows attribute changes node by node).
 
 pub mod fit;
 pub mod unplaced;
@@ -32,14 +34,15 @@ use ingest::rng::{Rng, hash_keys};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use choice::qualifies;
-pub use choice::{BestFit, FirstFit, NodeChoice, Random};
+pub use choice::{BestFit, FirstFit, NodeChoice, Random, Search};
 use fit::Need;
 use room::RoomIndex;
 use unplaced::Unplaced;
 use waiting::Waiting;
 
 use crate::cell::{Cell, TaskState};
-use crate::ids::{ConstraintSetIdx, TaskIdx, Tick};
+use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx, Tick};
+use crate::match_memo::MatchMemo;
 use crate::phases::{Gate, Phases};
 use crate::policy::{Envelope, Policy, PolicyCounters, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
@@ -68,6 +71,8 @@ pub struct Greedy<C> {
     phases: Phases,
     /// The waiting tasks no node could take in the last pass (a pure cache, not saved).
     unplaced: Unplaced,
+    /// The nodes meeting the waiting tasks' constraint sets (a pure cache, not saved).
+    meeting: MatchMemo,
     /// Tests: search for every task from the first node, as without the pass's memories.
     exhaustive: bool,
 }
@@ -82,6 +87,7 @@ impl<C: NodeChoice> Greedy<C> {
             room: RoomIndex::default(),
             phases: Phases::of_terms(outputs.terms()),
             unplaced: Unplaced::default(),
+            meeting: MatchMemo::default(),
             exhaustive: false,
             outputs,
         }
@@ -94,9 +100,9 @@ impl<C: NodeChoice> Greedy<C> {
         self
     }
 
-    /// Forgets which waiting tasks no node could take and where this pass placed tasks (tests:
-    /// a pass then searches for every task from the first node, as without `unplaced.rs` and
-    /// [`PLACED_KEPT`]).
+    /// Forgets which waiting tasks no node could take, where this pass placed tasks and which
+    /// nodes meet which constraints (tests: a pass then tests every node for every task from
+    /// the first, as without `unplaced.rs`, [`PLACED_KEPT`] and the match memo).
     #[cfg(test)]
     fn search_exhaustively(&mut self) {
         self.unplaced = Unplaced::default();
@@ -159,7 +165,7 @@ impl Admission for AdmitAll {
 /// spares them a search while nothing that could change that has happened: `unplaced.rs`).
 fn place_waiting<C: NodeChoice>(
     choice: &C,
-    (cell, room, unplaced): (&mut Cell, &mut RoomIndex, &mut Unplaced),
+    (cell, room, unplaced, memo): (&mut Cell, &mut RoomIndex, &mut Unplaced, &mut MatchMemo),
     waiting: &[(TaskIdx, u32)],
     (rng, admission): (&mut Rng, &mut impl Admission),
     (now_us, exhaustive): (i64, bool),
@@ -169,6 +175,8 @@ fn place_waiting<C: NodeChoice>(
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
     unplaced.begin_pass(cell);
+    cell.index_attributes();
+    memo.trim();
     for &(t, _) in waiting {
         if cell.tasks.state()[t.index()] != TaskState::Pending || !admission.admits(cell, t) {
             continue;
@@ -191,7 +199,21 @@ fn place_waiting<C: NodeChoice>(
             .map(|p| p.2)
             .max()
             .unwrap_or(0);
-        match choice.choose((cell, room), t, (&need, from), rng) {
+        let meeting = (set != ConstraintSetIdx::EMPTY && !exhaustive)
+            .then(|| {
+                let changes = |since| cell.attribute_changes_since(since);
+                let meets = |n: NodeIdx| cell.meets(n, cell.constraints_of(t));
+                let attributes = (cell.attributes_epoch(), &changes as _);
+                let key = (set, cell.constraints_of(t));
+                memo.positions(attributes, key, cell.nodes.len(), &meets)
+            })
+            .flatten();
+        let search = Search {
+            need: &need,
+            from,
+            meeting,
+        };
+        match choice.choose((cell, room), t, search, rng) {
             Some(n) => {
                 cell.place(t, n, now_us);
                 admission.placed(cell, t);
@@ -228,7 +250,12 @@ impl<C: NodeChoice> Greedy<C> {
         self.waiting.update(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
-        let at = (&mut *cell, &mut self.room, &mut self.unplaced);
+        let at = (
+            &mut *cell,
+            &mut self.room,
+            &mut self.unplaced,
+            &mut self.meeting,
+        );
         let admission = &mut Gated { gate, admission };
         place_waiting(
             &self.choice,

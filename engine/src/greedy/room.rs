@@ -132,15 +132,6 @@ impl RoomIndex {
         }
         None
     }
-
-    /// The nodes from `from` on that the tree does not rule out for `need`, in index order, to
-    /// `visit`.
-    pub fn each(&self, need: &Need, from: usize, mut visit: impl FnMut(usize)) {
-        self.first(need, from, |n| {
-            visit(n);
-            false
-        });
-    }
 }
 
 fn max(a: &Room, b: &Room) -> Room {
@@ -186,7 +177,10 @@ mod tests {
                 };
                 let scan: Vec<usize> = (0..count).filter(|&n| fits(&nodes, n, &need)).collect();
                 let mut visited = Vec::new();
-                index.each(&need, 0, |n| visited.push(n));
+                index.first(&need, 0, |n| {
+                    visited.push(n);
+                    false
+                });
                 assert!(visited.windows(2).all(|w| w[0] < w[1]), "index order");
                 assert!(scan.iter().all(|n| visited.contains(n)), "case {case}");
                 let first = index.first(&need, 0, |n| fits(&nodes, n, &need));

@@ -19,7 +19,6 @@ use ingest::rng::Rng;
 
 use super::MasbConfig;
 use super::fit::FitIndex;
-use super::memo::MatchMemo;
 use super::policy::{Assigned, Masb};
 use super::protocol::{Action, CACHE_SHARE_KIND, CandidateList, Msg, NODE_REPORT_KIND};
 use super::reports;
@@ -32,6 +31,7 @@ use super::select::{
 };
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+use crate::match_memo::MatchMemo;
 use crate::policy::{Envelope, Outbox, StepCtx};
 use crate::units::to_normalised;
 

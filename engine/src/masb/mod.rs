@@ -11,7 +11,6 @@ pub mod agents;
 mod config;
 pub mod cost;
 pub mod fit;
-pub mod memo;
 pub mod migrations;
 pub mod policy;
 pub mod protocol;

@@ -16,7 +16,6 @@ use super::MasbConfig;
 use super::agents::MasbAgent;
 use super::cost::migration_cost;
 use super::fit::FitIndex;
-use super::memo::MatchMemo;
 use super::migrations::{self, MigrationOutcome, MigrationRecord};
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::reports::Reports;
@@ -24,6 +23,7 @@ use super::select::{CacheEntry, Demand};
 use crate::cell::{Cell, TaskState};
 use crate::csr::Scatter;
 use crate::ids::{AgentIdx, ConstraintSetIdx, NodeIdx, TaskIdx, Tick};
+use crate::match_memo::MatchMemo;
 use crate::policy::{
     CounterKind, Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows, TableSpec,
 };

@@ -127,7 +127,7 @@ pub struct Recommendation {
 }
 
 /// A broker's cache as the selections read it: the entries, and when known the positions of
-/// those whose nodes can host the task (from a [`MatchMemo`](super::memo::MatchMemo); ascending).
+/// those whose nodes can host the task (from a [`MatchMemo`](crate::match_memo::MatchMemo); ascending).
 #[derive(Debug, Clone, Copy)]
 pub struct CacheView<'a> {
     /// The cache, by node index.

@@ -4,7 +4,8 @@
 //! MASB keeps one memo for all brokers' initial allocations, brought up to date in `begin_tick`
 //! for the constraint sets of the tick's pending tasks (new sets matched in parallel) and only
 //! read during the rounds; each broker keeps one of its own for the running tasks it finds
-//! migration candidates for.
+//! migration candidates for. The greedy placers keep one for the constrained tasks they look
+//! for (`greedy/mod.rs`).
 //!
 //! Invariants: a set's positions are the ascending node indices below its `done` that met its
 //! constraints at attribute epoch `epoch` ([`Cell::attributes_epoch`]); when attributes change,
