@@ -142,12 +142,44 @@ impl SectionWriter {
         }
     }
 
+    /// Appends a column of the `len` plain values `values` yields, written in chunks (no copy
+    /// of the whole column is built).
+    pub fn column_iter<T: Pod>(&mut self, len: usize, values: impl IntoIterator<Item = T>) {
+        self.column_head::<T>(len);
+        let mut chunk: Vec<T> = Vec::with_capacity(CHUNK_BYTES / size_of::<T>().max(1));
+        let mut count = 0;
+        for v in values {
+            chunk.push(v);
+            if chunk.len() == chunk.capacity() {
+                self.write(bytemuck::cast_slice(&chunk));
+                count += chunk.len();
+                chunk.clear();
+            }
+        }
+        self.write(bytemuck::cast_slice(&chunk));
+        assert_eq!(
+            count + chunk.len(),
+            len,
+            "a column yields the length it declares"
+        );
+        self.pad();
+    }
+
     /// Appends a column of plain values.
     pub fn column<T: Pod>(&mut self, values: &[T]) {
+        self.column_head::<T>(values.len());
+        self.write(bytemuck::cast_slice(values));
+        self.pad();
+    }
+
+    fn column_head<T: Pod>(&mut self, len: usize) {
         self.write(&(size_of::<T>() as u32).to_le_bytes());
         self.write(&0u32.to_le_bytes());
-        self.write(&(values.len() as u64).to_le_bytes());
-        self.write(bytemuck::cast_slice(values));
+        self.write(&(len as u64).to_le_bytes());
+    }
+
+    /// Zero padding to the next multiple of 8 bytes of the section.
+    fn pad(&mut self) {
         let padding = self.len.next_multiple_of(8) - self.len;
         self.write(&[0u8; 8][..padding]);
     }
@@ -163,10 +195,45 @@ impl SectionWriter {
         self.column(&bytes);
     }
 
+    /// Appends `items` as [`SectionWriter::serde`] appends a vector of them (the same bytes),
+    /// encoding them in chunks: the items are encoded twice, once to size the column, so that
+    /// neither a copy of them nor their whole encoding is held.
+    pub fn serde_items<T: Serialize>(&mut self, items: &[T]) {
+        let prefix = postcard::to_allocvec(&items.len()).expect("in-memory encoding cannot fail");
+        let mut counted = Counted(prefix.len());
+        for item in items {
+            counted = postcard::to_extend(item, counted).expect("in-memory encoding cannot fail");
+        }
+        self.column_head::<u8>(counted.0);
+        self.write(&prefix);
+        let mut chunk: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
+        for item in items {
+            chunk = postcard::to_extend(item, chunk).expect("in-memory encoding cannot fail");
+            if chunk.len() >= CHUNK_BYTES {
+                self.write(&chunk);
+                chunk.clear();
+            }
+        }
+        self.write(&chunk);
+        self.pad();
+    }
+
     /// Ends the section: its length and checksum, and a fresh start for the next.
     fn close(&mut self) -> (usize, u32) {
         let crc = std::mem::take(&mut self.crc).finalize();
         (std::mem::take(&mut self.len), crc)
+    }
+}
+
+/// Bytes a column written in chunks is buffered by.
+const CHUNK_BYTES: usize = 1 << 16;
+
+/// Counts the bytes postcard would write.
+struct Counted(usize);
+
+impl Extend<u8> for Counted {
+    fn extend<I: IntoIterator<Item = u8>>(&mut self, bytes: I) {
+        self.0 += bytes.into_iter().count();
     }
 }
 
@@ -592,6 +659,35 @@ mod tests {
         let err = r.column::<u32>().unwrap_err().to_string();
         assert!(err.contains("holds 8-byte elements, expected 4"), "{err}");
         assert!(snap.section("nope").is_err());
+    }
+
+    /// Columns written in chunks are the bytes of those written whole: plain values over
+    /// several chunks, and postcard items (here references, as snapshots write them) against the
+    /// vector `serde` encodes, whose length prefix takes two bytes.
+    #[test]
+    fn chunked_columns_are_the_columns_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let values: Vec<u64> = (0..20_000).map(|v| v * 7).collect();
+        let items: Vec<(u32, String)> = (0..300).map(|k| (k, "x".repeat(k as usize % 5))).collect();
+        let bytes = |chunked: bool| {
+            let path = dir.path().join(format!("{chunked}.snap"));
+            let mut w = SnapshotWriter::create(&path, &["s"]).unwrap();
+            let s = w.section("s");
+            if chunked {
+                s.column_iter(values.len(), values.iter().copied());
+                s.serde_items(&items.iter().collect::<Vec<_>>());
+            } else {
+                s.column(&values);
+                s.serde(&items);
+            }
+            w.finish(HEADER).unwrap();
+            std::fs::read(&path).unwrap()
+        };
+        assert_eq!(bytes(true), bytes(false));
+        let snap = Snapshot::open(&dir.path().join("true.snap")).unwrap();
+        let mut r = snap.section("s").unwrap();
+        assert_eq!(r.column::<u64>().unwrap(), &values[..]);
+        assert_eq!(r.serde::<Vec<(u32, String)>>().unwrap(), items);
     }
 
     #[test]

@@ -135,9 +135,9 @@ pub fn save_replay(replay: &Replay, w: &mut SectionWriter) {
     let mut tasks: Vec<((u64, u32), TaskIdx)> =
         replay.task_of.iter().map(|(&k, &t)| (k, t)).collect();
     tasks.sort_unstable_by_key(|e| e.0);
-    w.column(&tasks.iter().map(|e| e.0.0).collect::<Vec<u64>>());
-    w.column(&tasks.iter().map(|e| e.0.1).collect::<Vec<u32>>());
-    w.column(&tasks.iter().map(|e| e.1).collect::<Vec<TaskIdx>>());
+    w.column_iter(tasks.len(), tasks.iter().map(|e| e.0.0));
+    w.column_iter(tasks.len(), tasks.iter().map(|e| e.0.1));
+    w.column_iter(tasks.len(), tasks.iter().map(|e| e.1));
     let mut strings: Vec<(&String, &u32)> = replay.strings.iter().collect();
     strings.sort_by_key(|e| *e.1);
     w.serde(&strings.iter().map(|e| e.0.as_str()).collect::<Vec<&str>>());
@@ -146,9 +146,10 @@ pub fn save_replay(replay: &Replay, w: &mut SectionWriter) {
     w.column(&unknown);
     w.serde(&replay.stats);
     w.value(replay.window_end_us);
-    let mut deferred: Vec<Deferred> = replay.deferred.iter().copied().collect();
-    deferred.sort();
-    w.serde(&deferred);
+    // References, sorted, encoded in chunks: at 8x the queue holds a million events.
+    let mut deferred: Vec<&Deferred> = replay.deferred.iter().collect();
+    deferred.sort_unstable();
+    w.serde_items(&deferred);
     w.value(replay.deferred_seq);
     w.serde(&replay.awaiting.entries().collect::<Vec<_>>());
 }
