@@ -51,22 +51,14 @@ pub struct Mailbox<M> {
     starts: Vec<u32>,
 }
 
-/// A round buffer holding more than this many bytes ...
+/// A round buffer holding room for more than this many bytes gives back what a surge left
+/// ([`crate::surge`]; at 8x the first tick's ~2M messages in one round held ~370 MB in the two
+/// mailboxes for the rest of the run).
 const SURGE_BYTES: usize = 16 << 20;
-/// ... and more than this many times what the last round used gives the excess back.
-const SURGE_FACTOR: usize = 8;
 
-/// Gives back a buffer's room left from a surge (the first tick places the whole initial cell:
-/// at 8x, ~2M messages in one round, ~370 MB held by the two mailboxes for the rest of the run):
-/// when it holds over [`SURGE_BYTES`] and over [`SURGE_FACTOR`] times the `used` entries the
-/// round needed, it keeps `2 used`. Capacity only: entries up to `used` are kept, so a round's
-/// result never depends on it.
+/// [`crate::surge::release_surge`] for round buffers.
 fn release_surge<T>(buffer: &mut Vec<T>, used: usize) {
-    let held = buffer.capacity().max(buffer.len());
-    if held * std::mem::size_of::<T>() > SURGE_BYTES && held > SURGE_FACTOR * used {
-        buffer.truncate(used);
-        buffer.shrink_to(2 * used);
-    }
+    crate::surge::release_surge(buffer, used, SURGE_BYTES);
 }
 
 impl<M: Copy + Send + Sync> Mailbox<M> {
@@ -406,6 +398,7 @@ pub fn run_round<P: Policy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::surge::SURGE_FACTOR;
 
     /// Against grouping by filtering, over several parts: every receiver's messages in part
     /// order then sender order, receivers out of range dropped, whatever the split between the

@@ -6,7 +6,8 @@
 //! - [`policy`] and [`executor`]: the policy interface and the parallel round executor;
 //!   [`active`]: rounds that step only the agents with messages or a wake-up due; [`delay`]:
 //!   messages delivered after a latency;
-//!   [`preload`]: overlapping the cache misses of a batch of updates.
+//!   [`preload`]: overlapping the cache misses of a batch of updates; [`surge`]: buffers giving
+//!   back the room a surge left.
 //! - [`policies`]: the registry of the policies a run can be configured with; [`borg`]: the
 //!   `borg-replay` policy; [`masb`]: seed 000's MASB; [`sparrow`]: seed 002's Sparrow;
 //!   [`greedy`]: the first-fit, best-fit and random baselines.
@@ -50,6 +51,7 @@ pub mod sim_time;
 pub mod snapshot;
 pub mod sparrow;
 pub mod summary;
+pub mod surge;
 pub mod trace;
 pub mod units;
 pub mod usage_model;

@@ -14,6 +14,7 @@ use ingest::rng::Rng;
 
 use super::MasbConfig;
 use super::agents::MasbAgent;
+use super::agents::SURGE_BYTES;
 use super::cost::migration_cost;
 use super::fit::FitIndex;
 use super::migrations::{self, MigrationOutcome, MigrationRecord};
@@ -29,6 +30,7 @@ use crate::policy::{
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+use crate::surge::release_surge;
 use crate::units::to_normalised;
 
 /// MASB's counters ([`Policy::counter_kinds`]), by index.
@@ -249,6 +251,12 @@ impl Masb {
             let broker = rng.below(brokers as u64) as usize;
             assigned[broker].push(Assigned { task, set, demand });
         }
+        for a in assigned.iter_mut() {
+            let used = a.len();
+            release_surge(a, used, SURGE_BYTES);
+        }
+        let used = pending.len();
+        release_surge(pending, used, SURGE_BYTES);
         memo.refresh_used(cell);
     }
 

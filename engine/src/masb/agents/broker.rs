@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::*;
 use crate::preload;
+use crate::surge::release_surge;
 
 /// Nodes a broker asks, in weighted order, for one new task.
 const INITIAL_TOP: usize = 10;
@@ -425,6 +426,10 @@ impl Masb {
             (offset.map_or(u64::MAX, |o| o as u64), i as u32)
         }));
         order.sort_unstable();
+        // The first tick offers the whole initial cell: its room is given back afterwards.
+        release_surge(order, order.len(), SURGE_BYTES);
+        release_surge(ranges, assigned.len(), SURGE_BYTES);
+        release_surge(&mut b.asks, order.len() * INITIAL_TOP, SURGE_BYTES);
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);

@@ -1,0 +1,39 @@
+//! Giving back a buffer's room left from a surge. The first tick places the whole initial cell
+//! (at 8x a million tasks, ~2M messages in one round); buffers reused tick after tick keep the
+//! capacity that tick gave them, resident for the rest of the run, unless it is given back.
+//! [`release_surge`] keeps a buffer's entries and gives back capacity only, so no result
+//! depends on it; a later surge grows the buffer again.
+
+/// A buffer holding more than this many times what it needs now gives the excess back.
+pub const SURGE_FACTOR: usize = 8;
+
+/// When `buffer` holds room for over `min_bytes` and over [`SURGE_FACTOR`] times the `used`
+/// entries it needs now, keeps its first `used` entries and room for `2 used`.
+pub fn release_surge<T>(buffer: &mut Vec<T>, used: usize, min_bytes: usize) {
+    let held = buffer.capacity().max(buffer.len());
+    if held * size_of::<T>() > min_bytes && held > SURGE_FACTOR * used {
+        buffer.truncate(used);
+        buffer.shrink_to(2 * used);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Room over the threshold and over 8 times the need shrinks to twice the need, entries
+    /// kept; within either bound nothing changes.
+    #[test]
+    fn only_a_surge_is_given_back() {
+        let mut v: Vec<u64> = Vec::with_capacity(10_000);
+        v.extend(0..100);
+        release_surge(&mut v, 100, 1 << 20);
+        assert_eq!(v.capacity(), 10_000, "80 KB is under the 1 MiB threshold");
+        release_surge(&mut v, 100, 1 << 10);
+        assert!((200..10_000).contains(&v.capacity()), "{}", v.capacity());
+        assert_eq!(v, (0..100).collect::<Vec<_>>());
+        let mut v: Vec<u64> = Vec::with_capacity(10_000);
+        release_surge(&mut v, 1_300, 1 << 10);
+        assert_eq!(v.capacity(), 10_000, "under 8 times the need");
+    }
+}
