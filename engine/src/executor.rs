@@ -56,7 +56,11 @@ pub struct Mailbox<M> {
 /// mailboxes for the rest of the run).
 const SURGE_BYTES: usize = 16 << 20;
 
-/// [`crate::surge::release_surge`] for round buffers.
+/// A chunk's output buffer holding room for more than this many bytes gives back what a surge
+/// left (there are as many chunks as heavy agents, a thousand brokers at 8x, plus the rest's).
+const CHUNK_SURGE_BYTES: usize = 64 << 10;
+
+/// [`crate::surge::release_surge`] for the mailboxes' buffers.
 fn release_surge<T>(buffer: &mut Vec<T>, used: usize) {
     crate::surge::release_surge(buffer, used, SURGE_BYTES);
 }
@@ -266,13 +270,15 @@ impl<M, A> ChunkOutput<M, A> {
         receivers.zip(&self.messages)
     }
 
-    /// Gives back the room its buffers kept from a surge ([`release_surge`]).
+    /// Gives back the room its buffers kept from a surge ([`crate::surge`]; a chunk is one
+    /// heavy agent or a few hundred others, so its threshold is lower than the mailbox's).
     fn release_surge(&mut self) {
+        use crate::surge::release_surge;
         let used = self.messages.len();
-        release_surge(&mut self.messages, used);
-        release_surge(&mut self.receivers, used);
+        release_surge(&mut self.messages, used, CHUNK_SURGE_BYTES);
+        release_surge(&mut self.receivers, used, CHUNK_SURGE_BYTES);
         let used = self.actions.len();
-        release_surge(&mut self.actions, used);
+        release_surge(&mut self.actions, used, CHUNK_SURGE_BYTES);
     }
 }
 

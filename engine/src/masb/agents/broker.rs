@@ -430,6 +430,7 @@ impl Masb {
         release_surge(order, order.len(), SURGE_BYTES);
         release_surge(ranges, assigned.len(), SURGE_BYTES);
         release_surge(&mut b.asks, order.len() * INITIAL_TOP, SURGE_BYTES);
+        release_surge(&mut b.allocations, order.len(), SURGE_BYTES);
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
