@@ -16,6 +16,7 @@ use crate::cell::Cell;
 use crate::csr::Scatter;
 use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::surge::{AGENT_BUFFER_BYTES, release_surge};
 
 /// Parallelism knobs.
 #[derive(Debug, Clone, Copy)]
@@ -56,15 +57,6 @@ pub struct Mailbox<M> {
 /// mailboxes for the rest of the run).
 const SURGE_BYTES: usize = 16 << 20;
 
-/// A chunk's output buffer holding room for more than this many bytes gives back what a surge
-/// left (there are as many chunks as heavy agents, a thousand brokers at 8x, plus the rest's).
-const CHUNK_SURGE_BYTES: usize = 64 << 10;
-
-/// [`crate::surge::release_surge`] for the mailboxes' buffers.
-fn release_surge<T>(buffer: &mut Vec<T>, used: usize) {
-    crate::surge::release_surge(buffer, used, SURGE_BYTES);
-}
-
 impl<M: Copy + Send + Sync> Mailbox<M> {
     /// An empty mailbox for `agents` agents.
     pub fn new(agents: usize) -> Mailbox<M> {
@@ -77,11 +69,12 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
         }
     }
 
-    /// Gives back the room its buffers kept from a surge of messages ([`release_surge`]),
+    /// Gives back the room its buffers kept from a surge of messages ([`release_surge`] over
+    /// [`SURGE_BYTES`]),
     /// keeping at least the messages it holds and room for `expected`.
     pub(crate) fn release_surge(&mut self, expected: usize) {
         let used = self.len().max(expected);
-        release_surge(&mut self.messages, used);
+        release_surge(&mut self.messages, used, SURGE_BYTES);
     }
 
     /// Agent `a`'s messages in sender order.
@@ -273,12 +266,11 @@ impl<M, A> ChunkOutput<M, A> {
     /// Gives back the room its buffers kept from a surge ([`crate::surge`]; a chunk is one
     /// heavy agent or a few hundred others, so its threshold is lower than the mailbox's).
     fn release_surge(&mut self) {
-        use crate::surge::release_surge;
         let used = self.messages.len();
-        release_surge(&mut self.messages, used, CHUNK_SURGE_BYTES);
-        release_surge(&mut self.receivers, used, CHUNK_SURGE_BYTES);
+        release_surge(&mut self.messages, used, AGENT_BUFFER_BYTES);
+        release_surge(&mut self.receivers, used, AGENT_BUFFER_BYTES);
         let used = self.actions.len();
-        release_surge(&mut self.actions, used, CHUNK_SURGE_BYTES);
+        release_surge(&mut self.actions, used, AGENT_BUFFER_BYTES);
     }
 }
 
@@ -488,9 +480,9 @@ mod tests {
             check(&mailbox, &messages);
         }
         let mut kept = vec![0u8; SURGE_BYTES + 1];
-        release_surge(&mut kept, SURGE_BYTES / SURGE_FACTOR + 1);
+        release_surge(&mut kept, SURGE_BYTES / SURGE_FACTOR + 1, SURGE_BYTES);
         assert_eq!(kept.len(), SURGE_BYTES + 1, "used an eighth: kept");
-        release_surge(&mut kept, 10);
+        release_surge(&mut kept, 10, SURGE_BYTES);
         assert!(kept.len() == 10 && kept.capacity() <= 20 + 16);
     }
 

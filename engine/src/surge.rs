@@ -7,6 +7,10 @@
 /// A buffer holding more than this many times what it needs now gives the excess back.
 pub const SURGE_FACTOR: usize = 8;
 
+/// The threshold for buffers one of many agents keeps (an executor chunk's outputs, a MASB
+/// broker's per-tick work: a thousand brokers at 8x, each under any larger threshold).
+pub const AGENT_BUFFER_BYTES: usize = 64 << 10;
+
 /// When `buffer` holds room for over `min_bytes` and over [`SURGE_FACTOR`] times the `used`
 /// entries it needs now, keeps its first `used` entries and room for `2 used`.
 pub fn release_surge<T>(buffer: &mut Vec<T>, used: usize, min_bytes: usize) {

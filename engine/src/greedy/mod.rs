@@ -175,6 +175,8 @@ fn place_waiting<C: NodeChoice>(
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
     unplaced.begin_pass(cell);
+    // The memo follows attribute changes by epoch, which only the index counts (a no-op when
+    // the replay has indexed them already).
     cell.index_attributes();
     memo.trim();
     for &(t, _) in waiting {

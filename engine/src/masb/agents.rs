@@ -9,11 +9,6 @@
 //! process of the last selection has ended, and not while one of its tasks is still migrating
 //! out. A BA applies all its reports due in a round before answering requests.
 
-/// A buffer of the agents' or of the policy's per-tick work holding room for more than this
-/// many bytes, over 8 times what a tick needs, gives the rest back
-/// ([`release_surge`](crate::surge::release_surge)): each of the many brokers keeps its own.
-pub(crate) const SURGE_BYTES: usize = 64 << 10;
-
 mod broker;
 mod node;
 

@@ -14,7 +14,6 @@ use ingest::rng::Rng;
 
 use super::MasbConfig;
 use super::agents::MasbAgent;
-use super::agents::SURGE_BYTES;
 use super::cost::migration_cost;
 use super::fit::FitIndex;
 use super::migrations::{self, MigrationOutcome, MigrationRecord};
@@ -30,7 +29,7 @@ use crate::policy::{
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
-use crate::surge::release_surge;
+use crate::surge::{AGENT_BUFFER_BYTES, release_surge};
 use crate::units::to_normalised;
 
 /// MASB's counters ([`Policy::counter_kinds`]), by index.
@@ -253,10 +252,10 @@ impl Masb {
         }
         for a in assigned.iter_mut() {
             let used = a.len();
-            release_surge(a, used, SURGE_BYTES);
+            release_surge(a, used, AGENT_BUFFER_BYTES);
         }
         let used = pending.len();
-        release_surge(pending, used, SURGE_BYTES);
+        release_surge(pending, used, AGENT_BUFFER_BYTES);
         memo.refresh_used(cell);
     }
 

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::*;
 use crate::preload;
-use crate::surge::release_surge;
+use crate::surge::{AGENT_BUFFER_BYTES, release_surge};
 
 /// Nodes a broker asks, in weighted order, for one new task.
 const INITIAL_TOP: usize = 10;
@@ -427,10 +427,10 @@ impl Masb {
         }));
         order.sort_unstable();
         // The first tick offers the whole initial cell: its room is given back afterwards.
-        release_surge(order, order.len(), SURGE_BYTES);
-        release_surge(ranges, assigned.len(), SURGE_BYTES);
-        release_surge(&mut b.asks, order.len() * INITIAL_TOP, SURGE_BYTES);
-        release_surge(&mut b.allocations, order.len(), SURGE_BYTES);
+        release_surge(order, order.len(), AGENT_BUFFER_BYTES);
+        release_surge(ranges, assigned.len(), AGENT_BUFFER_BYTES);
+        release_surge(&mut b.asks, order.len() * INITIAL_TOP, AGENT_BUFFER_BYTES);
+        release_surge(&mut b.allocations, order.len(), AGENT_BUFFER_BYTES);
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
