@@ -16,7 +16,7 @@ use crate::cell::Cell;
 use crate::csr::Scatter;
 use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
-use crate::surge::{AGENT_BUFFER_BYTES, release_surge};
+use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
 
 /// Parallelism knobs.
 #[derive(Debug, Clone, Copy)]
@@ -193,6 +193,8 @@ pub(crate) struct ChunkOutput<M, A> {
     pub(crate) wakes: Vec<(AgentIdx, i64)>,
     /// Messages sent with a delivery time ([`Outbox::send_at`]).
     pub(crate) delayed: Vec<(Envelope<M>, crate::policy::Due)>,
+    /// The most messages and actions over the recent rounds (what [`Self::release_surge`] keeps).
+    peaks: (PeakWindow, PeakWindow),
 }
 
 impl<M, A> Default for ChunkOutput<M, A> {
@@ -204,6 +206,7 @@ impl<M, A> Default for ChunkOutput<M, A> {
             counted: Vec::new(),
             wakes: Vec::new(),
             delayed: Vec::new(),
+            peaks: Default::default(),
         }
     }
 }
@@ -228,6 +231,7 @@ impl<M, A> ChunkOutput<M, A> {
             counted,
             wakes,
             delayed,
+            peaks: _,
         } = self;
         messages.clear();
         actions.clear();
@@ -264,13 +268,17 @@ impl<M, A> ChunkOutput<M, A> {
     }
 
     /// Gives back the room its buffers kept from a surge ([`crate::surge`]; a chunk is one
-    /// heavy agent or a few hundred others, so its threshold is lower than the mailbox's).
+    /// heavy agent or a few hundred others, so its threshold is lower than the mailbox's), once
+    /// per window, against the window's peak: a broker's actions swing every tick (its
+    /// placements at the first round), and keeping only this round's need regrew them each tick.
     fn release_surge(&mut self) {
-        let used = self.messages.len();
-        release_surge(&mut self.messages, used, AGENT_BUFFER_BYTES);
-        release_surge(&mut self.receivers, used, AGENT_BUFFER_BYTES);
-        let used = self.actions.len();
-        release_surge(&mut self.actions, used, AGENT_BUFFER_BYTES);
+        if let Some(used) = self.peaks.0.note(self.messages.len()) {
+            release_surge(&mut self.messages, used, AGENT_BUFFER_BYTES);
+            release_surge(&mut self.receivers, used, AGENT_BUFFER_BYTES);
+        }
+        if let Some(used) = self.peaks.1.note(self.actions.len()) {
+            release_surge(&mut self.actions, used, AGENT_BUFFER_BYTES);
+        }
     }
 }
 
