@@ -34,6 +34,7 @@ mod deferred;
 mod events;
 mod queue;
 mod rows;
+mod task_ids;
 mod task_rows;
 mod usage;
 use crate::scale::{CopyIds, Scale};
@@ -42,6 +43,7 @@ pub use awaiting::AwaitingList;
 pub use deferred::{AwaitingStart, Deferred, DeferredKind};
 pub use queue::DeferredQueue;
 use rows::{AttributeRow, MachineEventRow, TaskEventRow, UsageReading};
+use task_ids::TaskIds;
 use task_rows::TaskEventRows;
 use usage::UsageRows;
 
@@ -172,7 +174,7 @@ pub struct Replay {
     pub(crate) constraints: Cursor,
     pub(crate) usage: UsageRows,
     pub(crate) node_of: HashMap<u64, NodeIdx>,
-    pub(crate) task_of: HashMap<(u64, u32), TaskIdx>,
+    pub(crate) task_of: TaskIds,
     pub(crate) strings: HashMap<String, u32>,
     pub(crate) unknown: HashSet<u64>,
     pub(crate) rows: [u64; 6],
@@ -231,7 +233,7 @@ impl Replay {
             constraints: open(Table::TaskConstraints, &ConstraintRow::COLUMNS)?,
             usage: UsageRows::new(usage),
             node_of: HashMap::default(),
-            task_of: HashMap::default(),
+            task_of: TaskIds::default(),
             strings,
             unknown: HashSet::default(),
             rows: consumed,
@@ -418,7 +420,7 @@ impl Replay {
                 for row in run.map(read) {
                     s.each_instance(row.job_id, row.task_index, |s, job, k| {
                         let key = (job, row.task_index);
-                        let existing = s.task_of.get(&key).copied();
+                        let existing = s.task_of.get(&key);
                         s.task_event(cell, &row, (key, k), existing, ev);
                     });
                 }
@@ -461,7 +463,7 @@ impl Replay {
             return;
         };
         self.each_instance(job, index, |s, job, _| {
-            let Some(&t) = s.task_of.get(&(job, index)) else {
+            let Some(t) = s.task_of.get(&(job, index)) else {
                 s.stats.events_for_unknown_tasks += set.rows.len() as u64;
                 return;
             };

@@ -12,11 +12,12 @@
 //! looked up ahead; the others ([`Lookup::Again`]) are looked up when applied (their keys were
 //! just read, so the probe hits the cache).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::Replay;
 use super::TickEvents;
 use super::rows::TaskEventRow;
+use super::task_ids::TaskIds;
 use crate::cell::Cell;
 use crate::error::Result;
 use crate::ids::TaskIdx;
@@ -85,7 +86,7 @@ impl TaskEventRows {
         &mut self,
         scale: &Scale,
         end_us: i64,
-        task_of: &FxHashMap<(u64, u32), TaskIdx>,
+        task_of: &TaskIds,
     ) -> Result<u64> {
         let mut read_rows = 0;
         let TaskEventRows {
@@ -107,7 +108,7 @@ impl TaskEventRows {
                 instances.extend(scaled.iter().map(|&(job, copy)| {
                     let key = (job, index);
                     let lookup = match seen.insert(key) {
-                        true => Lookup::Ahead(task_of.get(&key).copied()),
+                        true => Lookup::Ahead(task_of.get(&key)),
                         false => Lookup::Again,
                     };
                     Instance {
@@ -142,7 +143,7 @@ impl Replay {
                 let key = (i.job, row.task_index);
                 let existing = match i.lookup {
                     Lookup::Ahead(t) => t,
-                    Lookup::Again => self.task_of.get(&key).copied(),
+                    Lookup::Again => self.task_of.get(&key),
                 };
                 self.task_event(cell, row, (key, i.copy), existing, ev);
             }
@@ -190,7 +191,7 @@ mod tests {
         ahead.defer((i64::MAX, None), (TaskIdx(0), 0), DeferredKind::End);
         let (mut cell_in_turn, mut cell_ahead) = (Cell::default(), Cell::default());
         let ids = |r: &Replay| {
-            let mut ids: Vec<_> = r.task_of.iter().map(|(&k, &t)| (k, t)).collect();
+            let mut ids: Vec<_> = r.task_of.iter().collect();
             ids.sort_unstable();
             ids
         };

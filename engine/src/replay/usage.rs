@@ -101,7 +101,7 @@ impl Replay {
         tasks.clear();
         let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
         let lookup = |u: &UsageRow| match task_of.get(&u.key) {
-            Some(&t) => {
+            Some(t) => {
                 let delay = deferred::start_delay_us(workload_mode, cell, t);
                 (Some(t), delay, cell.tasks.generation()[t.index()])
             }

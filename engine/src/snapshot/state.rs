@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 use std::path::Path;
 
 use super::column::SnapshotColumn;
@@ -132,8 +132,8 @@ pub fn save_replay(replay: &Replay, w: &mut SectionWriter) {
     w.column(&replay.rows);
     // Sorted by key (unique) as values, not as references into the map: at 8x a million
     // entries, whose comparisons would each chase two pointers.
-    let mut tasks: Vec<((u64, u32), TaskIdx)> =
-        replay.task_of.iter().map(|(&k, &t)| (k, t)).collect();
+    let mut tasks: Vec<((u64, u32), TaskIdx)> = Vec::with_capacity(replay.task_of.len());
+    tasks.extend(replay.task_of.iter());
     tasks.sort_unstable_by_key(|e| e.0);
     w.column_iter(tasks.len(), tasks.iter().map(|e| e.0.0));
     w.column_iter(tasks.len(), tasks.iter().map(|e| e.0.1));
@@ -175,7 +175,7 @@ pub fn load_replay(
     }
     replay.task_of = (0..jobs.len())
         .map(|i| ((jobs[i], indices[i]), slots[i]))
-        .collect::<HashMap<_, _>>();
+        .collect();
     let strings: Vec<String> = r.serde()?;
     replay.strings = strings
         .into_iter()
