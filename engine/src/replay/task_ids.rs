@@ -22,7 +22,7 @@ use crate::ids::TaskIdx;
 pub const DENSE_FACTOR: usize = 8;
 /// ... or this many slots, whichever is more.
 pub const DENSE_MIN: usize = 16;
-/// Ranges are reclaimed once the arena holds more than this many slots ...
+/// Ranges are reclaimed only in an arena of more than this many slots, half of them abandoned.
 const RECLAIM_MIN: usize = 1 << 16;
 
 /// One job's range in the arena.
@@ -42,6 +42,7 @@ pub struct TaskIds {
     abandoned: usize,
     /// Keys whose index lies beyond what its job's range may densely hold.
     sparse: FxHashMap<(u64, u32), TaskIdx>,
+    /// Keys mapped (in ranges and in the plain map).
     live: usize,
 }
 
