@@ -70,8 +70,7 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     }
 
     /// Gives back the room its buffers kept from a surge of messages ([`release_surge`] over
-    /// [`SURGE_BYTES`]),
-    /// keeping at least the messages it holds and room for `expected`.
+    /// [`SURGE_BYTES`]), keeping at least the messages it holds and room for `expected`.
     pub(crate) fn release_surge(&mut self, expected: usize) {
         let used = self.len().max(expected);
         release_surge(&mut self.messages, used, SURGE_BYTES);

@@ -2,9 +2,10 @@
 //! (at 8x a million tasks, ~2M messages in one round); buffers reused tick after tick keep the
 //! capacity that tick gave them, resident for the rest of the run, unless it is given back.
 //! [`release_surge`] keeps a buffer's entries and gives back capacity only, so no result
-//! depends on it; a later surge grows the buffer again. A buffer whose need swings every tick
-//! (a broker's actions: many at a tick's first round, few after) is measured against its peak
-//! over a [`PeakWindow`], or it would be given back and grown again each tick.
+//! depends on it; a later surge grows the buffer again. A buffer's need swings from round to
+//! round and tick to tick (a broker's actions: many at a tick's first round, few after), so it
+//! is measured against its peak over a [`PeakWindow`], or it would be given back and grown
+//! again each time its need dips.
 
 /// A buffer holding more than this many times what it needs now gives the excess back.
 pub const SURGE_FACTOR: usize = 8;
@@ -23,10 +24,11 @@ pub fn release_surge<T>(buffer: &mut Vec<T>, used: usize, min_bytes: usize) {
     }
 }
 
-/// Rounds a [`PeakWindow`] spans: ten ticks of MASB's six rounds and more.
-pub const WINDOW_ROUNDS: u32 = 64;
+/// Needs a [`PeakWindow`] spans: the rounds of ten ticks of MASB's six and more for a buffer
+/// used every round, 64 ticks for one used once a tick.
+pub const WINDOW_NOTES: u32 = 64;
 
-/// The most a buffer needed over the last [`WINDOW_ROUNDS`] rounds.
+/// The most a buffer needed over its last [`WINDOW_NOTES`] uses.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PeakWindow {
     peak: usize,
@@ -34,12 +36,12 @@ pub struct PeakWindow {
 }
 
 impl PeakWindow {
-    /// Notes a round's need; at the window's end returns its peak (what [`release_surge`] may
+    /// Notes a use's need; at the window's end returns its peak (what [`release_surge`] may
     /// keep) and starts the next window.
     pub fn note(&mut self, used: usize) -> Option<usize> {
         self.peak = self.peak.max(used);
         self.rounds += 1;
-        if self.rounds < WINDOW_ROUNDS {
+        if self.rounds < WINDOW_NOTES {
             return None;
         }
         let peak = self.peak;
@@ -68,15 +70,15 @@ mod tests {
         assert_eq!(v.capacity(), 10_000, "under 8 times the need");
     }
 
-    /// A window reports its peak once per WINDOW_ROUNDS notes, then starts again from nothing.
+    /// A window reports its peak once per WINDOW_NOTES notes, then starts again from nothing.
     #[test]
     fn a_window_reports_its_peak_at_its_end() {
         let mut w = PeakWindow::default();
-        let needs = (0..WINDOW_ROUNDS as usize).map(|r| if r % 6 == 0 { 1_000 } else { r });
+        let needs = (0..WINDOW_NOTES as usize).map(|r| if r % 6 == 0 { 1_000 } else { r });
         let reports: Vec<_> = needs.map(|n| w.note(n)).collect();
         assert!(reports[..reports.len() - 1].iter().all(Option::is_none));
         assert_eq!(reports.last(), Some(&Some(1_000)));
-        let reports: Vec<_> = (0..WINDOW_ROUNDS).map(|_| w.note(3)).collect();
+        let reports: Vec<_> = (0..WINDOW_NOTES).map(|_| w.note(3)).collect();
         assert_eq!(
             reports.last(),
             Some(&Some(3)),

@@ -29,7 +29,7 @@ use crate::policy::{
 };
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
-use crate::surge::{AGENT_BUFFER_BYTES, release_surge};
+use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
 use crate::units::to_normalised;
 
 /// MASB's counters ([`Policy::counter_kinds`]), by index.
@@ -124,6 +124,8 @@ pub struct Masb {
     pub(super) fit: FitIndex,
     pub(super) fit_at_s: Option<f64>,
     pending: Vec<(TaskIdx, u32)>,
+    /// The most waiting tasks of a tick lately: what `pending` and `assigned` keep room for.
+    pending_peak: PeakWindow,
     /// Migrations in flight.
     pub in_flight: Vec<InFlight>,
     /// The brokers' shared cache: each node's last report every broker has heard of, by node
@@ -165,6 +167,7 @@ impl Masb {
             fit: FitIndex::default(),
             fit_at_s: None,
             pending: Vec::new(),
+            pending_peak: PeakWindow::default(),
             in_flight: Vec::new(),
             cache: Vec::new(),
             reports: Reports::default(),
@@ -216,7 +219,7 @@ impl Masb {
     fn assign_waiting(
         cell: &Cell,
         events: &TickEvents,
-        pending: &mut Vec<(TaskIdx, u32)>,
+        (pending, pending_peak): (&mut Vec<(TaskIdx, u32)>, &mut PeakWindow),
         assigned: &mut Vec<Vec<Assigned>>,
         memo: &mut MatchMemo,
         (brokers, seed, now_us): (u32, u64, i64),
@@ -250,12 +253,12 @@ impl Masb {
             let broker = rng.below(brokers as u64) as usize;
             assigned[broker].push(Assigned { task, set, demand });
         }
-        for a in assigned.iter_mut() {
-            let used = a.len();
-            release_surge(a, used, AGENT_BUFFER_BYTES);
+        if let Some(most) = pending_peak.note(pending.len()) {
+            for a in assigned.iter_mut() {
+                release_surge(a, most, AGENT_BUFFER_BYTES);
+            }
+            release_surge(pending, most, AGENT_BUFFER_BYTES);
         }
-        let used = pending.len();
-        release_surge(pending, used, AGENT_BUFFER_BYTES);
         memo.refresh_used(cell);
     }
 
@@ -367,6 +370,7 @@ impl Policy for Masb {
             node_tasks,
             node_task_cursors,
             pending,
+            pending_peak,
             assigned,
             memo,
             fit,
@@ -386,6 +390,7 @@ impl Policy for Masb {
                 rayon::join(
                     || {
                         let draw = (*brokers, *seed, now_us);
+                        let pending = (pending, pending_peak);
                         Self::assign_waiting(cell, events, pending, assigned, memo, draw);
                     },
                     || {

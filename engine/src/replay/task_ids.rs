@@ -67,35 +67,46 @@ impl TaskIds {
     /// Maps `(job, index)` to `t` (replacing what it mapped to).
     pub fn insert(&mut self, (job, index): (u64, u32), t: TaskIdx) {
         debug_assert!(t.is_some());
-        if let Some(held) = self.sparse.get_mut(&(job, index)) {
+        let TaskIds {
+            jobs,
+            slots,
+            abandoned,
+            sparse,
+            live,
+        } = self;
+        if let Some(held) = sparse.get_mut(&(job, index)) {
             *held = t;
             return;
         }
-        let r = *self.jobs.entry(job).or_insert(JobRange {
+        let r = jobs.entry(job).or_insert(JobRange {
             start: 0,
             cap: 0,
             live: 0,
         });
         let i = index as usize;
-        let r = if i < r.cap as usize {
-            r
-        } else {
+        if i >= r.cap as usize {
             let limit = DENSE_MIN.max(DENSE_FACTOR * (r.live as usize + 1));
             let cap = (2 * r.cap as usize).max(i + 1).max(4).min(limit);
-            if i >= cap || self.slots.len() + cap > u32::MAX as usize {
+            if i >= cap || slots.len() + cap > u32::MAX as usize {
                 if r.cap == 0 {
-                    self.jobs.remove(&job);
+                    jobs.remove(&job);
                 }
-                self.sparse.insert((job, index), t);
-                self.live += 1;
+                sparse.insert((job, index), t);
+                *live += 1;
                 return;
             }
-            self.grow(job, r, cap)
-        };
-        let slot = &mut self.slots[r.start as usize + i];
+            // The range moves to the arena's end, `cap` slots long.
+            let (old, start) = (r.start as usize..(r.start + r.cap) as usize, slots.len());
+            slots.resize(start + cap, TaskIdx::NONE);
+            slots.copy_within(old.clone(), start);
+            slots[old].fill(TaskIdx::NONE);
+            *abandoned += r.cap as usize;
+            (r.start, r.cap) = (start as u32, cap as u32);
+        }
+        let slot = &mut slots[r.start as usize + i];
         if !slot.is_some() {
-            self.live += 1;
-            self.jobs.get_mut(&job).expect("the job's range").live += 1;
+            *live += 1;
+            r.live += 1;
         }
         *slot = t;
     }
@@ -138,23 +149,6 @@ impl TaskIds {
                 .map(move |(index, &t)| ((job, index), t))
         });
         dense.chain(self.sparse.iter().map(|(&k, &t)| (k, t)))
-    }
-
-    /// Moves `job`'s range `r` to a new one of `cap` slots at the arena's end.
-    fn grow(&mut self, job: u64, r: JobRange, cap: usize) -> JobRange {
-        let start = self.slots.len();
-        self.slots.resize(start + cap, TaskIdx::NONE);
-        let old = r.start as usize..(r.start + r.cap) as usize;
-        self.slots.copy_within(old.clone(), start);
-        self.slots[old].fill(TaskIdx::NONE);
-        self.abandoned += r.cap as usize;
-        let grown = JobRange {
-            start: start as u32,
-            cap: cap as u32,
-            live: r.live,
-        };
-        self.jobs.insert(job, grown);
-        grown
     }
 
     /// Packs the ranges in use to the arena's start once abandoned slots outnumber them.

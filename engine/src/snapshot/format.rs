@@ -146,23 +146,36 @@ impl SectionWriter {
     /// of the whole column is built).
     pub fn column_iter<T: Pod>(&mut self, len: usize, values: impl IntoIterator<Item = T>) {
         self.column_head::<T>(len);
-        let mut chunk: Vec<T> = Vec::with_capacity(CHUNK_BYTES / size_of::<T>().max(1));
-        let mut count = 0;
-        for v in values {
-            chunk.push(v);
-            if chunk.len() == chunk.capacity() {
-                self.write(bytemuck::cast_slice(&chunk));
-                count += chunk.len();
-                chunk.clear();
-            }
-        }
-        self.write(bytemuck::cast_slice(&chunk));
+        let bytes = self.write_chunked(values, |v, mut chunk| {
+            chunk.extend_from_slice(bytemuck::bytes_of(&v));
+            chunk
+        });
         assert_eq!(
-            count + chunk.len(),
-            len,
+            bytes,
+            len * size_of::<T>(),
             "a column yields the length it declares"
         );
         self.pad();
+    }
+
+    /// Writes what `encode` appends for each of `items`, buffered in chunks of about
+    /// [`CHUNK_BYTES`]; returns the bytes written.
+    fn write_chunked<I>(
+        &mut self,
+        items: impl IntoIterator<Item = I>,
+        mut encode: impl FnMut(I, Vec<u8>) -> Vec<u8>,
+    ) -> usize {
+        let (mut chunk, mut written) = (Vec::with_capacity(CHUNK_BYTES), 0);
+        for item in items {
+            chunk = encode(item, chunk);
+            if chunk.len() >= CHUNK_BYTES {
+                self.write(&chunk);
+                written += chunk.len();
+                chunk.clear();
+            }
+        }
+        self.write(&chunk);
+        written + chunk.len()
     }
 
     /// Appends a column of plain values.
@@ -206,15 +219,9 @@ impl SectionWriter {
         }
         self.column_head::<u8>(counted.0);
         self.write(&prefix);
-        let mut chunk: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
-        for item in items {
-            chunk = postcard::to_extend(item, chunk).expect("in-memory encoding cannot fail");
-            if chunk.len() >= CHUNK_BYTES {
-                self.write(&chunk);
-                chunk.clear();
-            }
-        }
-        self.write(&chunk);
+        self.write_chunked(items, |item, chunk| {
+            postcard::to_extend(item, chunk).expect("in-memory encoding cannot fail")
+        });
         self.pad();
     }
 

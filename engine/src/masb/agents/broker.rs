@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::*;
 use crate::preload;
-use crate::surge::{AGENT_BUFFER_BYTES, release_surge};
+use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
 
 /// Nodes a broker asks, in weighted order, for one new task.
 const INITIAL_TOP: usize = 10;
@@ -58,6 +58,8 @@ pub struct OfferScratch {
     sampled_lines: Vec<(u32, String)>,
     /// The blocks the offers are scored in (kept at their peak number).
     blocks: Vec<OfferBlock>,
+    /// The most offers of a tick lately: what the per-tick buffers keep room for.
+    peak: PeakWindow,
 }
 
 /// A block of consecutive offers (in scoring order) scored as one job, on whichever thread is
@@ -419,6 +421,7 @@ impl Masb {
             ranges,
             sampled_lines,
             blocks,
+            peak,
         } = &mut b.offers;
         order.clear();
         order.extend(assigned.iter().enumerate().map(|(i, a)| {
@@ -427,10 +430,12 @@ impl Masb {
         }));
         order.sort_unstable();
         // The first tick offers the whole initial cell: its room is given back afterwards.
-        release_surge(order, order.len(), AGENT_BUFFER_BYTES);
-        release_surge(ranges, assigned.len(), AGENT_BUFFER_BYTES);
-        release_surge(&mut b.asks, order.len() * INITIAL_TOP, AGENT_BUFFER_BYTES);
-        release_surge(&mut b.allocations, order.len(), AGENT_BUFFER_BYTES);
+        if let Some(most) = peak.note(order.len()) {
+            release_surge(order, most, AGENT_BUFFER_BYTES);
+            release_surge(ranges, most, AGENT_BUFFER_BYTES);
+            release_surge(&mut b.asks, most * INITIAL_TOP, AGENT_BUFFER_BYTES);
+            release_surge(&mut b.allocations, most, AGENT_BUFFER_BYTES);
+        }
         ranges.clear();
         ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
