@@ -100,11 +100,14 @@ fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
     ] {
         let summary = agree(root.path(), &parquet, kind);
         assert_eq!(summary.policy, kind);
-        // The generated cell has room for its workload: a greedy placer leaves few waiting
-        // (the share controllers hold back what exceeds a job's share).
+        // The generated cell has room for its workload: a greedy placer leaves few waiting.
+        // The share controllers hold back what exceeds a job's share, and EDF what exceeds the
+        // CPU capacity: this cell requests 103 % of its CPU at t = 0 (Borg overcommits), and the
+        // excess is in the small non-production tasks, ~26 % of them (CPU requested 99.8 %).
         let pending = summary.averages.tasks_pending / summary.averages.tasks_running;
+        let capped = kind.ends_with("-share") || kind == "edf";
         assert!(
-            pending < if kind.ends_with("-share") { 0.5 } else { 0.05 },
+            pending < if capped { 0.5 } else { 0.05 },
             "{kind}: {pending}"
         );
         // Its `tasks/` table: a row per ended run, started no earlier than submitted (the

@@ -427,6 +427,18 @@ fn the_synthetic_cell_has_the_real_cells_event_rate() {
     );
 }
 
+/// A generated cell of the real cell's size (12,583 machines, seed 1) over its first hour,
+/// ingested once for the tests that compare its t = 0 tasks with the real sample's.
+fn generated_real_size() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, out) = DIR.get_or_init(|| {
+        let root = tempfile::tempdir().unwrap();
+        let out = generated_events(root.path(), 12_583, 1.0, 1);
+        (root, out)
+    });
+    out
+}
+
 /// The memory requests of `dir`'s t = 0 SUBMIT rows that carry one: their count, the share
 /// above 0.2 (a fifth of the largest machine), their mean and their 99th percentile (the value
 /// at index 0.99 n of the sorted requests).
@@ -460,7 +472,7 @@ fn t0_memory_requests(dir: &Path) -> (usize, f64, f64, f64) {
 /// t = 0 tasks of a cell of the real cell's size, the share above 0.2 is under twice the real
 /// sample's and the 99th percentile within 20 % of it, at the mean within 15 %. A job's tasks
 /// share one size, so t = 0 tails vary with the seed and the cell (p99 0.117 to 0.163 between
-/// seeds and sizes; this cell's is 0.134). The real figures were taken from the raw CSV files
+/// seeds and sizes; this cell's is 0.162). The real figures were taken from the raw CSV files
 /// with pandas: 144,339 t = 0 SUBMIT rows, 144,048 with a memory request, 705 of
 /// them above 0.2 (0.49 %), mean 0.04165, p99 0.1592. The generator's former sigma of 0.7 gave
 /// 2.1 % above 0.2 and a p99 of 0.24: the large tasks its Borg left waiting, which MASB ran.
@@ -472,11 +484,74 @@ fn the_synthetic_cells_memory_requests_have_the_real_tail() {
     assert!((real_mean - 0.04165).abs() < 1e-4, "{real_mean}");
     assert!((real_p99 - 0.1592).abs() < 1e-4, "{real_p99}");
 
-    let root = tempfile::tempdir().unwrap();
-    let out = generated_events(root.path(), 12_583, 1.0, 1);
-    let (_, above, mean, p99) = t0_memory_requests(&out);
+    let (_, above, mean, p99) = t0_memory_requests(generated_real_size());
     let line = format!("ours: {above:.4} above 0.2, mean {mean:.4}, p99 {p99:.4}");
     assert!(above < 2.0 * real_above, "{line}");
     assert!((p99 / real_p99 - 1.0).abs() < 0.20, "{line}");
     assert!((mean / real_mean - 1.0).abs() < 0.15, "{line}");
+}
+
+/// The tasks running at t = 0 in `dir` (its t = 0 SCHEDULE rows with both requests): their
+/// count, the production (priority >= 9) share, and the ratio of a production task's mean CPU
+/// and memory request to another's.
+fn t0_running_production(dir: &Path) -> (usize, f64, f64, f64) {
+    let (mut n, mut production) = (0usize, 0usize);
+    let mut sums = [[0.0f64; 2]; 2]; // [production?][cpu, memory]
+    for b in Dataset::open(dir, Table::TaskEvents)
+        .unwrap()
+        .unwrap()
+        .batches(&[
+            "time",
+            "event_type",
+            "priority",
+            "cpu_request",
+            "memory_request",
+        ])
+        .unwrap()
+    {
+        let b = b.unwrap();
+        let time = b.column(0).as_primitive::<Int64Type>();
+        let kind = b.column(1).as_primitive::<UInt8Type>();
+        let priority = b.column(2).as_primitive::<UInt8Type>();
+        let cpu = b.column(3).as_primitive::<Float32Type>();
+        let memory = b.column(4).as_primitive::<Float32Type>();
+        for i in 0..b.num_rows() {
+            if time.value(i) != 0 || kind.value(i) != 1 || !cpu.is_valid(i) || !memory.is_valid(i) {
+                continue;
+            }
+            let is_production = priority.value(i) >= 9;
+            n += 1;
+            production += usize::from(is_production);
+            let sum = &mut sums[usize::from(is_production)];
+            sum[0] += cpu.value(i) as f64;
+            sum[1] += memory.value(i) as f64;
+        }
+    }
+    let other = (n - production) as f64;
+    let ratio = |r: usize| (sums[1][r] / production as f64) / (sums[0][r] / other);
+    (n, production as f64 / n as f64, ratio(0), ratio(1))
+}
+
+/// The synthetic cell's production tasks are the large ones, as the real cell's (issue 33
+/// items 6-7): over the tasks running at t = 0, a production task requests 2.49 times the CPU
+/// and 2.31 times the memory of another in the real sample; the generated cell's ratios are
+/// within 20 % of those (they were 0.89 and 0.86 when production was many small services, which
+/// made the long-running tasks the cheap ones to migrate). Production is 42 % of the real
+/// tasks; the generated cell holds production's share of the resources at SPEC 3.1's figures,
+/// which with those ratios makes it 54 % (`synth/model.rs` says why), so the test asks 40-60 %.
+/// The real figures were taken from the raw CSV files with pandas: 132,982 t = 0 SCHEDULE rows,
+/// 56,053 production; mean requests CPU 0.08621 / 0.03458, memory 0.06116 / 0.02652.
+#[test]
+fn the_synthetic_cells_production_tasks_are_the_large_ones() {
+    let (n, real_share, real_cpu, real_memory) = t0_running_production(ingested());
+    assert_eq!(n, 132_982);
+    assert_eq!((real_share * n as f64).round() as usize, 56_053);
+    assert!((real_cpu - 2.493).abs() < 1e-3, "{real_cpu}");
+    assert!((real_memory - 2.306).abs() < 1e-3, "{real_memory}");
+
+    let (_, share, cpu, memory) = t0_running_production(generated_real_size());
+    let line = format!("ours: production {share:.3}, CPU x{cpu:.2}, memory x{memory:.2}");
+    assert!((0.40..0.60).contains(&share), "{line}");
+    assert!((cpu / real_cpu - 1.0).abs() < 0.20, "{line}");
+    assert!((memory / real_memory - 1.0).abs() < 0.20, "{line}");
 }

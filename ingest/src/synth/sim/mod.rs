@@ -123,6 +123,8 @@ pub struct Sim<'a> {
     window_rows: Vec<UsageRow>,
     pub(super) window_start_us: i64,
     pub(super) out: Writers,
+    /// Which service jobs are production.
+    service_production: ServiceProduction,
 }
 
 fn mem_key(free: f64) -> u64 {
@@ -133,7 +135,7 @@ impl<'a> Sim<'a> {
     /// A cell with every machine online and no tasks; arrivals sized for the cell.
     pub fn new(cell: &'a Cell, seed: u64, end_us: i64, out: Writers) -> Sim<'a> {
         let n = cell.len();
-        let (mean_run_s, mean_tasks) = means();
+        let (mean_run_s, mean_tasks) = means(max_job_tasks(n));
         Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
@@ -164,6 +166,7 @@ impl<'a> Sim<'a> {
             window_rows: Vec::new(),
             window_start_us: TRACE_START_US,
             out,
+            service_production: ServiceProduction::default(),
         }
     }
 
@@ -289,15 +292,19 @@ impl<'a> Sim<'a> {
         let count = if restrictive {
             1 + rng.below(2) as u32
         } else {
-            job_tasks(rng)
+            job_tasks(rng, max_job_tasks(self.cell.len()))
         };
-        let (priority, class) = priority_and_class(rng, kind);
+        let production = match kind {
+            JobKind::Service => self.service_production.next(count),
+            _ => churn_production(rng, kind),
+        };
+        let (priority, class) = priority_and_class(rng, kind, production);
         let constraints = if restrictive || rng.chance(CONSTRAINED_JOB_SHARE) {
             self.cell.draw_constraints(rng, restrictive)
         } else {
             Vec::new()
         };
-        let factor = kind.size_factor();
+        let factor = kind.size_factor(priority);
         // Rounded as written, so the sums the placement checks are those the trace shows.
         let cpu = round_sig4(
             rng.lognormal(SHORT_CPU_MEDIAN * factor, SIZE_SIGMA)
