@@ -126,6 +126,11 @@ pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
     let cpu_req = share(|s| s.cpu_requested, |c| c.cpu);
     let mem_req = share(|s| s.mem_requested, |c| c.mem);
     let prod_cpu = share(|s| s.prod_cpu_requested, |c| c.cpu);
+    let prod_mem_ratio = mean(
+        t.samples
+            .iter()
+            .filter_map(TaskSample::prod_mem_request_ratio),
+    );
     let used_per_hour: Option<Vec<(f64, f64)>> = usage.as_ref().map(|u| {
         u.iter()
             .zip(&m.capacity)
@@ -229,6 +234,13 @@ pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
             prod_cpu,
             0.70,
             0.85,
+        ),
+        check(
+            "production_mem_request_ratio",
+            "a running production task's memory request / another's (real sample at t = 0: 2.31)",
+            prod_mem_ratio,
+            1.8,
+            3.0,
         ),
         check(
             "constrained_task_share",

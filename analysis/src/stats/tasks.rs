@@ -27,6 +27,8 @@ pub struct TaskSample {
     pub cpu_requested: f64,
     /// Memory requested by running tasks.
     pub mem_requested: f64,
+    /// Running production tasks.
+    pub prod_running: u64,
     /// CPU requested by running production tasks.
     pub prod_cpu_requested: f64,
     /// Memory requested by running production tasks.
@@ -92,8 +94,22 @@ fn add(s: &mut TaskSample, t: &Task, sign: f64) {
     s.mem_requested += sign * t.mem;
     s.cpu_by_priority[t.priority as usize] += sign * t.cpu;
     if t.priority >= PRODUCTION_PRIORITY {
+        s.prod_running = (s.prod_running as i64 + sign as i64) as u64;
         s.prod_cpu_requested += sign * t.cpu;
         s.prod_mem_requested += sign * t.mem;
+    }
+}
+
+impl TaskSample {
+    /// A running production task's mean memory request over another's, when both run.
+    pub fn prod_mem_request_ratio(&self) -> Option<f64> {
+        let others = self.running.checked_sub(self.prod_running)?;
+        if self.prod_running == 0 || others == 0 {
+            return None;
+        }
+        let prod_mean = self.prod_mem_requested / self.prod_running as f64;
+        let others_mean = (self.mem_requested - self.prod_mem_requested) / others as f64;
+        (others_mean > 0.0).then(|| prod_mean / others_mean)
     }
 }
 
