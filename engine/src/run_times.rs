@@ -1,5 +1,5 @@
 //! What a task's run will take, known before it runs: the recorded run time of every task of a
-//! trace, for a policy that is told the future (`omniscient`, seed 002: it "make[s] use of ...
+//! trace, for a policy that is told the future (`omniscient`, seed 002: it "make\[s\] use of ...
 //! the allocation time of each task"). A task's run time is its first recorded run in the
 //! trace's `task_events`: from its first SCHEDULE to the next terminal event (EVICT, FAIL,
 //! FINISH, KILL, LOST); a run the trace does not end is [`RunTimes::UNKNOWN`] (it runs past the

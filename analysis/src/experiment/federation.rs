@@ -75,7 +75,7 @@ pub struct FedRow {
     pub messages: u64,
 }
 
-/// The cases of experiment `name`; `None` for a name not in [`NAMES`].
+/// The cases of experiment `name`; `None` for a name not in [`NAMES`](super::NAMES).
 pub fn cases(name: &str) -> Option<Vec<Case>> {
     let case = |pse, broker, scheduler, priorities, factor, hosts_per_dc, vms| Case {
         pse,

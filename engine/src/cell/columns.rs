@@ -240,7 +240,7 @@ columns! {
         /// Target of an in-flight migration, NONE otherwise.
         migrating_to: NodeIdx = NodeIdx::NONE,
         /// First entry of the task's constraints in
-        /// [`Cell::constraints`](crate::cell::Cell::constraints).
+        /// `Cell::constraints`.
         constraint_start: u32 = 0,
         /// Number of constraints.
         constraint_len: u16 = 0,

@@ -167,7 +167,7 @@ impl Cell {
 
     /// Gives task `t` the constraints `rows` (at most 65,535), replacing any it had.
     ///
-    /// The rows of ended tasks and of replaced sets stay in [`Cell::constraints`] until they are
+    /// The rows of ended tasks and of replaced sets stay in `Cell::constraints` until they are
     /// at least half of it; then (looked for each time the rows have doubled, from 1 Mi rows)
     /// only the live tasks' rows are kept, in slot order. Without that the rows would grow with
     /// every task the trace submits: ~140 MB a day at 8x.

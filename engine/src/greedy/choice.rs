@@ -136,7 +136,7 @@ impl NodeChoice for BestFit {
 }
 
 /// A qualifying node drawn uniformly: first by rejection (a node drawn uniformly from all,
-/// taken if it qualifies, up to [`RANDOM_TRIES`] draws), then, if none was taken, the k-th of the
+/// taken if it qualifies, up to `RANDOM_TRIES` draws), then, if none was taken, the k-th of the
 /// qualifying nodes, k drawn below their count. Both are uniform over the qualifying nodes, so
 /// their mixture is too; the first is all a cell with room anywhere usually needs.
 #[derive(Debug, Default, Clone, Copy)]

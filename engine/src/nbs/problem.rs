@@ -1,8 +1,8 @@
-//! Seed 004's optimisation (section III) over a horizon of slots: choose x[i][t] >= 0, the
+//! Seed 004's optimisation (section III) over a horizon of slots: choose x\[i\]\[t\] >= 0, the
 //! resource job i gets in slot t, to maximise sum_i P_i log(y_i), where y_i is job i's
 //! weighted resource over its requirement D_i (`utility.rs`; U_i(y) = y), subject to
-//! sum_i x[i][t] <= C_t in every slot, sum_t x[i][t] <= D_i (a job uses no more than it needs),
-//! x[i][t] <= a job's rate cap (its tasks: a job of 3 map tasks runs on 3 slots at most) and, for
+//! sum_i x\[i\]\[t\] <= C_t in every slot, sum_t x\[i\]\[t\] <= D_i (a job uses no more than it needs),
+//! x\[i\]\[t\] <= a job's rate cap (its tasks: a job of 3 map tasks runs on 3 slots at most) and, for
 //! each hard-deadline job, its whole requirement before its deadline (y_i >= 1).
 //!
 //! Solved as a conic program with Clarabel (an interior-point solver in Rust for exponential

@@ -1,7 +1,7 @@
 //! Policy `omniscient` (seed 002's comparison scheduler): one global queue that knows every
 //! node's free resources and every task's run time, and puts each task on the node that can
 //! start it soonest, where it waits in that node's FIFO queue until it starts. "Unrealistic
-//! since it make[s] use of both updated information about the task queue on each node, and the
+//! since it make\[s\] use of both updated information about the task queue on each node, and the
 //! allocation time of each task" (seed 002, section I.A): the lower bound of queueing time that
 //! Sparrow and the other placers are measured against.
 //!

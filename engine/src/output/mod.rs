@@ -424,7 +424,7 @@ impl RunOutputs {
     }
 
     /// The state a snapshot keeps, after writing the samples file through to the disk (the
-    /// parts it lists already are, [`write_part`]).
+    /// parts it lists already are, `write_part`).
     pub fn state(&mut self) -> Result<&OutputState> {
         let partial = self.samples_partial();
         self.samples.flush().map_err(EngineError::io(&partial))?;

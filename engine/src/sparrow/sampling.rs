@@ -3,7 +3,7 @@
 //! targets (the Sparrow paper's random sampling), and the softmax next-hop choice over a cached
 //! view (seed 002 improvement 3: temperature 100 is a random walk, a low one greedy).
 //!
-//! Invariants: [`Ring::points`] is sorted by position; every sample is distinct and never holds
+//! Invariants: `Ring::points` is sorted by position; every sample is distinct and never holds
 //! the excluded node.
 
 use ingest::rng::{Rng, hash_keys};
@@ -158,7 +158,7 @@ pub fn probe_targets(
 }
 
 /// Index into `scores` drawn by softmax at `temperature`: P(i) proportional to
-/// exp(scores[i] / temperature) (shifted by the maximum, so large scores cannot overflow).
+/// exp(scores\[i\] / temperature) (shifted by the maximum, so large scores cannot overflow).
 /// `None` for an empty slice.
 pub fn softmax_pick(rng: &mut Rng, scores: &[f64], temperature: f64) -> Option<usize> {
     let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
