@@ -16,24 +16,9 @@ use std::path::{Path, PathBuf};
 use arrow_array::Array;
 use common::*;
 use engine::{PolicyConfig, RunConfig, RunSummary};
-use ingest::synth::{GenConfig, GenProgress, generate};
 
 fn generated(root: &Path, machines: u32) -> PathBuf {
-    let trace = root.join("trace");
-    generate(
-        &trace,
-        &GenConfig {
-            machines,
-            hours: 2.0,
-            seed: 5,
-            part_hours: 1.0,
-        },
-        &GenProgress::default(),
-    )
-    .unwrap();
-    let parquet = root.join("parquet");
-    ingest_dir(&trace, &parquet);
-    parquet
+    generated_cell(root, machines, 2.0, 5)
 }
 
 /// Runs `policy` with 1, 2 and 3 threads, asserts the outputs agree, returns the summary.

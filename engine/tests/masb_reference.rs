@@ -23,7 +23,6 @@ use engine::sim_time::SimDuration;
 
 use common::*;
 use engine::RunConfig;
-use ingest::synth::{GenConfig, GenProgress, generate};
 
 /// FNV-1a over every output's name and bytes, in order.
 fn fnv1a(outputs: &[(String, Vec<u8>)]) -> u64 {
@@ -40,16 +39,7 @@ fn fnv1a(outputs: &[(String, Vec<u8>)]) -> u64 {
 #[test]
 fn masb_outputs_are_the_reference_builds() {
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    let gen_config = GenConfig {
-        machines: 600,
-        hours: 2.0,
-        seed: 11,
-        part_hours: 1.0,
-    };
-    generate(&trace, &gen_config, &GenProgress::default()).unwrap();
-    let parquet = root.path().join("parquet");
-    ingest_dir(&trace, &parquet);
+    let parquet = generated_cell(root.path(), 600, 2.0, 11);
     let run = root.path().join("run");
     let readings_before_issue_33 = engine::masb::MasbConfig {
         score_units: engine::masb::ScoreUnits::Fraction,

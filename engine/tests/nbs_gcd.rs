@@ -10,7 +10,6 @@ use std::path::Path;
 use arrow_array::{Array, BooleanArray};
 use common::*;
 use engine::RunConfig;
-use ingest::synth::{GenConfig, GenProgress, generate};
 
 fn config(policy: &str) -> RunConfig {
     let text = format!(
@@ -22,16 +21,7 @@ fn config(policy: &str) -> RunConfig {
 #[test]
 fn nbs_on_a_generated_cell_with_drawn_deadlines() {
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    let synth = GenConfig {
-        machines: 150,
-        hours: 1.0,
-        seed: 9,
-        part_hours: 1.0,
-    };
-    generate(&trace, &synth, &GenProgress::default()).unwrap();
-    let parquet = root.path().join("parquet");
-    ingest_dir(&trace, &parquet);
+    let parquet = generated_cell(root.path(), 150, 1.0, 9);
     let nbs = config(
         "kind = \"nbs\"\nslot_s = 60.0\nhorizon_slots = 10\nmin_resolve_s = 300.0\nclasses_above_jobs = 8",
     );

@@ -20,7 +20,6 @@ use engine::ids::{NodeIdx, TaskIdx};
 use engine::sim_time::SimDuration;
 use engine::snapshot::{Header, Snapshot, SnapshotWriter, state};
 use engine::{PolicyConfig, RunConfig};
-use ingest::synth::{GenConfig, GenProgress, generate};
 use proptest::prelude::*;
 
 /// One change to a cell. Task and node operands are picked modulo what exists.
@@ -289,21 +288,6 @@ proptest! {
     }
 }
 
-/// A generated cell of `machines` machines over `hours`, ingested into `root/parquet`.
-fn generated(root: &Path, machines: u32, hours: f64, seed: u64) -> std::path::PathBuf {
-    let trace = root.join("trace");
-    let config = GenConfig {
-        machines,
-        hours,
-        seed,
-        part_hours: 1.0,
-    };
-    generate(&trace, &config, &GenProgress::default()).unwrap();
-    let parquet = root.join("parquet");
-    ingest_dir(&trace, &parquet);
-    parquet
-}
-
 /// The policies the run properties draw from, with the tick each runs at.
 const POLICIES: [(&str, u64); 8] = [
     ("borg-replay", 60_000),
@@ -348,7 +332,7 @@ proptest! {
         seed in 0u64..1_000,
     ) {
         let root = tempfile::tempdir().unwrap();
-        let parquet = generated(root.path(), machines, 0.6, trace_seed);
+        let parquet = generated_cell(root.path(), machines, 0.6, trace_seed);
         let config = run_config(policy, seed);
         let run = root.path().join("run");
         run_policy(&config, &parquet, &run);

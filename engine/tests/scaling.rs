@@ -18,20 +18,9 @@ use engine::cell::{Cell, TaskState};
 use engine::replay::Replay;
 use engine::scale::{COMPACT_SALT, Scale, WORKLOAD_SALT};
 use ingest::rng::hash_keys;
-use ingest::synth::{GenConfig, GenProgress, generate};
 
 fn generated(root: &Path) -> PathBuf {
-    let trace = root.join("trace");
-    let config = GenConfig {
-        machines: 300,
-        hours: 2.0,
-        seed: 9,
-        part_hours: 1.0,
-    };
-    generate(&trace, &config, &GenProgress::default()).unwrap();
-    let parquet = root.join("parquet");
-    ingest_dir(&trace, &parquet);
-    parquet
+    generated_cell(root, 300, 2.0, 9)
 }
 
 /// The documented rule: the hash falls in the first `pct` %.

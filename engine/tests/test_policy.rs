@@ -15,7 +15,6 @@ use engine::ids::{AgentIdx, Tick};
 use engine::policy::{CounterKind, Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use engine::replay::TickEvents;
 use engine::{RunConfig, RunProgress};
-use ingest::synth::{GenConfig, GenProgress, generate};
 
 const AGENTS: usize = 10_000;
 const BUSY: u32 = 4_242;
@@ -102,17 +101,7 @@ const BEAT_SECONDS: [CounterKind; 1] = [CounterKind::amount("beat_seconds")];
 
 /// A small generated cell, ingested: its Parquet directory.
 fn small_trace(root: &std::path::Path) -> std::path::PathBuf {
-    let trace = root.join("trace");
-    let gen_config = GenConfig {
-        machines: 50,
-        hours: 1.0,
-        seed: 3,
-        part_hours: 1.0,
-    };
-    generate(&trace, &gen_config, &GenProgress::default()).unwrap();
-    let parquet = root.join("parquet");
-    ingest_dir(&trace, &parquet);
-    parquet
+    generated_cell(root, 50, 1.0, 3)
 }
 
 /// Agent 1, started by a message at the first tick, sends agent 2 a message delivered 150 ms

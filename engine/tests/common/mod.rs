@@ -1,10 +1,11 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use engine::{PolicyConfig, RunConfig, RunProgress, RunSummary};
+use ingest::synth::{GenConfig, GenProgress, generate};
 use ingest::{IngestOptions, Progress};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -18,6 +19,22 @@ pub fn write_table(dir: &Path, table: &str, rows: &str) {
 /// Ingests `trace` into `out`.
 pub fn ingest_dir(trace: &Path, out: &Path) {
     ingest::ingest(trace, out, &IngestOptions::default(), &Progress::default()).unwrap();
+}
+
+/// A generated cell of `machines` machines over `hours` from `seed` (hourly parts) in
+/// `root/trace`, ingested into `root/parquet`: the Parquet directory.
+pub fn generated_cell(root: &Path, machines: u32, hours: f64, seed: u64) -> PathBuf {
+    let trace = root.join("trace");
+    let config = GenConfig {
+        machines,
+        hours,
+        seed,
+        part_hours: 1.0,
+    };
+    generate(&trace, &config, &GenProgress::default()).unwrap();
+    let parquet = root.join("parquet");
+    ingest_dir(&trace, &parquet);
+    parquet
 }
 
 /// Runs the policy `config` names.
