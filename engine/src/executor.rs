@@ -192,8 +192,10 @@ pub(crate) struct ChunkOutput<M, A> {
     pub(crate) wakes: Vec<(AgentIdx, i64)>,
     /// Messages sent with a delivery time ([`Outbox::send_at`]).
     pub(crate) delayed: Vec<(Envelope<M>, crate::policy::Due)>,
-    /// The most messages and actions over the recent rounds (what [`Self::release_surge`] keeps).
-    peaks: (PeakWindow, PeakWindow),
+    /// The most messages over the recent rounds (what [`Self::release_surge`] keeps) ...
+    messages_peak: PeakWindow,
+    /// ... and the most actions.
+    actions_peak: PeakWindow,
 }
 
 impl<M, A> Default for ChunkOutput<M, A> {
@@ -205,7 +207,8 @@ impl<M, A> Default for ChunkOutput<M, A> {
             counted: Vec::new(),
             wakes: Vec::new(),
             delayed: Vec::new(),
-            peaks: Default::default(),
+            messages_peak: PeakWindow::default(),
+            actions_peak: PeakWindow::default(),
         }
     }
 }
@@ -230,7 +233,8 @@ impl<M, A> ChunkOutput<M, A> {
             counted,
             wakes,
             delayed,
-            peaks: _,
+            messages_peak: _,
+            actions_peak: _,
         } = self;
         messages.clear();
         actions.clear();
@@ -271,11 +275,11 @@ impl<M, A> ChunkOutput<M, A> {
     /// per window, against the window's peak: a broker's actions swing every tick (its
     /// placements at the first round), and keeping only this round's need regrew them each tick.
     fn release_surge(&mut self) {
-        if let Some(used) = self.peaks.0.note(self.messages.len()) {
+        if let Some(used) = self.messages_peak.note(self.messages.len()) {
             release_surge(&mut self.messages, used, AGENT_BUFFER_BYTES);
             release_surge(&mut self.receivers, used, AGENT_BUFFER_BYTES);
         }
-        if let Some(used) = self.peaks.1.note(self.actions.len()) {
+        if let Some(used) = self.actions_peak.note(self.actions.len()) {
             release_surge(&mut self.actions, used, AGENT_BUFFER_BYTES);
         }
     }

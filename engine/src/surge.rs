@@ -32,7 +32,7 @@ pub const WINDOW_NOTES: u32 = 64;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PeakWindow {
     peak: usize,
-    rounds: u32,
+    notes: u32,
 }
 
 impl PeakWindow {
@@ -40,8 +40,8 @@ impl PeakWindow {
     /// keep) and starts the next window.
     pub fn note(&mut self, used: usize) -> Option<usize> {
         self.peak = self.peak.max(used);
-        self.rounds += 1;
-        if self.rounds < WINDOW_NOTES {
+        self.notes += 1;
+        if self.notes < WINDOW_NOTES {
             return None;
         }
         let peak = self.peak;

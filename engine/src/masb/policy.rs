@@ -254,8 +254,11 @@ impl Masb {
             assigned[broker].push(Assigned { task, set, demand });
         }
         if let Some(most) = pending_peak.note(pending.len()) {
+            // Tasks go to brokers uniformly at random: a broker's share of the peak is what
+            // its own buffer needs (the whole peak would let each keep the whole surge).
+            let share = most.div_ceil(assigned.len().max(1));
             for a in assigned.iter_mut() {
-                release_surge(a, most, AGENT_BUFFER_BYTES);
+                release_surge(a, share, AGENT_BUFFER_BYTES);
             }
             release_surge(pending, most, AGENT_BUFFER_BYTES);
         }

@@ -321,12 +321,6 @@ impl ServiceProduction {
     }
 }
 
-/// Whether a churn job of `kind` is production: a coin with the kind's
-/// [`JobKind::production_share`] (services: [`ServiceProduction`]).
-pub fn churn_production(rng: &mut Rng, kind: JobKind) -> bool {
-    rng.chance(kind.production_share())
-}
-
 /// A priority and scheduling class for a job of `kind`, `production` or not.
 pub fn priority_and_class(rng: &mut Rng, kind: JobKind, production: bool) -> (u8, u8) {
     if production {

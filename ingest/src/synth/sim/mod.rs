@@ -296,7 +296,7 @@ impl<'a> Sim<'a> {
         };
         let production = match kind {
             JobKind::Service => self.service_production.next(count),
-            _ => churn_production(rng, kind),
+            _ => rng.chance(kind.production_share()),
         };
         let (priority, class) = priority_and_class(rng, kind, production);
         let constraints = if restrictive || rng.chance(CONSTRAINED_JOB_SHARE) {
