@@ -54,6 +54,21 @@ pub enum SiasNodeLoad {
     Used,
 }
 
+/// How a migration's targets are weighted when drawn (the broker's candidates and the source's
+/// order of trying acceptors). Not in the paper, which weights by SRAS: an ablation, to measure
+/// how much the re-allocation score decides (`bench-results/fidelity-2026-11-26.md` section 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetWeighting {
+    /// By the re-allocation score, SRAS or SRAS_GAIN (default, the paper's).
+    #[default]
+    Score,
+    /// Every scoring candidate alike: a uniformly random target among them.
+    Uniform,
+    /// By the score's reciprocal: the lowest-scoring candidates first, SRAS turned around.
+    Inverse,
+}
+
 /// The units the score functions work in (SPEC 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -127,6 +142,9 @@ pub struct MasbConfig {
     /// a node whose score rises, so under a reading where scores fall as nodes fill (the free
     /// fraction's SIAS) tasks wait.
     pub gain_fallback: bool,
+    /// How migration targets are weighted: by the score (default), uniformly or inversely
+    /// ([`TargetWeighting`]; not in the paper, an ablation).
+    pub target_weighting: TargetWeighting,
     /// The share of a node's capacity the production tasks' requests SCS leaves behind may
     /// reach (0.9). A node accepts production tasks up to its full capacity (the RUS rule of
     /// section 6.4: "full resource utilisation"), but the paper's SCS sample (5.1) moves a
@@ -206,6 +224,7 @@ impl Default for MasbConfig {
             gain_reading: GainReading::Difference,
             gain_base_floor: 0.05,
             gain_fallback: false,
+            target_weighting: TargetWeighting::Score,
             scs_rus_limit: 0.9,
             brokers_per_12500_nodes: 1,
             initial_candidates: 200,
@@ -447,6 +466,9 @@ mod tests {
         let c = config("gain_reading = \"relative\"\n").unwrap();
         assert_eq!(c.gain_reading, GainReading::Relative);
         assert!(config("gain_reading = \"ratio\"\n").is_err());
+        let c = config("target_weighting = \"uniform\"\n").unwrap();
+        assert_eq!(c.target_weighting, TargetWeighting::Uniform);
+        assert!(config("target_weighting = \"random\"\n").is_err());
         let full = toml::to_string(&MasbConfig::default()).unwrap();
         assert_eq!(config(&full).unwrap(), MasbConfig::default());
     }

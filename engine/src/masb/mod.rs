@@ -19,4 +19,6 @@ pub mod score;
 pub mod scs;
 pub mod select;
 
-pub use config::{GainReading, MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad};
+pub use config::{
+    GainReading, MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad, TargetWeighting,
+};

@@ -456,6 +456,40 @@ mod tests {
         assert_eq!(gain(0.6, 0.4, &difference), 0.0);
     }
 
+    /// Why SIAS_GAIN packs (`bench-results/fidelity-2026-11-26.md` sections 5 and 12), by
+    /// exhaustive search on a grid: SIAS's exponent (f_cpu - 0.3)(f_mem - 0.3) with both free
+    /// fractions at 0.3 or more falls as either falls, so a placement that leaves a node at most
+    /// 70 % used in both resources never gains, and one onto a node already past 70 % in both
+    /// always does (until 90 %). SIAS_GAIN can rank only nodes past F_BIAS.
+    #[test]
+    fn sias_gain_ranks_only_nodes_past_the_bias() {
+        let c = MasbConfig::default();
+        let steps = |from: u32, to: u32| (from..=to).map(|i| f64::from(i) * 0.01);
+        for used_cpu in steps(0, 85).step_by(5) {
+            for used_mem in steps(0, 85).step_by(5) {
+                let before = NodeState {
+                    cpu_cap: 1.0,
+                    mem_cap: 1.0,
+                    cpu: used_cpu,
+                    mem: used_mem,
+                };
+                for task in steps(1, 20) {
+                    let s = initial_score(&before, task, task, &c);
+                    let past_bias = used_cpu + task > 0.7 || used_mem + task > 0.7;
+                    if !past_bias {
+                        assert_eq!(s.gain, 0.0, "{used_cpu} / {used_mem} + {task}");
+                    } else if used_cpu > 0.7 && used_mem > 0.7 && s.plain > 0.0 {
+                        assert!(s.gain > 0.0, "{used_cpu} / {used_mem} + {task}");
+                    }
+                }
+            }
+        }
+        for used in steps(71, 85) {
+            let s = initial_score(&node(used), 0.04, 0.04, &c);
+            assert_eq!(s.gain > 0.0, s.plain > 0.0, "{used}");
+        }
+    }
+
     #[test]
     fn gain_variants() {
         let c = fraction();

@@ -7,8 +7,8 @@ use ingest::rng::Rng;
 use super::draw::{DrawScratch, weighted_order, weighted_order_into};
 use super::{CacheView, Demand, Recommendation, scan};
 use crate::ids::NodeIdx;
-use crate::masb::MasbConfig;
 use crate::masb::score::{NodeState, Scored, ranking, sras_for_ranking};
+use crate::masb::{MasbConfig, TargetWeighting};
 
 /// Buffers a broker reuses for every migration request it answers (no state between calls).
 #[derive(Debug, Clone, Default)]
@@ -57,11 +57,10 @@ pub fn migration_candidates<'s>(
     sras_for_ranking(loads, (task.cpu_use, task.mem_use), config, scores);
     pool.clear();
     forced.clear();
-    for (e, w) in
-        positions
-            .iter()
-            .map(entry)
-            .zip(ranking(scores, config.sras_gain, config.gain_fallback))
+    for (e, w) in positions
+        .iter()
+        .map(entry)
+        .zip(target_weights(scores, config))
     {
         if w > 0.0 {
             pool.push(Recommendation {
@@ -86,6 +85,20 @@ pub fn migration_candidates<'s>(
         chosen.extend(forced.iter().take(wanted - chosen.len()));
     }
     chosen
+}
+
+/// The weights migration targets are drawn by: the re-allocation ranking (SRAS or SRAS_GAIN),
+/// turned into `config.target_weighting`'s ablation. A candidate that does not rank (weight 0)
+/// stays out under every weighting.
+fn target_weights<'s>(scores: &'s [Scored], config: &MasbConfig) -> impl Iterator<Item = f64> + 's {
+    let weighting = config.target_weighting;
+    ranking(scores, config.sras_gain, config.gain_fallback).map(move |w| {
+        match (w > 0.0, weighting) {
+            (false, _) | (true, TargetWeighting::Score) => w,
+            (true, TargetWeighting::Uniform) => 1.0,
+            (true, TargetWeighting::Inverse) => 1.0 / w,
+        }
+    })
 }
 
 /// A target's answer to a migration request: its usage plus incoming migrations plus this task
@@ -119,7 +132,7 @@ pub fn target_order(
     sras_for_ranking(loads, (task.cpu_use, task.mem_use), config, &mut scores);
     let rescored: Vec<Recommendation> = fresh
         .iter()
-        .zip(ranking(&scores, config.sras_gain, config.gain_fallback))
+        .zip(target_weights(&scores, config))
         .filter(|(_, w)| *w > 0.0)
         .map(|((r, _), w)| Recommendation { score: w, ..*r })
         .collect();
@@ -208,5 +221,69 @@ mod tests {
         let order = target_order(&acceptors, &task(0.05), &c, &mut Rng::new(5, 5));
         assert_eq!(order.len(), 3);
         assert_eq!((order[2].node.0, order[2].forced), (7, true), "forced last");
+    }
+
+    /// The ablation weightings on three candidates: SRAS 4 (gain 1), SRAS 1 (gain 0.5) and one
+    /// that does not rank (SRAS 0), which stays out under every weighting.
+    #[test]
+    fn target_weightings_turn_the_score_around() {
+        let scores =
+            [(4.0, 1.0), (1.0, 0.5), (0.0, 0.0)].map(|(plain, gain)| Scored { plain, gain });
+        let weights = |target_weighting, sras_gain| {
+            let c = MasbConfig {
+                target_weighting,
+                sras_gain,
+                ..MasbConfig::default()
+            };
+            target_weights(&scores, &c).collect::<Vec<_>>()
+        };
+        use TargetWeighting::*;
+        assert_eq!(weights(Score, false), [4.0, 1.0, 0.0]);
+        assert_eq!(weights(Uniform, false), [1.0, 1.0, 0.0]);
+        assert_eq!(weights(Inverse, false), [0.25, 1.0, 0.0]);
+        assert_eq!(weights(Score, true), [1.0, 0.5, 0.0]);
+        assert_eq!(weights(Uniform, true), [1.0, 1.0, 0.0]);
+        assert_eq!(weights(Inverse, true), [1.0, 2.0, 0.0]);
+    }
+
+    /// The source's order of two acceptors, a fuller one (SRAS higher) and an emptier one, over
+    /// 4,000 draws: SRAS puts the fuller first most often, uniform half the time (within 3
+    /// standard deviations, 0.024), inverse the emptier most often.
+    #[test]
+    fn target_order_follows_the_weighting() {
+        let rec = |n| Recommendation {
+            node: NodeIdx(n),
+            score: 1.0,
+            forced: false,
+        };
+        let fresh = |used| NodeState {
+            cpu_cap: 0.5,
+            mem_cap: 0.5,
+            cpu: used,
+            mem: used,
+        };
+        let acceptors = [(rec(1), fresh(0.35)), (rec(2), fresh(0.1))];
+        let fuller_first = |target_weighting| {
+            let c = MasbConfig {
+                target_weighting,
+                ..MasbConfig::default()
+            };
+            let firsts = (0..4_000)
+                .filter(|&s| {
+                    let order = target_order(&acceptors, &task(0.05), &c, &mut Rng::new(s, 9));
+                    order[0].node == NodeIdx(1)
+                })
+                .count();
+            firsts as f64 / 4_000.0
+        };
+        let by_score = fuller_first(TargetWeighting::Score);
+        let uniform = fuller_first(TargetWeighting::Uniform);
+        let inverse = fuller_first(TargetWeighting::Inverse);
+        assert!(by_score > 0.6, "{by_score}");
+        assert!((uniform - 0.5).abs() < 0.024, "{uniform}");
+        assert!(
+            (inverse - (1.0 - by_score)).abs() < 0.035,
+            "{inverse} against {by_score}"
+        );
     }
 }
