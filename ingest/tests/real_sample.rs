@@ -439,27 +439,46 @@ fn generated_real_size() -> &'static Path {
     out
 }
 
-/// The memory requests of `dir`'s t = 0 SUBMIT rows that carry one: their count, the share
-/// above 0.2 (a fifth of the largest machine), their mean and their 99th percentile (the value
-/// at index 0.99 n of the sorted requests).
-fn t0_memory_requests(dir: &Path) -> (usize, f64, f64, f64) {
-    let mut requests: Vec<f32> = Vec::new();
+/// `dir`'s task events at time 0 of `event_type` (0 SUBMIT, 1 SCHEDULE): each row's priority,
+/// CPU request and memory request (`None` where the row has none).
+fn t0_requests(dir: &Path, event_type: u8) -> Vec<(u8, Option<f32>, Option<f32>)> {
+    let mut rows = Vec::new();
+    let columns = [
+        "time",
+        "event_type",
+        "priority",
+        "cpu_request",
+        "memory_request",
+    ];
     for b in Dataset::open(dir, Table::TaskEvents)
         .unwrap()
         .unwrap()
-        .batches(&["time", "event_type", "memory_request"])
+        .batches(&columns)
         .unwrap()
     {
         let b = b.unwrap();
         let time = b.column(0).as_primitive::<Int64Type>();
         let kind = b.column(1).as_primitive::<UInt8Type>();
-        let memory = b.column(2).as_primitive::<Float32Type>();
-        requests.extend(
+        let priority = b.column(2).as_primitive::<UInt8Type>();
+        let cpu = b.column(3).as_primitive::<Float32Type>();
+        let memory = b.column(4).as_primitive::<Float32Type>();
+        let value = |c: &arrow_array::Float32Array, i| c.is_valid(i).then(|| c.value(i));
+        rows.extend(
             (0..b.num_rows())
-                .filter(|&i| time.value(i) == 0 && kind.value(i) == 0 && memory.is_valid(i))
-                .map(|i| memory.value(i)),
+                .filter(|&i| time.value(i) == 0 && kind.value(i) == event_type)
+                .map(|i| (priority.value(i), value(cpu, i), value(memory, i))),
         );
     }
+    rows
+}
+
+/// The memory requests of `dir`'s t = 0 SUBMIT rows that carry one: their count, the share
+/// above 0.2 (a fifth of the largest machine), their mean and their 99th percentile (the value
+/// at index 0.99 n of the sorted requests).
+fn t0_memory_requests(dir: &Path) -> (usize, f64, f64, f64) {
+    let mut requests: Vec<f32> = (t0_requests(dir, 0).into_iter())
+        .filter_map(|(_, _, memory)| memory)
+        .collect();
     requests.sort_by(f32::total_cmp);
     let n = requests.len();
     let above = requests.iter().filter(|&&m| m > 0.2).count();
@@ -497,35 +516,16 @@ fn the_synthetic_cells_memory_requests_have_the_real_tail() {
 fn t0_running_production(dir: &Path) -> (usize, f64, f64, f64) {
     let (mut n, mut production) = (0usize, 0usize);
     let mut sums = [[0.0f64; 2]; 2]; // [production?][cpu, memory]
-    for b in Dataset::open(dir, Table::TaskEvents)
-        .unwrap()
-        .unwrap()
-        .batches(&[
-            "time",
-            "event_type",
-            "priority",
-            "cpu_request",
-            "memory_request",
-        ])
-        .unwrap()
-    {
-        let b = b.unwrap();
-        let time = b.column(0).as_primitive::<Int64Type>();
-        let kind = b.column(1).as_primitive::<UInt8Type>();
-        let priority = b.column(2).as_primitive::<UInt8Type>();
-        let cpu = b.column(3).as_primitive::<Float32Type>();
-        let memory = b.column(4).as_primitive::<Float32Type>();
-        for i in 0..b.num_rows() {
-            if time.value(i) != 0 || kind.value(i) != 1 || !cpu.is_valid(i) || !memory.is_valid(i) {
-                continue;
-            }
-            let is_production = priority.value(i) >= 9;
-            n += 1;
-            production += usize::from(is_production);
-            let sum = &mut sums[usize::from(is_production)];
-            sum[0] += cpu.value(i) as f64;
-            sum[1] += memory.value(i) as f64;
-        }
+    for (priority, cpu, memory) in t0_requests(dir, 1) {
+        let (Some(cpu), Some(memory)) = (cpu, memory) else {
+            continue;
+        };
+        let is_production = priority >= 9;
+        n += 1;
+        production += usize::from(is_production);
+        let sum = &mut sums[usize::from(is_production)];
+        sum[0] += cpu as f64;
+        sum[1] += memory as f64;
     }
     let other = (n - production) as f64;
     let ratio = |r: usize| (sums[1][r] / production as f64) / (sums[0][r] / other);

@@ -212,12 +212,13 @@ impl JobKind {
         }
     }
 
-    /// Share of such jobs that are production.
-    pub fn production_share(self) -> f64 {
+    /// Share of such jobs that are production, drawn per job; `None` for services, whose
+    /// production flag is diffused over their tasks ([`ServiceProduction`]).
+    pub fn production_share(self) -> Option<f64> {
         match self {
-            JobKind::Short => PRODUCTION_SHARE[1],
-            JobKind::Long => PRODUCTION_SHARE[0],
-            JobKind::Service => SERVICE_PRODUCTION_SHARE, // diffused: [`ServiceProduction`]
+            JobKind::Short => Some(PRODUCTION_SHARE[1]),
+            JobKind::Long => Some(PRODUCTION_SHARE[0]),
+            JobKind::Service => None,
         }
     }
 

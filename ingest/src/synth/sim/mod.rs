@@ -125,6 +125,8 @@ pub struct Sim<'a> {
     pub(super) out: Writers,
     /// Which service jobs are production.
     service_production: ServiceProduction,
+    /// The most tasks a job has in this cell ([`max_job_tasks`]).
+    max_job_tasks: u32,
 }
 
 fn mem_key(free: f64) -> u64 {
@@ -135,7 +137,8 @@ impl<'a> Sim<'a> {
     /// A cell with every machine online and no tasks; arrivals sized for the cell.
     pub fn new(cell: &'a Cell, seed: u64, end_us: i64, out: Writers) -> Sim<'a> {
         let n = cell.len();
-        let (mean_run_s, mean_tasks) = means(max_job_tasks(n));
+        let max_tasks = max_job_tasks(n);
+        let (mean_run_s, mean_tasks) = means(max_tasks);
         Sim {
             cell,
             rng: Rng::new(seed, 0x51b),
@@ -167,6 +170,7 @@ impl<'a> Sim<'a> {
             window_start_us: TRACE_START_US,
             out,
             service_production: ServiceProduction::default(),
+            max_job_tasks: max_tasks,
         }
     }
 
@@ -292,11 +296,11 @@ impl<'a> Sim<'a> {
         let count = if restrictive {
             1 + rng.below(2) as u32
         } else {
-            job_tasks(rng, max_job_tasks(self.cell.len()))
+            job_tasks(rng, self.max_job_tasks)
         };
-        let production = match kind {
-            JobKind::Service => self.service_production.next(count),
-            _ => rng.chance(kind.production_share()),
+        let production = match kind.production_share() {
+            Some(share) => rng.chance(share),
+            None => self.service_production.next(count),
         };
         let (priority, class) = priority_and_class(rng, kind, production);
         let constraints = if restrictive || rng.chance(CONSTRAINED_JOB_SHARE) {
