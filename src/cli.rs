@@ -217,6 +217,10 @@ pub struct RunArgs {
     /// work); refused otherwise.
     #[arg(long)]
     pub past_trace_end: bool,
+    /// Exit with code 3 when the run stalled (its policy placed nothing for a span while
+    /// waiting tasks fitted) or ended with work undone (the config's `[watchdog] strict`).
+    #[arg(long)]
+    pub strict: bool,
     /// Simulated time per tick ("60s", "100ms", "1ms"; the config's `tick`); every cadence
     /// must stay a whole number of ticks.
     #[arg(long)]

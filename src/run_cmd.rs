@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use analysis::AnalysisError;
 use anyhow::{Context, Result, bail};
-use engine::run::{CONFIG_FILE, RunOutcome, SUMMARY_FILE};
+use engine::run::{CONFIG_FILE, RunOutcome, STOP_WITHIN_S, SUMMARY_FILE};
 use engine::run_identity::RunRecord;
 use engine::snapshot::{self, EXIT_SNAPSHOTTED};
+use engine::watchdog::EXIT_UNFINISHED;
 use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestError, IngestOptions, Progress};
@@ -45,6 +46,7 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
             PolicyConfig::default_of(kind).with_context(|| format!("no policy named {kind}"))?;
     }
     config.past_trace_end |= args.past_trace_end;
+    config.watchdog.strict |= args.strict;
     if let Some(h) = args.hours {
         config.hours = Some(h);
     }
@@ -400,17 +402,49 @@ fn execute(
     };
     match outcome {
         RunOutcome::Complete(summary) => {
+            let troubles = analysis::report::liveness_lines(&summary);
+            let ended = match troubles.is_empty() {
+                true => "complete",
+                false => "ended with work undone or stalled",
+            };
             run_log::append(&format!(
-                "complete: {} ticks ({:.1} simulated hours); {SUMMARY_FILE} written",
+                "{ended}: {} ticks ({:.1} simulated hours); {SUMMARY_FILE} written",
                 summary.ticks,
                 summary.simulated_s / 3600.0
             ));
+            for line in &troubles {
+                errln!("warning: {line}");
+            }
+            let strict = summary.config.watchdog.strict;
             let names = [out.display().to_string()];
             out!("{}", analysis::report::render(&names, &[*summary]));
             let settings = [load_settings(out)?];
             out!("{}", analysis::settings::render_settings(&names, &settings));
             outln!("outputs in {}", out.display());
+            if strict && !troubles.is_empty() {
+                errln!(
+                    "strict: the run stalled or left work undone (above); exit code {EXIT_UNFINISHED}"
+                );
+                std::process::exit(EXIT_UNFINISHED);
+            }
             Ok(())
+        }
+        RunOutcome::Abandoned { tick, snapshot } => {
+            let from = match &snapshot {
+                Some((next_tick, path)) => format!(
+                    "resume with `cellsim resume {}` from snapshot {} (tick {next_tick})",
+                    out.display(),
+                    path.display()
+                ),
+                None => format!(
+                    "no snapshot yet: `cellsim resume {}` starts it again",
+                    out.display()
+                ),
+            };
+            errln!(
+                "{STOPPED_BY_A_SIGNAL} inside tick {tick}, whose remaining rounds would have taken more than {STOP_WITHIN_S} s: the tick is left undone; {from}; exit code {EXIT_SNAPSHOTTED}"
+            );
+            std::process::exit(EXIT_SNAPSHOTTED);
         }
         RunOutcome::Snapshotted { next_tick, path } => {
             errln!(
@@ -573,6 +607,11 @@ pub fn report(args: ReportArgs) -> Result<()> {
     }
     let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     out!("{}", analysis::report::render(&names, &summaries));
+    for (name, summary) in names.iter().zip(&summaries) {
+        for line in analysis::report::liveness_lines(summary) {
+            outln!("{name}: {line}");
+        }
+    }
     // The tables each run's policy declares (its schema.json), summarised.
     let mut declared = Vec::new();
     for dir in &dirs {

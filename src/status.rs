@@ -9,6 +9,7 @@
 //! directory. Whether a run with no end line is still running is told from the process its log's
 //! last start line names, when that process is on this host; on another host it cannot be told.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
@@ -164,10 +165,21 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
     let hours = |ticks: u64| ticks as f64 * config.tick.secs_f64() / 3600.0;
     if dir.join(SUMMARY_FILE).exists() {
         return match analysis::report::load_run(dir) {
-            Ok(summary) => status(
-                State::Complete,
-                format!("{:.1} h, all", hours(summary.ticks)),
-            ),
+            Ok(summary) => {
+                let mut kept = format!("{:.1} h, all", hours(summary.ticks));
+                let w = &summary.work_left;
+                if w.undone() {
+                    let _ = write!(
+                        kept,
+                        "; work undone: {} tasks waiting, {} running",
+                        w.tasks_waiting, w.tasks_running
+                    );
+                }
+                if !summary.stalls.is_empty() {
+                    let _ = write!(kept, "; stalled {} time(s)", summary.stalls.len());
+                }
+                status(State::Complete, kept)
+            }
             Err(e) => {
                 let what = format!("summary.json unreadable: {e}");
                 status(State::NotARun(what), String::new())
@@ -182,10 +194,15 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
         .map(|summary| summary.last_event_us());
     let asked = match (config.hours, last_event_us) {
         (Some(h), _) => format!("{h:.1} h"),
-        (None, Some(last)) => match engine::run::ticks_to_run(&config, last) {
-            Ok(ticks) => format!("{:.1} h", hours(ticks as u64)),
-            Err(_) => "the trace's end".to_string(),
-        },
+        (None, Some(last)) => {
+            let scenario = (config.trace.as_deref())
+                .is_some_and(|t| t.join(ingest::scenario::side::DIR).is_dir());
+            match engine::run::ticks_to_run(&config, last, scenario) {
+                Ok(engine::run::OPEN_ENDED_TICKS) => "until its work is done".to_string(),
+                Ok(ticks) => format!("{:.1} h", hours(ticks as u64)),
+                Err(_) => "the trace's end".to_string(),
+            }
+        }
         (None, None) => "the trace's end".to_string(),
     };
     let run_id = config.run.as_ref().map_or(0, RunRecord::id_u64);

@@ -41,6 +41,29 @@ pub(crate) fn read_summary(dir: &Path) -> Result<(PathBuf, String)> {
     }
 }
 
+/// What a researcher must know of how `run` ended, a line each: the work it left undone
+/// (`summary.work_left`) and every stall of its policy (`watchdog.rs`). Empty when the run did
+/// all its work, or ended a trace window with only running tasks left, and never stalled.
+pub fn liveness_lines(run: &RunSummary) -> Vec<String> {
+    let tick_s = run.config.tick.secs_f64();
+    let mut lines: Vec<String> = run.work_left.describe().into_iter().collect();
+    for s in &run.stalls {
+        let until = match s.until_tick {
+            Some(t) => format!("until tick {t}"),
+            None => "to the run's end".into(),
+        };
+        let ticks = s.until_tick.map_or(run.ticks, u64::from) - u64::from(s.from_tick);
+        lines.push(format!(
+            "stall: the policy placed nothing from tick {} {until} ({:.1} simulated minutes) while {} of the {} waiting tasks fitted an online node",
+            s.from_tick,
+            ticks as f64 * tick_s / 60.0,
+            s.tasks_fitting,
+            s.tasks_waiting
+        ));
+    }
+    lines
+}
+
 /// The table for runs labelled by `names`.
 pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
@@ -141,6 +164,21 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
             counter(r, name).map_or("-".into(), |v| format!("{v:.0}"))
         });
     }
+    // What the run left (`summary.work_left`) and whether its policy stalled (`watchdog.rs`).
+    row("left waiting / running", &|r| {
+        let w = &r.work_left;
+        format!("{} / {}", w.tasks_waiting, w.tasks_running)
+    });
+    row("stalls", &|r| match r.stalls.as_slice() {
+        [] => "none".into(),
+        stalls => {
+            let ticks: u64 = stalls
+                .iter()
+                .map(|s| u64::from(s.until_tick.unwrap_or(r.ticks as u32)) - u64::from(s.from_tick))
+                .sum();
+            format!("{} ({ticks} ticks)", stalls.len())
+        }
+    });
     row("usage from", &|r| {
         match (r.replay.usage_from_trace, r.replay.usage_model) {
             (true, false) => "task_usage",

@@ -50,6 +50,9 @@ pub struct Cell {
     /// Tasks placed since [`Cell::take_started`] was last called, in placement order (not
     /// saved: a restored replay looks at every task it awaits once).
     pub(crate) started: Vec<TaskIdx>,
+    /// Placements since [`Cell::take_placements`] was last called (the run takes it after every
+    /// tick, so it is 0 at every snapshot: not saved).
+    pub(crate) placements: u64,
     /// The distinct constraint sets tasks were given, numbered (not saved: numbered again on
     /// restore).
     pub(crate) constraint_sets: ConstraintSets,
@@ -197,6 +200,12 @@ impl Cell {
         self.tasks.start_us[t.index()] = now_us;
         self.add_to_node(t, 1);
         self.started.push(t);
+        self.placements += 1;
+    }
+
+    /// The placements since the last call (the run's watchdog, `watchdog.rs`).
+    pub fn take_placements(&mut self) -> u64 {
+        std::mem::take(&mut self.placements)
     }
 
     /// Puts into `out` (cleared) the tasks placed since the last call, in placement order (a task

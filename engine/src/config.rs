@@ -62,6 +62,10 @@ pub struct RunConfig {
     /// Deadlines and priorities for a trace without a scenario's side tables (`[deadlines]`,
     /// `deadlines.rs`; off by default).
     pub deadlines: crate::deadlines::DeadlineModel,
+    /// Liveness checks: what counts as a stall, and whether a stall or work left undone makes
+    /// the run exit non-zero (`[watchdog]`, `watchdog.rs`).
+    #[serde(skip_serializing_if = "crate::watchdog::WatchdogConfig::is_default")]
+    pub watchdog: crate::watchdog::WatchdogConfig,
     /// The run's identity (`[run]`: its random ID and the trace as given), written by cellsim in
     /// a run directory's `run.toml` when the run starts (`run_identity.rs`); not part of what
     /// determines the outputs, and replaced when a config file that has it starts a new run.
@@ -89,6 +93,7 @@ impl Default for RunConfig {
             scale: crate::scale::Scale::default(),
             usage: crate::usage_model::UsageModel::default(),
             deadlines: crate::deadlines::DeadlineModel::default(),
+            watchdog: crate::watchdog::WatchdogConfig::default(),
             run: None,
         }
     }
@@ -132,6 +137,7 @@ impl RunConfig {
         self.scale.validate().map_err(|e| format!("scale.{e}"))?;
         self.usage.validate()?;
         self.deadlines.validate()?;
+        self.watchdog.validate()?;
         let every_sim = SimDuration::from_secs(self.snapshot.every_sim_minutes as i64 * 60);
         for (name, every) in [
             ("part", self.part),

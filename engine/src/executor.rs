@@ -8,8 +8,11 @@
 //! balances the jobs: most agents are idle, a few run expensive searches). Each item
 //! writes to its own buffers; the buffers are read in agent order, so the result is the same for
 //! any thread count and any chunking. Grouping is a stable counting sort by destination, so an
-//! inbox lists messages in sender order.
+//! inbox lists messages in sender order; the run loop then puts each inbox in a fair order
+//! drawn from the seed and the round ([`Mailbox::shuffle_inboxes`]), so no sender wins a tie by
+//! its index.
 
+use ingest::rng::hash_keys;
 use rayon::prelude::*;
 
 use crate::cell::Cell;
@@ -17,6 +20,14 @@ use crate::csr::Scatter;
 use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
+
+/// The key of a round's fair inbox order ([`Mailbox::shuffle_inboxes`]): the run's seed and the
+/// round counted over the run ([`crate::active::RoundClock::global`]).
+pub fn fair_order_key(seed: u64, global_round: u64) -> u64 {
+    // A constant apart from the agents' streams (`StepCtx::streams` hashes agent, tick, round).
+    const INBOX_ORDER: u64 = 0x1b0c_5e7d_0a11_f00d;
+    hash_keys(seed, &[INBOX_ORDER, global_round])
+}
 
 /// Parallelism knobs.
 #[derive(Debug, Clone, Copy)]
@@ -149,6 +160,33 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
             }
         }
         self.starts.push(self.messages.len() as u32);
+    }
+
+    /// Puts every inbox in an order that favours no sender index: the senders of an inbox are
+    /// ordered by a key drawn from `draw` (the run's seed and the round, [`fair_order_key`]), the
+    /// receiver and the sender, and each sender's messages keep the order it sent them in (a
+    /// stable sort). The same for any thread count and across a resume, as `draw` is. Without
+    /// it, a receiver that takes the first of several equal offers (Sparrow's master binding a
+    /// task to the first worker that confirmed) would favour the lowest-numbered sender, as a
+    /// grouping by receiver lists senders in index order.
+    pub fn shuffle_inboxes(&mut self, draw: u64) {
+        let key = |to: u32, from: u32| hash_keys(draw, &[u64::from(to), u64::from(from)]);
+        let shuffle = |inbox: &mut [Envelope<M>]| {
+            if inbox.len() > 1 && inbox.iter().any(|e| e.from != inbox[0].from) {
+                inbox.sort_by_cached_key(|e| key(e.to.0, e.from.0));
+            }
+        };
+        if self.starts.is_empty() {
+            let len = self.len();
+            let messages = &mut self.messages[..len];
+            for w in self.offsets.windows(2) {
+                shuffle(&mut messages[w[0] as usize..w[1] as usize]);
+            }
+        } else {
+            for w in self.starts.windows(2) {
+                shuffle(&mut self.messages[w[0] as usize..w[1] as usize]);
+            }
+        }
     }
 
     /// True when no messages are held.

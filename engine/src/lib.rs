@@ -55,6 +55,7 @@ pub mod surge;
 pub mod trace;
 pub mod units;
 pub mod usage_model;
+pub mod watchdog;
 
 pub use config::RunConfig;
 pub use policies::{PolicyConfig, run_configured};

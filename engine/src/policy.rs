@@ -404,6 +404,11 @@ pub trait Policy: Send + Sync {
     /// End of a tick, before metrics are taken.
     fn end_tick(&mut self, _cell: &mut Cell, _now_us: i64, _counters: &mut PolicyCounters) {}
 
+    /// Keeps in `waiting` (pending tasks) those the policy may start now, for the run's
+    /// watchdog (`watchdog.rs`): a task the policy holds back by design (a reduce task waiting
+    /// for its job's maps) is no sign of a stall. Every pending task by default.
+    fn startable(&self, _cell: &Cell, _waiting: &mut Vec<crate::ids::TaskIdx>) {}
+
     /// Writes the policy's own state at a tick boundary for a snapshot (the run loop saves the
     /// agents and the messages in flight); stateless policies keep the default.
     fn save_state(&self, _w: &mut SectionWriter) {}

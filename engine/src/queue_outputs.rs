@@ -28,11 +28,12 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::deadlines::JobTerms;
 use crate::error::Result;
+use crate::ids::NodeIdx;
 use crate::policy::{ColumnSpec, ColumnType, TableRows, TableSpec, Value};
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
-const TASK_COLUMNS: [ColumnSpec; 6] = [
+const TASK_COLUMNS: [ColumnSpec; 7] = [
     ColumnSpec::new("job_id", ColumnType::U64),
     ColumnSpec::new("task_index", ColumnType::U32),
     ColumnSpec::new("submit_us", ColumnType::I64),
@@ -43,6 +44,8 @@ const TASK_COLUMNS: [ColumnSpec; 6] = [
     ColumnSpec::new("queue_us", ColumnType::I64)
         .nullable()
         .summarised(),
+    // The machine it ran on (the trace's machine ID); null when it ended while waiting.
+    ColumnSpec::new("machine_id", ColumnType::U64).nullable(),
 ];
 
 const JOB_COLUMNS: [ColumnSpec; 11] = [
@@ -161,6 +164,12 @@ impl QueueOutputs {
                 start,
                 Value::I64(e.end_us),
                 queue,
+                match e.start_us {
+                    Some(_) if e.node != NodeIdx::NONE => {
+                        Value::U64(cell.nodes.machine_id()[e.node.index()])
+                    }
+                    _ => Value::Null,
+                },
             ]);
             let Some(j) = self.open.get_mut(&e.job_id) else {
                 continue; // submitted before the policy's first tick saw it: no row

@@ -22,14 +22,15 @@ use crate::cell::Cell;
 use crate::config::RunConfig;
 use crate::delay::{DelayQueue, SavedDelays};
 use crate::error::{EngineError, Result};
-use crate::executor::{Granularity, Mailbox, RoundScratch, run_round};
+use crate::executor::{Granularity, Mailbox, RoundScratch, fair_order_key, run_round};
 use crate::ids::Tick;
 use crate::output::{OutputState, RunOutputs, TickTiming};
 use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
 use crate::run_identity::RunRecord;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
-use crate::summary::{Accumulator, BuildSpan, RunSummary, peak_rss_mb};
+use crate::summary::{Accumulator, BuildSpan, RunSummary, WorkLeft, peak_rss_mb};
+use crate::watchdog::Watchdog;
 
 pub use crate::run_dir::{CONFIG_FILE, SUMMARY_FILE};
 
@@ -75,6 +76,29 @@ pub enum RunOutcome {
         /// The snapshot written.
         path: PathBuf,
     },
+    /// Stopped on request inside a tick whose remaining rounds would have taken longer than
+    /// [`STOP_WITHIN_S`]: the tick was left undone, and a resume continues from the newest
+    /// snapshot (none: from the beginning).
+    Abandoned {
+        /// The tick left undone.
+        tick: u64,
+        /// The newest snapshot, with the tick it continues at.
+        snapshot: Option<(u64, PathBuf)>,
+    },
+}
+
+/// A stop request seen between the rounds of a tick ends the tick as usual (then snapshots)
+/// when its remaining rounds, at the pace of its rounds so far, take at most this many wall
+/// seconds; otherwise the tick is abandoned at once ([`RunOutcome::Abandoned`]). So a run stops
+/// within about this long plus one round and a snapshot's writing, however slow its ticks.
+pub const STOP_WITHIN_S: f64 = 5.0;
+
+/// How a tick ended.
+enum TickEnd {
+    /// Every round done, the tick's outputs written.
+    Done,
+    /// Left undone on a stop request ([`STOP_WITHIN_S`]).
+    Abandoned,
 }
 
 impl RunOutcome {
@@ -82,23 +106,36 @@ impl RunOutcome {
     pub fn complete(self) -> Option<RunSummary> {
         match self {
             RunOutcome::Complete(s) => Some(*s),
-            RunOutcome::Snapshotted { .. } => None,
+            RunOutcome::Snapshotted { .. } | RunOutcome::Abandoned { .. } => None,
         }
     }
 }
 
-/// Ticks to simulate: `hours` of the window, or up to the trace's last event.
+/// A run of a scenario's trace without `hours` goes on until its work is done: at most this
+/// many ticks (the run's own bound, [`Simulation::run`]).
+pub const OPEN_ENDED_TICKS: u32 = u32::MAX;
+
+/// Ticks to simulate: `hours` of the window, or up to the trace's last event; for a scenario's
+/// trace (`scenario`: side tables) without `hours`, [`OPEN_ENDED_TICKS`]: the run ends when its
+/// work is done.
 ///
 /// A length of more ticks than a run holds (u32) is an error, and so is one ending more than an
 /// hour, or a tenth of the trace if more, after the trace's last event unless
-/// `past_trace_end` allows it (the cell would run on with no new work, writing outputs).
-pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> Result<u32> {
+/// `past_trace_end` allows it (the cell would run on with no new work, writing outputs), and a
+/// scenario's `hours` ending before its last submission (its work cannot be done by then).
+pub fn ticks_to_run(config: &RunConfig, last_event_us: i64, scenario: bool) -> Result<u32> {
     let tick_us = config.tick.us();
     let trace_s = (last_event_us - TRACE_START_US).max(0) as f64 / 1e6;
     let ticks = match config.hours {
+        Some(h) if scenario && h * 3600.0 < trace_s => {
+            return Err(EngineError::RunLength(format!(
+                "hours = {h} ends before the scenario's last submission ({:.4} h in), so its work cannot be done; leave hours out to run until every job has finished",
+                trace_s / 3600.0
+            )));
+        }
         Some(h) => {
             let margin_s = (trace_s / 10.0).max(3_600.0);
-            if h * 3600.0 > trace_s + margin_s && !config.past_trace_end {
+            if h * 3600.0 > trace_s + margin_s && !config.past_trace_end && !scenario {
                 return Err(EngineError::RunLength(format!(
                     "hours = {h} ends {:.1} h after the trace's last event ({:.1} h in); set past_trace_end = true (or --past-trace-end) to run on with no new work",
                     h - trace_s / 3600.0,
@@ -107,6 +144,7 @@ pub fn ticks_to_run(config: &RunConfig, last_event_us: i64) -> Result<u32> {
             }
             ((h * 3600.0) / config.tick.secs_f64()).ceil().max(1.0)
         }
+        None if scenario => return Ok(OPEN_ENDED_TICKS),
         None => ((last_event_us - TRACE_START_US).max(0) / tick_us + 1) as f64,
     };
     if ticks > u32::MAX as f64 {
@@ -219,7 +257,7 @@ fn warn(progress: &RunProgress, warning: String) {
 
 /// A snapshot's `run` section: the metrics so far, the outputs' state, the wall seconds before
 /// the snapshot and the builds that simulated the run.
-pub(crate) type RunSection = (Accumulator, OutputState, f64, Vec<BuildSpan>);
+pub(crate) type RunSection = (Accumulator, OutputState, f64, Vec<BuildSpan>, Watchdog);
 
 /// Everything a run holds between ticks (what a snapshot saves).
 struct Simulation<'a, P: Policy> {
@@ -248,6 +286,16 @@ struct Simulation<'a, P: Policy> {
     /// The builds that simulated the run so far, the last this one.
     builds: Vec<BuildSpan>,
     header: Header,
+    /// Stalls noticed so far (`watchdog.rs`).
+    watchdog: Watchdog,
+    /// Ticks a stall spans at least.
+    stall_span: u32,
+    /// The trace is a scenario's (side tables): the run goes on until its work is done.
+    scenario: bool,
+    /// The trace's last event, microseconds.
+    last_event_us: i64,
+    /// The last tick's waiting and running tasks.
+    work: (u64, u64),
 }
 
 /// The part of a run a snapshot restores (empty at the start).
@@ -263,6 +311,7 @@ struct State<P: Policy> {
     next_tick: u32,
     wall_before_s: f64,
     builds: Vec<BuildSpan>,
+    watchdog: Watchdog,
 }
 
 impl<'a, P: Policy> Simulation<'a, P> {
@@ -272,7 +321,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         (config, trace_dir, out_dir): (&'a RunConfig, &'a Path, &'a Path),
         policy: P,
         state: State<P>,
-        (total, header): (u32, Header),
+        (total, header, last_event_us): (u32, Header, i64),
     ) -> Result<Self> {
         let kinds = policy.message_kinds();
         let counter_kinds = policy.counter_kinds();
@@ -315,10 +364,19 @@ impl<'a, P: Policy> Simulation<'a, P> {
             wall_before_s: state.wall_before_s,
             builds: state.builds,
             header,
+            watchdog: state.watchdog,
+            stall_span: config.watchdog.span_ticks(config.tick.us()),
+            scenario,
+            last_event_us,
+            work: (0, 0),
         })
     }
 
-    fn identity(config: &RunConfig, trace_dir: &Path, next_tick: u32) -> Result<(u32, Header)> {
+    fn identity(
+        config: &RunConfig,
+        trace_dir: &Path,
+        next_tick: u32,
+    ) -> Result<(u32, Header, i64)> {
         let ingest_summary = IngestSummary::load(trace_dir)?;
         ingest_summary.check_parts(trace_dir)?;
         let machine_events = ingest_summary.tables.get(Table::MachineEvents.name());
@@ -327,14 +385,16 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 trace: trace_dir.to_path_buf(),
             });
         }
-        let total = ticks_to_run(config, ingest_summary.last_event_us())?;
+        let scenario = trace_dir.join(ingest::scenario::side::DIR).is_dir();
+        let last_event_us = ingest_summary.last_event_us();
+        let total = ticks_to_run(config, last_event_us, scenario)?;
         let header = Header {
             tick: next_tick as u64,
             config_hash: snapshot::config_hash(config),
             trace_hash: snapshot::trace_hash(trace_dir)?,
             run_id: config.run.as_ref().map_or(0, RunRecord::id_u64),
         };
-        Ok((total, header))
+        Ok((total, header, last_event_us))
     }
 
     fn start(
@@ -343,7 +403,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         out_dir: &'a Path,
         policy: P,
     ) -> Result<Self> {
-        let (total, header) = Self::identity(config, trace_dir, 0)?;
+        let identity = Self::identity(config, trace_dir, 0)?;
         std::fs::create_dir_all(out_dir).map_err(EngineError::io(out_dir))?;
         if out_dir.join(SUMMARY_FILE).exists() {
             return Err(EngineError::RunExists {
@@ -372,8 +432,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 build: crate::BUILD.to_string(),
                 from_tick: 0,
             }],
+            watchdog: Watchdog::default(),
         };
-        Self::assemble((config, trace_dir, out_dir), policy, state, (total, header))
+        Self::assemble((config, trace_dir, out_dir), policy, state, identity)
     }
 
     fn restore(
@@ -387,7 +448,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
             path: snap.path().to_path_buf(),
             problem: format!("impossible tick {}", snap.header().tick),
         })?;
-        let (total, header) = Self::identity(config, trace_dir, next_tick)?;
+        let identity = Self::identity(config, trace_dir, next_tick)?;
+        let header = identity.1;
         let found = snap.header();
         if (header.config_hash, header.trace_hash, header.run_id)
             != (found.config_hash, found.trace_hash, found.run_id)
@@ -425,7 +487,8 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 .corrupt("a message or wake-up for an agent that does not exist")
                 .into());
         }
-        let (acc, outputs, wall_before_s, builds): RunSection = snap.section("run")?.serde()?;
+        let (acc, outputs, wall_before_s, builds, watchdog): RunSection =
+            snap.section("run")?.serde()?;
         let builds = BuildSpan::resumed_by(builds, crate::BUILD, next_tick as u64);
         let state = State {
             replay,
@@ -439,8 +502,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
             next_tick,
             wall_before_s,
             builds,
+            watchdog,
         };
-        Self::assemble((config, trace_dir, out_dir), policy, state, (total, header))
+        Self::assemble((config, trace_dir, out_dir), policy, state, identity)
     }
 
     /// Writes a snapshot of the state before `self.next_tick` and prunes old ones.
@@ -466,7 +530,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         p.serde(&self.delays.save());
         let outputs = self.outputs.state()?;
         w.section("run")
-            .serde(&(&self.acc, outputs, wall_s, &self.builds));
+            .serde(&(&self.acc, outputs, wall_s, &self.builds, &self.watchdog));
         let header = Header {
             tick: self.next_tick as u64,
             ..self.header
@@ -477,9 +541,18 @@ impl<'a, P: Policy> Simulation<'a, P> {
     fn run(mut self, progress: &RunProgress) -> Result<RunOutcome> {
         let started = Instant::now();
         let mut last_snapshot = Instant::now();
+        // An open-ended run shows the trace's span as its length until it runs past it.
+        let open_ended = self.total == OPEN_ENDED_TICKS;
+        let trace_ticks = ((self.last_event_us - TRACE_START_US).max(0) / self.config.tick.us() + 1)
+            .min(u32::MAX as i64) as u64;
+        let total = self.total as u64;
+        let shown_total = |next_tick: u32| match open_ended {
+            true => trace_ticks.max(next_tick as u64 + 1),
+            false => total,
+        };
         progress
             .ticks_total
-            .store(self.total as u64, Ordering::Relaxed);
+            .store(shown_total(self.next_tick), Ordering::Relaxed);
         progress
             .first_tick
             .store(self.next_tick as u64, Ordering::Relaxed);
@@ -489,11 +562,20 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let snap = self.config.snapshot;
         let sim_every_us = snap.every_sim_minutes as i64 * 60_000_000;
         while self.next_tick < self.total {
-            self.tick()?;
+            if let TickEnd::Abandoned = self.tick(&progress.stop)? {
+                let newest = snapshot::list(self.out_dir)?.into_iter().next();
+                return Ok(RunOutcome::Abandoned {
+                    tick: self.next_tick as u64,
+                    snapshot: newest.and_then(|p| Some((snapshot::tick_of(&p)?, p))),
+                });
+            }
             progress
                 .ticks_done
                 .store(self.next_tick as u64, Ordering::Relaxed);
-            if self.next_tick == self.total {
+            progress
+                .ticks_total
+                .store(shown_total(self.next_tick), Ordering::Relaxed);
+            if self.next_tick == self.total || (open_ended && self.work_ended()) {
                 break;
             }
             let stop = progress.stop.load(Ordering::Relaxed);
@@ -530,7 +612,20 @@ impl<'a, P: Policy> Simulation<'a, P> {
         Ok(RunOutcome::Complete(Box::new(summary)))
     }
 
-    fn tick(&mut self) -> Result<()> {
+    /// Whether an open-ended run (a scenario's, without `hours`) ends after the tick just done:
+    /// past the trace's last event, with no task left, or with none running and none placed
+    /// for a stall's span (what waits then would wait for ever: a stall the watchdog recorded,
+    /// or tasks no node can hold).
+    fn work_ended(&self) -> bool {
+        let end_us = TRACE_START_US + self.next_tick as i64 * self.config.tick.us();
+        let (waiting, running) = self.work;
+        let tick = self.next_tick - 1;
+        end_us > self.last_event_us
+            && running == 0
+            && (waiting == 0 || self.watchdog.quiet_ticks(tick) >= self.stall_span)
+    }
+
+    fn tick(&mut self, stop: &AtomicBool) -> Result<TickEnd> {
         let config = self.config;
         let tick = self.next_tick;
         let t0 = Instant::now();
@@ -572,12 +667,20 @@ impl<'a, P: Policy> Simulation<'a, P> {
         } else {
             config.rounds_per_tick
         };
+        let rounds_started = Instant::now();
         for round in 0..rounds {
+            if round > 0 && stop.load(Ordering::Relaxed) {
+                let per_round_s = rounds_started.elapsed().as_secs_f64() / f64::from(round);
+                if per_round_s * f64::from(rounds - round) > STOP_WITHIN_S {
+                    return Ok(TickEnd::Abandoned);
+                }
+            }
             let g = clock.global(Tick(tick), round);
             let round_us = end_us - tick_us + tick_us * i64::from(round) / i64::from(rounds);
             self.policy.begin_round(cell, round_us, &mut counters);
             self.delays
                 .deliver_due(g, &mut self.mailbox, agents.len(), sparse);
+            self.mailbox.shuffle_inboxes(fair_order_key(config.seed, g));
             if sparse {
                 run_active_round(
                     &mut self.policy,
@@ -635,6 +738,15 @@ impl<'a, P: Policy> Simulation<'a, P> {
         }
         row.counters = counters;
         row.messages = counts;
+        self.work = (row.tasks_pending, row.tasks_running);
+        let placed = self.cell.take_placements();
+        let (cell, policy) = (&self.cell, &self.policy);
+        (self.watchdog).observe(
+            tick,
+            (placed, row.tasks_pending),
+            self.stall_span,
+            (cell, policy),
+        );
         self.acc
             .add(&row, (self.policy.counter_kinds(), self.kinds));
         let t3 = Instant::now();
@@ -656,7 +768,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         };
         self.outputs.tick(row, timing, &mut rows)?;
         self.next_tick += 1;
-        Ok(())
+        Ok(TickEnd::Done)
     }
 
     fn finish(self, wall_s: f64) -> Result<RunSummary> {
@@ -679,6 +791,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
             averages,
             totals,
             replay: self.replay.stats(),
+            work_left: WorkLeft {
+                tasks_waiting: self.work.0,
+                tasks_running: self.work.1,
+                scenario: self.scenario,
+            },
+            stalls: self.watchdog.stalls().to_vec(),
             wall_s,
             speed_x_real_time: simulated_s / wall_s.max(1e-9),
             peak_rss_mb: peak_rss_mb(),

@@ -191,7 +191,7 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
 
 /// Checks that the output parts `snap` counts are in `run_dir` as they were written.
 fn parts_intact(run_dir: &Path, snap: &Snapshot) -> std::result::Result<(), SnapshotError> {
-    let (_, outputs, _, _): RunSection = snap.section("run")?.serde()?;
+    let (_, outputs, _, _, _): RunSection = snap.section("run")?.serde()?;
     output::check_parts(run_dir, &outputs.parts).map_err(|problem| SnapshotError::Mismatch {
         path: snap.path().to_path_buf(),
         problem,

@@ -98,12 +98,58 @@ pub struct RunSummary {
     pub totals: Totals,
     /// Trace oddities and whether usage came from task_usage.
     pub replay: ReplayStats,
+    /// The work left when the run ended (absent in runs of older cellsims).
+    #[serde(default)]
+    pub work_left: WorkLeft,
+    /// Spans in which the policy placed nothing while waiting tasks fitted (`watchdog.rs`;
+    /// absent in runs of older cellsims).
+    #[serde(default)]
+    pub stalls: Vec<crate::watchdog::Stall>,
     /// Wall-clock seconds (not deterministic).
     pub wall_s: f64,
     /// Simulated time / wall time (not deterministic).
     pub speed_x_real_time: f64,
     /// Peak resident memory in MB, when the OS reports it (not deterministic).
     pub peak_rss_mb: Option<f64>,
+}
+
+/// The work a run left when it ended: tasks still waiting or running. A trace window ends
+/// with work in flight (GCD's services run on past it); a scenario's run ends when its work is
+/// done unless `hours` cut it short.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkLeft {
+    /// Tasks submitted and not running at the end.
+    pub tasks_waiting: u64,
+    /// Tasks running at the end.
+    pub tasks_running: u64,
+    /// The trace is a scenario (side tables): its work has an end, so any work left is undone.
+    pub scenario: bool,
+}
+
+impl WorkLeft {
+    /// True when the run left work undone: tasks waiting, or a scenario's tasks running.
+    pub fn undone(&self) -> bool {
+        self.tasks_waiting > 0 || (self.scenario && self.tasks_running > 0)
+    }
+
+    /// One line saying what was left, or none when nothing was.
+    pub fn describe(&self) -> Option<String> {
+        if !self.undone() {
+            return None;
+        }
+        let running = if self.scenario {
+            format!("{} running", self.tasks_running)
+        } else {
+            format!(
+                "{} running (a trace window ends with work in flight)",
+                self.tasks_running
+            )
+        };
+        Some(format!(
+            "work left undone at the end: {} tasks waiting, {running}",
+            self.tasks_waiting
+        ))
+    }
 }
 
 /// A policy's counter kinds and message kinds.

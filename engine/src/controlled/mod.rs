@@ -289,6 +289,10 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         self.solver_ms += self.controller.take_stats(counters);
     }
 
+    fn startable(&self, cell: &Cell, waiting: &mut Vec<TaskIdx>) {
+        self.placer.startable(cell, waiting);
+    }
+
     fn counter_kinds(&self) -> &'static [CounterKind] {
         Ctl::COUNTERS
     }

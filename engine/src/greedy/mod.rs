@@ -279,6 +279,12 @@ impl<C: NodeChoice> Policy for Greedy<C> {
         C::NAME
     }
 
+    fn startable(&self, cell: &Cell, waiting: &mut Vec<TaskIdx>) {
+        let gate = self.gate(cell);
+        let tasks = &cell.tasks;
+        waiting.retain(|t| !gate.holds(tasks.job_id()[t.index()], tasks.task_index()[t.index()]));
+    }
+
     fn begin_tick(
         &mut self,
         cell: &mut Cell,

@@ -191,6 +191,7 @@ mod tests {
             x: vec![9.0; 10],
             slots: 10,
             missed_hard: Vec::new(),
+            left_out: Vec::new(),
             solve_s: 0.0,
             iterations: 0,
         };

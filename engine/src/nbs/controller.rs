@@ -226,6 +226,17 @@ impl Controller for Nbs {
                     // optimum, so a job's whole demand is not lost to 0.999999.
                     *share = (rate.round().max(0.0) as u64).min(*want);
                 }
+                // A job the bargain leaves out (its soft deadline so long past that no slot
+                // gives it value, e^-21 and less) would otherwise get nothing for ever, its
+                // tasks waiting with the cell idle (issue 55): the left-out jobs share what the
+                // bargain leaves idle, water-filled by priority, as jobs do between solves.
+                let left_out = |r: usize| match &classes {
+                    Some(c) => a.left_out.contains(&c.class_of[r]),
+                    None => a.left_out.contains(&r),
+                };
+                if !a.left_out.is_empty() {
+                    share_idle(jobs, &demand, capacity_cpu, left_out);
+                }
             }
             Err(_) => {
                 self.stats.1 += 1;
@@ -262,11 +273,17 @@ impl Controller for Nbs {
 /// last bargain left, or what the running tasks leave if more: shares a job cannot fill are not
 /// held back), water-filled by priority up to their demand; the others keep theirs.
 fn top_up(jobs: &mut Jobs, demand: &[u64], capacity_cpu: u64) {
+    share_idle(jobs, demand, capacity_cpu, |_| true);
+}
+
+/// The jobs without a share that `sharing` picks share what is idle of `capacity_cpu` (as
+/// [`top_up`]).
+fn share_idle(jobs: &mut Jobs, demand: &[u64], capacity_cpu: u64, sharing: impl Fn(usize) -> bool) {
     let shared: u64 = jobs.share_cpu.iter().sum();
     let running: u64 = jobs.running_cpu.iter().sum();
     let held = shared.min(running);
     let new: Vec<usize> = (0..jobs.len())
-        .filter(|&r| jobs.share_cpu[r] == 0)
+        .filter(|&r| jobs.share_cpu[r] == 0 && sharing(r))
         .collect();
     let shares = fill(
         &new.iter().map(|&r| demand[r]).collect::<Vec<u64>>(),

@@ -68,6 +68,9 @@ pub struct Allocation {
     pub slots: usize,
     /// Hard-deadline jobs whose deadline cannot be met (bargaining as soft ones).
     pub missed_hard: Vec<usize>,
+    /// Jobs left out of the bargain: no slot gives them value (a deadline long past) or they
+    /// can use nothing; their rates are 0.
+    pub left_out: Vec<usize>,
     /// Solver wall time, seconds.
     pub solve_s: f64,
     /// Interior-point iterations.
@@ -403,6 +406,7 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
                         .collect(),
                     slots,
                     missed_hard: relaxed.to_vec(),
+                    left_out: (0..n).filter(|&i| !live[i]).collect(),
                     solve_s,
                     iterations,
                 });

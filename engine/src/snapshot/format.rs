@@ -46,8 +46,10 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// header holds the run's ID, `run_identity.rs`, and the outputs' state each written part's size
 /// and CRC-32, `output::PartRecord`; 13: a MASB node agent holds one SAN process per task its
 /// SCS selected, `masb/agents/node.rs`; 14: a run displaced by a machine removal keeps its usage
-/// rows' place and counts its lost work, `replay/events.rs`, `Tasks::lost_us`).
-pub const VERSION: u32 = 14;
+/// rows' place and counts its lost work, `replay/events.rs`, `Tasks::lost_us`; 15: inboxes are
+/// read in a fair order drawn from the seed and the round, `executor.rs`, and the run section
+/// ends with the watchdog's state, `watchdog.rs`).
+pub const VERSION: u32 = 15;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -79,6 +79,11 @@ pub(crate) fn outputs_config(config: &RunConfig) -> RunConfig {
         check_invariants: false,
         snapshot: SnapshotConfig::default(),
         run: None,
+        // Whether a stall ends the run non-zero changes no output.
+        watchdog: crate::watchdog::WatchdogConfig {
+            strict: false,
+            ..config.watchdog
+        },
         ..config.clone()
     }
 }
