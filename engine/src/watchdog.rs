@@ -190,7 +190,7 @@ mod tests {
     use crate::queue_outputs::QueueOutputs;
     use crate::units::to_units;
 
-    fn cell_with_waiting(cpu: f64) -> Cell {
+    fn cell_with_waiting(cpu: f32) -> Cell {
         let mut cell = Cell::default();
         cell.add_machine(1, to_units(1.0), to_units(1.0));
         let t = cell.tasks.alloc(7, 0, 0, 0);

@@ -198,7 +198,7 @@ fn jobs(rows: &[FedRow], out: &mut String) {
                 .iter()
                 .map(|(v, s)| format!("{} {v:.1}", s.name()))
                 .collect();
-            let holds = order.iter().map(|o| o.1).eq(VmScheduler::ALL);
+            let holds = in_paper_order(&order);
             *out += &format!(
                 "| {pse} | {} | {} | {} |\n",
                 broker.name(),
@@ -224,7 +224,7 @@ fn jobs(rows: &[FedRow], out: &mut String) {
             *out += &format!(
                 "| {pse} | {} | {l:.1} | {f:.1} | {t:.1} | {} |\n",
                 scheduler.name(),
-                if l < f && l < t { "yes" } else { "no" }
+                if lowest(l, [f, t]) { "yes" } else { "no" }
             );
         }
     }
@@ -363,5 +363,40 @@ fn hosts(rows: &[FedRow], out: &mut String) {
                 best.0
             );
         }
+    }
+}
+
+/// Whether schedulers sorted by their mean makespan (ascending, as the row prints them) come in
+/// the paper's order (PSO < ACO < BE < GA).
+fn in_paper_order(sorted: &[(f64, VmScheduler)]) -> bool {
+    sorted.iter().map(|o| o.1).eq(VmScheduler::ALL)
+}
+
+/// Whether `v` is strictly below every one of `others`.
+fn lowest(v: f64, others: [f64; 2]) -> bool {
+    others.iter().all(|&o| v < o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The orderings' verdicts follow the numbers printed beside them, and flip with them.
+    #[test]
+    fn ordering_verdicts_flip_with_their_numbers() {
+        use VmScheduler::{Aco, BestEffort, Ga, Pso};
+        let sorted = |v: [f64; 4]| {
+            let mut o: Vec<(f64, VmScheduler)> =
+                v.into_iter().zip([Pso, Aco, BestEffort, Ga]).collect();
+            o.sort_by(|a, b| a.0.total_cmp(&b.0));
+            o
+        };
+        assert!(in_paper_order(&sorted([1.0, 2.0, 3.0, 4.0])));
+        assert!(
+            !in_paper_order(&sorted([2.1, 2.0, 3.0, 4.0])),
+            "ACO ahead of PSO"
+        );
+        assert!(lowest(1.0, [1.5, 2.0]));
+        assert!(!lowest(1.5, [1.5, 2.0]), "a tie is not lowest");
     }
 }

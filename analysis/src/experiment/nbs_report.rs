@@ -76,15 +76,14 @@ fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
 /// The misses of hard deadlines by NBS, as a sentence.
 fn nbs_hard_deadlines(rows: &[JobRow]) -> String {
     let missed: Vec<String> = (rows.iter())
-        .filter(|r| r.policy == "nbs" && hard(r) && r.latency_s.is_some_and(|l| l > 0.0))
+        // A hard-deadline job that never finished missed its deadline too.
+        .filter(|r| r.policy == "nbs" && hard(r) && r.latency_s.is_none_or(|l| l > 0.0))
         .map(|r| {
-            format!(
-                "{} jobs seed {} job {} ({:+.0} s)",
-                r.jobs,
-                r.seed,
-                r.job_id,
-                r.latency_s.unwrap_or(0.0)
-            )
+            let late = match r.latency_s {
+                Some(l) => format!("{l:+.0} s"),
+                None => "unfinished".into(),
+            };
+            format!("{} jobs seed {} job {} ({late})", r.jobs, r.seed, r.job_id)
         })
         .collect();
     let verdict = if missed.is_empty() {
@@ -448,4 +447,38 @@ pub fn write_outputs(
         &dir.join(RESULTS_MD),
         markdown(experiment, rows, seeds).as_bytes(),
     )
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+
+    fn row(latency_s: Option<f64>) -> JobRow {
+        JobRow {
+            policy: "nbs",
+            scenario: "s",
+            jobs: 10,
+            seed: 1,
+            reduce_tasks: 0,
+            job_id: 7,
+            priority: 1.0,
+            hard: Some(true),
+            latency_s,
+            makespan_s: 10.0,
+        }
+    }
+
+    /// The verdict follows the latencies: met when every hard job ended by its deadline; a late
+    /// job, or one that never finished, flips it.
+    #[test]
+    fn the_hard_deadline_verdict_flips_with_the_latencies() {
+        assert!(nbs_hard_deadlines(&[row(Some(-3.0)), row(Some(0.0))]).contains("met every"));
+        let late = nbs_hard_deadlines(&[row(Some(-3.0)), row(Some(2.0))]);
+        assert!(
+            late.contains("missed 1 hard deadline(s)") && late.contains("+2 s"),
+            "{late}"
+        );
+        let unfinished = nbs_hard_deadlines(&[row(None)]);
+        assert!(unfinished.contains("missed 1") && unfinished.contains("unfinished"));
+    }
 }

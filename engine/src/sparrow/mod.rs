@@ -308,13 +308,31 @@ impl Policy for Sparrow {
     }
 }
 
+/// The longest round Sparrow runs with, microseconds (checked by its `validate`).
+const MAX_ROUND_US: i64 = 1_000_000;
+
 impl crate::policies::PolicySpec for SparrowConfig {
     type Policy = Sparrow;
 
     const ABOUT: &'static str = "seed 002: Sparrow (batch sampling, late binding, failure detection) and its improvements (self-assignment, probe propagation, softmax next hops, Cyclon/Gradient views)";
 
-    fn validate(&self, _run: &crate::RunConfig) -> Result<(), String> {
-        self.problem().map_or(Ok(()), Err)
+    fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
+        self.problem().map_or(Ok(()), Err)?;
+        // Every message hop takes at least a round: rounds of seconds turn a 0.5 ms network
+        // into one of seconds, and put a trace's whole submission burst into one master's
+        // queue at once (a 60 s tick of the GCD sample held tick 0 for over 11 minutes).
+        let round_us = run.tick.us() / i64::from(run.rounds_per_tick.max(1));
+        if round_us > MAX_ROUND_US {
+            return Err(format!(
+                "sparrow needs rounds of at most {} ms (a message hop takes at least a round; its network delay is {}), but tick {} with rounds_per_tick = {} makes rounds of {} ms: use e.g. --tick 10ms with rounds_per_tick = 20 (a round per 0.5 ms delay, seed 002's setting), or --tick 1s",
+                MAX_ROUND_US / 1000,
+                self.net_delay,
+                run.tick,
+                run.rounds_per_tick,
+                round_us / 1000
+            ));
+        }
+        Ok(())
     }
 
     fn build(&self, run: &crate::RunConfig, trace_dir: &std::path::Path) -> crate::Result<Sparrow> {
