@@ -62,6 +62,12 @@ pub struct RunConfig {
     /// Deadlines and priorities for a trace without a scenario's side tables (`[deadlines]`,
     /// `deadlines.rs`; off by default).
     pub deadlines: crate::deadlines::DeadlineModel,
+    /// The order an agent reads the messages that reach it in one round: `fair` (the default:
+    /// senders in an order drawn from the seed and the round, `Mailbox::shuffle_inboxes`) or
+    /// `sender` (ascending sender index, as cellsim before issue 55: a receiver taking the first
+    /// of equal offers then favours low indices; kept to measure that bias).
+    #[serde(skip_serializing_if = "InboxOrder::is_fair")]
+    pub inbox_order: InboxOrder,
     /// Liveness checks: what counts as a stall, and whether a stall or work left undone makes
     /// the run exit non-zero (`[watchdog]`, `watchdog.rs`).
     #[serde(skip_serializing_if = "crate::watchdog::WatchdogConfig::is_default")]
@@ -71,6 +77,24 @@ pub struct RunConfig {
     /// determines the outputs, and replaced when a config file that has it starts a new run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<crate::run_identity::RunRecord>,
+}
+
+/// How an agent's same-round messages are ordered ([`RunConfig::inbox_order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InboxOrder {
+    /// Senders in an order drawn from the seed and the round.
+    #[default]
+    Fair,
+    /// Ascending sender index (biased; for measuring the bias).
+    Sender,
+}
+
+impl InboxOrder {
+    /// True for the default, [`InboxOrder::Fair`].
+    pub fn is_fair(&self) -> bool {
+        *self == InboxOrder::Fair
+    }
 }
 
 impl Default for RunConfig {
@@ -93,6 +117,7 @@ impl Default for RunConfig {
             scale: crate::scale::Scale::default(),
             usage: crate::usage_model::UsageModel::default(),
             deadlines: crate::deadlines::DeadlineModel::default(),
+            inbox_order: InboxOrder::Fair,
             watchdog: crate::watchdog::WatchdogConfig::default(),
             run: None,
         }

@@ -57,7 +57,7 @@ pub mod units;
 pub mod usage_model;
 pub mod watchdog;
 
-pub use config::RunConfig;
+pub use config::{InboxOrder, RunConfig};
 pub use policies::{PolicyConfig, run_configured};
 
 /// This build of cellsim: its version and, built from a git checkout, its commit (`modified`

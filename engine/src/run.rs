@@ -680,7 +680,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
             self.policy.begin_round(cell, round_us, &mut counters);
             self.delays
                 .deliver_due(g, &mut self.mailbox, agents.len(), sparse);
-            self.mailbox.shuffle_inboxes(fair_order_key(config.seed, g));
+            if config.inbox_order.is_fair() {
+                self.mailbox.shuffle_inboxes(fair_order_key(config.seed, g));
+            }
             if sparse {
                 run_active_round(
                     &mut self.policy,

@@ -23,7 +23,7 @@ use engine::cell::Cell;
 use engine::ids::{AgentIdx, Tick};
 use engine::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use engine::replay::TickEvents;
-use engine::{PolicyConfig, RunConfig};
+use engine::{InboxOrder, PolicyConfig, RunConfig};
 use ingest::scenario::{ScenarioConfig, generate_scenario};
 
 /// Seed 002's load scenario (50 identical workers of 4 slots, 1,000 one-task jobs of 10 s) at
@@ -207,10 +207,15 @@ fn same_round_messages_favour_no_sender_index() {
     let pq = root.path().join("pq");
     ingest_dir(&raw, &pq);
     let mut seen = Vec::new();
-    for threads in [1, 2] {
+    for (threads, order) in [
+        (1, InboxOrder::Fair),
+        (2, InboxOrder::Fair),
+        (2, InboxOrder::Sender),
+    ] {
         let config = RunConfig {
             hours: Some(0.5),
             threads,
+            inbox_order: order,
             ..RunConfig::default()
         };
         let policy = FirstComeWins::default();
@@ -224,6 +229,10 @@ fn same_round_messages_favour_no_sender_index() {
             .iter()
             .map(|&w| (w as f64 - expected).powi(2) / expected)
             .sum();
+        if order == InboxOrder::Sender {
+            assert_eq!(wins[1], rounds, "the old order: sender 1 first every round");
+            continue;
+        }
         assert!(
             chi2 < 50.0,
             "wins per sender {:?}: chi-square {chi2:.1}",
