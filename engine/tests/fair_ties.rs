@@ -5,10 +5,15 @@
 //! that confirmed: at 70 % load with 4 probes, machines 1-10 ran 3.5 tasks on average and
 //! machines 41-50 1.5.
 //!
-//! The statistic: the Spearman rank correlation between a node's index and the tasks it ran.
-//! Under an assignment that ignores the index it is ~N(0, 1/sqrt(n - 1)) per run (n = 50 nodes:
-//! sd 0.14), so its mean over 4 seeds has sd 0.07; the bound 0.3 is four of those. The lowest
-//! index order gives about -0.8.
+//! Two checks. The mechanism: 20 identical senders message one agent every round, and the agent
+//! takes the first message it reads; the winners must spread over the senders as uniform draws
+//! do (a chi-square test). And Sparrow on seed 002's symmetric load cell: the Spearman rank
+//! correlation between a worker's index and the tasks it ran, ~N(0, 1/sqrt(n - 1)) per run under
+//! an assignment that ignores the index (n = 50 workers: sd 0.14), so its mean over 4 seeds has
+//! sd 0.07; the bound 0.3 is four of those. The old sender order (`inbox_order = "sender"`,
+//! kept to measure the bias) fails both, and both tests check that it does: every round goes to
+//! sender 1, and on the load cell the first tenth of the workers runs about 26 tasks each
+//! against 9 for the last.
 
 mod common;
 
@@ -92,9 +97,10 @@ fn the_index_correlation_by_hand() {
     assert!((index_correlation(&[1.0, 2.0, 2.0, 3.0]) - 0.9486832980505138).abs() < 1e-12);
 }
 
-/// Sparrow at 70 % load with 4 probes per task (the case), seeds 1-4: the tasks each
-/// worker ran do not fall with its index (mean Spearman correlation within +-0.3; the old
-/// lowest-index order gave about -0.8), and the low and high tenths of the workers run alike.
+/// Sparrow at 70 % load with 4 probes per task (the case), seeds 1-4: under the fair
+/// order the tasks each worker ran do not fall with its index (mean Spearman correlation within
+/// +-0.3) and the first and last tenths of the workers run alike; under the old sender order
+/// they do fall (below -0.3, the first tenth running more than twice the last's).
 #[test]
 fn sparrow_spreads_ties_over_a_symmetric_cell() {
     let root = tempfile::tempdir().unwrap();
@@ -102,30 +108,37 @@ fn sparrow_spreads_ties_over_a_symmetric_cell() {
         probe_ratio: 4.0,
         ..Default::default()
     };
-    let (mut correlations, mut low, mut high) = (Vec::new(), 0.0, 0.0);
-    for seed in 1..=4 {
-        let pq = load_scenario(root.path(), 70, seed);
-        let config = RunConfig {
-            policy: PolicyConfig::Sparrow(policy.clone()),
-            tick: "10ms".parse().unwrap(),
-            rounds_per_tick: 20,
-            nodes_every: "1min".parse().unwrap(),
-            part: "1min".parse().unwrap(),
-            seed,
-            threads: 2,
-            ..RunConfig::default()
-        };
-        let run = root.path().join(format!("run-{seed}"));
-        let summary = run_policy(&config, &pq, &run);
-        assert_eq!(summary.work_left.tasks_waiting, 0, "seed {seed}: all ran");
-        let per = tasks_per_machine(&run);
-        assert_eq!(per.len(), 50, "seed {seed}: every worker ran tasks");
-        assert_eq!(per.iter().sum::<f64>(), 1_000.0);
-        correlations.push(index_correlation(&per));
-        low += per[..5].iter().sum::<f64>();
-        high += per[45..].iter().sum::<f64>();
-    }
-    let mean = correlations.iter().sum::<f64>() / correlations.len() as f64;
+    let traces: Vec<PathBuf> = (1..=4)
+        .map(|seed| load_scenario(root.path(), 70, seed))
+        .collect();
+    let spread = |order: InboxOrder| {
+        let (mut correlations, mut low, mut high) = (Vec::new(), 0.0, 0.0);
+        for (seed, pq) in (1..=4).zip(&traces) {
+            let config = RunConfig {
+                policy: PolicyConfig::Sparrow(policy.clone()),
+                tick: "10ms".parse().unwrap(),
+                rounds_per_tick: 20,
+                nodes_every: "1min".parse().unwrap(),
+                part: "1min".parse().unwrap(),
+                seed,
+                threads: 2,
+                inbox_order: order,
+                ..RunConfig::default()
+            };
+            let run = root.path().join(format!("run-{order:?}-{seed}"));
+            let summary = run_policy(&config, pq, &run);
+            assert_eq!(summary.work_left.tasks_waiting, 0, "seed {seed}: all ran");
+            let per = tasks_per_machine(&run);
+            assert_eq!(per.len(), 50, "seed {seed}: every worker ran tasks");
+            assert_eq!(per.iter().sum::<f64>(), 1_000.0);
+            correlations.push(index_correlation(&per));
+            low += per[..5].iter().sum::<f64>();
+            high += per[45..].iter().sum::<f64>();
+        }
+        let mean = correlations.iter().sum::<f64>() / correlations.len() as f64;
+        (correlations, mean, low, high)
+    };
+    let (correlations, mean, low, high) = spread(InboxOrder::Fair);
     assert!(
         mean.abs() < 0.3,
         "tasks per worker against its index: Spearman {correlations:?}, mean {mean:.3}"
@@ -134,6 +147,11 @@ fn sparrow_spreads_ties_over_a_symmetric_cell() {
     assert!(
         (low - high).abs() < 0.4 * (low + high) / 2.0,
         "low tenth {low}, high tenth {high}"
+    );
+    let (correlations, mean, low, high) = spread(InboxOrder::Sender);
+    assert!(
+        mean < -0.3 && low > 2.0 * high,
+        "the old order favours low indices: Spearman {correlations:?}, tenths {low} / {high}"
     );
 }
 

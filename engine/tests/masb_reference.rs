@@ -14,7 +14,8 @@
 //! unchanged, the hash before held at e175132 on the old generator); and the generator's
 //! production services became the large ones, production decided by error diffusion and jobs
 //! capped by the cell's size (issue 33 items 6-7: MASB's code unchanged, the hash before held at
-//! 186cbe8 on the old generator). A change
+//! 186cbe8 on the old generator). Issue 55 made inboxes read in a fair order by default; this
+//! test reads them in sender order, as every build before did. A change
 //! that means to alter MASB's behaviour under them updates it, and says so in its commit.
 
 mod common;
@@ -55,6 +56,9 @@ fn masb_outputs_are_the_reference_builds() {
             source: engine::usage_model::UsageSource::Requests,
             ..Default::default()
         },
+        // Inboxes in sender order, the only order before issue 55 (the fair order, now the
+        // default, changes which of equal offers an agent reads first).
+        inbox_order: engine::InboxOrder::Sender,
         ..RunConfig::default()
     };
     run_masb(&config, &parquet, &run);
