@@ -690,8 +690,6 @@ fn gen_scenario_ingest_run_pipeline() {
         "omniscient",
         "--tick",
         "100ms",
-        "--hours",
-        "0.01",
         "--out",
         &p("run"),
     ]);

@@ -38,7 +38,8 @@ pub struct WatchdogConfig {
     pub stall_minutes: f64,
     /// ... and at least this many ticks.
     pub stall_ticks: u32,
-    /// Exit non-zero (3) when the run stalled or ended with work waiting (`--strict`). Changes no
+    /// Exit non-zero (3) when the run stalled or a scenario's run ended with work undone
+    /// (`--strict`). Changes no
     /// output.
     pub strict: bool,
 }
