@@ -12,7 +12,7 @@
 //! drawn from the seed and the round ([`Mailbox::shuffle_inboxes`]), so no sender wins a tie by
 //! its index.
 
-use ingest::rng::hash_keys;
+use ingest::rng::{hash_keys, mix64};
 use rayon::prelude::*;
 
 use crate::cell::Cell;
@@ -169,12 +169,18 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     /// it, a receiver that takes the first of several equal offers (Sparrow's master binding a
     /// task to the first worker that confirmed) would favour the lowest-numbered sender, as a
     /// grouping by receiver lists senders in index order.
+    ///
+    /// Hot path (every round): one hash per inbox of two or more senders, a multiply-mix per
+    /// comparison, and an in-place stable sort (no allocation for the short inboxes a round
+    /// holds; a long one sorts with the standard library's buffer).
     pub fn shuffle_inboxes(&mut self, draw: u64) {
-        let key = |to: u32, from: u32| hash_keys(draw, &[u64::from(to), u64::from(from)]);
         let shuffle = |inbox: &mut [Envelope<M>]| {
-            if inbox.len() > 1 && inbox.iter().any(|e| e.from != inbox[0].from) {
-                inbox.sort_by_cached_key(|e| key(e.to.0, e.from.0));
+            let Some(first) = inbox.first() else { return };
+            if inbox.iter().all(|e| e.from == first.from) {
+                return;
             }
+            let receiver = mix64(draw ^ u64::from(first.to.0));
+            inbox.sort_by_key(|e| mix64(receiver ^ u64::from(e.from.0)));
         };
         if self.starts.is_empty() {
             let len = self.len();

@@ -22,8 +22,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::{Cell, TaskState};
-use crate::greedy::fit::{Need, fits};
-use crate::ids::{NodeIdx, TaskIdx};
+use crate::greedy::fit::Need;
+use crate::greedy::qualifies;
+use crate::ids::TaskIdx;
 use crate::policy::Policy;
 
 /// Exit code of `cellsim run`/`resume` under `--strict` when the run stalled or ended with work
@@ -169,17 +170,10 @@ pub fn fitting_waiting_tasks<P: Policy>(cell: &Cell, policy: &P) -> u64 {
         .map(|i| TaskIdx(i as u32))
         .collect();
     policy.startable(cell, &mut waiting);
-    let nodes = &cell.nodes;
-    waiting
-        .par_iter()
+    (waiting.par_iter())
         .filter(|&&t| {
             let need = Need::of(cell, t);
-            let constraints = cell.constraints_of(t);
-            (0..nodes.len()).any(|n| {
-                nodes.online()[n]
-                    && fits(nodes, n, &need)
-                    && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
-            })
+            (0..cell.nodes.len()).any(|n| qualifies(cell, t, &need, n))
         })
         .count() as u64
 }

@@ -23,28 +23,22 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use std::sync::{Arc, Mutex};
 
-use common::{ingest_dir, read_parquet, run_policy, run_with};
-use engine::cell::Cell;
-use engine::ids::{AgentIdx, Tick};
-use engine::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
-use engine::replay::TickEvents;
+use common::{Stepped, read_parquet, run_policy, run_with, scenario_trace};
+use engine::ids::AgentIdx;
+use engine::policy::{Envelope, Outbox};
 use engine::{InboxOrder, PolicyConfig, RunConfig};
-use ingest::scenario::{ScenarioConfig, generate_scenario};
+use ingest::scenario::ScenarioConfig;
 
 /// Seed 002's load scenario (50 identical workers of 4 slots, 1,000 one-task jobs of 10 s) at
 /// `load_pct`, seed `seed`, ingested in `root`.
 fn load_scenario(root: &Path, load_pct: u32, seed: u64) -> PathBuf {
-    let raw = root.join(format!("raw-{load_pct}-{seed}"));
     let config = ScenarioConfig {
         name: "sparrow-load".into(),
         load_pct,
         seed,
         ..ScenarioConfig::default()
     };
-    generate_scenario(&raw, &config).unwrap();
-    let pq = root.join(format!("pq-{load_pct}-{seed}"));
-    ingest_dir(&raw, &pq);
-    pq
+    scenario_trace(root, &format!("{load_pct}-{seed}"), &config)
 }
 
 /// Tasks run per machine (machine IDs ascending, as the trace adds them: node index order).
@@ -157,58 +151,6 @@ fn sparrow_spreads_ties_over_a_symmetric_cell() {
 
 const SENDERS: usize = 20;
 
-/// Agent 0 notes the sender of the first message it reads each round; agents 1-20 message it
-/// every round.
-#[derive(Clone, Default)]
-struct FirstComeWins {
-    wins: Arc<Mutex<Vec<u64>>>,
-}
-
-impl Policy for FirstComeWins {
-    type Msg = ();
-    type Agent = ();
-    type Action = ();
-
-    fn name(&self) -> &'static str {
-        "first-come-wins"
-    }
-
-    fn steps_every_agent(&self) -> bool {
-        true
-    }
-
-    fn begin_tick(
-        &mut self,
-        _: &mut Cell,
-        _: (Tick, i64),
-        _: &TickEvents,
-        agents: &mut Vec<()>,
-        _: &mut Vec<Envelope<()>>,
-        _: &mut PolicyCounters,
-    ) {
-        agents.resize(SENDERS + 1, ());
-    }
-
-    fn step(
-        &self,
-        _: &StepCtx<'_>,
-        me: AgentIdx,
-        _: &mut (),
-        inbox: &[Envelope<()>],
-        out: &mut Outbox<'_, (), ()>,
-    ) {
-        if me.0 == 0 {
-            if let Some(first) = inbox.first() {
-                let mut wins = self.wins.lock().unwrap();
-                wins.resize(SENDERS + 1, 0);
-                wins[first.from.0 as usize] += 1;
-            }
-        } else {
-            out.send(AgentIdx(0), ());
-        }
-    }
-}
-
 /// Same-round messages from 20 identical senders: the first read is each sender's about
 /// equally often (chi-square over 19 degrees of freedom below 50, where its 99.9 % point is
 /// 43.8; the old sender order gave sender 1 every round, chi-square 3,400), and the same for
@@ -216,14 +158,11 @@ impl Policy for FirstComeWins {
 #[test]
 fn same_round_messages_favour_no_sender_index() {
     let root = tempfile::tempdir().unwrap();
-    let raw = root.path().join("raw");
     let scenario = ScenarioConfig {
         name: "nbs-hadoop".into(),
         ..ScenarioConfig::default()
     };
-    generate_scenario(&raw, &scenario).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
+    let pq = scenario_trace(root.path(), "hadoop", &scenario);
     let mut seen = Vec::new();
     for (threads, order) in [
         (1, InboxOrder::Fair),
@@ -236,10 +175,25 @@ fn same_round_messages_favour_no_sender_index() {
             inbox_order: order,
             ..RunConfig::default()
         };
-        let policy = FirstComeWins::default();
-        let out = root.path().join(format!("run-{threads}"));
-        run_with(&config, &pq, &out, policy.clone());
-        let wins = policy.wins.lock().unwrap().clone();
+        // Agent 0 notes the sender of the first message it reads each round; agents 1-20
+        // message it every round.
+        let wins = Arc::new(Mutex::new(vec![0u64; SENDERS + 1]));
+        let noted = wins.clone();
+        let step = move |me: AgentIdx, inbox: &[Envelope<()>], out: &mut Outbox<'_, (), ()>| match (
+            me.0,
+            inbox.first(),
+        ) {
+            (0, Some(first)) => noted.lock().unwrap()[first.from.0 as usize] += 1,
+            (0, None) => {}
+            _ => out.send(AgentIdx(0), ()),
+        };
+        let policy = Stepped {
+            agents: SENDERS + 1,
+            step,
+        };
+        let out = root.path().join(format!("run-{threads}-{order:?}"));
+        run_with(&config, &pq, &out, policy);
+        let wins = wins.lock().unwrap().clone();
         let rounds: u64 = wins.iter().sum();
         assert_eq!(rounds, 30 * 6 - 1, "a win per round after the first");
         let expected = rounds as f64 / SENDERS as f64;

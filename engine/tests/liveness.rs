@@ -8,27 +8,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::{ingest_dir, read_parquet, run_policy, run_with};
-use engine::cell::Cell;
-use engine::ids::{AgentIdx, Tick};
-use engine::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
-use engine::replay::TickEvents;
+use common::{Stepped, read_parquet, run_policy, run_with, scenario_trace};
+use engine::ids::AgentIdx;
+use engine::policy::{Envelope, Outbox};
 use engine::run::RunOutcome;
 use engine::{PolicyConfig, RunConfig, RunProgress};
-use ingest::scenario::{ScenarioConfig, generate_scenario};
+use ingest::scenario::ScenarioConfig;
 
 /// Seed 004's Hadoop scenario with `tasks` tasks (default: the README's), ingested in `root`.
 fn hadoop(root: &Path, tasks: Option<u32>) -> PathBuf {
-    let raw = root.join("raw");
     let config = ScenarioConfig {
         name: "nbs-hadoop".into(),
         tasks,
         ..ScenarioConfig::default()
     };
-    generate_scenario(&raw, &config).unwrap();
-    let pq = root.join("pq");
-    ingest_dir(&raw, &pq);
-    pq
+    scenario_trace(root, "hadoop", &config)
 }
 
 fn config(kind: &str) -> RunConfig {
@@ -112,31 +106,6 @@ fn the_nbs_bargain_leaves_no_work_waiting_for_ever() {
     }
 }
 
-/// A policy that never places anything: every waiting task fits the idle cell.
-#[derive(Clone, Default)]
-struct NeverPlaces;
-
-impl Policy for NeverPlaces {
-    type Msg = ();
-    type Agent = ();
-    type Action = ();
-
-    fn name(&self) -> &'static str {
-        "never-places"
-    }
-
-    fn begin_tick(
-        &mut self,
-        _: &mut Cell,
-        _: (Tick, i64),
-        _: &TickEvents,
-        _: &mut Vec<()>,
-        _: &mut Vec<Envelope<()>>,
-        _: &mut PolicyCounters,
-    ) {
-    }
-}
-
 /// The watchdog notices a policy that places nothing while the waiting tasks fit: one stall,
 /// from tick 0 to the end, in `summary.json`; the run is open-ended on a scenario and ends
 /// once the stall has lasted its span past the last submission, saying what it left.
@@ -146,7 +115,12 @@ fn a_policy_that_places_nothing_is_a_stall() {
     let pq = hadoop(root.path(), None);
     let mut config = config("first-fit");
     config.watchdog.stall_minutes = 1.0;
-    let summary = run_with(&config, &pq, &root.path().join("run"), NeverPlaces);
+    // No agents: nothing is ever placed, and every waiting task fits the idle cell.
+    let never_places = Stepped {
+        agents: 0,
+        step: |_: AgentIdx, _: &[Envelope<()>], _: &mut Outbox<'_, (), ()>| {},
+    };
+    let summary = run_with(&config, &pq, &root.path().join("run"), never_places);
     assert_eq!(summary.stalls.len(), 1, "{:?}", summary.stalls);
     let stall = summary.stalls[0];
     assert!(
@@ -161,44 +135,13 @@ fn a_policy_that_places_nothing_is_a_stall() {
     assert!(text.contains("\"stalls\"") && text.contains("\"work_left\""));
 }
 
-/// A policy whose rounds take 100 ms each, 200 to a tick (20 s a tick).
-#[derive(Clone, Default)]
-struct Slow;
-
-impl Policy for Slow {
-    type Msg = ();
-    type Agent = ();
-    type Action = ();
-
-    fn name(&self) -> &'static str {
-        "slow"
-    }
-
-    fn steps_every_agent(&self) -> bool {
-        true
-    }
-
-    fn begin_tick(
-        &mut self,
-        _: &mut Cell,
-        _: (Tick, i64),
-        _: &TickEvents,
-        agents: &mut Vec<()>,
-        _: &mut Vec<Envelope<()>>,
-        _: &mut PolicyCounters,
-    ) {
-        agents.resize(1, ());
-    }
-
-    fn step(
-        &self,
-        _: &StepCtx<'_>,
-        _: AgentIdx,
-        _: &mut (),
-        _: &[Envelope<()>],
-        _: &mut Outbox<'_, (), ()>,
-    ) {
-        std::thread::sleep(Duration::from_millis(100));
+/// One agent whose every step takes 100 ms (a tick of 200 rounds: 20 s).
+fn slow() -> Stepped<impl Fn(AgentIdx, &[Envelope<()>], &mut Outbox<'_, (), ()>) + Clone> {
+    Stepped {
+        agents: 1,
+        step: |_: AgentIdx, _: &[Envelope<()>], _: &mut Outbox<'_, (), ()>| {
+            std::thread::sleep(Duration::from_millis(100))
+        },
     }
 }
 
@@ -219,7 +162,7 @@ fn a_stop_inside_a_slow_tick_is_honoured_within_seconds() {
     let out = root.path().join("slow");
     let started = Instant::now();
     let outcome = std::thread::scope(|s| {
-        let run = s.spawn(|| engine::run(&config, &pq, &out, Slow, &progress, None));
+        let run = s.spawn(|| engine::run(&config, &pq, &out, slow(), &progress, None));
         std::thread::sleep(Duration::from_millis(1_500));
         progress.stop.store(true, Ordering::Relaxed);
         run.join().unwrap().unwrap()
@@ -243,7 +186,7 @@ fn a_stop_inside_a_slow_tick_is_honoured_within_seconds() {
     let progress = RunProgress::default();
     progress.stop.store(true, Ordering::Relaxed);
     let out = root.path().join("quick");
-    match engine::run(&quick, &pq, &out, Slow, &progress, None).unwrap() {
+    match engine::run(&quick, &pq, &out, slow(), &progress, None).unwrap() {
         RunOutcome::Snapshotted { next_tick, .. } => assert_eq!(next_tick, 1),
         other => panic!("{other:?}"),
     }

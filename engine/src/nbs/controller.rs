@@ -230,11 +230,13 @@ impl Controller for Nbs {
                 // gives it value, e^-21 and less) would otherwise get nothing for ever, its
                 // tasks waiting with the cell idle (issue 55): the left-out jobs share what the
                 // bargain leaves idle, water-filled by priority, as jobs do between solves.
-                let left_out = |r: usize| match &classes {
-                    Some(c) => a.left_out.contains(&c.class_of[r]),
-                    None => a.left_out.contains(&r),
-                };
                 if !a.left_out.is_empty() {
+                    let mut out = vec![false; bargaining.jobs.len()];
+                    a.left_out.iter().for_each(|&i| out[i] = true);
+                    let left_out = |r: usize| match &classes {
+                        Some(c) => out[c.class_of[r]],
+                        None => out[r],
+                    };
                     share_idle(jobs, &demand, capacity_cpu, left_out);
                 }
             }

@@ -195,3 +195,73 @@ pub fn threads_and_resume_agree(
     assert!(deterministic_outputs(&run) == outputs[0], "{name}: resumed");
     summaries
 }
+
+/// `config`'s scenario written to `root/raw-TAG` and ingested into `root/pq-TAG`: the Parquet
+/// directory.
+pub fn scenario_trace(
+    root: &Path,
+    tag: &str,
+    config: &ingest::scenario::ScenarioConfig,
+) -> PathBuf {
+    let raw = root.join(format!("raw-{tag}"));
+    ingest::scenario::generate_scenario(&raw, config).unwrap();
+    let pq = root.join(format!("pq-{tag}"));
+    ingest_dir(&raw, &pq);
+    pq
+}
+
+/// A test's own mechanism as a policy: `agents` stateless agents, stepped every round, each
+/// step running `step` on the agent's index, inbox and outbox (no agents: a policy that never
+/// does anything, nor places a task).
+#[derive(Clone)]
+pub struct Stepped<F> {
+    /// Agents, from the first tick on.
+    pub agents: usize,
+    /// What a step does.
+    pub step: F,
+}
+
+impl<F> engine::policy::Policy for Stepped<F>
+where
+    F: Fn(
+            engine::ids::AgentIdx,
+            &[engine::policy::Envelope<()>],
+            &mut engine::policy::Outbox<'_, (), ()>,
+        ) + Send
+        + Sync,
+{
+    type Msg = ();
+    type Agent = ();
+    type Action = ();
+
+    fn name(&self) -> &'static str {
+        "stepped"
+    }
+
+    fn steps_every_agent(&self) -> bool {
+        true
+    }
+
+    fn begin_tick(
+        &mut self,
+        _: &mut engine::cell::Cell,
+        _: (engine::ids::Tick, i64),
+        _: &engine::replay::TickEvents,
+        agents: &mut Vec<()>,
+        _: &mut Vec<engine::policy::Envelope<()>>,
+        _: &mut engine::policy::PolicyCounters,
+    ) {
+        agents.resize(self.agents, ());
+    }
+
+    fn step(
+        &self,
+        _: &engine::policy::StepCtx<'_>,
+        me: engine::ids::AgentIdx,
+        _: &mut (),
+        inbox: &[engine::policy::Envelope<()>],
+        out: &mut engine::policy::Outbox<'_, (), ()>,
+    ) {
+        (self.step)(me, inbox, out);
+    }
+}
