@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::{Stepped, read_parquet, run_policy, run_with, scenario_trace};
+use common::{PlainStep, Stepped, read_parquet, run_policy, run_with, scenario_trace};
 use engine::ids::AgentIdx;
 use engine::policy::{Envelope, Outbox};
 use engine::run::RunOutcome;
@@ -136,7 +136,7 @@ fn a_policy_that_places_nothing_is_a_stall() {
 }
 
 /// One agent whose every step takes 100 ms (a tick of 200 rounds: 20 s).
-fn slow() -> Stepped<impl Fn(AgentIdx, &[Envelope<()>], &mut Outbox<'_, (), ()>) + Clone> {
+fn slow() -> Stepped<PlainStep> {
     Stepped {
         agents: 1,
         step: |_: AgentIdx, _: &[Envelope<()>], _: &mut Outbox<'_, (), ()>| {

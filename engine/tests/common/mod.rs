@@ -210,6 +210,13 @@ pub fn scenario_trace(
     pq
 }
 
+/// A step that captures nothing ([`Stepped`]).
+pub type PlainStep = fn(
+    engine::ids::AgentIdx,
+    &[engine::policy::Envelope<()>],
+    &mut engine::policy::Outbox<'_, (), ()>,
+);
+
 /// A test's own mechanism as a policy: `agents` stateless agents, stepped every round, each
 /// step running `step` on the agent's index, inbox and outbox (no agents: a policy that never
 /// does anything, nor places a task).
