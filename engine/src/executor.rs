@@ -12,7 +12,7 @@
 //! drawn from the seed and the round ([`Mailbox::shuffle_inboxes`]), so no sender wins a tie by
 //! its index.
 
-use ingest::rng::{hash_keys, mix64};
+use ingest::rng::hash_keys;
 use rayon::prelude::*;
 
 use crate::cell::Cell;
@@ -20,6 +20,7 @@ use crate::csr::Scatter;
 use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
+use crate::ties::tie_key;
 
 /// The key of a round's fair inbox order ([`Mailbox::shuffle_inboxes`]): the run's seed and the
 /// round counted over the run ([`crate::active::RoundClock::global`]).
@@ -179,8 +180,8 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
             if inbox.iter().all(|e| e.from == first.from) {
                 return;
             }
-            let receiver = mix64(draw ^ u64::from(first.to.0));
-            inbox.sort_by_key(|e| mix64(receiver ^ u64::from(e.from.0)));
+            let receiver = tie_key(draw, u64::from(first.to.0));
+            inbox.sort_by_key(|e| tie_key(receiver, u64::from(e.from.0)));
         };
         if self.starts.is_empty() {
             let len = self.len();

@@ -52,6 +52,7 @@ pub mod snapshot;
 pub mod sparrow;
 pub mod summary;
 pub mod surge;
+pub mod ties;
 pub mod trace;
 pub mod units;
 pub mod usage_model;

@@ -28,7 +28,6 @@ use serde::{Deserialize, Serialize};
 use crate::cell::Cell;
 use crate::deadlines::JobTerms;
 use crate::error::Result;
-use crate::ids::NodeIdx;
 use crate::policy::{ColumnSpec, ColumnType, TableRows, TableSpec, Value};
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
@@ -164,10 +163,8 @@ impl QueueOutputs {
                 start,
                 Value::I64(e.end_us),
                 queue,
-                match e.start_us {
-                    Some(_) if e.node != NodeIdx::NONE => {
-                        Value::U64(cell.nodes.machine_id()[e.node.index()])
-                    }
+                match (e.start_us, cell.nodes.machine_id().get(e.node.index())) {
+                    (Some(_), Some(&machine)) => Value::U64(machine),
                     _ => Value::Null,
                 },
             ]);
@@ -316,7 +313,10 @@ mod tests {
             ..TickEvents::default()
         };
         out.record(&cell, &initial);
-        assert_eq!(out.task_rows[6 * 2 + 5], Value::I64(7));
+        let columns = TASK_COLUMNS.len();
+        assert_eq!(out.task_rows[columns * 2 + 5], Value::I64(7));
+        // This cell has no node: the machine is unknown (null), not a wrong one.
+        assert_eq!(out.task_rows[columns * 2 + 6], Value::Null);
         assert!(out.open.is_empty());
     }
 }

@@ -16,6 +16,8 @@
 //! table, NaN = no record), kept across VMs; its size is fixed when the datacenter's is.
 
 use ingest::rng::Rng;
+
+use crate::ties::{least_by, peek_salt};
 use serde::{Deserialize, Serialize};
 
 use super::hosts::{Hosts, Placement, suitable};
@@ -113,7 +115,7 @@ pub fn place(hosts: &impl Hosts, tables: &mut LoadTables, ant: Ant, rng: &mut Rn
                 pick
             }
         } else {
-            least_loaded_known(&known, &candidates).unwrap_or(current)
+            least_loaded_known(&known, &candidates, peek_salt(rng)).unwrap_or(current)
         };
         rate = (rate - ant.decay).max(0.0);
         current = next;
@@ -125,13 +127,11 @@ pub fn place(hosts: &impl Hosts, tables: &mut LoadTables, ant: Ant, rng: &mut Rn
     }
 }
 
-/// The suitable host with the least load in `known` (ties: lowest index).
-fn least_loaded_known(known: &[f64], candidates: &[usize]) -> Option<usize> {
-    candidates
-        .iter()
-        .copied()
-        .filter(|&h| !known[h].is_nan())
-        .min_by(|&a, &b| known[a].total_cmp(&known[b]))
+/// The suitable host with the least load in `known` (ties by [`tie_key`] under `salt`, not the
+/// lowest index: issue 55).
+fn least_loaded_known(known: &[f64], candidates: &[usize], salt: u64) -> Option<usize> {
+    let seen = candidates.iter().copied().filter(|&h| !known[h].is_nan());
+    least_by(seen, |&h| known[h], |&h| h as u64, salt)
 }
 
 #[cfg(test)]

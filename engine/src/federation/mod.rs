@@ -43,7 +43,7 @@ pub fn place(
             aco::place(hosts, tables, ant, rng)
         }
         VmScheduler::Ga => ga::place(hosts, explore, params.ga_population, rng),
-        VmScheduler::BestEffort => best_effort::place(hosts),
+        VmScheduler::BestEffort => best_effort::place(hosts, crate::ties::peek_salt(rng)),
     }
 }
 pub use policy::{Federation, FederationConfig};

@@ -260,6 +260,11 @@ mod tests {
         let mut started = Vec::new();
         cell.take_started(&mut started);
         assert_eq!(started, [t, u]);
+        assert_eq!(
+            cell.take_placements(),
+            2,
+            "counted for the watchdog, not saved"
+        );
         // Node a's stamp moved for an attribute and for the constraints of task t running there.
         assert_eq!(cell.constraint_stamp(a), 2);
         cell.constraint_stamps.clear();

@@ -462,7 +462,8 @@ impl Turn<'_, '_, '_> {
         }
         // An entry survives about as many exchanges as a Cyclon view of this size keeps it.
         let oldest_us = self.policy.round_us - period * (size as i64 / 2).max(1);
-        exchange(config.view, &mut peer.view, &fresh, (size, oldest_us));
+        let salt = crate::ties::peek_salt(&self.rng);
+        exchange(config.view, &mut peer.view, &fresh, (size, oldest_us), salt);
         let next = if first {
             // Spread the peers' exchanges over the period.
             let phase = ingest::rng::hash_keys(0x6055, &[self.node.0 as u64]) % period as u64;

@@ -10,6 +10,7 @@
 //! new, old entries keeping their old values.
 
 use super::config::ViewKind;
+use crate::ties::tie_key;
 
 /// A peer in a view, as cached.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -33,18 +34,21 @@ impl ViewEntry {
 
 /// The view after an exchange that brought `fresh` (distinct peers, none already in the view
 /// nor the node itself), at most `size` entries; Gradient drops entries cached before
-/// `oldest_us` first.
+/// `oldest_us` first. Equal entries (as old, as useful) are ordered by [`tie_key`] under `salt`,
+/// not by node index (issue 55).
 pub fn exchange(
     kind: ViewKind,
     view: &mut Vec<ViewEntry>,
     fresh: &[ViewEntry],
     (size, oldest_us): (usize, i64),
+    salt: u64,
 ) {
+    let tie = |e: &ViewEntry| tie_key(salt, u64::from(e.node));
     match kind {
         ViewKind::Uniform => view.clear(),
         ViewKind::Cyclon => {
-            // Oldest first (ties by node: deterministic); the oldest make room for the fresh.
-            view.sort_by_key(|e| (e.at_us, e.node));
+            // Oldest first; the oldest make room for the fresh.
+            view.sort_by_key(|e| (e.at_us, tie(e)));
             let keep = size.saturating_sub(fresh.len()).min(view.len());
             view.drain(..view.len() - keep);
             view.extend_from_slice(fresh);
@@ -55,7 +59,7 @@ pub fn exchange(
             view.sort_by(|a, b| {
                 b.utility()
                     .total_cmp(&a.utility())
-                    .then(a.node.cmp(&b.node))
+                    .then(tie(a).cmp(&tie(b)))
             });
             view.truncate(size);
         }
@@ -75,6 +79,33 @@ mod tests {
         }
     }
 
+    /// Among entries as old (Cyclon) or as useful (Gradient), which are dropped follows the
+    /// salt, not the node index: over 200 salts each of two equal old entries is dropped.
+    #[test]
+    fn equal_entries_are_dropped_by_the_salt() {
+        let old = vec![
+            entry(1, 1.0, 0, 10),
+            entry(2, 1.0, 0, 10),
+            entry(3, 5.0, 0, 30),
+        ];
+        let fresh = [entry(5, 9.0, 0, 50)];
+        for kind in [ViewKind::Cyclon, ViewKind::Gradient] {
+            let mut kept = [0u32; 3];
+            for salt in 0..200 {
+                let mut view = old.clone();
+                exchange(kind, &mut view, &fresh, (3, 0), ingest::rng::mix64(salt));
+                assert!(view.iter().any(|e| e.node == 3) && view.iter().any(|e| e.node == 5));
+                for e in view.iter().filter(|e| e.node <= 2) {
+                    kept[e.node as usize] += 1;
+                }
+            }
+            assert!(
+                kept[1] > 60 && kept[2] > 60 && kept[1] + kept[2] == 200,
+                "{kind:?} {kept:?}"
+            );
+        }
+    }
+
     /// Cyclon drops the oldest for the fresh; Gradient keeps the highest U, stale or not.
     #[test]
     fn cyclon_replaces_the_oldest_gradient_keeps_the_best() {
@@ -86,17 +117,17 @@ mod tests {
         ];
         let fresh = [entry(5, 1.0, 0, 50), entry(6, 7.0, 0, 50)];
         let mut cyclon = old.clone();
-        exchange(ViewKind::Cyclon, &mut cyclon, &fresh, (4, 0));
+        exchange(ViewKind::Cyclon, &mut cyclon, &fresh, (4, 0), 1);
         let nodes: Vec<u32> = cyclon.iter().map(|e| e.node).collect();
         assert_eq!(nodes, [1, 4, 5, 6]);
         let mut gradient = old.clone();
-        exchange(ViewKind::Gradient, &mut gradient, &fresh, (4, 0));
+        exchange(ViewKind::Gradient, &mut gradient, &fresh, (4, 0), 1);
         let nodes: Vec<u32> = gradient.iter().map(|e| e.node).collect();
         // U: 1 -> 8, 6 -> 7, 4 -> 5, 3 -> 2, 5 -> 1, 2 -> -3.
         assert_eq!(nodes, [1, 6, 4, 3]);
         // Entries cached before 25 are gone (2 and 3): 5 makes the cut.
         let mut aged = old;
-        exchange(ViewKind::Gradient, &mut aged, &fresh, (4, 25));
+        exchange(ViewKind::Gradient, &mut aged, &fresh, (4, 25), 1);
         let nodes: Vec<u32> = aged.iter().map(|e| e.node).collect();
         assert_eq!(nodes, [1, 6, 4, 5]);
     }

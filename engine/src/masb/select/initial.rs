@@ -10,6 +10,7 @@ use crate::ids::NodeIdx;
 use crate::masb::fit::LoadShare;
 use crate::masb::score::{self, ranking, sias_for_ranking};
 use crate::masb::{MasbConfig, ScoreReading, ScoreUnits};
+use crate::ties::{peek_salt, tie_key};
 
 /// A bound on the error of an exponent or load share computed from [`LoadShare`]s (a few
 /// roundings of numbers near 1, ~1e-15), far below the margins it is compared with.
@@ -118,6 +119,9 @@ pub fn initial_top(
     out: &mut Vec<Recommendation>,
 ) {
     out.clear();
+    // Equal scores (the idle nodes of an empty cell, a symmetric cell's nodes) are ordered by a
+    // draw, not by node index (issue 55): a salt of the stream, which it does not advance.
+    let salt = peek_salt(rng);
     let positions = &mut scratch.positions;
     positions.clear();
     match cache.fit {
@@ -206,9 +210,10 @@ pub fn initial_top(
         out.extend((exponents.iter()).filter_map(|&(e, p)| recommend(p, power.at(e))));
     }
     // Nodes are distinct, so the order is total: the best `top` chosen first, then sorted (many
-    // nodes may tie, e.g. the idle ones of an empty cell).
+    // nodes may tie, e.g. the idle ones of an empty cell: those by `tie_key`).
+    let tie = |r: &Recommendation| tie_key(salt, u64::from(r.node.0));
     let order = |a: &Recommendation, b: &Recommendation| {
-        b.score.total_cmp(&a.score).then(a.node.cmp(&b.node))
+        b.score.total_cmp(&a.score).then(tie(a).cmp(&tie(b)))
     };
     if top > 0 && out.len() > top {
         out.select_nth_unstable_by(top - 1, order);
@@ -594,10 +599,11 @@ mod tests {
     }
 
     /// Many nodes tie (an empty cell's identical idle nodes, as on a run's first tick): the best
-    /// 10 are the highest score, then the tied nodes by index, in that order, with or without the
-    /// fit index.
+    /// 10 are the highest score, then the tied nodes in the order of their `tie_key` under the
+    /// stream's salt (computed here by sorting all 399), with or without the fit index; not the
+    /// lowest indices (issue 55).
     #[test]
-    fn tied_nodes_rank_by_index() {
+    fn tied_nodes_rank_by_the_salt_not_the_index() {
         use crate::masb::fit::FitIndex;
         let config = MasbConfig {
             initial_candidates: 1_000,
@@ -625,8 +631,13 @@ mod tests {
                 &mut scratch,
                 &mut out,
             );
+            let salt = peek_salt(&Rng::new(5, 0));
+            let mut tied: Vec<u32> = (0..400).filter(|&n| n != 230).collect();
+            tied.sort_by_key(|&n| tie_key(salt, u64::from(n)));
+            let expected: Vec<u32> = [230].into_iter().chain(tied[..9].iter().copied()).collect();
             let nodes: Vec<u32> = out.iter().map(|r| r.node.0).collect();
-            assert_eq!(nodes, [230, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+            assert_eq!(nodes, expected);
+            assert_ne!(nodes[1..], [0, 1, 2, 3, 4, 5, 6, 7, 8]);
         }
     }
 
