@@ -214,3 +214,63 @@ fn same_round_messages_favour_no_sender_index() {
     }
     assert_eq!(seen[0], seen[1], "1 and 2 threads");
 }
+
+/// MASB on a symmetric cell: 100 identical idle machines, 20 identical one-task jobs at t = 0.
+/// Every idle node scores the same for a new task, so until issue 55 the brokers' best 10 were
+/// the 10 lowest-numbered nodes and every task landed among the first ~30 machines. Now the
+/// machines holding a task after three ticks are spread like 20 draws without replacement
+/// from 1-100: their mean machine ID over seeds 1-4 is within 12 of 50.5 (its sd there is 3.3),
+/// and some of them are in the last third.
+#[test]
+fn masb_spreads_ties_over_a_symmetric_cell() {
+    use arrow_array::types::UInt32Type;
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    let machines: String = (1..=100).map(|m| format!("0,{m},0,p,0.5,0.5\n")).collect();
+    // time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
+    let tasks: String = (1..=20)
+        .map(|j| format!("0,,{j},0,,0,u,0,0,0.05,0.05,0,0\n"))
+        .collect();
+    common::write_table(&trace, "machine_events", &machines);
+    common::write_table(&trace, "task_events", &tasks);
+    let pq = root.path().join("pq");
+    common::ingest_dir(&trace, &pq);
+    let (mut ids, mut last_third) = (Vec::new(), 0);
+    for seed in 1..=4 {
+        let config = RunConfig {
+            policy: PolicyConfig::default_of("masb").unwrap(),
+            hours: Some(3.0 / 60.0),
+            nodes_every: "1min".parse().unwrap(),
+            seed,
+            threads: 2,
+            ..RunConfig::default()
+        };
+        let run = root.path().join(format!("masb-{seed}"));
+        run_policy(&config, &pq, &run);
+        let nodes = read_parquet(&run.join("nodes"));
+        let col = |name: &str| nodes.column(nodes.schema().index_of(name).unwrap()).clone();
+        let (tick, machine, count) = (col("tick"), col("machine_id"), col("task_count"));
+        let tick = tick.as_primitive::<UInt32Type>();
+        let machine = machine.as_primitive::<UInt64Type>();
+        let count = count.as_primitive::<UInt32Type>();
+        // The last sample (the tasks run on: nothing ends).
+        let last = (0..nodes.num_rows()).map(|r| tick.value(r)).max().unwrap();
+        let held: Vec<u64> = (0..nodes.num_rows())
+            .filter(|&r| tick.value(r) == last && count.value(r) > 0)
+            .map(|r| machine.value(r))
+            .collect();
+        let tasks: u32 = (0..nodes.num_rows())
+            .filter(|&r| tick.value(r) == last)
+            .map(|r| count.value(r))
+            .sum();
+        assert_eq!(tasks, 20, "seed {seed}: every task placed by tick {last}");
+        last_third += held.iter().filter(|&&m| m > 67).count();
+        ids.extend(held);
+    }
+    let mean = ids.iter().sum::<u64>() as f64 / ids.len() as f64;
+    assert!(
+        (mean - 50.5).abs() < 12.0,
+        "machines holding tasks {ids:?}: mean {mean:.1}"
+    );
+    assert!(last_third > 0, "{ids:?}");
+}
