@@ -167,13 +167,8 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
         return match analysis::report::load_run(dir) {
             Ok(summary) => {
                 let mut kept = format!("{:.1} h, all", hours(summary.ticks));
-                let w = &summary.work_left;
-                if w.undone() {
-                    let _ = write!(
-                        kept,
-                        "; work undone: {} tasks waiting, {} running",
-                        w.tasks_waiting, w.tasks_running
-                    );
+                if let Some(undone) = summary.work_left.describe() {
+                    let _ = write!(kept, "; {undone}");
                 }
                 if !summary.stalls.is_empty() {
                     let _ = write!(kept, "; stalled {} time(s)", summary.stalls.len());
@@ -195,8 +190,7 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
     let asked = match (config.hours, last_event_us) {
         (Some(h), _) => format!("{h:.1} h"),
         (None, Some(last)) => {
-            let scenario = (config.trace.as_deref())
-                .is_some_and(|t| t.join(ingest::scenario::side::DIR).is_dir());
+            let scenario = (config.trace.as_deref()).is_some_and(ingest::scenario::side::present);
             match engine::run::ticks_to_run(&config, last, scenario) {
                 Ok(engine::run::OPEN_ENDED_TICKS) => "until its work is done".to_string(),
                 Ok(ticks) => format!("{:.1} h", hours(ticks as u64)),

@@ -888,3 +888,50 @@ fn run_lengths_past_the_trace_or_too_long_are_refused() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// A scenario cut short by `--hours` (past its last submission, before its work is done) says
+/// so: a warning naming the tasks left, "ended with work undone" in its log rather than
+/// "complete", the work in `report` and `status`; with `--strict` it exits 3. Without
+/// `--hours` the same scenario runs until its work is done and exits 0 under `--strict`.
+#[test]
+fn a_scenario_run_cut_short_says_so_and_strict_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let out = cellsim(&["gen", &p("raw"), "--scenario", "nbs-hadoop"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cellsim(&["ingest", &p("raw"), &p("pq")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = |name: &str, hours: Option<&str>| {
+        let (trace, out_dir) = (p("pq"), p(name));
+        let mut args = vec!["run", "--trace", &trace, "--policy", "nbs"];
+        args.extend(["--tick", "100ms", "--strict", "--out", &out_dir]);
+        if let Some(h) = hours {
+            args.extend(["--hours", h]);
+        }
+        cellsim(&args)
+    };
+    // The last submission is 10 s in; its 10 s tasks cannot all end by 12 s.
+    let cut = run("cut", Some("0.0034"));
+    let stderr = text(&cut.stderr);
+    assert_eq!(cut.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("warning: work left undone at the end"),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("cut/cellsim.log")).unwrap();
+    assert!(log.contains("ended with work undone or stalled"), "{log}");
+    assert!(!log.contains("complete:"), "{log}");
+    let report = cellsim(&["report", &p("cut")]);
+    assert!(text(&report.stdout).contains("work left undone at the end"));
+    let status = cellsim(&["status", &p("cut")]);
+    assert!(
+        text(&status.stdout).contains("work left undone"),
+        "{}",
+        text(&status.stdout)
+    );
+
+    let done = run("done", None);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    let log = std::fs::read_to_string(dir.path().join("done/cellsim.log")).unwrap();
+    assert!(log.contains("complete:"), "{log}");
+}

@@ -52,7 +52,7 @@ pub fn liveness_lines(run: &RunSummary) -> Vec<String> {
             Some(t) => format!("until tick {t}"),
             None => "to the run's end".into(),
         };
-        let ticks = s.until_tick.map_or(run.ticks, u64::from) - u64::from(s.from_tick);
+        let ticks = s.ticks(run.ticks);
         lines.push(format!(
             "stall: the policy placed nothing from tick {} {until} ({:.1} simulated minutes) while {} of the {} waiting tasks fitted an online node",
             s.from_tick,
@@ -172,10 +172,7 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     row("stalls", &|r| match r.stalls.as_slice() {
         [] => "none".into(),
         stalls => {
-            let ticks: u64 = stalls
-                .iter()
-                .map(|s| u64::from(s.until_tick.unwrap_or(r.ticks as u32)) - u64::from(s.from_tick))
-                .sum();
+            let ticks: u64 = stalls.iter().map(|s| s.ticks(r.ticks)).sum();
             format!("{} ({ticks} ticks)", stalls.len())
         }
     });

@@ -329,7 +329,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         replay.set_workload_mode(!policy.replays_placements());
         replay.set_scale(config.scale);
         let mut cell = state.cell;
-        let scenario = trace_dir.join(ingest::scenario::side::DIR).is_dir();
+        let scenario = ingest::scenario::side::present(trace_dir);
         cell.set_request_use(config.usage.request_use(scenario));
         replay.stats.usage_model = config.usage.applies(scenario);
         Ok(Simulation {
@@ -385,7 +385,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 trace: trace_dir.to_path_buf(),
             });
         }
-        let scenario = trace_dir.join(ingest::scenario::side::DIR).is_dir();
+        let scenario = ingest::scenario::side::present(trace_dir);
         let last_event_us = ingest_summary.last_event_us();
         let total = ticks_to_run(config, last_event_us, scenario)?;
         let header = Header {

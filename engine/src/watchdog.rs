@@ -94,6 +94,14 @@ pub struct Stall {
     pub tasks_fitting: u64,
 }
 
+impl Stall {
+    /// Ticks it lasted, in a run of `run_ticks` ticks (to the run's end while it lasts).
+    pub fn ticks(&self, run_ticks: u64) -> u64 {
+        let until = self.until_tick.map_or(run_ticks, u64::from);
+        until.saturating_sub(u64::from(self.from_tick))
+    }
+}
+
 /// What the watchdog keeps between ticks (saved in snapshots).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Watchdog {

@@ -25,6 +25,12 @@ use crate::error::{IngestError, Result};
 
 /// The directory of the side tables, in a trace directory.
 pub const DIR: &str = "scenario";
+/// Whether the trace directory `trace_dir` holds a scenario's side tables (a scenario's trace:
+/// its work has an end).
+pub fn present(trace_dir: &std::path::Path) -> bool {
+    trace_dir.join(DIR).is_dir()
+}
+
 /// The file names, in the order they are written and read.
 pub const FILES: [&str; 3] = ["tasks.csv", "machines.csv", "datacenters.csv"];
 
