@@ -218,7 +218,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub past_trace_end: bool,
     /// Exit with code 3 when the run stalled (its policy placed nothing for a span while
-    /// waiting tasks fitted) or ended with work undone (the config's `[watchdog] strict`).
+    /// waiting tasks fitted) or ended with work undone (the config's `[run] strict` or `[watchdog] strict`).
     #[arg(long)]
     pub strict: bool,
     /// Simulated time per tick ("60s", "100ms", "1ms"; the config's `tick`); every cadence

@@ -46,7 +46,7 @@ fn effective_config(args: &RunArgs) -> Result<RunConfig> {
             PolicyConfig::default_of(kind).with_context(|| format!("no policy named {kind}"))?;
     }
     config.past_trace_end |= args.past_trace_end;
-    config.watchdog.strict |= args.strict;
+    config.watchdog.strict |= args.strict || config.run.as_ref().is_some_and(|r| r.strict);
     if let Some(h) = args.hours {
         config.hours = Some(h);
     }

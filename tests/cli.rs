@@ -891,8 +891,9 @@ fn run_lengths_past_the_trace_or_too_long_are_refused() {
 
 /// A scenario cut short by `--hours` (past its last submission, before its work is done) says
 /// so: a warning naming the tasks left, "ended with work undone" in its log rather than
-/// "complete", the work in `report` and `status`; with `--strict` it exits 3. Without
-/// `--hours` the same scenario runs until its work is done and exits 0 under `--strict`.
+/// "complete", the work in `report` and `status`; with `--strict` (or `[run] strict = true` in
+/// its config) it exits 3, without either 0. Without `--hours` the same scenario runs until its
+/// work is done and exits 0 under `--strict`.
 #[test]
 fn a_scenario_run_cut_short_says_so_and_strict_exits_3() {
     let dir = tempfile::tempdir().unwrap();
@@ -901,16 +902,29 @@ fn a_scenario_run_cut_short_says_so_and_strict_exits_3() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = cellsim(&["ingest", &p("raw"), &p("pq")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = |name: &str, hours: Option<&str>| {
+    std::fs::write(dir.path().join("strict.toml"), "[run]\nstrict = true\n").unwrap();
+    let strict_config = p("strict.toml");
+    let run_with = |name: &str, hours: Option<&str>, strict: &[&str]| {
         let (trace, out_dir) = (p("pq"), p(name));
         let mut args = vec!["run", "--trace", &trace, "--policy", "nbs"];
-        args.extend(["--tick", "100ms", "--strict", "--out", &out_dir]);
+        args.extend(["--tick", "100ms", "--out", &out_dir]);
+        args.extend(strict);
         if let Some(h) = hours {
             args.extend(["--hours", h]);
         }
         cellsim(&args)
     };
+    let run = |name: &str, hours: Option<&str>| run_with(name, hours, &["--strict"]);
     // The last submission is 10 s in; its 10 s tasks cannot all end by 12 s.
+    let lenient = run_with("lenient", Some("0.0034"), &[]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", text(&lenient.stderr));
+    let by_config = run_with("by-config", Some("0.0034"), &["--config", &strict_config]);
+    assert_eq!(
+        by_config.status.code(),
+        Some(3),
+        "{}",
+        text(&by_config.stderr)
+    );
     let cut = run("cut", Some("0.0034"));
     let stderr = text(&cut.stderr);
     assert_eq!(cut.status.code(), Some(3), "{stderr}");

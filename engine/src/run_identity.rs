@@ -13,14 +13,22 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The `[run]` table of a run's `run.toml`, written by cellsim when the run starts.
+/// The `[run]` table of a run's `run.toml`, written by cellsim when the run starts. A config a
+/// user writes may hold `[run] strict = true` alone (the same as `[watchdog] strict` and
+/// `--strict`); the ID and trace are cellsim's to fill.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRecord {
     /// The run's random ID, 16 hex digits.
+    #[serde(default)]
     pub id: String,
     /// The trace as given when the run started.
+    #[serde(default)]
     pub trace: PathBuf,
+    /// A stall or work left undone exits non-zero (`watchdog.rs`); merged into
+    /// `[watchdog] strict` when the run starts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
 }
 
 impl RunRecord {
@@ -29,6 +37,7 @@ impl RunRecord {
         RunRecord {
             id: format!("{:016x}", fresh_id()),
             trace: trace_as_given.to_path_buf(),
+            strict: false,
         }
     }
 
@@ -73,6 +82,7 @@ mod tests {
         let edited = RunRecord {
             id: "not-an-id".into(),
             trace: "t".into(),
+            strict: false,
         };
         assert_eq!(edited.id_u64(), 0);
     }

@@ -2,8 +2,11 @@
 //! plug-in "controls the number of map slots allocated to each job", so a share is applied as a
 //! whole number of its job's tasks: each job keeps the tasks its share holds whole, and the
 //! capacity left goes a task at a time to the jobs with the largest fractions of a task left
-//! over (largest-remainder rounding; ties by row, i.e. job ID), never past a job's demand or the
-//! capacity. Without it a share smaller than one task would starve its job, or (run a task
+//! over (largest-remainder rounding), never past a job's demand or the capacity. Equal fractions
+//! go by row, i.e. job ID, which is submission order: the earlier job first, as Hadoop's
+//! schedulers order jobs of equal standing (the fair scheduler's comparator falls back to start
+//! time, FIFO by definition). That is an order with a meaning, not an index artifact (issue 55):
+//! a job's row is not where it happens to sit in a cell. Without it a share smaller than one task would starve its job, or (run a task
 //! anyway) make every controller's small shares alike.
 //!
 //! Invariant: every share is a multiple of its job's task size (`task_cpu`), at most its demand

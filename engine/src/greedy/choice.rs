@@ -88,7 +88,9 @@ fn first_candidate(
     }
 }
 
-/// The first qualifying node in index order (the order the trace adds machines).
+/// The first qualifying node in index order (the order the trace adds machines). Index order is
+/// first-fit's definition (the seeds' baseline, and DSLab's `FirstFit` it is checked against),
+/// the one tie-break by index issue 55 keeps: it is not a tie here but the rule.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FirstFit;
 

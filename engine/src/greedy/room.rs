@@ -102,9 +102,35 @@ impl RoomIndex {
         &self,
         need: &Need,
         from: usize,
+        accept: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        self.first_in(need, from..self.nodes, accept)
+    }
+
+    /// The first such node from `start` on, going round past the last node to those before
+    /// `start`: with `start` drawn at random, every node of a symmetric cell is equally likely
+    /// to be taken (a tie broken by a draw, not by index order; issue 55).
+    pub fn first_round_from(
+        &self,
+        need: &Need,
+        start: usize,
         mut accept: impl FnMut(usize) -> bool,
     ) -> Option<usize> {
-        if self.nodes == 0 {
+        let start = start.min(self.nodes);
+        (self.first_in(need, start..self.nodes, &mut accept))
+            .or_else(|| self.first_in(need, 0..start, &mut accept))
+    }
+
+    /// The first node in index order within `range` that `accept` takes among those the tree
+    /// does not rule out for `need`.
+    fn first_in(
+        &self,
+        need: &Need,
+        range: std::ops::Range<usize>,
+        mut accept: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        let (from, to) = (range.start, range.end.min(self.nodes));
+        if from >= to {
             return None;
         }
         let want = wanted(need);
@@ -116,7 +142,7 @@ impl RoomIndex {
         while depth > 0 {
             depth -= 1;
             let (i, lo, hi) = stack[depth];
-            if hi <= from || lo >= self.nodes || !covers(&self.room[i], &want) {
+            if hi <= from || lo >= to || !covers(&self.room[i], &want) {
                 continue;
             }
             if i >= self.size {
@@ -149,7 +175,8 @@ mod tests {
     use super::*;
 
     /// On random cells and needs, the nodes the index visits are a superset of those with room,
-    /// in index order, and `first` finds the first node with room: as a scan over every node.
+    /// in index order, and `first` finds the first node with room (`first_round_from` the first
+    /// from a start, going round): as a scan over every node.
     #[test]
     fn the_index_finds_what_a_scan_finds() {
         let mut r = ingest::rng::Rng::new(7, 0);
@@ -189,6 +216,9 @@ mod tests {
                 let from = r.below(count as u64) as usize;
                 let later = index.first(&need, from, |n| fits(&nodes, n, &need));
                 assert_eq!(later, scan.iter().copied().find(|&n| n >= from));
+                let round = index.first_round_from(&need, from, |n| fits(&nodes, n, &need));
+                let wrapped = scan.iter().copied().find(|&n| n >= from);
+                assert_eq!(round, wrapped.or_else(|| scan.first().copied()));
             }
             // Updating one node after a change matches a rebuild.
             let n = r.below(count as u64) as usize;

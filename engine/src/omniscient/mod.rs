@@ -8,10 +8,12 @@
 //! Each tick, after the trace's events: (1) tasks waiting on a node start there in the order
 //! they were assigned, while the node's queue head has room (the fit rule of `greedy::fit`; a
 //! head without room blocks those behind it); (2) the new arrivals (submitted, resubmitted,
-//! displaced by a machine removal, or re-planned) take, in the order they came, the first node
-//! in index order with room now and no queue; failing that, the node with the earliest start
-//! ([`earliest::earliest_start`], from the node's free room, the expected ends of the runs on it
-//! and of the tasks waiting there; the lowest index among equals), whose queue they join. A task
+//! displaced by a machine removal, or re-planned) take, in the order they came, a node with room
+//! now and no queue (the first from a node drawn per task and tick, going round: seed 002 names
+//! no tie-break, and index order would hand every tie to the lowest-numbered nodes, issue 55);
+//! failing that, the node with the earliest start ([`earliest::earliest_start`], from the node's
+//! free room, the expected ends of the runs on it and of the tasks waiting there; equals taken
+//! by [`tie_key`]), whose queue they join. A task
 //! no node is known to be able to start (only runs of unknown length, or no node big enough)
 //! waits in arrival order and is planned again every tick, but only against the nodes that
 //! changed since (the greedy placers' memory, `greedy/unplaced.rs`: no node could start it then,
@@ -48,6 +50,7 @@ use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
 use crate::run_times::RunTimes;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+use crate::ties::tie_key;
 
 /// A task assigned to a node, waiting there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +88,8 @@ pub struct Omniscient {
     outputs: QueueOutputs,
     /// The run's tick, microseconds (0: starts at the tick's end).
     tick_us: i64,
+    /// The run's seed: the salt of every tie-break (module doc).
+    seed: u64,
     /// The unplanned tasks no node could start in the last tick, so that a tick re-plans them
     /// only when a node that changed since could (`greedy/unplaced.rs`; not saved).
     unplaced: Unplaced,
@@ -243,6 +248,11 @@ impl Omniscient {
         Omniscient { tick_us, ..self }
     }
 
+    /// The policy with the run's `seed`, the salt of its tie-breaks.
+    pub fn with_seed(self, seed: u64) -> Omniscient {
+        Omniscient { seed, ..self }
+    }
+
     /// When a task that could start at `earliest_us` starts in the tick ending at `now_us`:
     /// then, but not before the tick began (the policy acts on the tick's events at once).
     fn start_time(&self, now_us: i64, earliest_us: i64) -> i64 {
@@ -300,26 +310,39 @@ impl Omniscient {
         replan
     }
 
-    /// The node with the earliest expected start for `t` and that start.
-    fn plan(&self, cell: &Cell, plans: &NodePlans, t: TaskIdx) -> Option<(NodeIdx, i64)> {
+    /// The salt of task `t`'s tie-breaks in the tick ending at `now_us`.
+    fn salt(&self, t: TaskIdx, now_us: i64) -> u64 {
+        tie_key(tie_key(self.seed, now_us as u64), t.index() as u64)
+    }
+
+    /// The node with the earliest expected start for `t` and that start; equal starts taken by
+    /// [`tie_key`] under `salt`.
+    fn plan(
+        &self,
+        cell: &Cell,
+        plans: &NodePlans,
+        t: TaskIdx,
+        salt: u64,
+    ) -> Option<(NodeIdx, i64)> {
         let need = Need::of(cell, t);
         let want = amounts(&need);
         let mut scratch = Vec::new();
-        let mut best: Option<(i64, usize)> = None;
+        let mut best: Option<(i64, u64, usize)> = None;
         for n in 0..cell.nodes.len() {
             if !could_ever_take(cell, t, &need, n) {
                 continue;
             }
-            if best.is_some_and(|(b, _)| plans.not_before_us[n] >= b) {
+            let key = tie_key(salt, n as u64);
+            if best.is_some_and(|(b, k, _)| (plans.not_before_us[n], key) >= (b, k)) {
                 continue;
             }
             if let Some(at) = plans.earliest(n, want, &mut scratch)
-                && best.is_none_or(|(b, _)| at < b)
+                && best.is_none_or(|(b, k, _)| (at, key) < (b, k))
             {
-                best = Some((at, n));
+                best = Some((at, key, n));
             }
         }
-        best.map(|(at, n)| (NodeIdx(n as u32), at))
+        best.map(|(at, _, n)| (NodeIdx(n as u32), at))
     }
 }
 
@@ -390,7 +413,7 @@ impl Policy for Omniscient {
             let set = cell.constraint_set(t);
             let (started, queued) = (&self.started, &self.queued);
             let could_start = |n: usize| {
-                // Room now (as `room.first` would find it), or a start `plan` would find.
+                // Room now (as `room.first_round_from` would find it), or a start `plan` would find.
                 could_ever_take(cell, t, &need, n)
                     && (fits(&cell.nodes, n, &need) || {
                         let plans = plans
@@ -402,7 +425,11 @@ impl Policy for Omniscient {
                 self.unplanned.push((t, generation));
                 continue;
             }
-            if let Some(n) = self.room.first(&need, 0, |n| qualifies(cell, t, &need, n)) {
+            let salt = self.salt(t, now_us);
+            let from = (salt % cell.nodes.len().max(1) as u64) as usize;
+            let room_now =
+                (self.room).first_round_from(&need, from, |n| qualifies(cell, t, &need, n));
+            if let Some(n) = room_now {
                 self.mark(t, false);
                 let at = self.start_time(now_us, cell.tasks.submit_us()[i]);
                 self.start(cell, t, NodeIdx(n as u32), at);
@@ -415,7 +442,7 @@ impl Policy for Omniscient {
             }
             let plans = plans
                 .get_or_insert_with(|| NodePlans::build(cell, &self.started, &self.queued, now_us));
-            match self.plan(cell, plans, t) {
+            match self.plan(cell, plans, t, salt) {
                 Some((node, start_us)) => {
                     let end_us = start_us.saturating_add(self.run_us(cell, t));
                     let a = Assigned {
@@ -491,7 +518,7 @@ impl crate::policies::PolicySpec for OmniscientConfig {
     ) -> crate::Result<Omniscient> {
         let outputs = QueueOutputs::of_run(run, trace_dir)?;
         let policy = Omniscient::new(RunTimes::of_trace(trace_dir)?, outputs);
-        Ok(policy.with_tick(run.tick.us()))
+        Ok(policy.with_tick(run.tick.us()).with_seed(run.seed))
     }
 }
 
@@ -519,11 +546,11 @@ mod tests {
         cell.check().unwrap();
     }
 
-    /// By hand, at t = 0: A (CPU 60, 100 s) goes to node 0 and B (60, 30 s) to node 1, both
-    /// with room now. C (50, 10 s) fits nowhere: node 0 frees room at 100 s, node 1 at 30 s, so
-    /// C waits on node 1. D (30) has room on node 0, which has no queue: it starts there. E
-    /// (45, 5 s): node 0 has 10 free until A ends at 100 s; node 1 after C has -10, 50 once B
-    /// ends at 30 s: E waits on node 1 behind C. At 30 s B ends: C and E start on node 1.
+    /// By hand, at t = 0: A (CPU 60, 100 s) goes to one node, a (which one is a draw), and B
+    /// (60, 30 s) to the other, b, both with room now. C (50, 10 s) fits nowhere: a frees room at
+    /// 100 s, b at 30 s, so C waits on b. D (30) has room on a, which has no queue: it starts
+    /// there. E (45, 5 s): a has 10 free until A ends at 100 s; b after C has -10, 50 once B
+    /// ends at 30 s: E waits on b behind C. At 30 s B ends: C and E start on b.
     #[test]
     fn each_task_waits_on_the_node_that_can_start_it_soonest() {
         let mut cell = cell();
@@ -549,24 +576,69 @@ mod tests {
             let running = c.tasks.state()[tasks[i].index()] == TaskState::Running;
             running.then(|| c.tasks.node()[tasks[i].index()].0)
         };
+        let a = node(&cell, 0).unwrap();
+        let b = 1 - a;
         assert_eq!(
             (0..5).map(|i| node(&cell, i)).collect::<Vec<_>>(),
-            [Some(0), Some(1), None, Some(0), None]
+            [Some(a), Some(b), None, Some(a), None]
         );
         let waiting: Vec<(TaskIdx, u32, i64)> = policy
             .queued
             .iter()
             .map(|a| (a.task, a.node.0, a.start_us))
             .collect();
-        assert_eq!(waiting, [(tasks[2], 1, 30 * S), (tasks[4], 1, 30 * S)]);
+        assert_eq!(waiting, [(tasks[2], b, 30 * S), (tasks[4], b, 30 * S)]);
         // Nothing ends: nothing moves.
         tick(&mut policy, &mut cell, &[], 10 * S);
         assert_eq!(node(&cell, 2), None);
         // B ends at 30 s: C and E start on node 1, in order.
         cell.end(tasks[1]);
         tick(&mut policy, &mut cell, &[], 30 * S);
-        assert_eq!((node(&cell, 2), node(&cell, 4)), (Some(1), Some(1)));
+        assert_eq!((node(&cell, 2), node(&cell, 4)), (Some(b), Some(b)));
         assert!(policy.queued.is_empty());
+    }
+
+    /// A symmetric cell: 40 identical empty nodes; 40 identical tasks (60 of 100 CPU, 100 s)
+    /// take one node each, then 8 more wait, each on a node all of whose starts are equal (100
+    /// s). Which nodes the first 8 tasks and the 8 waiting ones get is a draw: over 300 seeds
+    /// each node gets about 300 * 8 / 40 = 60 of either (all within 25..=100, a bound a binomial
+    /// (300 * 8, 1/40) count leaves with odds below 1e-6), where index order gives every one
+    /// to nodes 0-7 (checked: that order fails the bound).
+    #[test]
+    fn a_symmetric_cell_spreads_ties_over_every_node() {
+        const NODES: usize = 40;
+        let (mut first, mut waiting) = ([0u32; NODES], [0u32; NODES]);
+        for seed in 0..300u64 {
+            let mut cell = Cell::with_machines(NODES as u64, 100, 100);
+            let tasks: Vec<TaskIdx> = (0..NODES as u32 + 8)
+                .map(|i| {
+                    let t = cell.tasks.alloc(7, i, 0, 0);
+                    cell.set_request(t, 60, 10);
+                    t
+                })
+                .collect();
+            let rows = (0..tasks.len() as u32)
+                .flat_map(|i| [(0, (7, i), SCHEDULE), (100 * S, (7, i), FINISH)]);
+            let mut rows: Vec<_> = rows.collect();
+            rows.sort_by_key(|r| r.0);
+            let mut policy =
+                Omniscient::new(RunTimes::of_rows(rows), QueueOutputs::default()).with_seed(seed);
+            tick(&mut policy, &mut cell, &tasks, 0);
+            for &t in &tasks[..8] {
+                first[cell.tasks.node()[t.index()].index()] += 1;
+            }
+            assert_eq!(policy.queued.len(), 8);
+            for a in &policy.queued {
+                assert_eq!(a.start_us, 100 * S);
+                waiting[a.node.index()] += 1;
+            }
+        }
+        let even = |counts: &[u32]| counts.iter().all(|&c| (25..=100).contains(&c));
+        assert!(even(&first), "{first:?}");
+        assert!(even(&waiting), "{waiting:?}");
+        let mut by_index = [0u32; NODES];
+        by_index[..8].fill(300);
+        assert!(!even(&by_index));
     }
 
     /// Remembering unplannable tasks changes nothing: on random cells, passes with the memory
