@@ -205,7 +205,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let trace = match source {
         TraceSource::Ingested(trace) => trace,
         TraceSource::Synthetic(gen_config) => {
-            let cell = out.join("synthetic");
+            let cell = out.join(engine::run_dir::SYNTHETIC_DIR);
             match synthetic_trace(&cell, &gen_config, &progress.stop) {
                 Err(e) if matches!(e.downcast_ref(), Some(IngestError::Stopped)) => {
                     // No run.toml yet, so not `cellsim resume`: slurm/run.sbatch requeues on
@@ -299,6 +299,14 @@ fn execute(
     let mut from = None;
     if resume {
         if out.join(SUMMARY_FILE).exists() {
+            let changes = engine::run_dir::config_changes(out, config);
+            if !changes.is_empty() {
+                bail!(
+                    "{} is complete, but under another configuration than this command's ({}); run these settings into a new output directory",
+                    out.display(),
+                    changes.join(", ")
+                );
+            }
             let done = format!(
                 "{} is complete ({SUMMARY_FILE}); nothing to resume",
                 out.display()

@@ -247,11 +247,13 @@ fn interrupted(dir: &Path) -> std::path::PathBuf {
 fn damaged_snapshots_are_skipped_with_the_reason() {
     let reference = reference("masb");
     type Damage = fn(&mut Vec<u8>);
-    let damages: [(&str, Damage); 4] = [
+    let damages: [(&str, Damage); 5] = [
         ("checksum mismatch", |b| {
             let n = b.len();
             b[n / 2] ^= 0x40;
         }),
+        // A name byte of the section table (issue 56: every resume failed with "no section cell").
+        ("section table checksum mismatch", |b| b[65] ^= 0x01),
         ("truncated", |b| b.truncate(b.len() - 100)),
         ("not a cellsim snapshot", |b| {
             b[..8].copy_from_slice(b"PK\x03\x04....")
@@ -405,8 +407,9 @@ fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// A finished run whose summary was removed resumes from an earlier snapshot to the outputs of
-/// an uninterrupted run (its finished samples file taken back); with that file gone too, the
-/// resume is refused, naming it, rather than writing a samples file with a hole.
+/// an uninterrupted run (its finished samples file taken back); with one byte of that file
+/// flipped (issue 56: it survived resume) or the file gone, the resume is refused, naming it,
+/// rather than writing a samples file with a hole or a wrong byte.
 #[test]
 fn a_finished_run_resumes_from_a_snapshot_and_lost_samples_are_refused() {
     let reference = reference("masb");
@@ -418,12 +421,22 @@ fn a_finished_run_resumes_from_a_snapshot_and_lost_samples_are_refused() {
     );
     finish_then_resume_from_the_first_snapshot(&args, &run, reference);
     std::fs::remove_file(run.join("summary.json")).unwrap();
-    std::fs::remove_file(run.join("samples.jsonl")).unwrap();
+    let samples = run.join("samples.jsonl");
+    let mut bytes = std::fs::read(&samples).unwrap();
+    assert!(bytes.len() > 100, "MASB samples its decisions");
+    bytes[20] ^= 0x01;
+    std::fs::write(&samples, &bytes).unwrap();
+    let out = resume(&run);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let flipped = format!("{} changed since it was written", samples.display());
+    assert!(stderr.contains(&flipped), "{stderr}");
+    std::fs::remove_file(&samples).unwrap();
     let out = resume(&run);
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("samples.jsonl.partial") && stderr.contains("incomplete"),
+        stderr.contains(&format!("{} is missing", samples.display())),
         "{stderr}"
     );
 }
@@ -664,8 +677,9 @@ fn a_run_whose_trace_moved_resumes_with_its_new_place() {
 }
 
 /// A run stopped by an error part way (here its trace's second hour, damaged in place as a
-/// failing disk leaves a file: its size and footer intact, so the check of the parts against
-/// the ingest summary before the run passes it): the error names the file, a note names the
+/// failing disk leaves a file: its size and footer intact, in a trace whose ingest recorded no
+/// CRC-32s, as an older cellsim's did, so the check of the parts against the ingest summary
+/// before the run passes it): the error names the file, a note names the
 /// snapshot the run is kept up to and the command that continues it, and once the file is
 /// mended `resume` finishes the run to the uninterrupted run's outputs. An error before any
 /// snapshot has no such note (starting again is the same).
@@ -675,6 +689,15 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("trace");
     copy_of_the_trace(&copy);
+    let summary = copy.join("ingest-summary.json");
+    let mut recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    for table in recorded["tables"].as_object_mut().unwrap().values_mut() {
+        for part in table["parts"].as_array_mut().unwrap() {
+            assert!(part.as_object_mut().unwrap().remove("crc32").is_some());
+        }
+    }
+    std::fs::write(&summary, recorded.to_string()).unwrap();
     let part = copy.join("task_events/part-00001-of-00002.parquet");
     let cut = |part: &Path| {
         let mut bytes = std::fs::read(part).unwrap();
@@ -814,8 +837,8 @@ fn status_says_where_each_run_stands() {
 }
 
 /// The trace's parts are checked against its ingest summary before a run starts: a deleted
-/// machine_events or task_events part, a truncated part and a part the ingest did not write are
-/// each refused, naming the part, and nothing is run.
+/// machine_events or task_events part, a truncated part, a part with one bit flipped (same size)
+/// and a part the ingest did not write are each refused, naming the part, and nothing is run.
 #[test]
 fn a_trace_whose_parts_changed_since_its_ingest_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -855,6 +878,15 @@ fn a_trace_whose_parts_changed_since_its_ingest_is_refused() {
             kept.len() - 100,
             kept.len()
         ),
+        &tasks,
+    );
+    // One bit flipped in the middle of the part, its size unchanged (issue 56: it ran to other
+    // results, exit 0).
+    let mut flipped = kept.clone();
+    flipped[kept.len() / 2] ^= 0x10;
+    std::fs::write(&tasks, &flipped).unwrap();
+    refused(
+        "changed since it was ingested (same size, CRC-32 differs)",
         &tasks,
     );
     std::fs::write(&tasks, &kept).unwrap();

@@ -1,7 +1,7 @@
 //! Deadlines met, by type, for `cellsim report` (seed 004 on any trace with deadlines: a
 //! scenario's, or the `[deadlines]` model's on a GCD cell): per run, from its `jobs/` table, the
 //! jobs that ended with a hard or a soft deadline, the share that met it (latency <= 0) and their
-//! latency's median, 90th and 99th percentiles (nearest rank), and, for a run whose policy
+//! latency's median, 90th and 99th percentiles (`percentile.rs`), and, for a run whose policy
 //! solves an optimisation (`nbs`), its solver's wall time per solve (`timing/`'s `solver_ms`
 //! over the `nbs_solves` counter). A run without a `jobs/` table, or whose jobs have no
 //! deadline, has none.
@@ -33,14 +33,6 @@ pub struct Deadlines {
     pub by_type: [Met; 2],
 }
 
-fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let k = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[k - 1]
-}
-
 /// Reads `RUN/jobs/`; `None` without the table or without a job with a deadline.
 pub fn of_run(run: &Path) -> Result<Option<Deadlines>> {
     if !run.join("jobs").is_dir() {
@@ -67,7 +59,7 @@ pub fn of_run(run: &Path) -> Result<Option<Deadlines>> {
         Met {
             jobs: l.len(),
             met: l.iter().filter(|&&v| v <= 0.0).count(),
-            latency_s: [0.5, 0.9, 0.99].map(|q| nearest_rank(&l, q)),
+            latency_s: [0.5, 0.9, 0.99].map(|q| crate::percentile::of_sorted(&l, q)),
         }
     });
     Ok(Some(Deadlines { by_type }))
@@ -141,16 +133,6 @@ pub fn render(names: &[String], runs: &[Option<Deadlines>], solver_ms: &[Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Nearest-rank percentiles by hand: of 1..=10, p50 = 5, p90 = 9, p99 = 10.
-    #[test]
-    fn percentiles_by_nearest_rank() {
-        let v: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(nearest_rank(&v, 0.5), 5.0);
-        assert_eq!(nearest_rank(&v, 0.9), 9.0);
-        assert_eq!(nearest_rank(&v, 0.99), 10.0);
-        assert!(nearest_rank(&[], 0.5).is_nan());
-    }
 
     #[test]
     fn rows_per_type_and_solver() {

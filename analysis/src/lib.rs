@@ -11,6 +11,7 @@ pub mod experiment;
 pub mod figure;
 pub mod paper;
 mod parts;
+pub mod percentile;
 pub mod policy_tables;
 pub mod report;
 pub mod settings;

@@ -38,16 +38,10 @@ pub struct PhaseMedians {
     pub snapshot_ms: f64,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+fn median(v: Vec<f64>) -> f64 {
+    match v.is_empty() {
+        true => 0.0,
+        false => crate::percentile::of(v, 0.5),
     }
 }
 

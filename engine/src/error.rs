@@ -34,6 +34,16 @@ pub enum EngineError {
         /// The output directory.
         path: PathBuf,
     },
+    /// The output directory of a new run holds what the run did not write.
+    #[error(
+        "{path} holds what this run did not write: {holds}; give a new or empty output directory (a run deletes nothing it did not write)"
+    )]
+    NotOurs {
+        /// The output directory.
+        path: PathBuf,
+        /// What is there.
+        holds: String,
+    },
     /// The cell broke an invariant (only checked with `check_invariants`): a bug.
     #[error("tick {tick}: cell invariant broken: {problem}")]
     Invariant {

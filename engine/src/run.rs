@@ -415,6 +415,11 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 path: out_dir.to_path_buf(),
             });
         }
+        let tables = crate::output::TABLES.into_iter();
+        let tables: Vec<&str> = tables
+            .chain(policy.tables().iter().map(|t| t.name))
+            .collect();
+        crate::run_dir::check_fresh(out_dir, config, &tables)?;
         save_config(config, trace_dir, out_dir)?;
         crate::output::schema::RunSchema::of(&policy).write(out_dir)?;
         let state = State {

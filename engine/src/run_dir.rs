@@ -35,6 +35,8 @@ pub const LOG_FILE: &str = "cellsim.log";
 pub const LOCK_FILE: &str = ".cellsim.lock";
 /// Directory of the snapshots.
 pub const SNAPSHOT_DIR: &str = "snapshots";
+/// Directory of a run's synthetic cell (a run without a trace makes one there).
+pub const SYNTHETIC_DIR: &str = "synthetic";
 
 /// Whether `dir` is a run directory: one with a `run.toml`, or a `cellsim.log` (a run that
 /// stopped before writing its config has only the latter).
@@ -189,13 +191,15 @@ pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Ch
     })
 }
 
-/// Checks that the output parts `snap` counts are in `run_dir` as they were written.
+/// Checks that the output parts and samples `snap` counts are in `run_dir` as they were written.
 fn parts_intact(run_dir: &Path, snap: &Snapshot) -> std::result::Result<(), SnapshotError> {
     let (_, outputs, _, _, _): RunSection = snap.section("run")?.serde()?;
-    output::check_parts(run_dir, &outputs.parts).map_err(|problem| SnapshotError::Mismatch {
-        path: snap.path().to_path_buf(),
-        problem,
-    })
+    (output::check_parts(run_dir, &outputs.parts))
+        .and_then(|()| output::check_samples(run_dir, outputs.samples_len, outputs.samples_crc32))
+        .map_err(|problem| SnapshotError::Mismatch {
+            path: snap.path().to_path_buf(),
+            problem,
+        })
 }
 
 /// Why each of `skipped` was skipped, each reason once with the files it applies to (every
@@ -226,14 +230,19 @@ fn grouped_reasons(skipped: &[SnapshotError]) -> String {
     lines.join("; ")
 }
 
-/// What `config` changes from the configuration the run in `run_dir` started with (its
-/// `run.toml`), as text for a mismatch message; empty when that cannot be told.
-fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
+/// The keys in which `config` differs from the configuration the run in `run_dir` started with
+/// (its `run.toml`), each as "key old -> new", counting only keys that change an output (not
+/// threads, snapshots, the trace's place); none when they agree or `run.toml` cannot be read.
+pub fn config_changes(run_dir: &Path, config: &RunConfig) -> Vec<String> {
     let Ok(started) = RunConfig::from_file(&run_dir.join(CONFIG_FILE)) else {
-        return String::new();
+        return Vec::new();
     };
-    let changes =
-        snapshot::outputs_config(config).changes_from(&snapshot::outputs_config(&started));
+    snapshot::outputs_config(config).changes_from(&snapshot::outputs_config(&started))
+}
+
+/// [`config_changes`] as text for a mismatch message; empty when there are none.
+fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
+    let changes = config_changes(run_dir, config);
     match changes.is_empty() {
         true => String::new(),
         false => format!(
@@ -242,6 +251,87 @@ fn changes_since_start(run_dir: &Path, config: &RunConfig) -> String {
             run_dir.display()
         ),
     }
+}
+
+/// Checks that a new run may write into `out_dir`, whose own tables are `tables` (the engine's
+/// and its policy's): a new run clears the parts it finds in its tables, so it refuses a
+/// directory holding anything it did not write (issue 56: a user's file, another run's parts).
+/// Allowed, beside what cellsim keeps for any run there (the lock, the log, a synthetic cell,
+/// snapshot temporaries): the leftovers of a start of this same run (its `run.toml` equal to
+/// `config` in every key that changes an output; its schema, samples, partial parts, and table
+/// directories holding only parts). Refused otherwise, naming what is there.
+pub fn check_fresh(out_dir: &Path, config: &RunConfig, tables: &[&str]) -> Result<()> {
+    const SHOWN: usize = 5;
+    let names = |dir: &Path| -> Result<Vec<(String, bool)>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(EngineError::io(dir))? {
+            let entry = entry.map_err(EngineError::io(dir))?;
+            let is_dir = entry.file_type().map_err(EngineError::io(dir))?.is_dir();
+            names.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+        }
+        names.sort();
+        Ok(names)
+    };
+    let kept_for_any = [LOCK_FILE, LOG_FILE, SYNTHETIC_DIR, SNAPSHOT_DIR];
+    let mut found = Vec::new();
+    for (name, is_dir) in names(out_dir)? {
+        if name == SNAPSHOT_DIR && is_dir {
+            // Non-empty of snapshots is refused before (`RunUnfinished`); temporaries are pruned.
+            for (inner, _) in names(&out_dir.join(SNAPSHOT_DIR))? {
+                if !inner.ends_with(".tmp") {
+                    found.push((format!("{SNAPSHOT_DIR}/{inner}"), false));
+                }
+            }
+        } else if !kept_for_any.contains(&name.as_str()) {
+            found.push((name, is_dir));
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let started = RunConfig::from_file(&out_dir.join(CONFIG_FILE)).ok();
+    let same_run = started
+        .as_ref()
+        .is_some_and(|s| snapshot::outputs_config(s) == snapshot::outputs_config(config));
+    let mut foreign = Vec::new();
+    for (name, is_dir) in found {
+        let own_file = [CONFIG_FILE, SCHEMA_FILE, output::SAMPLES_FILE].contains(&name.as_str())
+            || name == format!("{}.partial", output::SAMPLES_FILE);
+        let own_dir = is_dir && (name == output::PARTIAL_DIR || tables.contains(&name.as_str()));
+        if same_run && own_file {
+            continue;
+        }
+        if same_run && own_dir {
+            for (inner, inner_dir) in names(&out_dir.join(&name))? {
+                let a_part = inner.starts_with("part-") && inner.ends_with(".parquet");
+                if inner_dir || !(a_part || name == output::PARTIAL_DIR) {
+                    foreign.push(format!("{name}/{inner}"));
+                }
+            }
+            continue;
+        }
+        foreign.push(if is_dir { format!("{name}/") } else { name });
+    }
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let more = foreign.len().saturating_sub(SHOWN);
+    foreign.truncate(SHOWN);
+    let mut holds = foreign.join(", ");
+    if more > 0 {
+        holds += &format!(" and {more} more");
+    }
+    let whose = match started.is_some() && !same_run {
+        true => format!(
+            " (another run's: its {CONFIG_FILE} differs: {})",
+            config_changes(out_dir, config).join(", ")
+        ),
+        false => String::new(),
+    };
+    Err(EngineError::NotOurs {
+        path: out_dir.to_path_buf(),
+        holds: holds + &whose,
+    })
 }
 
 /// Deletes all but the newest `keep` snapshots of `run_dir`, and temporary files left by a crash

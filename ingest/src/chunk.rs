@@ -16,7 +16,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use csv::ByteRecord;
 
 use crate::error::{IngestError, Result};
-use crate::tables::{ColumnSpec, Kind, Table};
+use crate::tables::{ColumnSpec, Kind, MAX_AMOUNT, Table};
 
 /// A parsed field, before it is appended.
 #[derive(Clone, Copy)]
@@ -88,7 +88,16 @@ fn parse_value<'a>(spec: &ColumnSpec, field: &'a [u8]) -> std::result::Result<Va
     let shown = || String::from_utf8_lossy(field).into_owned();
     let bad = |what: &str| format!("cannot parse {:?} as {what}", shown());
     Ok(match spec.kind {
-        Kind::TimeUs => Value::I64(parse_i64(field).ok_or_else(|| bad("a 64-bit integer"))?),
+        Kind::TimeUs => {
+            let v = parse_i64(field).ok_or_else(|| bad("a 64-bit integer"))?;
+            if v < 0 {
+                return Err(format!(
+                    "{} is negative; trace times are microseconds from 0 (before the trace)",
+                    shown()
+                ));
+            }
+            Value::I64(v)
+        }
         Kind::Id => Value::U64(parse_u64(field).ok_or_else(|| bad("an unsigned 64-bit integer"))?),
         Kind::TaskIndex => {
             let v = parse_u64(field).ok_or_else(|| bad("an unsigned integer"))?;
@@ -101,11 +110,23 @@ fn parse_value<'a>(spec: &ColumnSpec, field: &'a [u8]) -> std::result::Result<Va
             }
             Value::U8(v as u8)
         }
-        Kind::F32 => {
+        Kind::F32 | Kind::Amount => {
             let text = std::str::from_utf8(field).map_err(|_| bad("a number"))?;
             let v: f32 = text.parse().map_err(|_| bad("a number"))?;
             if !v.is_finite() {
                 return Err(bad("a finite number"));
+            }
+            if v < 0.0 {
+                return Err(format!(
+                    "{} is negative; this column is never below 0",
+                    shown()
+                ));
+            }
+            if matches!(spec.kind, Kind::Amount) && v > MAX_AMOUNT {
+                return Err(format!(
+                    "{} is more than {MAX_AMOUNT} (amounts are normalised to the largest machine, 1.0)",
+                    shown()
+                ));
             }
             Value::F32(v)
         }
@@ -133,7 +154,7 @@ impl Chunk {
                 Kind::Id => Builder::U64(UInt64Builder::with_capacity(capacity)),
                 Kind::TaskIndex => Builder::U32(UInt32Builder::with_capacity(capacity)),
                 Kind::Code(_) => Builder::U8(UInt8Builder::with_capacity(capacity)),
-                Kind::F32 => Builder::F32(Float32Builder::with_capacity(capacity)),
+                Kind::F32 | Kind::Amount => Builder::F32(Float32Builder::with_capacity(capacity)),
                 Kind::Bool => Builder::Bool(BooleanBuilder::with_capacity(capacity)),
                 Kind::Hash => Builder::Dict(StringDictionaryBuilder::new()),
                 Kind::HashOrInt => Builder::DictAndInt(
@@ -297,5 +318,62 @@ mod tests {
         let batch = chunk.finish();
         assert_eq!(batch.num_rows(), 2);
         assert_eq!(batch.column(4).null_count(), 1);
+    }
+
+    /// Values the engine's units cannot hold, and negatives, are refused with the line and
+    /// column (issue 56: a request of 1e30 wrapped its node's sum; machine CPUs of 1e10 were
+    /// capped; a negative time or request was kept or made 0); the bound itself is taken, and
+    /// a large ratio that is no amount (cycles per instruction) is kept.
+    #[test]
+    fn amounts_beyond_the_units_and_negatives_are_refused() {
+        let p = Path::new("t.csv");
+        let task = |time: &str, cpu: &str, mem: &str| {
+            let fields = [
+                time, "", "3", "0", "", "0", "u", "0", "0", cpu, mem, "", "0",
+            ];
+            Chunk::new(Table::TaskEvents, 1)
+                .push(&ByteRecord::from(fields.to_vec()), p, 4)
+                .map_err(|e| e.to_string())
+        };
+        assert!(task("0", "0.5", "4").is_ok());
+        assert_eq!(
+            task("0", "1e30", "0.1").unwrap_err(),
+            "t.csv:4: column 10 (cpu_request): 1e30 is more than 4 (amounts are normalised to the largest machine, 1.0)"
+        );
+        assert!(
+            task("0", "0.1", "1e38")
+                .unwrap_err()
+                .contains("column 11 (memory_request): 1e38 is more than 4")
+        );
+        assert!(
+            task("0", "-0.1", "0.1")
+                .unwrap_err()
+                .contains("column 10 (cpu_request): -0.1 is negative")
+        );
+        assert!(
+            task("-5", "0.1", "0.1")
+                .unwrap_err()
+                .contains("column 1 (time): -5 is negative")
+        );
+        let machine = Chunk::new(Table::MachineEvents, 1)
+            .push(
+                &ByteRecord::from(vec!["0", "5", "0", "h", "1e10", "0.5"]),
+                p,
+                9,
+            )
+            .unwrap_err();
+        assert!(
+            machine
+                .to_string()
+                .contains("t.csv:9: column 5 (cpus): 1e10 is more than 4")
+        );
+        let mut usage = vec!["0", "1", "3", "0", "5"];
+        usage.extend(["0.1"; 10]);
+        usage.extend(["250.0", "0.1", "1", "0", "0.1"]);
+        assert!(
+            Chunk::new(Table::TaskUsage, 1)
+                .push(&ByteRecord::from(usage), p, 1)
+                .is_ok()
+        );
     }
 }

@@ -105,6 +105,11 @@ pub struct PartSummary {
     pub bytes_in: u64,
     /// Output bytes.
     pub bytes_out: u64,
+    /// CRC-32 of the output file, checked when a run starts or resumes (a bit flipped in a part
+    /// of unchanged size changes results; issue 56). Absent in an older ingest's summary, whose
+    /// parts are checked by size and rows only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc32: Option<u32>,
 }
 
 /// Totals of one table.
@@ -180,7 +185,7 @@ impl IngestSummary {
     }
 
     /// Checks that trace directory `dir` (which this summary was loaded from) holds exactly the
-    /// parts it lists, each with the listed size and row count (from its Parquet footer), and
+    /// parts it lists, each with the listed size, CRC-32 and row count (from its Parquet footer), and
     /// no other part in a table's directory; the error lists every difference (at most a few
     /// per table).
     pub fn check_parts(&self, dir: &Path) -> Result<()> {
@@ -206,6 +211,14 @@ impl IngestSummary {
                     }
                 }
                 let bytes = fs::metadata(&path).map_err(IngestError::io(&path))?.len();
+                let changed = |crc32| Ok::<bool, IngestError>(crc32_of_file(&path)? != crc32);
+                if bytes == part.bytes_out && part.crc32.map(changed).transpose()? == Some(true) {
+                    table_problems.push(format!(
+                        "{} changed since it was ingested (same size, CRC-32 differs): ingest the trace again",
+                        path.display()
+                    ));
+                    continue;
+                }
                 if bytes != part.bytes_out {
                     table_problems.push(format!(
                         "{} has {bytes} bytes, {} when ingested",
@@ -611,9 +624,8 @@ fn convert_part(
     } else {
         fs::rename(&tmp, &job.output).map_err(IngestError::io(&job.output))?;
     }
-    let bytes_out = fs::metadata(&job.output)
-        .map_err(IngestError::io(&job.output))?
-        .len();
+    let written = fs::read(&job.output).map_err(IngestError::io(&job.output))?;
+    let (bytes_out, crc32) = (written.len() as u64, crc32fast::hash(&written));
     Ok(PartSummary {
         input: path
             .file_name()
@@ -628,5 +640,21 @@ fn convert_part(
         merged,
         bytes_in: job.bytes_in,
         bytes_out,
+        crc32: Some(crc32),
     })
+}
+
+/// CRC-32 of the file at `path`, read in 1 MiB pieces.
+pub fn crc32_of_file(path: &Path) -> Result<u32> {
+    use std::io::Read;
+    let mut file = File::open(path).map_err(IngestError::io(path))?;
+    let (mut hasher, mut buf) = (crc32fast::Hasher::new(), vec![0u8; 1 << 20]);
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(hasher.finalize()),
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(IngestError::io(path)(e)),
+        }
+    }
 }

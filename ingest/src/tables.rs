@@ -40,8 +40,11 @@ pub enum Kind {
     TaskIndex,
     /// A code from a closed table, `u8`, out-of-range values rejected.
     Code(&'static CodeTable),
-    /// A normalised resource amount or ratio, `f32`.
+    /// A non-negative ratio or time (CPI, a sample's portion), `f32`.
     F32,
+    /// A resource amount normalised to the largest machine (1.0), `f32`, at most
+    /// [`MAX_AMOUNT`]: the engine holds amounts in `u32` millionths, summed per node.
+    Amount,
     /// 0/1, `bool`.
     Bool,
     /// An opaque base64 hash, dictionary-encoded string.
@@ -49,6 +52,12 @@ pub enum Kind {
     /// An attribute value: hash or integer; stored as string plus `i64` when it is an integer.
     HashOrInt,
 }
+
+/// The largest resource amount a trace may hold: 4 times the largest machine (the trace is
+/// normalised so that it is 1.0). The engine counts amounts in `u32` millionths (4,294 of the
+/// largest machine in all), and sums a node's tasks in the same width: at this bound a node's
+/// sums hold over 1,000 tasks, where a value of 1e30 would have wrapped them (issue 56).
+pub const MAX_AMOUNT: f32 = 4.0;
 
 /// One CSV column of a table.
 #[derive(Debug, Clone, Copy)]
@@ -76,8 +85,8 @@ static MACHINE_EVENTS: [ColumnSpec; 6] = [
     col("machine_id", Id, false),
     col("event_type", Code(&codes::MACHINE_EVENT), false),
     col("platform_id", Hash, true),
-    col("cpus", F32, true),
-    col("memory", F32, true),
+    col("cpus", Amount, true),
+    col("memory", Amount, true),
 ];
 
 static MACHINE_ATTRIBUTES: [ColumnSpec; 5] = [
@@ -109,9 +118,9 @@ static TASK_EVENTS: [ColumnSpec; 13] = [
     col("user", Hash, true),
     col("scheduling_class", Code(&codes::SCHEDULING_CLASS), true),
     col("priority", Code(&codes::PRIORITY), false),
-    col("cpu_request", F32, true),
-    col("memory_request", F32, true),
-    col("disk_space_request", F32, true),
+    col("cpu_request", Amount, true),
+    col("memory_request", Amount, true),
+    col("disk_space_request", Amount, true),
     col("different_machines", Bool, true),
 ];
 
@@ -130,21 +139,21 @@ static TASK_USAGE: [ColumnSpec; 20] = [
     col("job_id", Id, false),
     col("task_index", TaskIndex, false),
     col("machine_id", Id, false),
-    col("cpu_rate", F32, true),
-    col("canonical_memory_usage", F32, true),
-    col("assigned_memory_usage", F32, true),
-    col("unmapped_page_cache", F32, true),
-    col("total_page_cache", F32, true),
-    col("max_memory_usage", F32, true),
+    col("cpu_rate", Amount, true),
+    col("canonical_memory_usage", Amount, true),
+    col("assigned_memory_usage", Amount, true),
+    col("unmapped_page_cache", Amount, true),
+    col("total_page_cache", Amount, true),
+    col("max_memory_usage", Amount, true),
     col("disk_io_time", F32, true),
-    col("local_disk_space_usage", F32, true),
-    col("max_cpu_rate", F32, true),
+    col("local_disk_space_usage", Amount, true),
+    col("max_cpu_rate", Amount, true),
     col("max_disk_io_time", F32, true),
     col("cycles_per_instruction", F32, true),
     col("memory_accesses_per_instruction", F32, true),
     col("sample_portion", F32, true),
     col("aggregation_type", Bool, true),
-    col("sampled_cpu_usage", F32, true),
+    col("sampled_cpu_usage", Amount, true),
 ];
 
 impl Table {
@@ -197,7 +206,7 @@ impl Table {
                 Id => DataType::UInt64,
                 TaskIndex => DataType::UInt32,
                 Code(_) => DataType::UInt8,
-                F32 => DataType::Float32,
+                F32 | Amount => DataType::Float32,
                 Bool => DataType::Boolean,
                 Hash | HashOrInt => dictionary_utf8(),
             };

@@ -151,7 +151,7 @@ pub struct ResultRow {
     pub mean_queue_ms: f64,
     /// Median queue time, ms.
     pub p50_queue_ms: f64,
-    /// 99th percentile queue time (nearest rank), ms.
+    /// 99th percentile queue time (`percentile.rs`), ms.
     pub p99_queue_ms: f64,
     /// From the first submission to the last end, s.
     pub makespan_s: f64,
@@ -273,9 +273,10 @@ fn measure_tasks(run: &Path) -> Result<(u64, u64, f64, f64, f64, f64)> {
     })?;
     queue.sort_unstable();
     let ms = |us: i64| us as f64 / 1e3;
-    let rank = |p: f64| {
-        let k = ((p * queue.len() as f64).ceil() as usize).clamp(1, queue.len().max(1));
-        queue.get(k - 1).map_or(0.0, |&v| ms(v))
+    let queue_ms: Vec<f64> = queue.iter().map(|&v| ms(v)).collect();
+    let rank = |p: f64| match queue_ms.is_empty() {
+        true => 0.0,
+        false => crate::percentile::of_sorted(&queue_ms, p),
     };
     let mean = if queue.is_empty() {
         0.0

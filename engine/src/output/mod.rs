@@ -190,6 +190,35 @@ pub fn check_parts(run_dir: &Path, parts: &[PartRecord]) -> std::result::Result<
     Ok(())
 }
 
+/// Checks that the samples file of run directory `run_dir` (`samples.jsonl.partial`, or
+/// `samples.jsonl` of a finished run) begins with the `len` bytes of CRC-32 `crc32` a snapshot
+/// counts; what is wrong as text otherwise.
+pub fn check_samples(run_dir: &Path, len: u64, crc32: u32) -> std::result::Result<(), String> {
+    use std::io::Read;
+    if len == 0 {
+        return Ok(());
+    }
+    let partial = run_dir.join(format!("{SAMPLES_FILE}.partial"));
+    let path = match partial.exists() {
+        true => partial,
+        false => run_dir.join(SAMPLES_FILE),
+    };
+    let mut held = Vec::new();
+    let read = File::open(&path).and_then(|f| f.take(len).read_to_end(&mut held));
+    let damaged = |what: &str| format!("its samples file {} {what}", path.display());
+    match read {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(damaged("is missing")),
+        Err(e) => Err(damaged(&format!("cannot be read: {e}"))),
+        Ok(n) if (n as u64) < len => Err(damaged(&format!(
+            "holds {n} bytes, but the snapshot's outputs end at byte {len}"
+        ))),
+        Ok(_) if crc32fast::hash(&held) != crc32 => {
+            Err(damaged("changed since it was written (CRC-32 differs)"))
+        }
+        Ok(_) => Ok(()),
+    }
+}
+
 /// What a snapshot keeps of the outputs: the rows of the open parts, the parts written so far and
 /// the samples file's length.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -204,6 +233,9 @@ pub struct OutputState {
     pub parts: Vec<PartRecord>,
     /// Bytes of `samples.jsonl.partial` written.
     pub samples_len: u64,
+    /// CRC-32 of those bytes (a resume checks them: a byte flipped in the samples file is found
+    /// like a damaged part, [`check_samples`]).
+    pub samples_crc32: u32,
     /// The open parts of the policy's own tables ([`Policy::tables`](crate::policy::Policy::tables)),
     /// in declaration order.
     pub tables: Vec<OpenTable>,
@@ -233,6 +265,8 @@ pub struct RunOutputs {
     timing_schema: SchemaRef,
     state: OutputState,
     samples: std::io::BufWriter<File>,
+    /// CRC-32 of the samples written, from the state's.
+    samples_crc: crc32fast::Hasher,
 }
 
 impl RunOutputs {
@@ -313,6 +347,10 @@ impl RunOutputs {
             policy_schemas: policy_tables.iter().map(policy_tables::schema_of).collect(),
             policy_tables,
             timing_schema: timing_schema(),
+            samples_crc: crc32fast::Hasher::new_with_initial_len(
+                state.samples_crc32,
+                state.samples_len,
+            ),
             state,
             samples,
         })
@@ -398,10 +436,16 @@ impl RunOutputs {
 
     /// Appends sampled decision logs, one JSON object per line.
     pub fn samples(&mut self, lines: &mut Vec<String>) -> Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
         for line in lines.drain(..) {
             writeln!(self.samples, "{line}").map_err(EngineError::io(self.samples_partial()))?;
             self.state.samples_len += line.len() as u64 + 1;
+            self.samples_crc.update(line.as_bytes());
+            self.samples_crc.update(b"\n");
         }
+        self.state.samples_crc32 = self.samples_crc.clone().finalize();
         Ok(())
     }
 

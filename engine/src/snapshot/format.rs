@@ -48,8 +48,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// SCS selected, `masb/agents/node.rs`; 14: a run displaced by a machine removal keeps its usage
 /// rows' place and counts its lost work, `replay/events.rs`, `Tasks::lost_us`; 15: inboxes are
 /// read in a fair order drawn from the seed and the round, `executor.rs`, and the run section
-/// ends with the watchdog's state, `watchdog.rs`).
-pub const VERSION: u32 = 15;
+/// ends with the watchdog's state, `watchdog.rs`; 16: the outputs' state holds the samples
+/// file's CRC-32, `output::check_samples`, and the header the section table's).
+pub const VERSION: u32 = 16;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 
@@ -338,16 +339,20 @@ impl SnapshotWriter {
         }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
+        let mut table = Vec::with_capacity(table_end - HEADER_LEN);
         let mut offset = table_end;
         for (name, &(len, crc)) in self.names.iter().zip(&self.done) {
-            out.extend_from_slice(name);
-            out.extend_from_slice(&(offset as u64).to_le_bytes());
-            out.extend_from_slice(&(len as u64).to_le_bytes());
-            out.extend_from_slice(&crc.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
+            table.extend_from_slice(name);
+            table.extend_from_slice(&(offset as u64).to_le_bytes());
+            table.extend_from_slice(&(len as u64).to_le_bytes());
+            table.extend_from_slice(&crc.to_le_bytes());
+            table.extend_from_slice(&0u32.to_le_bytes());
             offset += len;
         }
+        // The section table's own checksum (bytes 60..64): a flipped name byte makes the
+        // snapshot damaged, skipped for an older one, not a resume that fails on "no section".
+        out.extend_from_slice(&crc32fast::hash(&table).to_le_bytes());
+        out.extend_from_slice(&table);
         out
     }
 
@@ -475,6 +480,11 @@ impl Snapshot {
             .and_then(|t| t.checked_add(HEADER_LEN))
             .filter(|&end| end <= b.len())
             .ok_or_else(|| corrupt(format!("section table of {count} entries overruns")))?;
+        if crc32fast::hash(&b[HEADER_LEN..table_end]) != le_u32(b, 60) {
+            return Err(corrupt(format!(
+                "section table checksum mismatch (bytes {HEADER_LEN}..{table_end})"
+            )));
+        }
         let mut sections = Vec::with_capacity(count);
         for s in 0..count {
             let e = HEADER_LEN + s * ENTRY_LEN;
@@ -731,6 +741,15 @@ mod tests {
                     b
                 },
                 "section other checksum mismatch",
+            ),
+            (
+                {
+                    // A name byte of the section table (issue 56: "no section cell" at restore).
+                    let mut b = good.clone();
+                    b[65] ^= 0x20;
+                    b
+                },
+                "section table checksum mismatch",
             ),
             (good[..20].to_vec(), "not a cellsim snapshot"),
         ];

@@ -315,12 +315,23 @@ fn bad(
 }
 
 /// The rows of a side table after its header (one of `headers`, the current first), as
-/// (1-based line, fields).
+/// (1-based line, fields), read by the csv crate (quoting and line ends as any CSV writer
+/// leaves them).
 fn rows(path: &PathBuf, headers: &[&str]) -> Result<Vec<(u64, Vec<String>)>> {
-    let text = std::fs::read_to_string(path).map_err(IngestError::io(path))?;
-    let mut lines = text.lines();
-    let first = lines.next();
-    let Some(header) = headers.iter().find(|&&h| first == Some(h)) else {
+    let text = std::fs::read(path).map_err(IngestError::io(path))?;
+    // A record's line from its start byte: the csv crate's own line count is off by one after
+    // CRLF line ends (BurntSushi/rust-csv#395: it consumes the `\r` only, so a record "starts"
+    // at the `\n` before it, which is why a line end at the start byte counts).
+    let line_ends: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
+    let line_at = |byte: u64| line_ends.partition_point(|&end| (end as u64) <= byte) as u64 + 1;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(&text[..]);
+    let mut records = reader.records();
+    let first = records.next().transpose().map_err(|e| csv_error(path, e))?;
+    let first = first.map(|r| r.iter().collect::<Vec<_>>().join(","));
+    let Some(header) = headers.iter().find(|&&h| first.as_deref() == Some(h)) else {
         return Err(bad(
             path,
             1,
@@ -331,20 +342,30 @@ fn rows(path: &PathBuf, headers: &[&str]) -> Result<Vec<(u64, Vec<String>)>> {
     };
     let expected = header.split(',').count();
     let mut out = Vec::new();
-    for (i, l) in lines.enumerate() {
-        let line = i as u64 + 2;
-        let fields: Vec<String> = l.split(',').map(str::to_string).collect();
-        if fields.len() != expected {
+    for record in records {
+        let record = record.map_err(|e| csv_error(path, e))?;
+        let line = record.position().map_or(0, |p| line_at(p.byte()));
+        if record.len() != expected {
             return Err(IngestError::ColumnCount {
                 path: path.clone(),
                 line,
                 expected,
-                found: fields.len(),
+                found: record.len(),
             });
         }
-        out.push((line, fields));
+        out.push((line, record.iter().map(str::to_string).collect()));
     }
     Ok(out)
+}
+
+/// A side table the csv crate cannot read (unreadable file, invalid UTF-8), naming the file and
+/// the line.
+fn csv_error(path: &Path, e: csv::Error) -> IngestError {
+    let line = e.position().map_or(0, |p| p.line());
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => IngestError::io(path)(source),
+        other => bad(path, line, 1, "row", format!("{other:?}")),
+    }
 }
 
 fn field<T: std::str::FromStr>(
@@ -389,6 +410,37 @@ mod tests {
         assert_eq!(SideTables::read(&dir.path().join("none")).unwrap(), None);
         assert!(back.has_reduce_tasks());
         assert_eq!(back.reduce_starts(), [(1, 1)]);
+    }
+
+    /// A side table as a spreadsheet or pandas saves it (issue 56: `split(',')` read a quoted
+    /// field as its quotes, a CRLF line's last field with its `\r`): quoted fields and CRLF
+    /// line ends read as the plain file does, and a bad field is still named by its line.
+    #[test]
+    fn quoted_fields_and_crlf_lines_read_as_plain_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = sample();
+        t.write(dir.path()).unwrap();
+        let path = dir.path().join(DIR).join(FILES[1]);
+        let plain = std::fs::read_to_string(&path).unwrap();
+        let mut lines = plain.lines();
+        let header = lines.next().unwrap();
+        let quoted: Vec<String> = lines
+            .map(|l| {
+                l.split(',')
+                    .map(|f| format!("\"{f}\""))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect();
+        std::fs::write(&path, format!("{header}\r\n{}\r\n", quoted.join("\r\n"))).unwrap();
+        assert_eq!(SideTables::read(dir.path()).unwrap().unwrap(), t);
+        std::fs::write(
+            &path,
+            format!("{header}\r\n\"10\",0,1000\r\n\"x\",1,2000\r\n"),
+        )
+        .unwrap();
+        let e = SideTables::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("machines.csv:3: column 1 (machine_id)"), "{e}");
     }
 
     /// A `tasks.csv` written before the `phase` column reads as map tasks only.
