@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Executes analysis/notebooks/run-overview.ipynb on run directories, top to bottom, and fails on
 # the first cell that raises. Needs Python 3 with pandas, pyarrow, matplotlib and nbconvert; with
-# no run given, makes two small runs first (MASB and borg-replay, 200 machines, 3 hours) with the
+# no run given, makes three small runs first (MASB and borg-replay, 200 machines, 3 hours, and
+# first-fit for 0.4 hours) with the
 # release build (in $CARGO_TARGET_DIR when set). `.ci/run` runs it.
 # Usage: scripts/check-notebook.sh [RUN_DIR...]
 #   pip install pandas pyarrow matplotlib nbconvert ipykernel    # once, e.g. in a venv
@@ -22,6 +23,9 @@ if [ ${#runs[@]} -eq 0 ]; then
         "$bin" run --synthetic 200 --hours 3 --policy "$policy" --out "$work/$policy" > /dev/null
         runs+=("$work/$policy")
     done
+    # A run under an hour: its classes over time were once one point (hourly means).
+    "$bin" run --synthetic 200 --hours 0.4 --policy first-fit --out "$work/short" > /dev/null
+    runs+=("$work/short")
 fi
 CELLSIM_RUNS=$(IFS=:; echo "${runs[*]}") python3 -m nbconvert --to notebook --execute \
     analysis/notebooks/run-overview.ipynb --output-dir "$work" --output run-overview.ipynb

@@ -218,16 +218,74 @@ fn run_stats(args: StatsArgs) -> Result<()> {
     Ok(())
 }
 
-/// Creates the experiment's output directory, refusing one that holds anything.
-fn experiment_out(out: &std::path::Path) -> Result<()> {
-    let non_empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
-    if non_empty {
-        anyhow::bail!(
-            "{} exists and is not empty; give a new --out (an experiment never mixes its results with another's)",
+/// What an experiment's output directory records of the command that started it
+/// (`DIR/experiment.json`): the same command again continues it.
+const EXPERIMENT_FILE: &str = "experiment.json";
+
+/// Prepares the experiment's output directory and returns where its points are kept (with the
+/// stop flag SIGTERM, SIGUSR1 and SIGINT set): a new or empty directory is created and the
+/// command recorded; a directory holding the same experiment stopped part way goes on (its
+/// measured points kept); anything else is refused, saying what it holds.
+fn experiment_out(args: &crate::cli::ExperimentArgs) -> Result<analysis::experiment::keep::Keep> {
+    let out = &args.out;
+    let identity = serde_json::json!({
+        "experiment": args.name, "seeds": args.seeds, "arrivals": args.arrivals,
+        "net_delay_ms": args.net_delay_ms, "reduce_tasks": args.reduce_tasks,
+    });
+    let recorded = std::fs::read_to_string(out.join(EXPERIMENT_FILE)).ok();
+    let recorded: Option<serde_json::Value> = recorded.and_then(|t| serde_json::from_str(&t).ok());
+    match recorded {
+        Some(_) if out.join("results.md").exists() => bail!(
+            "{} holds a finished experiment (results.md); give a new --out",
             out.display()
+        ),
+        Some(r) if r != identity => bail!(
+            "{} holds another experiment, stopped part way ({r}); continue it with its own command, or give a new --out",
+            out.display()
+        ),
+        Some(_) => {}
+        None => {
+            let non_empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+            if non_empty {
+                bail!(
+                    "{} exists and is not empty; give a new --out (an experiment never mixes its results with another's)",
+                    out.display()
+                );
+            }
+            std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+            let path = out.join(EXPERIMENT_FILE);
+            ingest::ingest::write_json_atomically(&path, &identity)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    stop_on(&stop)?;
+    let keep = analysis::experiment::keep::Keep::in_dir(out, stop)?;
+    if keep.kept() > 0 {
+        errln!(
+            "continuing the experiment in {}: {} points already measured",
+            out.display(),
+            keep.kept()
         );
     }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))
+    Ok(keep)
+}
+
+/// The end of an experiment's measuring: a stop by a signal exits with code 75 (as a run that
+/// snapshotted: `slurm/` requeues on it), saying how to go on.
+fn measured<T>(result: analysis::Result<T>, args: &crate::cli::ExperimentArgs) -> Result<T> {
+    match result {
+        Err(e @ analysis::AnalysisError::Stopped { .. }) => {
+            errln!(
+                "experiment {}: {e}, kept in {}; the same command again measures the rest; exit code {}",
+                args.name,
+                args.out.display(),
+                engine::snapshot::EXIT_SNAPSHOTTED
+            );
+            std::process::exit(engine::snapshot::EXIT_SNAPSHOTTED);
+        }
+        other => other.with_context(|| format!("running experiment {}", args.name)),
+    }
 }
 
 fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
@@ -258,7 +316,7 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     };
     let spec = experiment::experiment(&args.name, &options)?;
     let out = &args.out;
-    experiment_out(out)?;
+    let keep = experiment_out(&args)?;
     let runs = spec.points.len() * spec.configurations.len() * options.seeds as usize;
     errln!(
         "experiment {}: {} points x {} configurations x {} seeds = {runs} runs into {}",
@@ -268,12 +326,13 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
         options.seeds,
         out.display()
     );
-    let summary = experiment::run_experiment(&spec, &options, out, &|line| {
+    let summary = experiment::run_experiment(&spec, &options, (out, &keep), &|line| {
         crate::console::status(format_args!("{line}"))
-    })
-    .with_context(|| format!("running experiment {}", args.name))?;
+    });
+    let summary = measured(summary, &args)?;
     experiment::write_outputs(&spec, &summary, out)
         .with_context(|| format!("writing the results to {}", out.display()))?;
+    keep.finish();
     out!("{}", experiment::markdown(&spec, &summary));
     outln!(
         "\nwritten: {0}/results.parquet, {0}/results.md, {0}/queue-times.svg",
@@ -283,15 +342,18 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
 }
 
 /// Refuses the Sparrow-only options and no seeds for an experiment whose workload fixes them
-/// (`why`), then creates its output directory.
-fn no_sparrow_options(args: &crate::cli::ExperimentArgs, why: &str) -> Result<()> {
+/// (`why`), then prepares its output directory ([`experiment_out`]).
+fn no_sparrow_options(
+    args: &crate::cli::ExperimentArgs,
+    why: &str,
+) -> Result<analysis::experiment::keep::Keep> {
     if args.arrivals.is_some() || args.net_delay_ms.is_some() {
         anyhow::bail!("{} takes no --arrivals or --net-delay-ms: {why}", args.name);
     }
     if args.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");
     }
-    experiment_out(&args.out)
+    experiment_out(args)
 }
 
 /// A seed 004 experiment: its Hadoop cell under the four controllers, case by case and seed
@@ -301,7 +363,7 @@ fn run_nbs(
     args: crate::cli::ExperimentArgs,
 ) -> Result<()> {
     use analysis::experiment::nbs;
-    no_sparrow_options(&args, "its jobs are submitted at once on one cell")?;
+    let keep = no_sparrow_options(&args, "its jobs are submitted at once on one cell")?;
     let name = experiment.name();
     errln!(
         "experiment {name}: {} cases x {} seeds x {} controllers into {}",
@@ -313,13 +375,14 @@ fn run_nbs(
     let rows = nbs::run(
         experiment,
         (args.seeds, args.reduce_tasks.unwrap_or(0)),
-        args.threads,
+        (args.threads, &keep),
         &args.out.join("work"),
         &|line| crate::console::status(format_args!("{line}")),
-    )
-    .with_context(|| format!("running experiment {name}"))?;
+    );
+    let rows = measured(rows, &args)?;
     nbs::write_outputs(experiment, &rows, args.seeds, &args.out)
         .with_context(|| format!("writing the results to {}", args.out.display()))?;
+    keep.finish();
     out!("{}", nbs::markdown(experiment, &rows, args.seeds));
     outln!(
         "\nwritten: {0}/results.parquet, {0}/results.md, {0}/latency.svg (and .png)",
@@ -331,7 +394,7 @@ fn run_nbs(
 /// A seed 003 experiment: simulations of its federated cloud (no trace, no runs on disk).
 fn run_federation(args: crate::cli::ExperimentArgs) -> Result<()> {
     use analysis::experiment::federation;
-    no_sparrow_options(
+    let keep = no_sparrow_options(
         &args,
         "its jobs are submitted at once and its latencies are seed 003's (1.5, 0.8, 1, 0.15 and 2 s)",
     )?;
@@ -343,12 +406,13 @@ fn run_federation(args: crate::cli::ExperimentArgs) -> Result<()> {
         cases as u64 * args.seeds,
         args.out.display()
     );
-    let rows = federation::run(&args.name, args.seeds, args.threads, &|line| {
+    let rows = federation::run(&args.name, args.seeds, (args.threads, &keep), &|line| {
         crate::console::status(format_args!("{line}"))
-    })
-    .with_context(|| format!("running experiment {}", args.name))?;
+    });
+    let rows = measured(rows, &args)?;
     federation::write_outputs(&args.name, &rows, args.seeds, &args.out)
         .with_context(|| format!("writing the results to {}", args.out.display()))?;
+    keep.finish();
     let md = std::fs::read_to_string(args.out.join("results.md"))
         .with_context(|| format!("reading {}", args.out.join("results.md").display()))?;
     out!("{md}");

@@ -36,6 +36,9 @@ pub struct Reporter {
     handle: Option<JoinHandle<()>>,
 }
 
+/// The narrowest terminal a bar is drawn on.
+const MIN_BAR_COLUMNS: u16 = 60;
+
 /// Interval between plain lines when stderr is not a terminal.
 const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -47,7 +50,12 @@ impl Reporter {
     where
         F: Fn(Duration) -> Sample + Send + 'static,
     {
-        let tty = std::io::stderr().is_terminal();
+        // A bar needs room: on a terminal too narrow for one (or reporting no width), plain
+        // lines, as in a log (issue 56: the bar and the table ran together at zero columns).
+        let wide = ::console::Term::stderr()
+            .size_checked()
+            .is_some_and(|(_, columns)| columns >= MIN_BAR_COLUMNS);
+        let tty = std::io::stderr().is_terminal() && wide;
         let interval = Duration::from_millis(if tty { 200 } else { 500 });
         Reporter::sampling(what, unit, (tty, interval), sample)
     }
@@ -114,7 +122,12 @@ impl Reporter {
                 }
                 if finished {
                     if let Some(bar) = &bar {
-                        bar.finish();
+                        // Stopped short (a signal, an error): the bar stays where the work did,
+                        // not at 100 %.
+                        match s.total > 0 && s.done < s.total {
+                            true => bar.abandon(),
+                            false => bar.finish(),
+                        }
                     }
                     return;
                 }

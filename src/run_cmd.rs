@@ -23,7 +23,7 @@ use crate::cli::{ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{self, errln, out, outln};
 use crate::progress::{Reporter, Sample};
-use crate::run_log::STOPPED_BY_A_SIGNAL;
+use crate::run_log::{LOG_FILE, STOPPED_BY_A_SIGNAL};
 use crate::{run_lock, run_log};
 
 /// Machines of the embedded default cell.
@@ -253,9 +253,21 @@ pub fn resume(args: ResumeArgs) -> Result<()> {
     let path = args.run_dir.join(CONFIG_FILE);
     let dir = args.run_dir.display();
     if !path.is_file() {
-        if let Some(command) = run_log::first_run_command(&args.run_dir) {
+        let outputs = [SUMMARY_FILE, engine::run_dir::SNAPSHOT_DIR, "ticks"];
+        if let Some(found) = outputs.iter().find(|o| args.run_dir.join(o).exists()) {
             bail!(
-                "{dir} has no {CONFIG_FILE}: its run was stopped before it started (while its synthetic cell was being made); start it again with the command that started it, which keeps what was finished: {command}"
+                "{dir} holds a run's outputs ({found}) but not its {CONFIG_FILE}, the configuration a resume continues with: restore it from a copy, or start the run again into a new directory"
+            );
+        }
+        if let Some(command) = run_log::first_run_command(&args.run_dir) {
+            let when = match args.run_dir.join(engine::run_dir::SYNTHETIC_DIR).is_dir() {
+                true => {
+                    "while its synthetic cell was being made; the command keeps what was finished"
+                }
+                false => "while its trace was being checked, before it wrote its config",
+            };
+            bail!(
+                "{dir} has no {CONFIG_FILE}: its run was stopped before it started ({when}); start it again with the command that started it: {command}"
             );
         }
         bail!("{dir} is not a cellsim run directory (it has no {CONFIG_FILE})");
@@ -341,11 +353,25 @@ fn execute(
     let ticks_per_day = (86_400.0 / tick_s).max(1.0) as u64;
     // The simulated days done when last noted (a resumed run's restored days count as noted).
     let days_noted = AtomicU64::new(0);
+    // The speed is the summary's (simulated time over the wall time of the simulation, not of
+    // making a synthetic cell or opening the trace): measured from when the run is under way,
+    // and the summary's own figure once the run is complete (issue 56: the bar said 108,225x
+    // where the table said 195,841x).
+    let under_way_at = std::sync::OnceLock::<std::time::Duration>::new();
+    let final_speed = Arc::new(AtomicU64::new(0));
+    let final_shown = final_speed.clone();
     let reporter = Reporter::start("run", "ticks", move |elapsed| {
         let done = shown.ticks_done.load(Ordering::Relaxed);
         let done_before = shown.first_tick.load(Ordering::Relaxed).min(done);
         let fresh = done - done_before;
-        let speed = fresh as f64 * tick_s / elapsed.as_secs_f64().max(1e-9);
+        let since = match shown.under_way() {
+            true => elapsed.saturating_sub(*under_way_at.get_or_init(|| elapsed)),
+            false => elapsed,
+        };
+        let speed = match f64::from_bits(final_shown.load(Ordering::Relaxed)) {
+            0.0 => fresh as f64 * tick_s / since.as_secs_f64().max(1e-9),
+            summary => summary,
+        };
         // Once the run is under way: the hours past its trace's events, a line per simulated
         // day done (a long run's history of speed, and what `cellsim status` shows of a run that
         // is going) and the restore's time (so the run's log has it when it happened); then the
@@ -391,6 +417,9 @@ fn execute(
         }
     });
     let result = engine::run_configured(config, trace, out, &progress, from);
+    if let Ok(RunOutcome::Complete(summary)) = &result {
+        final_speed.store(summary.speed_x_real_time.to_bits(), Ordering::Relaxed);
+    }
     reporter.finish();
     let outcome = match result {
         Ok(outcome) => outcome,
@@ -422,6 +451,10 @@ fn execute(
             ));
             for line in &troubles {
                 errln!("warning: {line}");
+            }
+            if let Some(odd) = summary.replay.machine_event_oddities() {
+                run_log::append(&format!("warning: {odd}"));
+                errln!("warning: {odd}");
             }
             let strict = summary.config.watchdog.strict;
             let names = [out.display().to_string()];
@@ -566,6 +599,20 @@ pub fn report(args: ReportArgs) -> Result<()> {
             Err(AnalysisError::Unfinished { .. }) if found => {
                 errln!(
                     "{} has not finished: left out (`cellsim status` shows where it stands)",
+                    dir.display()
+                );
+                left_out += 1;
+                continue;
+            }
+            // A run of a sweep refused before it started (a bad line of flags): its log says
+            // why, and the others are still reported.
+            Err(AnalysisError::NotARun { .. })
+                if found && !dir.join(CONFIG_FILE).exists() && dir.join(LOG_FILE).exists() =>
+            {
+                let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
+                let last = log.lines().last().map_or("", run_log::message);
+                errln!(
+                    "{} never started (no {CONFIG_FILE}; its log ends: {last}): left out",
                     dir.display()
                 );
                 left_out += 1;

@@ -43,6 +43,8 @@ enum State {
     Unknown,
     /// Not a run directory, or one whose files cannot be read: what is wrong.
     NotARun(String),
+    /// Finished, but outputs it wrote are gone: which.
+    Damaged(String),
 }
 
 impl State {
@@ -57,6 +59,7 @@ impl State {
             State::Killed => "ended without a word: killed? resume it".into(),
             State::Unknown => "no log: state unknown".into(),
             State::NotARun(what) => what.clone(),
+            State::Damaged(what) => format!("complete, but {what}"),
         }
     }
 
@@ -71,6 +74,7 @@ impl State {
             State::Killed => "killed",
             State::Unknown => "unknown",
             State::NotARun(_) => "not a run",
+            State::Damaged(_) => "damaged",
         }
     }
 }
@@ -85,6 +89,25 @@ struct RunStatus {
     kept: String,
     /// The last line of the run's log (its time, then its text), shortened.
     last_line: String,
+}
+
+/// The engine's tables a finished run must still hold (every run writes a part of each; a
+/// policy's own tables can be empty), as text naming those gone; `None` when all are there.
+fn lost_outputs(dir: &Path) -> Option<String> {
+    let lost: Vec<String> = engine::output::TABLES
+        .iter()
+        .filter(|table| {
+            let parts = std::fs::read_dir(dir.join(table)).ok().map(|entries| {
+                let names = entries.filter_map(|e| e.ok()).map(|e| e.file_name());
+                names
+                    .filter(|n| n.to_string_lossy().ends_with(".parquet"))
+                    .count()
+            });
+            parts.unwrap_or(0) == 0
+        })
+        .map(|table| format!("{table}/"))
+        .collect();
+    (!lost.is_empty()).then(|| format!("{} lost: outputs gone since it finished", lost.join(", ")))
 }
 
 /// Runs `cellsim status`.
@@ -173,7 +196,10 @@ fn run_status(dir: &Path, host: Option<&str>) -> RunStatus {
                 if !summary.stalls.is_empty() {
                     let _ = write!(kept, "; stalled {} time(s)", summary.stalls.len());
                 }
-                status(State::Complete, kept)
+                match lost_outputs(dir) {
+                    Some(lost) => status(State::Damaged(lost), kept),
+                    None => status(State::Complete, kept),
+                }
             }
             Err(e) => {
                 let what = format!("summary.json unreadable: {e}");

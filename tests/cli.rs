@@ -327,6 +327,16 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     );
     let pa = stdout.lines().find(|l| l.starts_with("PA %")).unwrap();
     assert_eq!(pa.split_whitespace().nth(2), Some("52.94"), "{pa}");
+    // The default run (6 h of a 500-machine synthetic cell, modelled usage) is not the paper's
+    // month on its 12.5k cell: each difference is said, and the differences marked.
+    for unlike in [
+        "not the paper's experiment: it spans 6.0 simulated hours, the paper's month 696",
+        "not the paper's experiment: its cell averages",
+        "the paper's 12500",
+    ] {
+        assert!(stdout.contains(unlike), "{unlike}: {stdout}");
+    }
+    assert!(pa.trim_end().ends_with('*'), "{pa}");
 
     // The wall-clock profile over the whole run and over a window of it (`scripts/ab.sh`).
     let median_row = |args: &[&str]| {
@@ -441,8 +451,26 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
             std::fs::copy(from.join(file), to.join(file)).unwrap();
         }
     }
+    // A run refused at config time (a bad line of the sweep): only its log (issue 56: the
+    // report aborted on it).
+    let refused = sweep.join("run-7");
+    std::fs::create_dir_all(&refused).unwrap();
+    std::fs::write(
+        refused.join("cellsim.log"),
+        "2026-11-27T10:00:00Z started: cellsim run --tick 7s (build 0.1.0, pid 1, host vm)\n\
+         2026-11-27T10:00:00Z error: invalid settings: part (1d) must be a whole number of ticks\n",
+    )
+    .unwrap();
     let out = cellsim(&["report", &sweep.display().to_string()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "{} never started (no run.toml; its log ends: error: invalid settings",
+            refused.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
     let header = text(&out.stdout).lines().next().unwrap().to_string();
     let (two, ten) = (sweep.join("run-2"), sweep.join("run-10"));
     let at = |run: &Path| header.find(&format!(" {}", run.display())).unwrap();

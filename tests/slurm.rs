@@ -279,6 +279,54 @@ fn sweep_sbatch_runs_its_parameter_line_and_requeues_the_array_task() {
     assert!(log.contains("has no parameter line 2"), "{log}");
 }
 
+/// `sweep.sbatch` submitted from a directory that is not the checkout (issue 56): it finds
+/// `run.sbatch` in the checkout `CELLSIM` names, and a quoted parameter path with spaces, and a
+/// sweep directory with spaces, stay whole.
+#[test]
+fn sweep_sbatch_from_elsewhere_with_spaces_in_paths() {
+    let slurm = FakeSlurm::new();
+    let elsewhere = slurm.dir.path().join("home dir");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let config = elsewhere.join("my config.toml");
+    std::fs::copy(common::config(), &config).unwrap();
+    let params = elsewhere.join("params.txt");
+    let trace = trace().display().to_string();
+    std::fs::write(
+        &params,
+        format!(
+            "--trace {trace} --config \"{}\" --policy first-fit --hours 0.5\n",
+            config.display()
+        ),
+    )
+    .unwrap();
+    let sweep = elsewhere.join("my sweep");
+    let (params_s, sweep_s) = (params.display().to_string(), sweep.display().to_string());
+    let bin = slurm.dir.path().join("submit/target/release/cellsim");
+    let bin_s = bin.display().to_string();
+    let elsewhere_s = elsewhere.display().to_string();
+    let vars = [
+        ("SLURM_ARRAY_JOB_ID", "78"),
+        ("SLURM_ARRAY_TASK_ID", "0"),
+        ("SLURM_SUBMIT_DIR", elsewhere_s.as_str()),
+        ("CELLSIM", bin_s.as_str()),
+    ];
+    let (code, log) = finish(slurm.job("sweep.sbatch", &[&params_s, &sweep_s], &vars));
+    assert_eq!(code, Some(0), "{log}");
+    assert!(sweep.join("run-0/summary.json").exists(), "{log}");
+    let recorded = std::fs::read_to_string(sweep.join("run-0/run.toml")).unwrap();
+    assert!(recorded.contains("part = \"25min\""), "{recorded}");
+    // Without CELLSIM, from elsewhere: a clear error, not bash's "No such file".
+    let vars = [
+        ("SLURM_ARRAY_JOB_ID", "78"),
+        ("SLURM_ARRAY_TASK_ID", "0"),
+        ("SLURM_SUBMIT_DIR", elsewhere_s.as_str()),
+    ];
+    let other = elsewhere.join("other").display().to_string();
+    let (code, log) = finish(slurm.job("sweep.sbatch", &[&params_s, &other], &vars));
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("cellsim: no run.sbatch in"), "{log}");
+}
+
 /// `ingest.sbatch` finds the binary through the submission directory (it looked next to its own
 /// copy in SLURM's spool directory, where there is none) and ingests the trace with the job's
 /// CPUs.

@@ -35,6 +35,16 @@ pub enum AnalysisError {
         /// What is wrong.
         problem: String,
     },
+    /// A run's `schema.json` that does not parse.
+    #[error(
+        "{path}: not a run's schema (what its policy declares, written when the run started): {problem}"
+    )]
+    BadSchema {
+        /// The schema path.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
     /// An output part (`RUN/ticks/part-*.parquet`, ...) that cannot be read as cellsim wrote it.
     #[error("{path}: not a readable cellsim output part: {problem}")]
     BadPart {
@@ -82,6 +92,15 @@ pub enum AnalysisError {
         path: std::path::PathBuf,
         /// The OS error.
         source: std::io::Error,
+    },
+    /// An experiment stopped by a signal before every point was measured; those measured are
+    /// kept (`experiment/keep.rs`).
+    #[error("stopped by a signal with {done} of {total} points measured")]
+    Stopped {
+        /// Points measured (kept).
+        done: usize,
+        /// Points in all.
+        total: usize,
     },
     /// An experiment that cannot be set up or run (`cellsim experiment`).
     #[error("{0}")]

@@ -325,14 +325,20 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
             continue;
         };
         let _ = writeln!(o, "{name} against seed 000 {}", paper.source);
+        let unlike = differences(run);
+        for d in &unlike {
+            let _ = writeln!(o, "  not the paper's experiment: {d}");
+        }
         let _ = writeln!(
             o,
             "{:<24} {:>12} {:>12} {:>12}",
             "average per minute", "paper", "cellsim", "difference"
         );
+        // Differences from a run unlike the paper's are marked: they compare unlike things.
+        let mark = if unlike.is_empty() { "" } else { " *" };
         for (label, published, ours) in rows(&paper, &Measured::of(run)) {
             let diff = published.zip(ours).map(|(p, o)| o - p);
-            let signed = diff.map_or("-".to_string(), |d| format!("{d:+.2}"));
+            let signed = diff.map_or("-".to_string(), |d| format!("{d:+.2}{mark}"));
             let _ = writeln!(
                 o,
                 "{label:<24} {:>12} {:>12} {signed:>12}",
@@ -340,9 +346,46 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
                 number(ours)
             );
         }
+        if !unlike.is_empty() {
+            let _ = writeln!(
+                o,
+                "* the run differs from the paper's experiment (above): read these differences as that, not as cellsim's error"
+            );
+        }
         o.push('\n');
     }
     o
+}
+
+/// Seed 000's experiments ran over the GCD month (29 days) on its cell of about 12.5k machines
+/// (times the multiplication factor) with the trace's recorded usage.
+const PAPER_SPAN_H: f64 = 29.0 * 24.0;
+/// The real cell's machines (about 12.5k online: seed 000, section 7).
+const PAPER_CELL_NODES: f64 = 12_500.0;
+
+/// How `run` differs from seed 000's experiment in span, cell size and usage: each as text,
+/// none when it matches (a span within 10 % of the month, a cell within 10 % of the paper's).
+pub fn differences(run: &RunSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    let span_h = run.simulated_s / 3600.0;
+    if span_h < 0.9 * PAPER_SPAN_H {
+        out.push(format!(
+            "it spans {span_h:.1} simulated hours, the paper's month {PAPER_SPAN_H:.0}"
+        ));
+    }
+    let cell = PAPER_CELL_NODES * run.config.scale.multiply as f64;
+    let online = run.averages.nodes_online;
+    if (online - cell).abs() > 0.1 * cell {
+        out.push(format!(
+            "its cell averages {online:.0} machines online, the paper's {cell:.0}"
+        ));
+    }
+    if !run.replay.usage_from_trace {
+        out.push("its usage is modelled (no task_usage rows), the paper's recorded".into());
+    } else if run.replay.usage_model {
+        out.push("part of its usage is modelled (tasks without task_usage rows)".into());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ pub fn declared(run: &Path) -> Result<Option<Declared>> {
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| AnalysisError::BadRunSummary {
+        .map_err(|e| AnalysisError::BadSchema {
             path,
             problem: e.to_string(),
         })
@@ -181,5 +181,8 @@ mod tests {
         assert!((s[0].p50 - 0.15).abs() < 1e-12 && (s[0].p99 - 0.297).abs() < 1e-12);
         assert_eq!(label(&s[0].key), "tasks queue (ms)");
         assert!(super::declared(&dir.path().join("none")).unwrap().is_none());
+        std::fs::write(dir.path().join("schema.json"), "garbage").unwrap();
+        let err = super::declared(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("schema.json: not a run's schema"), "{err}");
     }
 }

@@ -176,6 +176,16 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
             format!("{} ({ticks} ticks)", stalls.len())
         }
     });
+    row("odd machine events", &|r| {
+        let s = &r.replay;
+        match s.adds_changing_capacity + s.updates_of_unknown_machines {
+            0 => "none".into(),
+            _ => format!(
+                "{} re-ADD, {} UPDATE unknown",
+                s.adds_changing_capacity, s.updates_of_unknown_machines
+            ),
+        }
+    });
     row("usage from", &|r| {
         match (r.replay.usage_from_trace, r.replay.usage_model) {
             (true, false) => "task_usage",

@@ -2,6 +2,7 @@
 //! gives one row per configuration, point and seed, the same rows with 1 and 2 threads, and
 //! writes its three outputs; bad settings are refused with what is wrong.
 
+use analysis::experiment::keep::Keep;
 use analysis::experiment::{Options, experiment, run_experiment, write_outputs};
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -38,7 +39,7 @@ fn a_trimmed_sparrow_grid_is_deterministic_and_complete() {
         let e = trimmed(&options);
         let out = dir.path().join(format!("t{threads}"));
         std::fs::create_dir_all(&out).unwrap();
-        let s = run_experiment(&e, &options, &out, &|_| {}).unwrap();
+        let s = run_experiment(&e, &options, (&out, &Keep::default()), &|_| {}).unwrap();
         write_outputs(&e, &s, &out).unwrap();
         assert!(!out.join("work").exists(), "runs are removed once measured");
         rows.push(s.rows.clone());

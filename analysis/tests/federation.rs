@@ -3,6 +3,7 @@
 //! specifications (GA's messages make it slowest; LLTF's low latency beats FLTF and LTIR).
 
 use analysis::experiment::federation::{Case, FedRow, cases, mean, run, write_outputs};
+use analysis::experiment::keep::Keep;
 use engine::federation::{BrokerPolicy, VmScheduler};
 
 fn at(rows: &[FedRow], keep: impl Fn(&Case) -> bool) -> f64 {
@@ -11,8 +12,8 @@ fn at(rows: &[FedRow], keep: impl Fn(&Case) -> bool) -> f64 {
 
 #[test]
 fn federation_jobs_is_deterministic_complete_and_keeps_the_papers_shapes() {
-    let rows1 = run("federation-jobs", 2, 1, &|_| {}).unwrap();
-    let rows2 = run("federation-jobs", 2, 2, &|_| {}).unwrap();
+    let rows1 = run("federation-jobs", 2, (1, &Keep::default()), &|_| {}).unwrap();
+    let rows2 = run("federation-jobs", 2, (2, &Keep::default()), &|_| {}).unwrap();
     assert_eq!(rows1, rows2, "1 and 2 threads");
     // 2 PSEs x (3 brokers x 4 schedulers + 4 without priorities) x 10 job counts x 2 seeds.
     assert_eq!(rows1.len(), 2 * 16 * 10 * 2);
@@ -90,7 +91,7 @@ fn federation_jobs_is_deterministic_complete_and_keeps_the_papers_shapes() {
 
 #[test]
 fn federation_hosts_grows_the_cloud_and_its_messages() {
-    let rows = run("federation-hosts", 1, 2, &|_| {}).unwrap();
+    let rows = run("federation-hosts", 1, (2, &Keep::default()), &|_| {}).unwrap();
     assert_eq!(rows.len(), 2 * 4 * 10);
     for r in &rows {
         assert_eq!(r.case.vms, 10 * r.case.hosts_per_dc);
@@ -112,7 +113,7 @@ fn federation_hosts_grows_the_cloud_and_its_messages() {
 }
 
 fn unknown_is_refused() -> bool {
-    run("federation-nope", 1, 1, &|_| {})
+    run("federation-nope", 1, (1, &Keep::default()), &|_| {})
         .unwrap_err()
         .to_string()
         .contains("not a federation experiment")

@@ -1,5 +1,6 @@
 //! `cellsim experiment nbs-hard | nbs-priority | nbs-jobs` as a library.
 
+use analysis::experiment::keep::Keep;
 use analysis::experiment::nbs::{self, Experiment, JobRow};
 
 fn mean_latency(rows: &[JobRow], policy: &str, keep: impl Fn(&JobRow) -> bool) -> f64 {
@@ -16,8 +17,22 @@ fn mean_latency(rows: &[JobRow], policy: &str, keep: impl Fn(&JobRow) -> bool) -
 #[test]
 fn nbs_hard_meets_every_hard_deadline_and_is_deterministic() {
     let dir = tempfile::tempdir().unwrap();
-    let rows1 = nbs::run(Experiment::Hard, (2, 0), 1, &dir.path().join("w1"), &|_| {}).unwrap();
-    let rows2 = nbs::run(Experiment::Hard, (2, 0), 2, &dir.path().join("w2"), &|_| {}).unwrap();
+    let rows1 = nbs::run(
+        Experiment::Hard,
+        (2, 0),
+        (1, &Keep::default()),
+        &dir.path().join("w1"),
+        &|_| {},
+    )
+    .unwrap();
+    let rows2 = nbs::run(
+        Experiment::Hard,
+        (2, 0),
+        (2, &Keep::default()),
+        &dir.path().join("w2"),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(rows1, rows2);
     assert_eq!(rows1.len(), 4 * 10 * 2);
     let nbs_hard: Vec<f64> = rows1
@@ -51,7 +66,7 @@ fn nbs_priority_serves_high_priorities_first() {
     let rows = nbs::run(
         Experiment::Priority,
         (2, 0),
-        2,
+        (2, &Keep::default()),
         &dir.path().join("w"),
         &|_| {},
     )
@@ -73,7 +88,14 @@ fn nbs_priority_serves_high_priorities_first() {
 #[test]
 fn nbs_jobs_runs_two_to_ten_jobs() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = nbs::run(Experiment::Jobs, (1, 0), 2, &dir.path().join("w"), &|_| {}).unwrap();
+    let rows = nbs::run(
+        Experiment::Jobs,
+        (1, 0),
+        (2, &Keep::default()),
+        &dir.path().join("w"),
+        &|_| {},
+    )
+    .unwrap();
     let jobs: u32 = (2..=10).sum();
     assert_eq!(rows.len(), (4 * 2 * jobs) as usize);
     assert!(
@@ -94,7 +116,14 @@ fn nbs_jobs_runs_two_to_ten_jobs() {
 #[test]
 fn nbs_hard_with_reduce_tasks_reports_its_misses() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = nbs::run(Experiment::Hard, (2, 1), 2, &dir.path().join("w"), &|_| {}).unwrap();
+    let rows = nbs::run(
+        Experiment::Hard,
+        (2, 1),
+        (2, &Keep::default()),
+        &dir.path().join("w"),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(rows.len(), 4 * 10 * 2);
     assert!(
         rows.iter()
@@ -119,7 +148,14 @@ fn nbs_hard_with_reduce_tasks_reports_its_misses() {
             );
         }
     }
-    let without = nbs::run(Experiment::Hard, (2, 0), 2, &dir.path().join("w0"), &|_| {}).unwrap();
+    let without = nbs::run(
+        Experiment::Hard,
+        (2, 0),
+        (2, &Keep::default()),
+        &dir.path().join("w0"),
+        &|_| {},
+    )
+    .unwrap();
     let mean = |rows: &[JobRow]| rows.iter().map(|r| r.makespan_s).sum::<f64>() / rows.len() as f64;
     assert!(mean(&rows) > mean(&without) + 5.0);
 }

@@ -62,6 +62,29 @@ fn real_sample_figures_match_the_raw_files() {
     // t = 0 SCHEDULE rows: 56,053 production tasks at a mean 0.06116, 76,929 others at 0.02652).
     let ratio = check("production_mem_request_ratio").value.unwrap();
     assert!((ratio - 2.306).abs() < 0.01, "{ratio}");
+    // Rendered (issue 56): the sample spans under half an hour, which is said, and its misses
+    // marked; the tables it lacks are "not ingested", not "0 rows"; counts are whole numbers.
+    assert!(s.span_h < 0.5, "{}", s.span_h);
+    let text = analysis::stats::render(&s);
+    assert!(
+        text.contains("h; the targets are the month's: a window under 24 h"),
+        "{text}"
+    );
+    assert!(
+        text.contains("OUTSIDE*") && !text.contains("OUTSIDE "),
+        "{text}"
+    );
+    assert!(
+        text.contains("task_constraints was not ingested: no figures"),
+        "{text}"
+    );
+    assert!(!text.contains("0 rows, 0 constrained"), "{text}");
+    let running = text
+        .lines()
+        .find(|l| l.starts_with("running_per_12583"))
+        .unwrap();
+    let value = running.split_whitespace().nth(1).unwrap();
+    assert!(!value.contains('.'), "{running}");
 }
 
 #[test]

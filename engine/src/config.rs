@@ -170,15 +170,22 @@ impl RunConfig {
             ("snapshot.every_sim_minutes", every_sim),
         ] {
             let never = name.starts_with("snapshot") && every.us() == 0;
-            if !never
-                && every
-                    .whole_multiple_of(self.tick)
-                    .is_none_or(|n| n > u32::MAX as u64)
-            {
-                return Err(format!(
-                    "{name} ({every}) must be a whole number of ticks (tick = {})",
-                    self.tick
-                ));
+            match every.whole_multiple_of(self.tick) {
+                _ if never => {}
+                None => {
+                    return Err(format!(
+                        "{name} ({every}) must be a whole number of ticks (tick = {})",
+                        self.tick
+                    ));
+                }
+                Some(n) if n > u32::MAX as u64 => {
+                    return Err(format!(
+                        "{name} ({every}) is {n} ticks of {}, more than a run counts ({} at most): choose a longer tick or a shorter {name}",
+                        self.tick,
+                        u32::MAX
+                    ));
+                }
+                Some(_) => {}
             }
         }
         if self.part_rows == 0 {
@@ -445,6 +452,13 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "t.toml: nodes_every (150ms) must be a whole number of ticks (tick = 100ms)"
+        );
+        // A 1 us tick: the default day-long part is more ticks than the counter holds (issue 56:
+        // it was reported as "not a whole number of ticks").
+        let err = RunConfig::from_toml("tick = \"1us\"\n", Path::new("t.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml: part (1d) is 86400000000 ticks of 1us, more than a run counts (4294967295 at most): choose a longer tick or a shorter part"
         );
         let text = "tick = \"100ms\"\nnodes_every = \"1min\"\n";
         let c = RunConfig::from_toml(text, Path::new("t.toml")).unwrap();

@@ -186,6 +186,7 @@ pub fn run<P: Policy + Send>(
         path: "config".into(),
         problem,
     })?;
+    crate::run_dir::remove_temporaries(out_dir)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
         .build()

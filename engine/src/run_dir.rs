@@ -116,8 +116,12 @@ pub fn list(run_dir: &Path) -> Result<Vec<PathBuf>> {
     }
     let mut files = Vec::new();
     for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
-        let path = entry.map_err(EngineError::io(&dir))?.path();
-        if path.extension().is_some_and(|e| e == "snap") {
+        let entry = entry.map_err(EngineError::io(&dir))?;
+        let path = entry.path();
+        // A directory so named is no snapshot (issue 56: opening one failed every resume with
+        // "No such device"); a new run is refused where one lies (`check_fresh`).
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && path.extension().is_some_and(|e| e == "snap") {
             files.push(path);
         }
     }
@@ -340,10 +344,23 @@ pub fn prune(run_dir: &Path, keep: u32) -> Result<()> {
     for old in list(run_dir)?.into_iter().skip(keep.max(1) as usize) {
         std::fs::remove_file(&old).map_err(EngineError::io(&old))?;
     }
+    remove_temporaries(run_dir)
+}
+
+/// Deletes the snapshot temporaries (`*.snap.tmp`) in `run_dir`: debris of a write cut short,
+/// since only the process holding the run's lock writes one. Called when a run starts or resumes
+/// (issue 56: one left by a kill during a write stayed until the next snapshot, or for good) and
+/// after every snapshot.
+pub fn remove_temporaries(run_dir: &Path) -> Result<()> {
     let dir = run_dir.join(SNAPSHOT_DIR);
+    if !dir.is_dir() {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(&dir).map_err(EngineError::io(&dir))? {
-        let path = entry.map_err(EngineError::io(&dir))?.path();
-        if path.extension().is_some_and(|e| e == "tmp") {
+        let entry = entry.map_err(EngineError::io(&dir))?;
+        let path = entry.path();
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && path.extension().is_some_and(|e| e == "tmp") {
             std::fs::remove_file(&path).map_err(EngineError::io(&path))?;
         }
     }

@@ -40,10 +40,12 @@ pub enum Kind {
     TaskIndex,
     /// A code from a closed table, `u8`, out-of-range values rejected.
     Code(&'static CodeTable),
-    /// A non-negative ratio or time (CPI, a sample's portion), `f32`.
+    /// A non-negative number the engine does not count in units (a ratio, a time, a usage
+    /// column it does not read), `f32`.
     F32,
-    /// A resource amount normalised to the largest machine (1.0), `f32`, at most
-    /// [`MAX_AMOUNT`]: the engine holds amounts in `u32` millionths, summed per node.
+    /// A resource amount the engine counts in `u32` millionths and sums per node (machine
+    /// capacities, CPU and memory requests, the usage it reads), normalised to the largest
+    /// machine (1.0), `f32`, at most [`MAX_AMOUNT`].
     Amount,
     /// 0/1, `bool`.
     Bool,
@@ -120,7 +122,7 @@ static TASK_EVENTS: [ColumnSpec; 13] = [
     col("priority", Code(&codes::PRIORITY), false),
     col("cpu_request", Amount, true),
     col("memory_request", Amount, true),
-    col("disk_space_request", Amount, true),
+    col("disk_space_request", F32, true),
     col("different_machines", Bool, true),
 ];
 
@@ -141,19 +143,19 @@ static TASK_USAGE: [ColumnSpec; 20] = [
     col("machine_id", Id, false),
     col("cpu_rate", Amount, true),
     col("canonical_memory_usage", Amount, true),
-    col("assigned_memory_usage", Amount, true),
-    col("unmapped_page_cache", Amount, true),
-    col("total_page_cache", Amount, true),
-    col("max_memory_usage", Amount, true),
+    col("assigned_memory_usage", F32, true),
+    col("unmapped_page_cache", F32, true),
+    col("total_page_cache", F32, true),
+    col("max_memory_usage", F32, true),
     col("disk_io_time", F32, true),
-    col("local_disk_space_usage", Amount, true),
-    col("max_cpu_rate", Amount, true),
+    col("local_disk_space_usage", F32, true),
+    col("max_cpu_rate", F32, true),
     col("max_disk_io_time", F32, true),
     col("cycles_per_instruction", F32, true),
     col("memory_accesses_per_instruction", F32, true),
     col("sample_portion", F32, true),
     col("aggregation_type", Bool, true),
-    col("sampled_cpu_usage", Amount, true),
+    col("sampled_cpu_usage", F32, true),
 ];
 
 impl Table {

@@ -33,7 +33,7 @@ use crate::error::{AnalysisError, Result};
 pub const FACTORS: [u32; 10] = [40, 80, 120, 160, 200, 240, 280, 320, 360, 400];
 
 /// One simulation's settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Case {
     /// 1 or 2.
     pub pse: u8,
@@ -59,7 +59,7 @@ impl Case {
 }
 
 /// One simulation measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FedRow {
     /// Its settings.
     pub case: Case,
@@ -170,26 +170,26 @@ fn run_case(case: &Case, seed: u64) -> Result<FedRow> {
 pub fn run(
     name: &str,
     seeds: u64,
-    threads: usize,
+    (threads, keep): (usize, &super::keep::Keep),
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<FedRow>> {
     let cases = cases(name).ok_or_else(|| {
         AnalysisError::Experiment(format!("{name:?} is not a federation experiment"))
     })?;
-    let items: Vec<(Case, u64)> = cases
-        .iter()
-        .flat_map(|c| (1..=seeds).map(move |s| (*c, s)))
-        .collect();
-    let (total, done) = (items.len(), AtomicUsize::new(0));
-    let rows = super::spread(&items, threads, |(case, seed)| {
-        let row = run_case(case, *seed);
-        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % 100 == 0 || n == total {
+    // A case's seeds are kept together: thousands of simulations of milliseconds each.
+    let items: Vec<(usize, Case)> = cases.iter().copied().enumerate().collect();
+    let total = items.len() as u64 * seeds;
+    let done = AtomicUsize::new(keep.kept() * seeds as usize);
+    let key = |(k, _): &(usize, Case)| format!("case-{k}");
+    let rows = super::keep::measure_all(&items, threads, keep, key, |(_, case)| {
+        let rows: Result<Vec<FedRow>> = (1..=seeds).map(|seed| run_case(case, seed)).collect();
+        let n = done.fetch_add(seeds as usize, Ordering::Relaxed) as u64 + seeds;
+        if n % 100 < seeds || n == total {
             progress(&format!("[{n}/{total}] simulations done"));
         }
-        row
+        rows
     });
-    rows.into_iter().collect()
+    Ok(rows?.into_iter().flatten().collect())
 }
 
 /// Mean of `measure` over the rows that `keep`; NaN without any.

@@ -16,6 +16,7 @@
 
 pub mod federation;
 mod federation_paper;
+pub mod keep;
 pub mod nbs;
 mod nbs_report;
 mod output;
@@ -129,7 +130,7 @@ pub struct Experiment {
 }
 
 /// One run measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ResultRow {
     /// The configuration's name.
     pub configuration: String,
@@ -417,7 +418,7 @@ pub(crate) fn spread<T: Sync, R: Send>(
 pub fn run_experiment(
     experiment: &Experiment,
     options: &Options,
-    out: &Path,
+    (out, keep): (&Path, &keep::Keep),
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Summary> {
     let work: PathBuf = out.join("work");
@@ -431,8 +432,9 @@ pub fn run_experiment(
         .flat_map(|p| (1..=options.seeds).map(move |s| (p, s)))
         .collect();
     let total = jobs.len();
-    let done = AtomicUsize::new(0);
-    let results = spread(&jobs, options.threads, |&(point, seed)| {
+    let done = AtomicUsize::new(keep.kept());
+    let key = |&(point, seed): &(&Point, u64)| format!("x{}-seed{seed}", point.x);
+    let results = keep::measure_all(&jobs, options.threads, keep, key, |&(point, seed)| {
         let result = run_point(experiment, point, seed, &work);
         if let Ok(rows) = &result {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -449,10 +451,8 @@ pub fn run_experiment(
         }
         result
     });
-    let mut rows = Vec::new();
-    for r in results {
-        rows.extend(r?);
-    }
+    let _ = std::fs::remove_dir_all(&work);
+    let mut rows: Vec<ResultRow> = results?.into_iter().flatten().collect();
     let order = |name: &str| {
         experiment
             .configurations
@@ -464,7 +464,6 @@ pub fn run_experiment(
             .partial_cmp(&(order(&b.configuration), b.x, b.seed))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let _ = std::fs::remove_dir_all(&work);
     Ok(Summary {
         name: experiment.name.clone(),
         x_label: experiment.x_label.clone(),

@@ -74,13 +74,32 @@ impl Experiment {
     }
 }
 
+/// A policy's or scenario's name (an alias, so that serde's derive does not take the field for
+/// a string borrowed from its input: [`known_name`] reads it).
+pub type Name = &'static str;
+
+/// Reads a policy's or scenario's name back as the `'static` name it was written from.
+fn known_name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Name, D::Error> {
+    let name = <String as serde::Deserialize>::deserialize(d)?;
+    let scenarios = [Experiment::Hard, Experiment::Priority, Experiment::Jobs]
+        .into_iter()
+        .flat_map(|e| e.cases().into_iter().map(|c| c.0));
+    POLICIES
+        .into_iter()
+        .chain(scenarios)
+        .find(|&known| known == name)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown name {name:?}")))
+}
+
 /// One job of one run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobRow {
     /// The policy.
-    pub policy: &'static str,
+    #[serde(deserialize_with = "known_name")]
+    pub policy: Name,
     /// The scenario.
-    pub scenario: &'static str,
+    #[serde(deserialize_with = "known_name")]
+    pub scenario: Name,
     /// Jobs in the run.
     pub jobs: u32,
     /// The seed (the scenario's draw).
@@ -104,17 +123,18 @@ pub struct JobRow {
 pub fn run(
     experiment: Experiment,
     (seeds, reduce_tasks): (u64, u32),
-    threads: usize,
+    (threads, keep): (usize, &super::keep::Keep),
     work: &Path,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<JobRow>> {
     let items: Vec<((&'static str, u32), u64)> = (experiment.cases().into_iter())
         .flat_map(|case| (1..=seeds).map(move |seed| (case, seed)))
         .collect();
-    let done = AtomicUsize::new(0);
-    let rows = super::spread(&items, threads, |&((scenario, jobs), seed)| {
-        let dir = work.join(format!("{scenario}-{jobs}-{seed}"));
-        let rows = run_case((scenario, jobs, reduce_tasks), seed, &dir);
+    let done = AtomicUsize::new(keep.kept());
+    let key = |&((scenario, jobs), seed): &((&str, u32), u64)| format!("{scenario}-{jobs}-{seed}");
+    let rows = super::keep::measure_all(&items, threads, keep, key, |item| {
+        let &((scenario, jobs), seed) = item;
+        let rows = run_case((scenario, jobs, reduce_tasks), seed, &work.join(key(item)));
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         progress(&format!(
             "[{n}/{}] {scenario}, {jobs} jobs, seed {seed} done",
@@ -123,11 +143,7 @@ pub fn run(
         rows
     });
     let _ = std::fs::remove_dir_all(work);
-    let mut out = Vec::new();
-    for r in rows {
-        out.extend(r?);
-    }
-    Ok(out)
+    Ok(rows?.into_iter().flatten().collect())
 }
 
 fn run_case(

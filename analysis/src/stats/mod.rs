@@ -85,7 +85,14 @@ pub struct TraceStats {
     pub constraints: ConstraintStats,
     /// The SPEC 3.1 figures with their ranges.
     pub checks: Vec<Check>,
+    /// Hours from the window's start to the last event (the SPEC 3.1 targets are the month's).
+    pub span_h: f64,
+    /// The six tables that were not ingested (their figures are absent, not 0).
+    pub tables_missing: Vec<String>,
 }
+
+/// Below this span the month's targets are not expected to hold (a day's cycle at least).
+pub const SHORT_SPAN_H: f64 = 24.0;
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
@@ -98,7 +105,13 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
 
 /// Computes the statistics of the ingested trace in `dir`.
 pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
-    let last = ingest::IngestSummary::load(dir)?.last_event_us();
+    let summary = ingest::IngestSummary::load(dir)?;
+    let last = summary.last_event_us();
+    let tables_missing: Vec<String> = ingest::Table::ALL
+        .iter()
+        .map(|t| t.name().to_string())
+        .filter(|name| !summary.tables.contains_key(name))
+        .collect();
     let hours = ((last - TRACE_START_US).max(0) / SAMPLE_US) as usize;
     let instants: Vec<i64> = (0..=hours)
         .map(|k| TRACE_START_US + k as i64 * SAMPLE_US)
@@ -296,5 +309,7 @@ pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
         task_events: t.events,
         constraints,
         checks,
+        span_h: (last - TRACE_START_US).max(0) as f64 / 3.6e9,
+        tables_missing,
     })
 }

@@ -149,34 +149,62 @@ pub fn render(s: &TraceStats) -> String {
 
     let c = &s.constraints;
     let _ = writeln!(o, "\n== constraints ==");
-    let _ = writeln!(
-        o,
-        "{} rows, {} constrained tasks ({:.2}%), {} distinct sets, {} tasks only <= 5 machines satisfy ({:.3}%)",
-        c.rows,
-        c.constrained_tasks,
-        pct(c.constrained_tasks, s.tasks),
-        c.distinct_sets,
-        c.restrictive_tasks,
-        pct(c.restrictive_tasks, s.tasks)
-    );
-    for (op, n) in c.per_operator.iter().enumerate() {
-        let _ = writeln!(o, "{:>14} {n:>10}", COMPARISON.label(op as u8));
+    let missing = |table: &str| s.tables_missing.iter().any(|t| t == table);
+    if missing("task_constraints") {
+        let _ = writeln!(o, "task_constraints was not ingested: no figures");
+    } else {
+        let _ = writeln!(
+            o,
+            "{} rows, {} constrained tasks ({:.2}%), {} distinct sets, {} tasks only <= 5 machines satisfy ({:.3}%)",
+            c.rows,
+            c.constrained_tasks,
+            pct(c.constrained_tasks, s.tasks),
+            c.distinct_sets,
+            c.restrictive_tasks,
+            pct(c.restrictive_tasks, s.tasks)
+        );
+        for (op, n) in c.per_operator.iter().enumerate() {
+            let _ = writeln!(o, "{:>14} {n:>10}", COMPARISON.label(op as u8));
+        }
     }
 
     let _ = writeln!(o, "\n== events per type ==");
-    for (code, n) in s.machine_events.iter().enumerate() {
-        let _ = writeln!(o, "machine {:>14} {n:>12}", MACHINE_EVENT.label(code as u8));
-    }
-    for (code, n) in s.task_events.iter().enumerate() {
-        let _ = writeln!(o, "task    {:>14} {n:>12}", TASK_EVENT.label(code as u8));
+    for (table, events, labels) in [
+        ("machine_events", &s.machine_events[..], &MACHINE_EVENT),
+        ("task_events", &s.task_events[..], &TASK_EVENT),
+    ] {
+        let kind = &table[..table.find('_').unwrap_or(0)];
+        if missing(table) {
+            let _ = writeln!(o, "{table} was not ingested: no figures");
+            continue;
+        }
+        for (code, n) in events.iter().enumerate() {
+            let _ = writeln!(o, "{kind:<7} {:>14} {n:>12}", labels.label(code as u8));
+        }
     }
 
     let _ = writeln!(o, "\n== SPEC 3.1 targets ==");
+    let short = s.span_h < super::SHORT_SPAN_H;
+    if short {
+        let _ = writeln!(
+            o,
+            "(the trace spans {:.1} h; the targets are the month's: a window under {} h can fall outside them without being wrong, marked *)",
+            s.span_h,
+            super::SHORT_SPAN_H
+        );
+    }
     for k in &s.checks {
-        let value = k.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
+        // Counts as whole numbers, shares and ratios to four decimals.
+        let value = k
+            .value
+            .map_or("n/a".to_string(), |v| match v.abs() >= 100.0 {
+                true => format!("{v:.0}"),
+                false => format!("{v:.4}"),
+            });
         let verdict = match (k.value, k.ok()) {
             (None, _) => "n/a",
             (_, true) => "ok",
+            (_, false) if short => "OUTSIDE*",
             (_, false) => "OUTSIDE",
         };
         let _ = writeln!(

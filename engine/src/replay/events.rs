@@ -75,6 +75,7 @@ impl Replay {
         machine_id: u64,
         ev: &mut TickEvents,
     ) {
+        let known = self.node_of.contains_key(&machine_id);
         let n = self.node(machine_id, cell);
         let i = n.index();
         match row.kind {
@@ -82,10 +83,18 @@ impl Replay {
                 cell.set_machine(n, false, None);
                 self.removed.push(n);
             }
-            _ => {
+            kind => {
                 // ADD and UPDATE carry capacities; an empty field keeps the previous value.
-                let cpu = row.cpus.map_or(cell.nodes.cpu_cap()[i], to_units);
-                let mem = row.memory.map_or(cell.nodes.mem_cap()[i], to_units);
+                let nodes = &cell.nodes;
+                let was = (nodes.cpu_cap()[i], nodes.mem_cap()[i]);
+                let cpu = row.cpus.map_or(was.0, to_units);
+                let mem = row.memory.map_or(was.1, to_units);
+                if kind == machine_event::ADD && known && nodes.online()[i] && (cpu, mem) != was {
+                    self.stats.adds_changing_capacity += 1;
+                }
+                if kind == machine_event::UPDATE && !known {
+                    self.stats.updates_of_unknown_machines += 1;
+                }
                 cell.set_machine(n, true, Some((cpu, mem)));
             }
         }
@@ -224,6 +233,38 @@ mod tests {
             let pending = states.iter().filter(|&&s| s == TaskState::Pending);
             assert_eq!(pending.count(), 2, "the replay places nothing itself");
         }
+    }
+
+    /// Machine events the trace may not mean (hand-worked, issue 56): machine 1 added, added
+    /// again with the same capacity (not counted), again with another (counted, taken); machine
+    /// 2 updated without an ADD (counted, taken as its ADD); machine 3 removed and added again
+    /// with another capacity (a return, not counted).
+    #[test]
+    fn odd_machine_events_are_counted() {
+        // time,machine,event,platform,cpus,memory (ADD 0, REMOVE 1, UPDATE 2)
+        let machines = "\
+0,1,0,p,0.5,0.5
+0,3,0,p,0.5,0.5
+1000000,1,0,p,0.5,0.5
+2000000,1,0,p,1,0.5
+3000000,2,2,p,0.25,0.25
+4000000,3,1,p,,
+5000000,3,0,p,1,1
+";
+        let dir = super::super::ingested(&[("machine_events", machines)]);
+        let mut replay = Replay::open(&dir.path().join("parquet")).unwrap();
+        let mut cell = Cell::default();
+        replay.advance(&mut cell, 60_000_000).unwrap();
+        let stats = replay.stats();
+        assert_eq!(
+            (
+                stats.adds_changing_capacity,
+                stats.updates_of_unknown_machines
+            ),
+            (1, 1)
+        );
+        assert_eq!(cell.nodes.cpu_cap()[0], crate::units::to_units(1.0));
+        assert!(stats.machine_event_oddities().unwrap().contains("1 ADD(s)"));
     }
 
     /// Two nodes removed in one tick (hand-worked): the tasks on either are displaced once each,

@@ -164,6 +164,29 @@ pub struct ReplayStats {
     /// when the trace has no task_usage; `usage_model.rs`), rather than their requests.
     #[serde(default)]
     pub usage_model: bool,
+    /// ADD events for a machine already online, with another capacity than it has (the later
+    /// one is taken, as an UPDATE; issue 56: counted, not silently applied).
+    #[serde(default)]
+    pub adds_changing_capacity: u64,
+    /// UPDATE events for a machine never added (taken as its ADD).
+    #[serde(default)]
+    pub updates_of_unknown_machines: u64,
+}
+
+impl ReplayStats {
+    /// The machine events the replay took in a way the trace may not mean, as warning text;
+    /// none when there were none.
+    pub fn machine_event_oddities(&self) -> Option<String> {
+        let (adds, updates) = (
+            self.adds_changing_capacity,
+            self.updates_of_unknown_machines,
+        );
+        (adds + updates > 0).then(|| {
+            format!(
+                "machine_events: {adds} ADD(s) of a machine already online with another capacity (taken as UPDATEs), {updates} UPDATE(s) of a machine never added (taken as ADDs)"
+            )
+        })
+    }
 }
 
 /// The replay state: cursors and the ID maps.
