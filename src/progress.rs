@@ -52,10 +52,8 @@ impl Reporter {
     {
         // A bar needs room: on a terminal too narrow for one (or reporting no width), plain
         // lines, as in a log (issue 56: the bar and the table ran together at zero columns).
-        let wide = ::console::Term::stderr()
-            .size_checked()
-            .is_some_and(|(_, columns)| columns >= MIN_BAR_COLUMNS);
-        let tty = std::io::stderr().is_terminal() && wide;
+        let columns = ::console::Term::stderr().size_checked().map(|(_, c)| c);
+        let tty = std::io::stderr().is_terminal() && bar_fits(columns);
         let interval = Duration::from_millis(if tty { 200 } else { 500 });
         Reporter::sampling(what, unit, (tty, interval), sample)
     }
@@ -110,7 +108,7 @@ impl Reporter {
                             // is for the ticks this process simulates.
                             bar.reset_eta();
                         }
-                        bar.set_message(s.message);
+                        bar.set_message(s.message.clone());
                     }
                     None if finished || last_line.elapsed() >= PLAIN_INTERVAL => {
                         if let Some(line) = plain_line(&s, started.elapsed(), finished) {
@@ -124,7 +122,7 @@ impl Reporter {
                     if let Some(bar) = &bar {
                         // Stopped short (a signal, an error): the bar stays where the work did,
                         // not at 100 %.
-                        match s.total > 0 && s.done < s.total {
+                        match stopped_short(&s) {
                             true => bar.abandon(),
                             false => bar.finish(),
                         }
@@ -158,6 +156,17 @@ impl Drop for Reporter {
     fn drop(&mut self) {
         self.stop_now();
     }
+}
+
+/// Whether a terminal `columns` wide (`None`: it reports no size) has room for a bar.
+fn bar_fits(columns: Option<u16>) -> bool {
+    columns.is_some_and(|c| c >= MIN_BAR_COLUMNS)
+}
+
+/// Whether the work ended before its total (a signal, an error): its bar is left where it is,
+/// not filled to 100 %.
+fn stopped_short(s: &Sample) -> bool {
+    s.total > 0 && s.done < s.total
 }
 
 /// A plain progress line after `what: `: time elapsed, share done, the time left at the rate
@@ -238,6 +247,22 @@ mod tests {
     /// The time left is the remaining units at the rate of the units this process did: a run
     /// resumed at 600 of 1,000 ticks that did 100 more in 50 s has 300 left, 150 s. No ETA
     /// before any progress, on the last line, nor without a total.
+    #[test]
+    fn a_bar_only_where_it_fits_and_left_where_the_work_stopped() {
+        assert!(!bar_fits(Some(0)) && !bar_fits(Some(59)) && !bar_fits(None));
+        assert!(bar_fits(Some(60)) && bar_fits(Some(200)));
+        let at = |done, total| Sample {
+            done,
+            total,
+            done_before: 0,
+            message: String::new(),
+            notes: Vec::new(),
+        };
+        // Ctrl-C at tick 360 of 1,440 (issue 56: the bar jumped to "1440/1440 ETA 0s").
+        assert!(stopped_short(&at(360, 1_440)));
+        assert!(!stopped_short(&at(1_440, 1_440)) && !stopped_short(&at(5, 0)));
+    }
+
     #[test]
     fn plain_lines_estimate_the_time_left_from_the_fresh_rate() {
         let sample = |done: u64, total: u64, done_before: u64| Sample {

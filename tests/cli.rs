@@ -285,6 +285,24 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     ] {
         assert!(stdout.contains(label), "{label} missing from\n{stdout}");
     }
+    // The progress line's last speed is the table's (issue 56: 108,225x against 195,841x,
+    // the line counting the making of the synthetic cell).
+    let stderr = text(&out.stderr);
+    let last_line = stderr.lines().rfind(|l| l.starts_with("run: ")).unwrap();
+    let shown = last_line
+        .rsplit(", ")
+        .next()
+        .unwrap()
+        .trim_end_matches("x real time");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("speed (x real time)"))
+        .unwrap();
+    assert_eq!(
+        Some(shown),
+        row.split_whitespace().last(),
+        "{last_line} / {row}"
+    );
     let runs: Vec<_> = std::fs::read_dir(dir.path().join("cellsim-runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
