@@ -294,13 +294,17 @@ pub fn check_fresh(out_dir: &Path, config: &RunConfig, tables: &[&str]) -> Resul
         return Ok(());
     }
     let started = RunConfig::from_file(&out_dir.join(CONFIG_FILE)).ok();
-    let same_run = started
-        .as_ref()
-        .is_some_and(|s| snapshot::outputs_config(s) == snapshot::outputs_config(config));
+    let started = started.as_ref().map(snapshot::outputs_config);
+    let same_run = started.as_ref() == Some(&snapshot::outputs_config(config));
     let mut foreign = Vec::new();
     for (name, is_dir) in found {
-        let own_file = [CONFIG_FILE, SCHEMA_FILE, output::SAMPLES_FILE].contains(&name.as_str())
-            || name == format!("{}.partial", output::SAMPLES_FILE);
+        let own = [
+            CONFIG_FILE,
+            SCHEMA_FILE,
+            output::SAMPLES_FILE,
+            output::SAMPLES_PARTIAL_FILE,
+        ];
+        let own_file = own.contains(&name.as_str());
         let own_dir = is_dir && (name == output::PARTIAL_DIR || tables.contains(&name.as_str()));
         if same_run && own_file {
             continue;
@@ -325,12 +329,14 @@ pub fn check_fresh(out_dir: &Path, config: &RunConfig, tables: &[&str]) -> Resul
     if more > 0 {
         holds += &format!(" and {more} more");
     }
-    let whose = match started.is_some() && !same_run {
-        true => format!(
+    let whose = match &started {
+        Some(started) if !same_run => format!(
             " (another run's: its {CONFIG_FILE} differs: {})",
-            config_changes(out_dir, config).join(", ")
+            snapshot::outputs_config(config)
+                .changes_from(started)
+                .join(", ")
         ),
-        false => String::new(),
+        _ => String::new(),
     };
     Err(EngineError::NotOurs {
         path: out_dir.to_path_buf(),

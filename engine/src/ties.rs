@@ -5,7 +5,10 @@
 //! choice depends on) and the candidate's ID; it is the last key of a comparison.
 //!
 //! Invariant: for a fixed salt, `tie_key` is injective in the ID (a bijective mix of
-//! `salt ^ id`), so it orders distinct candidates totally and the same way on any thread.
+//! `salt ^ id`), so it orders distinct candidates totally and the same way on any thread. A salt
+//! must itself be a hash (`peek_salt`, `tie_key` of the seed and the tick): with small integer
+//! salts, `salt ^ id` repeats across salts (salt 1 with id 0 is salt 0 with id 1), and the
+//! orders of nearby seeds are shifted copies of one another.
 
 use ingest::rng::{Rng, mix64};
 

@@ -40,8 +40,7 @@ pub struct WatchdogConfig {
     /// ... and at least this many ticks.
     pub stall_ticks: u32,
     /// Exit non-zero (3) when the run stalled or a scenario's run ended with work undone
-    /// (`--strict`). Changes no
-    /// output.
+    /// (`--strict`, or `[run] strict`). Changes no output.
     pub strict: bool,
 }
 

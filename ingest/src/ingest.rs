@@ -657,15 +657,25 @@ fn convert_part(
 
 /// CRC-32 of the file at `path`, read in 1 MiB pieces.
 pub fn crc32_of_file(path: &Path) -> Result<u32> {
-    use std::io::Read;
-    let mut file = File::open(path).map_err(IngestError::io(path))?;
-    let (mut hasher, mut buf) = (crc32fast::Hasher::new(), vec![0u8; 1 << 20]);
+    let file = File::open(path).map_err(IngestError::io(path))?;
+    crc32_and_len(file)
+        .map(|(crc, _)| crc)
+        .map_err(IngestError::io(path))
+}
+
+/// CRC-32 and length of what `reader` yields, read in 1 MiB pieces (never the whole in memory):
+/// the one checksum pass of the trace's parts, a run's output parts and its samples file.
+pub fn crc32_and_len(mut reader: impl std::io::Read) -> std::io::Result<(u32, u64)> {
+    let (mut hasher, mut buf, mut len) = (crc32fast::Hasher::new(), vec![0u8; 1 << 20], 0u64);
     loop {
-        match file.read(&mut buf) {
-            Ok(0) => return Ok(hasher.finalize()),
-            Ok(n) => hasher.update(&buf[..n]),
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok((hasher.finalize(), len)),
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                len += n as u64;
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(IngestError::io(path)(e)),
+            Err(e) => return Err(e),
         }
     }
 }

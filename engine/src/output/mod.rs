@@ -76,6 +76,9 @@ pub fn deterministic_tables(dir: &Path) -> std::io::Result<Vec<String>> {
 /// Name of the samples file.
 pub const SAMPLES_FILE: &str = "samples.jsonl";
 
+/// Name of the samples file until the run finishes.
+pub const SAMPLES_PARTIAL_FILE: &str = "samples.jsonl.partial";
+
 /// Name of a part starting at `first_tick`.
 pub fn part_name(first_tick: u32) -> String {
     format!("part-{first_tick:08}.parquet")
@@ -167,21 +170,20 @@ pub fn check_parts(run_dir: &Path, parts: &[PartRecord]) -> std::result::Result<
                 path.display()
             )
         };
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
+        let (crc32, bytes) = match File::open(&path).and_then(ingest::ingest::crc32_and_len) {
+            Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(damaged("is missing".into()));
             }
             Err(e) => return Err(damaged(format!("cannot be read: {e}"))),
         };
-        if bytes.len() as u64 != part.bytes {
+        if bytes != part.bytes {
             return Err(damaged(format!(
-                "has {} bytes, {} when it was written",
-                bytes.len(),
+                "has {bytes} bytes, {} when it was written",
                 part.bytes
             )));
         }
-        if crc32fast::hash(&bytes) != part.crc32 {
+        if crc32 != part.crc32 {
             return Err(damaged(
                 "changed since it was written (CRC-32 differs)".into(),
             ));
@@ -190,29 +192,29 @@ pub fn check_parts(run_dir: &Path, parts: &[PartRecord]) -> std::result::Result<
     Ok(())
 }
 
-/// Checks that the samples file of run directory `run_dir` (`samples.jsonl.partial`, or
-/// `samples.jsonl` of a finished run) begins with the `len` bytes of CRC-32 `crc32` a snapshot
-/// counts; what is wrong as text otherwise.
+/// Checks that the samples file of run directory `run_dir` ([`SAMPLES_PARTIAL_FILE`], or
+/// [`SAMPLES_FILE`] of a finished run) begins with the `len` bytes of CRC-32 `crc32` a snapshot
+/// counts; what is wrong as text otherwise. Read as a stream: a month's samples need not fit in
+/// memory.
 pub fn check_samples(run_dir: &Path, len: u64, crc32: u32) -> std::result::Result<(), String> {
     use std::io::Read;
     if len == 0 {
         return Ok(());
     }
-    let partial = run_dir.join(format!("{SAMPLES_FILE}.partial"));
+    let partial = run_dir.join(SAMPLES_PARTIAL_FILE);
     let path = match partial.exists() {
         true => partial,
         false => run_dir.join(SAMPLES_FILE),
     };
-    let mut held = Vec::new();
-    let read = File::open(&path).and_then(|f| f.take(len).read_to_end(&mut held));
+    let read = File::open(&path).and_then(|f| ingest::ingest::crc32_and_len(f.take(len)));
     let damaged = |what: &str| format!("its samples file {} {what}", path.display());
     match read {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(damaged("is missing")),
         Err(e) => Err(damaged(&format!("cannot be read: {e}"))),
-        Ok(n) if (n as u64) < len => Err(damaged(&format!(
+        Ok((_, n)) if n < len => Err(damaged(&format!(
             "holds {n} bytes, but the snapshot's outputs end at byte {len}"
         ))),
-        Ok(_) if crc32fast::hash(&held) != crc32 => {
+        Ok((held, _)) if held != crc32 => {
             Err(damaged("changed since it was written (CRC-32 differs)"))
         }
         Ok(_) => Ok(()),
@@ -304,7 +306,7 @@ impl RunOutputs {
                 }
             }
         }
-        let samples_partial = dir.join(format!("{SAMPLES_FILE}.partial"));
+        let samples_partial = dir.join(SAMPLES_PARTIAL_FILE);
         let samples_final = dir.join(SAMPLES_FILE);
         if state.samples_len > 0 && !samples_partial.exists() && samples_final.exists() {
             // A finished run resumed from one of its snapshots (its summary removed): the
@@ -450,7 +452,7 @@ impl RunOutputs {
     }
 
     fn samples_partial(&self) -> PathBuf {
-        self.dir.join(format!("{SAMPLES_FILE}.partial"))
+        self.dir.join(SAMPLES_PARTIAL_FILE)
     }
 
     /// Writes one row per online node as the part of `tick`.
