@@ -82,8 +82,10 @@ pub fn migration_candidates<'s>(
     chosen.clear();
     weighted_order_into(pool, wanted, rng, draw, chosen);
     if chosen.len() < wanted {
-        forced.sort_by_key(|r| r.node);
-        chosen.extend(forced.iter().take(wanted - chosen.len()));
+        // Forced candidates all carry the paper's minimal fitness (seed 000 section 5.2's
+        // `fitnessValue=0.00000000001`): equal weights, so a uniform draw among them, never the
+        // lowest node indices (issue 55: those few nodes took every forced migration).
+        weighted_order_into(forced, wanted - chosen.len(), rng, draw, chosen);
     }
     chosen
 }
@@ -178,13 +180,43 @@ mod tests {
         let got = candidates(&cache, 4);
         assert_eq!(got.len(), 5);
         assert!(got[..2].iter().all(|r| !r.forced));
-        assert_eq!(
-            got[2..]
-                .iter()
-                .map(|r| (r.node.0, r.forced))
-                .collect::<Vec<_>>(),
-            vec![(3, true), (4, true), (5, true)]
-        );
+        let mut forced: Vec<(u32, bool)> = got[2..].iter().map(|r| (r.node.0, r.forced)).collect();
+        forced.sort_unstable();
+        assert_eq!(forced, vec![(3, true), (4, true), (5, true)]);
+    }
+
+    #[test]
+    fn forced_candidates_are_drawn_uniformly_not_by_index() {
+        // 1 node with room, 6 full but big enough: 14 places left, so all six come, and which
+        // comes first is a uniform draw (the lowest index came first every time before).
+        let c = MasbConfig {
+            migration_candidates: 3,
+            ..MasbConfig::default()
+        };
+        let mut cache = vec![entry(1, 0.1, 0.0)];
+        cache.extend((2..8).map(|n| entry(n, 0.48, 0.0)));
+        let seeds = 6_000u64;
+        let mut first = [0u32; 8];
+        for seed in 0..seeds {
+            let mut rng = Rng::new(seed, 11);
+            let mut scratch = MigrationScratch::default();
+            let leaving = (NodeIdx(0), &task(0.05));
+            let all = CacheView::all(&cache);
+            let got =
+                migration_candidates(all, leaving, (0.0, &c), &mut rng, &|_| true, &mut scratch);
+            assert_eq!(got.len(), 3);
+            assert!(!got[0].forced && got[1].forced && got[2].forced);
+            assert_ne!(got[1].node, got[2].node);
+            first[got[1].node.index()] += 1;
+        }
+        // Each of the 6 forced nodes first with p = 1/6: 1,000 expected, sd 28.9; 5 sd bounds.
+        for n in 2..8 {
+            assert!(
+                (855..=1_145).contains(&first[n]),
+                "node {n} drawn first {} times of {seeds}: {first:?}",
+                first[n]
+            );
+        }
     }
 
     #[test]
