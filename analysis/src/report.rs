@@ -186,6 +186,10 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
             ),
         }
     });
+    row("admits tasks by", &|r| match r.admits_by.as_str() {
+        "" => "-".into(),
+        by => by.into(),
+    });
     row("usage from", &|r| {
         match (r.replay.usage_from_trace, r.replay.usage_model) {
             (true, false) => "task_usage",

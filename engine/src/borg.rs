@@ -47,6 +47,10 @@ impl Policy for BorgReplay {
         true
     }
 
+    fn admits_by(&self, _: crate::fit_by::FitBy) -> String {
+        "the trace's placements".into()
+    }
+
     fn counter_kinds(&self) -> &'static [CounterKind] {
         &COUNTERS
     }

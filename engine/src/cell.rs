@@ -288,6 +288,11 @@ impl Cell {
         }
     }
 
+    /// Sets what the greedy fit rule reads (`fit_by.rs`).
+    pub fn set_fit_by(&mut self, fit_by: crate::fit_by::FitBy) {
+        self.nodes.fit_by = fit_by;
+    }
+
     /// Sets what a task uses of its request until measured.
     pub fn set_request_use(&mut self, request_use: RequestUse) {
         self.request_use = request_use;

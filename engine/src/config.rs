@@ -62,6 +62,10 @@ pub struct RunConfig {
     /// Deadlines and priorities for a trace without a scenario's side tables (`[deadlines]`,
     /// `deadlines.rs`; off by default).
     pub deadlines: crate::deadlines::DeadlineModel,
+    /// What the greedy placers admit a task by: `requests` (the default; every other
+    /// simulator's first-fit and the seeds' baselines) or `usage` (cellsim before issue 57;
+    /// `fit_by.rs`).
+    pub fit: crate::fit_by::FitBy,
     /// The order an agent reads the messages that reach it in one round: `fair` (the default:
     /// senders in an order drawn from the seed and the round, `Mailbox::shuffle_inboxes`) or
     /// `sender` (ascending sender index, as cellsim before issue 55: a receiver taking the first
@@ -117,6 +121,7 @@ impl Default for RunConfig {
             scale: crate::scale::Scale::default(),
             usage: crate::usage_model::UsageModel::default(),
             deadlines: crate::deadlines::DeadlineModel::default(),
+            fit: crate::fit_by::FitBy::Requests,
             inbox_order: InboxOrder::Fair,
             watchdog: crate::watchdog::WatchdogConfig::default(),
             run: None,
@@ -269,6 +274,9 @@ pub fn upgrade_recorded(value: &mut serde_json::Value) {
         map.insert("policy".into(), Value::Object(table));
     }
     map.remove("masb");
+    // Runs before issue 57 fitted by usage; the default is now requests (`fit_by.rs`).
+    map.entry("fit")
+        .or_insert_with(|| Value::String("usage".into()));
     let tick_s = map.remove("tick_s").and_then(|v| v.as_i64());
     if let Some(tick_s) = tick_s {
         let tick = SimDuration::from_secs(tick_s);
@@ -417,6 +425,11 @@ mod tests {
             (30_000_000, 3_000_000_000, 86_400_000_000)
         );
         assert_eq!(c.seed, 4);
+        assert_eq!(
+            c.fit,
+            crate::fit_by::FitBy::Usage,
+            "runs before issue 57 fitted by usage"
+        );
         let masb = crate::masb::MasbConfig {
             sias_gain: true,
             ..Default::default()

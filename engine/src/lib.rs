@@ -28,6 +28,7 @@ pub mod delay;
 pub mod error;
 pub mod executor;
 pub mod federation;
+pub mod fit_by;
 pub mod greedy;
 pub mod ids;
 pub mod masb;

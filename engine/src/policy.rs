@@ -319,6 +319,13 @@ pub trait Policy: Send + Sync {
     /// The policy's name in configs and outputs.
     fn name(&self) -> &'static str;
 
+    /// What the policy admits a task to a node by, as `summary.json` and `report` say it: for the
+    /// policies that place through the greedy fit rule (the default), the run's `fit`
+    /// (`fit_by.rs`).
+    fn admits_by(&self, fit: crate::fit_by::FitBy) -> String {
+        format!("{} (fit)", fit.name())
+    }
+
     /// True for a policy that follows the trace's recorded placements (borg-replay); every
     /// other policy replays the workload, its runs shifted to when it starts them (SPEC 5.5,
     /// `replay/deferred.rs`).

@@ -332,6 +332,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let mut cell = state.cell;
         let scenario = ingest::scenario::side::present(trace_dir);
         cell.set_request_use(config.usage.request_use(scenario));
+        cell.set_fit_by(config.fit);
         replay.stats.usage_model = config.usage.applies(scenario);
         Ok(Simulation {
             outputs: RunOutputs::open(
@@ -789,6 +790,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             version: env!("CARGO_PKG_VERSION").to_string(),
             builds: self.builds.clone(),
             policy: self.policy.name().to_string(),
+            admits_by: self.policy.admits_by(self.config.fit),
             config: self.config.clone(),
             trace: match &self.config.run {
                 Some(run) => run.trace.display().to_string(),

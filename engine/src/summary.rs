@@ -88,6 +88,10 @@ pub struct RunSummary {
     pub config: RunConfig,
     /// Ingested trace directory.
     pub trace: String,
+    /// What the policy admitted a task to a node by ([`Policy::admits_by`](crate::policy::Policy::admits_by);
+    /// empty in runs of older cellsims).
+    #[serde(default)]
+    pub admits_by: String,
     /// Ticks simulated.
     pub ticks: u64,
     /// Simulated seconds.

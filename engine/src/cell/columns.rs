@@ -134,13 +134,25 @@ columns! {
         class: crate::classify::NodeClass = crate::classify::NodeClass::Offline,
     }
     derived {}
-    other {}
+    other {
+        /// What the greedy fit rule reads of the nodes (`fit_by.rs`; not saved: the run sets it
+        /// from its config each time it opens, [`Cell::set_fit_by`](crate::cell::Cell::set_fit_by)).
+        pub(in crate::cell) fit_by: crate::fit_by::FitBy,
+    }
+}
+
+impl Nodes {
+    /// What the greedy fit rule reads of the nodes (`fit_by.rs`).
+    pub fn fit_by(&self) -> crate::fit_by::FitBy {
+        self.fit_by
+    }
 }
 
 #[cfg(test)]
 impl Nodes {
     /// Sets node `n`'s columns directly, without tasks: for unit tests of functions that read
-    /// only the node columns (online, capacities, usage and production-request sums).
+    /// only the node columns (online, capacities, usage and production-request sums; all
+    /// requests as the usage, so the fit rule reads the same under either `fit_by`).
     pub(crate) fn set_for_test(
         &mut self,
         n: usize,
@@ -152,7 +164,20 @@ impl Nodes {
         self.online[n] = online;
         (self.cpu_cap[n], self.mem_cap[n]) = cap;
         (self.cpu_used[n], self.mem_used[n]) = used;
+        (self.cpu_req[n], self.mem_req[n]) = used;
         (self.prod_cpu_req[n], self.prod_mem_req[n]) = prod_req;
+    }
+
+    /// Sets node `n`'s requests of all its tasks (after [`Nodes::set_for_test`]) and what the
+    /// fit rule reads.
+    pub(crate) fn set_requests_for_test(
+        &mut self,
+        n: usize,
+        req: (u32, u32),
+        fit_by: crate::fit_by::FitBy,
+    ) {
+        (self.cpu_req[n], self.mem_req[n]) = req;
+        self.fit_by = fit_by;
     }
 }
 

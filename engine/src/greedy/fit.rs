@@ -1,28 +1,37 @@
 //! What a task needs of a node and whether a node has it: the greedy placers' one fit rule,
-//! pure functions of the node columns tested alone.
+//! pure functions of the node columns tested alone. The nodes say what the rule reads
+//! ([`Nodes::fit_by`], the run's `fit`, `fit_by.rs`):
 //!
-//! A task fits a node when, with it placed, the node stays stable under seed 000's RUS rule
-//! (section 6.4, SPEC 5.4): the actual usage of its tasks within its capacity, and, for a
-//! production task, the requests of its production tasks within its capacity. A task's usage is
-//! its request until the trace measures it (`Tasks::use_is_request`). So a greedy placer never
-//! makes a node overloaded when it places, as MASB's node agents accept no task that would; CPU
-//! requests of non-production tasks may exceed capacity (Borg overcommits them: the synthetic
-//! 12.5k cell requests ~105 % of its CPU).
+//! - **requests** (the default): a task fits a node when the requests of the node's tasks plus
+//!   its own stay within the node's capacity (every other simulator's first-fit; the
+//!   production rule below then always holds too).
+//! - **usage**: a task fits a node when, with it placed, the node stays stable under seed 000's
+//!   RUS rule (section 6.4, SPEC 5.4): the actual usage of its tasks within its capacity, and,
+//!   for a production task, the requests of its production tasks within its capacity. A task's
+//!   usage is its request until the trace measures it (`Tasks::use_is_request`), or the usage
+//!   model's share. So a greedy placer never makes a node overloaded when it places, as MASB's
+//!   node agents accept no task that would; CPU requests of non-production tasks may exceed
+//!   capacity (Borg overcommits them: the synthetic 12.5k cell requests ~105 % of its CPU).
+//!
+//! Either way the rule reads four amounts ([`Amounts`]): CPU and memory as the rule charges
+//! them (requests or usage), and production CPU and memory requests.
 
 use crate::cell::{Cell, Nodes};
+use crate::fit_by::FitBy;
 use crate::ids::TaskIdx;
 
-/// CPU use, memory use, production CPU request, production memory request (units, signed so
-/// that room can be counted down past zero): the four amounts the fit rule reads.
+/// CPU and memory as the rule charges them, production CPU request, production memory request
+/// (units, signed so that room can be counted down past zero): the four amounts the fit rule
+/// reads.
 pub type Amounts = [i64; 4];
 
 /// The amounts a task adds to the node it is placed on (units).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Need {
-    /// CPU in use (the request until measured).
-    pub cpu_use: u32,
-    /// Memory in use.
-    pub mem_use: u32,
+    /// CPU the rule charges: the request, or the usage (the request until measured).
+    pub cpu: u32,
+    /// Memory the rule charges, likewise.
+    pub mem: u32,
     /// CPU requested.
     pub cpu_req: u32,
     /// Memory requested.
@@ -37,19 +46,23 @@ impl Need {
     pub fn amounts(&self) -> Amounts {
         let prod = |v: u32| if self.production { v as i64 } else { 0 };
         [
-            self.cpu_use as i64,
-            self.mem_use as i64,
+            self.cpu as i64,
+            self.mem as i64,
             prod(self.cpu_req),
             prod(self.mem_req),
         ]
     }
 
-    /// Task `t`'s need.
+    /// Task `t`'s need under the cell's rule ([`Nodes::fit_by`]).
     pub fn of(cell: &Cell, t: TaskIdx) -> Need {
         let (tasks, i) = (&cell.tasks, t.index());
+        let (cpu, mem) = match cell.nodes.fit_by() {
+            FitBy::Requests => (tasks.cpu_req()[i], tasks.mem_req()[i]),
+            FitBy::Usage => (tasks.cpu_use()[i], tasks.mem_use()[i]),
+        };
         Need {
-            cpu_use: tasks.cpu_use()[i],
-            mem_use: tasks.mem_use()[i],
+            cpu,
+            mem,
             cpu_req: tasks.cpu_req()[i],
             mem_req: tasks.mem_req()[i],
             production: tasks.production()[i],
@@ -59,8 +72,8 @@ impl Need {
     /// True when every node that lacks room for `other` lacks room for `self` too: `self`
     /// needs at least as much of everything the fit rule reads for `other`.
     pub fn at_least(&self, other: &Need) -> bool {
-        self.cpu_use >= other.cpu_use
-            && self.mem_use >= other.mem_use
+        self.cpu >= other.cpu
+            && self.mem >= other.mem
             && (!other.production
                 || (self.production
                     && self.cpu_req >= other.cpu_req
@@ -68,12 +81,22 @@ impl Need {
     }
 }
 
-/// Node `n`'s free [`Amounts`]: capacity less usage, and capacity less production requests.
+/// Node `n`'s CPU and memory as the rule charges them: its tasks' requests or their usage.
+pub fn charged(nodes: &Nodes, n: usize) -> (u32, u32) {
+    match nodes.fit_by() {
+        FitBy::Requests => (nodes.cpu_req()[n], nodes.mem_req()[n]),
+        FitBy::Usage => (nodes.cpu_used()[n], nodes.mem_used()[n]),
+    }
+}
+
+/// Node `n`'s free [`Amounts`]: capacity less what the rule charges, and capacity less
+/// production requests.
 pub fn free_amounts(nodes: &Nodes, n: usize) -> Amounts {
     let (c, m) = (nodes.cpu_cap()[n] as i64, nodes.mem_cap()[n] as i64);
+    let (cpu, mem) = charged(nodes, n);
     [
-        c - nodes.cpu_used()[n] as i64,
-        m - nodes.mem_used()[n] as i64,
+        c - cpu as i64,
+        m - mem as i64,
         c - nodes.prod_cpu_req()[n] as i64,
         m - nodes.prod_mem_req()[n] as i64,
     ]
@@ -88,16 +111,18 @@ pub fn covers(free: &Amounts, want: &Amounts) -> bool {
 /// checked by the caller).
 pub fn fits(nodes: &Nodes, n: usize, need: &Need) -> bool {
     let within = |have: u32, add: u32, cap: u32| have as u64 + add as u64 <= cap as u64;
+    let (cpu, mem) = charged(nodes, n);
     nodes.online()[n]
-        && within(nodes.cpu_used()[n], need.cpu_use, nodes.cpu_cap()[n])
-        && within(nodes.mem_used()[n], need.mem_use, nodes.mem_cap()[n])
+        && within(cpu, need.cpu, nodes.cpu_cap()[n])
+        && within(mem, need.mem, nodes.mem_cap()[n])
         && (!need.production
             || (within(nodes.prod_cpu_req()[n], need.cpu_req, nodes.cpu_cap()[n])
                 && within(nodes.prod_mem_req()[n], need.mem_req, nodes.mem_cap()[n])))
 }
 
-/// The shares of node `n`'s CPU and memory left unused with `need` placed on it, summed (0 =
-/// full in both, 2 = empty): what best-fit makes least. The node must fit `need`.
+/// The shares of node `n`'s CPU and memory left free (as the rule charges them) with `need`
+/// placed on it, summed (0 = full in both, 2 = empty): what best-fit makes least. The node must
+/// fit `need`.
 pub fn free_after(nodes: &Nodes, n: usize, need: &Need) -> f64 {
     let share = |used: u32, add: u32, cap: u32| {
         if cap == 0 {
@@ -106,8 +131,8 @@ pub fn free_after(nodes: &Nodes, n: usize, need: &Need) -> f64 {
             (cap as f64 - used as f64 - add as f64) / cap as f64
         }
     };
-    share(nodes.cpu_used()[n], need.cpu_use, nodes.cpu_cap()[n])
-        + share(nodes.mem_used()[n], need.mem_use, nodes.mem_cap()[n])
+    let (cpu, mem) = charged(nodes, n);
+    share(cpu, need.cpu, nodes.cpu_cap()[n]) + share(mem, need.mem, nodes.mem_cap()[n])
 }
 
 #[cfg(test)]
@@ -123,10 +148,10 @@ mod tests {
         nodes
     }
 
-    fn need(cpu_use: u32, mem_use: u32, req: (u32, u32), production: bool) -> Need {
+    fn need(cpu: u32, mem: u32, req: (u32, u32), production: bool) -> Need {
         Need {
-            cpu_use,
-            mem_use,
+            cpu,
+            mem,
             cpu_req: req.0,
             mem_req: req.1,
             production,
@@ -148,6 +173,24 @@ mod tests {
         assert!(fits(&nodes, 0, &need(10, 10, (31, 61), false)));
         nodes.set_for_test(0, false, (100, 100), (60, 50), (70, 40));
         assert!(!fits(&nodes, 0, &need(0, 0, (0, 0), false)));
+    }
+
+    /// The same node by requests and by usage: using (60, 50) of (100, 100) while its tasks
+    /// request (95, 80). By requests a (10, 10) task does not fit (95 + 10 > 100), a (5, 20)
+    /// one does exactly; by usage both do. Best-fit's shares follow the rule too.
+    #[test]
+    fn the_rule_reads_requests_or_usage() {
+        let mut nodes = node();
+        nodes.set_requests_for_test(0, (95, 80), FitBy::Requests);
+        assert!(!fits(&nodes, 0, &need(10, 10, (10, 10), false)));
+        assert!(fits(&nodes, 0, &need(5, 20, (5, 20), false)));
+        assert!(!fits(&nodes, 0, &need(5, 21, (5, 21), false)));
+        assert_eq!(free_amounts(&nodes, 0), [5, 20, 30, 60]);
+        let left = free_after(&nodes, 0, &need(5, 10, (5, 10), false));
+        assert!((left - 0.1).abs() < 1e-12, "{left}");
+        nodes.set_requests_for_test(0, (95, 80), FitBy::Usage);
+        assert!(fits(&nodes, 0, &need(10, 10, (10, 10), false)));
+        assert_eq!(free_amounts(&nodes, 0), [40, 50, 30, 60]);
     }
 
     #[test]

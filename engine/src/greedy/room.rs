@@ -1,6 +1,7 @@
 //! The greedy placers' index of room on the nodes: a segment tree over node indices holding, per
 //! subtree, the most room any of its nodes has in each of the four amounts the fit rule reads
-//! ([`super::fit`]: CPU and memory usage, production CPU and memory requests). A search visits
+//! ([`super::fit`]: CPU and memory as the rule charges them, production CPU and memory
+//! requests). A search visits
 //! only subtrees that might hold a node with room, in index order, and checks each leaf it
 //! reaches with the fit rule itself: the tree is a bound, never the rule, so it cannot change a
 //! placement, only skip nodes that cannot take the task.
@@ -13,7 +14,7 @@
 use super::fit::Need;
 use crate::cell::Nodes;
 
-/// A node's room in (CPU usage, memory usage, production CPU, production memory), each one more
+/// A node's room in (CPU, memory as the rule charges them, production CPU, production memory), each one more
 /// than the amount free (0 for an offline node), so that a need of 0 still requires an online
 /// node.
 type Room = [u32; 4];
@@ -24,9 +25,10 @@ fn room_of(nodes: &Nodes, n: usize) -> Room {
         return [0; 4];
     }
     let free = |used: u32, cap: u32| cap.saturating_sub(used).saturating_add(1);
+    let (cpu, mem) = super::fit::charged(nodes, n);
     [
-        free(nodes.cpu_used()[n], nodes.cpu_cap()[n]),
-        free(nodes.mem_used()[n], nodes.mem_cap()[n]),
+        free(cpu, nodes.cpu_cap()[n]),
+        free(mem, nodes.mem_cap()[n]),
         free(nodes.prod_cpu_req()[n], nodes.cpu_cap()[n]),
         free(nodes.prod_mem_req()[n], nodes.mem_cap()[n]),
     ]
@@ -36,8 +38,8 @@ fn room_of(nodes: &Nodes, n: usize) -> Room {
 fn wanted(need: &Need) -> Room {
     let prod = |v: u32| if need.production { v } else { 0 };
     [
-        need.cpu_use.saturating_add(1),
-        need.mem_use.saturating_add(1),
+        need.cpu.saturating_add(1),
+        need.mem.saturating_add(1),
         prod(need.cpu_req).saturating_add(1),
         prod(need.mem_req).saturating_add(1),
     ]
@@ -196,8 +198,8 @@ mod tests {
             index.rebuild(&nodes);
             for _ in 0..20 {
                 let need = Need {
-                    cpu_use: r.below(40) as u32 * u32::from(case % 7 != 0),
-                    mem_use: r.below(40) as u32,
+                    cpu: r.below(40) as u32 * u32::from(case % 7 != 0),
+                    mem: r.below(40) as u32,
                     cpu_req: r.below(60) as u32,
                     mem_req: r.below(60) as u32,
                     production: r.below(2) == 0,

@@ -37,8 +37,8 @@ const NO_MARK: Mark = Mark {
     generation: 0,
     set: ConstraintSetIdx::EMPTY,
     need: Need {
-        cpu_use: 0,
-        mem_use: 0,
+        cpu: 0,
+        mem: 0,
         cpu_req: 0,
         mem_req: 0,
         production: false,

@@ -331,6 +331,19 @@ impl Policy for Masb {
         self.brokers as usize
     }
 
+    /// Seed 000's node checks, not the greedy rule: usage within capacity and production
+    /// requests within capacity (RUS, 6.4); SIAS scores the node's load as `sias_node_load`
+    /// reads it (`config.rs` says why `used` is the default).
+    fn admits_by(&self, _: crate::fit_by::FitBy) -> String {
+        let load = match self.config.sias_node_load {
+            crate::masb::SiasNodeLoad::Used => "used",
+            crate::masb::SiasNodeLoad::Requested => "requested",
+        };
+        format!(
+            "usage + production requests (MASB's node checks; SIAS reads the node's {load} load)"
+        )
+    }
+
     fn steps_every_agent(&self) -> bool {
         true
     }

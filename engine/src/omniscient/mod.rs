@@ -349,8 +349,8 @@ impl Omniscient {
 /// Whether node `n` is online, big enough for `need` and meets task `t`'s constraints.
 fn could_ever_take(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool {
     let (nodes, want) = (&cell.nodes, amounts(need));
-    let big_enough = nodes.cpu_cap()[n] >= need.cpu_use.max(want[2] as u32)
-        && nodes.mem_cap()[n] >= need.mem_use.max(want[3] as u32);
+    let big_enough = nodes.cpu_cap()[n] >= need.cpu.max(want[2] as u32)
+        && nodes.mem_cap()[n] >= need.mem.max(want[3] as u32);
     let constraints = cell.constraints_of(t);
     nodes.online()[n]
         && big_enough

@@ -49,8 +49,10 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// rows' place and counts its lost work, `replay/events.rs`, `Tasks::lost_us`; 15: inboxes are
 /// read in a fair order drawn from the seed and the round, `executor.rs`, and the run section
 /// ends with the watchdog's state, `watchdog.rs`; 16: the outputs' state holds the samples
-/// file's CRC-32, `output::check_samples`, and the header the section table's).
-pub const VERSION: u32 = 16;
+/// file's CRC-32, `output::check_samples`, and the header the section table's; 17: MASB's forced
+/// migration candidates are drawn, `masb/select/migration.rs`, and the greedy fit rule reads
+/// requests by default, `fit_by.rs`).
+pub const VERSION: u32 = 17;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

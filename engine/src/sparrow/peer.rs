@@ -140,7 +140,7 @@ impl Turn<'_, '_, '_> {
     fn fresh(&self, n: u32) -> ViewEntry {
         let nodes = &self.ctx.cell.nodes;
         let i = n as usize;
-        let free = nodes.cpu_cap()[i].saturating_sub(nodes.cpu_used()[i]);
+        let free = nodes.cpu_cap()[i].saturating_sub(crate::greedy::fit::charged(nodes, i).0);
         ViewEntry {
             node: n,
             free_cpus: crate::units::to_normalised(free) * self.policy.config.cpus_per_machine,
