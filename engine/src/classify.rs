@@ -1,9 +1,20 @@
 //! Node classification (seed 000 section 6, SPEC 5.4), on actual usage, exactly in integers.
 //!
 //! With u_r = used_r / capacity_r for r in {cpu, mem}: **Idle** has no tasks; **Overloaded** has
-//! some u_r > 1 or breaks the resource-usage-spikes (RUS) rule, i.e. the *requested* resources of
-//! its production tasks exceed its capacity; **STA** max u_r >= 0.9; **TA** min u_r >= 0.7;
-//! **PA** max u_r < 0.7; **DA** otherwise. Thresholds are configurable (parts per million).
+//! some u_r > 1 (and, with `rus_overloads`, also when it breaks the resource-usage-spikes (RUS)
+//! rule, i.e. the *requested* resources of its production tasks exceed its capacity); **STA**
+//! max u_r >= 0.9; **TA** min u_r >= 0.7; **PA** max u_r < 0.7; **DA** otherwise. Thresholds are
+//! configurable (parts per million). RUS breaches are counted apart either way (`metrics.rs`).
+//!
+//! Why RUS is not an overload by default (issue 57): Borg's own placements on the real trace
+//! break the RUS rule on 4.9-5.0 % of the machines at every hour of the first 8.5 hours
+//! (counted straight from task_events, `bench-results/real-trace-2026-11-27/
+//! production-requests.py`; cellsim's replay agrees machine count for machine count), while
+//! seed 000's Table 4 gives Borg 0.03 % overloaded nodes. No reading of "production" makes the
+//! two agree with the paper's ~85 % of CPU reserved for production (priority >= 9: 73 % reserved,
+//! 4.9 % breaking; >= 2: 91 %, 30 %; scheduling class 3: 40 %, 0.1 %). So Table 4's overloaded
+//! nodes are the usage-overloaded ones, and seed 000 counts RUS breaches apart (its Table 2).
+//! MASB's node agents still treat a breach as instability (`NodeLoad::overloaded`, section 6.4).
 
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +75,9 @@ pub struct Thresholds {
     pub sta_ppm: u32,
     /// TA when every resource is at or above this; PA when every one is below (default 0.7).
     pub ta_ppm: u32,
+    /// Count a node breaking the RUS rule as overloaded (SPEC 5.4's reading; default false,
+    /// module doc).
+    pub rus_overloads: bool,
 }
 
 impl Default for Thresholds {
@@ -71,6 +85,7 @@ impl Default for Thresholds {
         Thresholds {
             sta_ppm: 900_000,
             ta_ppm: 700_000,
+            rus_overloads: false,
         }
     }
 }
@@ -100,9 +115,15 @@ impl NodeLoad {
         self.prod_cpu_req > self.cpu_cap || self.prod_mem_req > self.mem_cap
     }
 
-    /// True when usage exceeds capacity or the RUS rule is broken (independent of thresholds).
+    /// True when usage exceeds capacity.
+    pub fn over_capacity(&self) -> bool {
+        self.cpu_used > self.cpu_cap || self.mem_used > self.mem_cap
+    }
+
+    /// True when usage exceeds capacity or the RUS rule is broken (independent of thresholds):
+    /// what MASB's node agents relieve.
     pub fn overloaded(&self) -> bool {
-        self.cpu_used > self.cpu_cap || self.mem_used > self.mem_cap || self.breaks_rus()
+        self.over_capacity() || self.breaks_rus()
     }
 }
 
@@ -111,7 +132,7 @@ pub fn classify(n: &NodeLoad, t: &Thresholds) -> NodeClass {
     if n.tasks == 0 {
         return NodeClass::Idle;
     }
-    if n.overloaded() {
+    if n.over_capacity() || (t.rus_overloads && n.breaks_rus()) {
         return NodeClass::Overloaded;
     }
     let cpu_at = |ppm| at_least(n.cpu_used, n.cpu_cap, ppm);
@@ -175,8 +196,11 @@ mod tests {
     }
 
     #[test]
-    fn rus_rule_overloads_a_lightly_used_node() {
-        let t = Thresholds::default();
+    fn rus_rule_overloads_a_lightly_used_node_only_when_asked() {
+        let t = Thresholds {
+            rus_overloads: true,
+            ..Thresholds::default()
+        };
         let mut n = node(10_000, 10_000);
         n.prod_cpu_req = 500_000;
         assert_eq!(
@@ -185,11 +209,14 @@ mod tests {
             "production requests exactly at capacity fit"
         );
         n.prod_cpu_req = 500_001;
-        assert!(n.breaks_rus());
+        assert!(n.breaks_rus() && n.overloaded() && !n.over_capacity());
         assert_eq!(classify(&n, &t), NodeClass::Overloaded);
+        // By default a breach is counted apart: the node is classed by its usage.
+        assert_eq!(classify(&n, &Thresholds::default()), NodeClass::Pa);
         n.prod_cpu_req = 0;
         n.prod_mem_req = 250_001;
         assert_eq!(classify(&n, &t), NodeClass::Overloaded);
+        assert_eq!(classify(&n, &Thresholds::default()), NodeClass::Pa);
     }
 
     #[test]
@@ -197,6 +224,7 @@ mod tests {
         let t = Thresholds {
             sta_ppm: 800_000,
             ta_ppm: 500_000,
+            ..Thresholds::default()
         };
         assert_eq!(classify(&node(400_000, 0), &t), NodeClass::Sta);
         assert_eq!(classify(&node(250_000, 125_000), &t), NodeClass::Ta);

@@ -274,9 +274,13 @@ pub fn upgrade_recorded(value: &mut serde_json::Value) {
         map.insert("policy".into(), Value::Object(table));
     }
     map.remove("masb");
-    // Runs before issue 57 fitted by usage; the default is now requests (`fit_by.rs`).
+    // Runs before issue 57 fitted by usage (the default is now requests, `fit_by.rs`) and
+    // counted RUS breaches as overloaded nodes (`classify.rs`).
     map.entry("fit")
         .or_insert_with(|| Value::String("usage".into()));
+    if let Some(Value::Object(classify)) = map.get_mut("classify") {
+        classify.entry("rus_overloads").or_insert(Value::Bool(true));
+    }
     let tick_s = map.remove("tick_s").and_then(|v| v.as_i64());
     if let Some(tick_s) = tick_s {
         let tick = SimDuration::from_secs(tick_s);
@@ -429,6 +433,13 @@ mod tests {
             c.fit,
             crate::fit_by::FitBy::Usage,
             "runs before issue 57 fitted by usage"
+        );
+        let mut old = serde_json::json!({"classify": {"sta_ppm": 900000, "ta_ppm": 700000}});
+        upgrade_recorded(&mut old);
+        let c: RunConfig = serde_json::from_value(old).unwrap();
+        assert!(
+            c.classify.rus_overloads,
+            "and counted RUS breaches as overloads"
         );
         let masb = crate::masb::MasbConfig {
             sias_gain: true,

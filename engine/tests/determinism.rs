@@ -69,10 +69,6 @@ fn one_and_many_threads_agree() {
     agree(root.path(), &parquet, "borg-replay");
 }
 
-/// The controllers that admit no more than the CPU capacity (or a job's share of it): with the
-/// cell's CPU overcommitted, they leave tasks waiting that a greedy placer runs.
-const CAPACITY_CAPPED: [&str; 3] = ["equal-share", "random-share", "edf"];
-
 #[test]
 fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
     let root = tempfile::tempdir().unwrap();
@@ -89,20 +85,13 @@ fn one_and_many_threads_agree_with_the_baselines_and_no_task_is_lost() {
     ] {
         let summary = agree(root.path(), &parquet, kind);
         assert_eq!(summary.policy, kind);
-        // The generated cell has room for its workload: a greedy placer leaves few waiting.
-        // The share controllers hold back what exceeds a job's share, and EDF what exceeds the
-        // CPU capacity: this cell requests 103 % of its CPU at t = 0 (Borg overcommits), and the
-        // excess is in the small non-production tasks, ~26 % of them (CPU requested 99.8 %).
+        // Every placer here admits by requests (`fit`'s default; the share controllers also
+        // within a job's share, EDF within the CPU capacity): this cell requests 103 % of its
+        // CPU at t = 0 (Borg overcommits), and the excess is in the small non-production tasks,
+        // so some wait, never most (`fit_rule.rs` checks the rule task by task).
         let pending = summary.averages.tasks_pending / summary.averages.tasks_running;
-        assert!(
-            pending
-                < if CAPACITY_CAPPED.contains(&kind) {
-                    0.5
-                } else {
-                    0.05
-                },
-            "{kind}: {pending}"
-        );
+        eprintln!("{kind}: tasks pending / running {pending:.3}");
+        assert!(pending < 0.75, "{kind}: {pending}");
         // Its `tasks/` table: a row per ended run, started no earlier than submitted (the
         // queueing time, counted from the window's start for a task of the trace's t = 0
         // state), ended no earlier than started.
