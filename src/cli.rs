@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 /// Replays the Google Cluster Data 2011 trace (or a synthetic one in its format) through a
 /// simulated computing cell.
 #[derive(Debug, Parser)]
-#[command(name = "cellsim", version = engine::BUILD, about, long_about = None)]
+#[command(name = "cellsim", version = env!("CELLSIM_BUILD"), about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

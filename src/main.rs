@@ -17,6 +17,7 @@ mod status;
 
 fn main() {
     allocator::tune();
+    engine::set_build(env!("CELLSIM_BUILD"));
     let args = <cli::Cli as clap::Parser>::parse();
     if let Err(e) = commands::run(args) {
         console::print_error(&e);

@@ -49,7 +49,7 @@ fn start_line() -> String {
     let mut line = format!(
         "{STARTED}{} (build {}, pid {}",
         command.join(" "),
-        engine::BUILD,
+        engine::build(),
         std::process::id()
     );
     if let Some(host) = host() {

@@ -434,11 +434,11 @@ mod tests {
             crate::fit_by::FitBy::Usage,
             "runs before issue 57 fitted by usage"
         );
-        let mut old = serde_json::json!({"classify": {"sta_ppm": 900000, "ta_ppm": 700000}});
-        upgrade_recorded(&mut old);
-        let c: RunConfig = serde_json::from_value(old).unwrap();
+        let mut older = serde_json::json!({"classify": {"sta_ppm": 900000, "ta_ppm": 700000}});
+        upgrade_recorded(&mut older);
+        let older: RunConfig = serde_json::from_value(older).unwrap();
         assert!(
-            c.classify.rus_overloads,
+            older.classify.rus_overloads,
             "and counted RUS breaches as overloads"
         );
         let masb = crate::masb::MasbConfig {

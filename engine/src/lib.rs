@@ -62,10 +62,22 @@ pub mod watchdog;
 pub use config::{InboxOrder, RunConfig};
 pub use policies::{PolicyConfig, run_configured};
 
+/// The build identity the binary hands over at start ([`set_build`]).
+static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// This build of cellsim: its version and, built from a git checkout, its commit (`modified`
-/// when the tracked files differed from it), as `build.rs` found them. Recorded in every run's
-/// summary and snapshots, so a run resumed by another build says so.
-pub const BUILD: &str = env!("CELLSIM_BUILD");
+/// when the tracked files differed from it), as the binary's `build.rs` found them and handed
+/// them over ([`set_build`]); the engine's own version otherwise (tests, library use). Recorded
+/// in every run's summary and snapshots, so a run resumed by another build says so. Not a
+/// compile-time constant of the engine, so that a new commit recompiles only the binary.
+pub fn build() -> &'static str {
+    BUILD.get_or_init(|| format!("{} (engine library)", env!("CARGO_PKG_VERSION")))
+}
+
+/// Sets [`build`] (once, before any run; later calls change nothing).
+pub fn set_build(identity: &str) {
+    let _ = BUILD.set(identity.to_string());
+}
 pub use error::{EngineError, Result};
 pub use run::{RunProgress, run};
 pub use summary::RunSummary;

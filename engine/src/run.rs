@@ -436,7 +436,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             next_tick: 0,
             wall_before_s: 0.0,
             builds: vec![BuildSpan {
-                build: crate::BUILD.to_string(),
+                build: crate::build().to_string(),
                 from_tick: 0,
             }],
             watchdog: Watchdog::default(),
@@ -496,7 +496,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         }
         let (acc, outputs, wall_before_s, builds, watchdog): RunSection =
             snap.section("run")?.serde()?;
-        let builds = BuildSpan::resumed_by(builds, crate::BUILD, next_tick as u64);
+        let builds = BuildSpan::resumed_by(builds, crate::build(), next_tick as u64);
         let state = State {
             replay,
             cell,

@@ -49,7 +49,7 @@ pub struct Totals {
     pub messages: BTreeMap<String, u64>,
 }
 
-/// A stretch of a run simulated by one cellsim build ([`crate::BUILD`]); a run resumed by another
+/// A stretch of a run simulated by one cellsim build ([`crate::build`]); a run resumed by another
 /// build has several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildSpan {
