@@ -11,9 +11,13 @@ use arrow_array::{Array, BooleanArray};
 use common::*;
 use engine::RunConfig;
 
+/// The run's config. It places by usage (`fit`), the rule it was written for: fitting by
+/// requests (the default since issue 57) one of this cell's solves stops with Clarabel's
+/// InsufficientProgress, relaxed or not, and the controller falls back to filling by priority
+/// (counted in `nbs_failed_solves`; left to issue 60, seed 004's own terms).
 fn config(policy: &str) -> RunConfig {
     let text = format!(
-        "hours = 1.0\nnodes_every = \"30min\"\n[snapshot]\nevery_sim_minutes = 20\n[policy]\n{policy}\n[deadlines]\nhard_pct = 30.0\nsoft_pct = 30.0\nslack = 2.0\n"
+        "hours = 1.0\nfit = \"usage\"\nnodes_every = \"30min\"\n[snapshot]\nevery_sim_minutes = 20\n[policy]\n{policy}\n[deadlines]\nhard_pct = 30.0\nsoft_pct = 30.0\nslack = 2.0\n"
     );
     RunConfig::from_toml(&text, Path::new("test.toml")).unwrap()
 }

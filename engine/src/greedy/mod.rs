@@ -185,15 +185,19 @@ fn place_waiting<C: NodeChoice>(
         }
         let need = Need::of(cell, t);
         let set = cell.constraint_set(t);
-        if !C::DRAWS && unplaced.still_unplaceable(cell, (t, set, &need)) {
-            continue;
-        }
         // Every node that lacked room for `f` (with constraints `s`) lacks it for this task.
         let harder = |s: ConstraintSetIdx, f: &Need| {
             (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f)
         };
+        // The O(1) tests first (no node has room: the index's root; a smaller need failed this
+        // pass), then the touched nodes (`unplaced.rs`): each only skips a task no node can
+        // take now, so their order changes no placement, and with many tasks waiting on a cell
+        // whose requests are full (fitting by requests) most fail the first.
         if !room.any(&need) || failed.iter().any(|(s, f)| harder(*s, f)) {
             unplaced.mark(cell, (t, set, &need));
+            continue;
+        }
+        if !C::DRAWS && unplaced.still_unplaceable(cell, (t, set, &need)) {
             continue;
         }
         let from = (placed.iter())

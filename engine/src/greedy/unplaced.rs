@@ -11,12 +11,18 @@
 //! the same. Only for choices that draw nothing ([`super::NodeChoice::DRAWS`] false): skipping
 //! a search would change a drawing choice's random stream.
 //!
+//! With many tasks waiting on a cell whose requests are full (fitting by requests, issue 57), the
+//! touched nodes' scan was most of first-fit's time; so the most room any online touched node
+//! has in each amount is taken once per pass ([`most_room`]), and a task needing more than that
+//! in some amount is known unplaceable without the scan (a bound: placements in the pass only
+//! take room away).
+//!
 //! Invariants: a mark counts only if it was set or confirmed in the previous pass (a task not
 //! looked at in a pass loses it, as do all after a restore: neither marks nor the pass count are
 //! saved); when more than an eighth of the nodes were touched, marks are not used (the index's
 //! search is then as cheap).
 
-use super::fit::Need;
+use super::fit::{Amounts, Need, covers, free_amounts};
 use super::qualifies;
 use crate::cell::Cell;
 use crate::ids::{ConstraintSetIdx, TaskIdx};
@@ -55,6 +61,21 @@ pub struct Unplaced {
     touched: Vec<u32>,
     /// Few enough nodes were touched for the marks to be used this pass.
     usable: bool,
+    /// The most room an online touched node has in each amount, once this pass needed it.
+    touched_room: Option<Amounts>,
+}
+
+/// The component-wise most room (free amounts) of the online nodes among `nodes`; none online:
+/// less than any need.
+fn most_room(cell: &Cell, nodes: &[u32]) -> Amounts {
+    let online = nodes
+        .iter()
+        .map(|&n| n as usize)
+        .filter(|&n| cell.nodes.online()[n]);
+    online.fold([i64::MIN; 4], |most, n| {
+        let free = free_amounts(&cell.nodes, n);
+        std::array::from_fn(|k| most[k].max(free[k]))
+    })
 }
 
 impl Unplaced {
@@ -70,6 +91,7 @@ impl Unplaced {
         let touched = cell.touched();
         self.usable = touched.len() + also.len() <= cell.nodes.len() / 8;
         self.touched.clear();
+        self.touched_room = None;
         if self.usable {
             self.touched.extend_from_slice(touched);
             self.touched.extend_from_slice(also);
@@ -84,6 +106,17 @@ impl Unplaced {
         cell: &Cell,
         (t, set, need): (TaskIdx, ConstraintSetIdx, &Need),
     ) -> bool {
+        if !self.usable {
+            return false;
+        }
+        let room = match self.touched_room {
+            Some(room) => room,
+            None => *self.touched_room.insert(most_room(cell, &self.touched)),
+        };
+        if !covers(&room, &need.amounts()) {
+            // No touched node has the room: only whether the mark is current decides.
+            return self.still_unplaceable_by(cell, (t, set, need), |_| false);
+        }
         self.still_unplaceable_by(cell, (t, set, need), |n| qualifies(cell, t, need, n))
     }
 
