@@ -586,3 +586,30 @@ fn a_target_refuses_a_production_task_its_production_requests_cannot_take() {
     assert_eq!(h.cell.tasks.migrating_to()[moving.index()], NodeIdx(2));
     assert_eq!(h.counters.get(counter::COLLISIONS) as u64, 0);
 }
+
+/// `accept_max_use` (not in the paper, off by default): five new tasks of 0.1 / 0.1 reach the
+/// one empty node of 0.5 / 0.5 in the same round (the broker scores them all on the empty node's
+/// report). By default the node takes all five, ending at 100 % of each resource (STA); with
+/// the option it stops at four (80 %): a fifth would leave it above `max_use` (90 %), which
+/// SIAS scores 0, and it is refused again for as long as it is asked.
+#[test]
+fn accept_max_use_keeps_a_burst_under_the_score_limit() {
+    for accept_max_use in [false, true] {
+        let config = MasbConfig {
+            accept_max_use,
+            ..MasbConfig::default()
+        };
+        let mut h = Harness::with_config(1, config);
+        let new: Vec<TaskIdx> = (0..5).map(|_| h.submit(0.1, 0.1)).collect();
+        h.rounds(18);
+        let asked = h.log.iter().filter(|e| e.3 == "allocation_request").count();
+        let running = (new.iter())
+            .filter(|t| h.cell.tasks.state()[t.index()] == TaskState::Running)
+            .count();
+        // All five asked in the burst; the refused one again while the report is stale.
+        assert!(asked >= 5, "{asked}");
+        assert_eq!(running, if accept_max_use { 4 } else { 5 });
+        let used = h.cell.nodes.cpu_used()[0] as f64 / h.cell.nodes.cpu_cap()[0] as f64;
+        assert_eq!(used, if accept_max_use { 0.8 } else { 1.0 });
+    }
+}

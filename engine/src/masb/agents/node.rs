@@ -158,7 +158,13 @@ impl Masb {
                     // The load test first: it reads only the message and refuses most requests
                     // without touching the task's columns (all tests are pure). Accepted: the
                     // task's production flag.
+                    let within_max_use = || {
+                        let max = self.config.max_use;
+                        load.cpu + demand.cpu_use <= max * load.cpu_cap
+                            && load.mem + demand.mem_use <= max * load.mem_cap
+                    };
                     let accepted = (accepts(&load, &demand)
+                        && (!self.config.accept_max_use || within_max_use())
                         && Self::live(ctx, task, generation, TaskState::Pending)
                         && ctx.cell.satisfies(n, task))
                     .then(|| production(task))
