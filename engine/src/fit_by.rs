@@ -12,7 +12,7 @@
 //!   the usage model's share) stays within capacity, and a production task's requests with the
 //!   node's production requests (seed 000's RUS rule, 6.4). Requests of non-production work may
 //!   then exceed capacity, as Borg overcommits them; placers never queue while usage has room
-//!   (first-fit on the real 8.5 h reaches 117 % of memory requested). cellsim's rule before
+//!   (first-fit on the real 8 h reaches 113 % of memory requested). cellsim's rule before
 //!   issue 57.
 //!
 //! Invariant: the rule is fixed for a run (set from the config each time the run opens; not
