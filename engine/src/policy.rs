@@ -319,9 +319,16 @@ pub trait Policy: Send + Sync {
     /// The policy's name in configs and outputs.
     fn name(&self) -> &'static str;
 
+    /// The fit rule the policy's placements keep, given the run's `fit` (`fit_by.rs`): the cell
+    /// is set to it, so the greedy building blocks and the watchdog's stall test
+    /// (`watchdog.rs`) read the rule the policy places by. The run's `fit` by default; a policy
+    /// with its own admission names the rule it keeps (MASB's node agents: usage).
+    fn fit_rule(&self, fit: crate::fit_by::FitBy) -> crate::fit_by::FitBy {
+        fit
+    }
+
     /// What the policy admits a task to a node by, as `summary.json` and `report` say it: for the
-    /// policies that place through the greedy fit rule (the default), the run's `fit`
-    /// (`fit_by.rs`).
+    /// policies that place through the greedy fit rule (the default), the run's `fit`.
     fn admits_by(&self, fit: crate::fit_by::FitBy) -> String {
         format!("{} (fit)", fit.name())
     }

@@ -3,8 +3,9 @@
 //!
 //! A **stall** is a span of at least [`WatchdogConfig::span_ticks`] ticks (10 simulated
 //! minutes or 100 ticks, whichever is longer, by default) in which no task was placed while a
-//! waiting task fitted some online node by the fit rule of the greedy placers (`greedy/fit.rs`:
-//! seed 000's RUS rule, which every policy's node keeps) and the policy may start it now
+//! waiting task fitted some online node by the fit rule the policy places by (`greedy/fit.rs`,
+//! the cell's rule, set from [`Policy::fit_rule`](crate::policy::Policy::fit_rule): requests or
+//! usage by the run's `fit`, usage for MASB's node agents) and the policy may start it now
 //! ([`Policy::startable`](crate::policy::Policy::startable): a reduce task waiting for its
 //! job's maps may not). Waiting tasks that fit no node are not a stall: the cell is full.
 //!

@@ -191,3 +191,35 @@ fn a_stop_inside_a_slow_tick_is_honoured_within_seconds() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A waiting task fits by the rule the policy places by (`Policy::fit_rule`, which the run sets
+/// in the cell and the stall test reads): on a node whose running task requests 0.8 of its CPU
+/// but uses 0.1, a new task of 0.5 fits by usage (MASB's node agents, whatever the run's `fit`)
+/// and not by requests (the greedy placers' default).
+#[test]
+fn a_waiting_task_fits_by_the_policys_own_rule() {
+    use engine::cell::Cell;
+    use engine::fit_by::FitBy;
+    use engine::greedy::{FirstFit, Greedy};
+    use engine::policy::Policy;
+    use engine::units::to_units;
+    let mut cell = Cell::default();
+    cell.add_machine(1, to_units(1.0), to_units(1.0));
+    let waiting = cell.tasks.alloc(7, 0, 0, 0);
+    cell.set_request(waiting, to_units(0.5), to_units(0.1));
+    let running = cell.tasks.alloc(8, 0, 0, 0);
+    cell.set_request(running, to_units(0.8), to_units(0.1));
+    cell.place(running, engine::ids::NodeIdx(0), 0);
+    cell.set_usage(running, to_units(0.1), to_units(0.1), i64::MAX);
+    let masb = engine::masb::policy::Masb::new(engine::masb::MasbConfig::default(), 6, 60, 1);
+    let greedy: Greedy<FirstFit> = Greedy::new(1, engine::queue_outputs::QueueOutputs::default());
+    for (rule, fitting) in [
+        (masb.fit_rule(FitBy::Requests), 1),
+        (greedy.fit_rule(FitBy::Requests), 0),
+        (greedy.fit_rule(FitBy::Usage), 1),
+    ] {
+        cell.set_fit_by(rule);
+        let found = engine::watchdog::fitting_waiting_tasks(&cell, &greedy);
+        assert_eq!(found, fitting, "{rule:?}");
+    }
+}

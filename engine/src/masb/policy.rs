@@ -331,6 +331,12 @@ impl Policy for Masb {
         self.brokers as usize
     }
 
+    /// The node agents accept a task when its usage fits and, for a production task, its
+    /// requests fit with the production requests: the greedy rule by usage, whatever `fit`.
+    fn fit_rule(&self, _: crate::fit_by::FitBy) -> crate::fit_by::FitBy {
+        crate::fit_by::FitBy::Usage
+    }
+
     /// Seed 000's node checks, not the greedy rule: usage within capacity and production
     /// requests within capacity (RUS, 6.4); SIAS scores the node's load as `sias_node_load`
     /// reads it (`config.rs` says why `used` is the default).
