@@ -15,8 +15,9 @@
 //!   (first-fit on the real 8 h reaches 113 % of memory requested). cellsim's rule before
 //!   issue 57.
 //!
-//! Invariant: the rule is fixed for a run (set from the config each time the run opens; not
-//! saved in snapshots, whose format version changed with the default).
+//! Invariant: the rule is fixed for a run: the cell holds the one the policy places by
+//! ([`Policy::fit_rule`](crate::policy::Policy::fit_rule) of the config's `fit`), set each time
+//! the run opens (not saved in snapshots, whose format version changed with the default).
 
 use serde::{Deserialize, Serialize};
 

@@ -136,7 +136,7 @@ columns! {
     derived {}
     other {
         /// What the greedy fit rule reads of the nodes (`fit_by.rs`; not saved: the run sets it
-        /// from its config each time it opens, [`Cell::set_fit_by`](crate::cell::Cell::set_fit_by)).
+        /// to its policy's rule each time it opens, [`Cell::set_fit_by`](crate::cell::Cell::set_fit_by)).
         pub(in crate::cell) fit_by: crate::fit_by::FitBy,
     }
 }
