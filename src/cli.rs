@@ -188,6 +188,10 @@ fn scenario_names() -> clap::builder::PossibleValuesParser {
 pub struct StatsArgs {
     /// Directory written by `cellsim ingest`.
     pub parquet_dir: PathBuf,
+    /// Compare with this ingested trace (the real one, e.g. `../shared/gcd-8h` ingested):
+    /// its workload beside this one's, figure by figure, with each figure's tolerance.
+    #[arg(long, value_name = "INGESTED_DIR")]
+    pub against: Option<PathBuf>,
     /// Also write the figures as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -210,6 +210,15 @@ fn run_stats(args: StatsArgs) -> Result<()> {
     let stats = analysis::stats::trace_stats(&args.parquet_dir)
         .with_context(|| format!("reading the trace in {}", args.parquet_dir.display()))?;
     out!("{}", analysis::stats::render(&stats));
+    if let Some(real_dir) = &args.against {
+        let real = analysis::stats::trace_stats(real_dir)
+            .with_context(|| format!("reading the trace in {}", real_dir.display()))?;
+        let rows = analysis::stats::compare(&stats, &real);
+        out!(
+            "\n{}",
+            analysis::stats::render_comparison(&rows, real.span_h, stats.span_h)
+        );
+    }
     if let Some(path) = &args.json {
         // Through a temporary file: a file at `path` is always whole.
         ingest::ingest::write_json_atomically(path, &stats)

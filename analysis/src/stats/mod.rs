@@ -5,6 +5,7 @@
 //! (600 s) to the last event; usage is resource-time from task_usage over the full hours covered,
 //! divided by the capacity online at each hour's start.
 
+mod compare;
 pub mod constraints;
 pub mod machines;
 mod render;
@@ -16,6 +17,7 @@ use std::path::Path;
 use ingest::codes::{TRACE_START_US, task_event};
 use serde::Serialize;
 
+pub use compare::{Comparison, Tolerance, compare, render_comparison};
 pub use constraints::ConstraintStats;
 pub use machines::{Capacity, MixRow};
 pub use render::render;
@@ -77,6 +79,18 @@ pub struct TraceStats {
     pub duration_histogram: [u64; 6],
     /// Runs started in the window and measured (completed, or censored beyond 20 minutes).
     pub runs_measured: u64,
+    /// Tasks first seen after the t = 0 rows, per band (gratis 0-1, middle 2-8, production).
+    pub new_tasks_by_band: [u64; 3],
+    /// Jobs first seen after the t = 0 rows.
+    pub new_jobs: u64,
+    /// Tasks first seen after the t = 0 rows in those jobs.
+    pub new_jobs_tasks: u64,
+    /// Of those jobs, jobs of a single task.
+    pub new_single_task_jobs: u64,
+    /// Runs started after the t = 0 rows.
+    pub runs_started: u64,
+    /// Runs ended after the t = 0 rows by EVICT, FAIL, FINISH, KILL, LOST.
+    pub run_ends: [u64; 5],
     /// Machine events per type (ADD, REMOVE, UPDATE).
     pub machine_events: [u64; 3],
     /// Task events per type (SUBMIT .. UPDATE_RUNNING).
@@ -222,10 +236,10 @@ pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
         ),
         check(
             "mem_request_over_use",
-            "memory requested / memory used (closer to 1)",
+            "memory requested / memory used (closer to 1; the real 8.5 h requests 93-98 % against Table 5's 62 % used)",
             mem_req.zip(mem_used).and_then(|(r, u)| ratio(r, u)),
             1.0,
-            1.5,
+            1.6,
         ),
         check(
             "long_run_share",
@@ -236,10 +250,10 @@ pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
         ),
         check(
             "long_resource_share",
-            "CPU-request x time held by runs longer than 20 min",
+            "CPU-request x time held by runs longer than 20 min (the real 8.5 h: 0.944; SPEC 3.1 said 0.55-0.80)",
             ratio(t.cpu_time_long, t.cpu_time_all),
-            0.55,
             0.80,
+            0.99,
         ),
         check(
             "production_cpu_share",
@@ -305,6 +319,12 @@ pub fn trace_stats(dir: &Path) -> Result<TraceStats> {
         tasks_by_priority: t.tasks_by_priority,
         duration_histogram: t.duration_histogram,
         runs_measured: t.runs_measured,
+        new_tasks_by_band: t.new_tasks_by_band,
+        new_jobs: t.new_job_tasks.len() as u64,
+        new_jobs_tasks: t.new_job_tasks.iter().map(|n| u64::from(*n)).sum(),
+        new_single_task_jobs: t.new_job_tasks.iter().filter(|n| **n == 1).count() as u64,
+        runs_started: t.runs_started,
+        run_ends: t.run_ends,
         machine_events: m.events,
         task_events: t.events,
         constraints,

@@ -35,6 +35,23 @@ pub struct TaskSample {
     pub prod_mem_requested: f64,
     /// CPU requested by running tasks, per priority 0..11.
     pub cpu_by_priority: [f64; 12],
+    /// Running tasks per priority band (gratis 0-1, middle 2-8, production 9-11).
+    pub band_running: [u64; 3],
+    /// CPU requested by running tasks per band.
+    pub band_cpu_requested: [f64; 3],
+    /// Memory requested by running tasks per band.
+    pub band_mem_requested: [f64; 3],
+}
+
+/// The priority band of `priority`: 0 gratis (0-1), 1 middle (2-8), 2 production (9-11).
+pub fn band(priority: u8) -> usize {
+    if priority <= 1 {
+        0
+    } else if priority < PRODUCTION_PRIORITY {
+        1
+    } else {
+        2
+    }
 }
 
 /// Run-time histogram bucket upper bounds (seconds) and labels.
@@ -74,6 +91,14 @@ pub struct TaskFacts {
     pub duration_histogram: [u64; 6],
     /// Runs still running at the end (censored), counted as long when already > 20 minutes.
     pub runs_censored: u64,
+    /// Tasks first seen after the t = 0 rows (new work), per band.
+    pub new_tasks_by_band: [u64; 3],
+    /// New tasks per job first seen after the t = 0 rows.
+    pub new_job_tasks: Vec<u32>,
+    /// Runs started after the t = 0 rows (SCHEDULEs of tasks not running).
+    pub runs_started: u64,
+    /// Runs ended after the t = 0 rows, per terminal event: EVICT, FAIL, FINISH, KILL, LOST.
+    pub run_ends: [u64; 5],
     /// Last event time.
     pub last_time_us: i64,
 }
@@ -93,6 +118,10 @@ fn add(s: &mut TaskSample, t: &Task, sign: f64) {
     s.cpu_requested += sign * t.cpu;
     s.mem_requested += sign * t.mem;
     s.cpu_by_priority[t.priority as usize] += sign * t.cpu;
+    let b = band(t.priority);
+    s.band_running[b] = (s.band_running[b] as i64 + sign as i64) as u64;
+    s.band_cpu_requested[b] += sign * t.cpu;
+    s.band_mem_requested[b] += sign * t.mem;
     if t.priority >= PRODUCTION_PRIORITY {
         s.prod_running = (s.prod_running as i64 + sign as i64) as u64;
         s.prod_cpu_requested += sign * t.cpu;
@@ -151,6 +180,7 @@ pub fn task_facts(dir: &std::path::Path, instants: &[i64]) -> Result<TaskFacts> 
     };
     let mut tasks: HashMap<(u64, u32), Task> = HashMap::new();
     let mut jobs: HashSet<u64> = HashSet::new();
+    let mut new_jobs: HashMap<u64, u32> = HashMap::new();
     let mut now = TaskSample::default();
     let mut next = 0;
     let mut start_done = false;
@@ -185,11 +215,19 @@ pub fn task_facts(dir: &std::path::Path, instants: &[i64]) -> Result<TaskFacts> 
             facts.last_time_us = facts.last_time_us.max(t_us);
             let kind = kind[row];
             facts.events[kind as usize] += 1;
-            jobs.insert(job[row]);
+            if jobs.insert(job[row]) && t_us > 0 {
+                new_jobs.insert(job[row], 0);
+            }
             let key = (job[row], index[row]);
             let task = tasks.entry(key).or_insert_with(|| {
                 facts.tasks += 1;
                 facts.tasks_by_priority[prio[row] as usize] += 1;
+                if t_us > 0 {
+                    facts.new_tasks_by_band[band(prio[row])] += 1;
+                    if let Some(count) = new_jobs.get_mut(&job[row]) {
+                        *count += 1;
+                    }
+                }
                 Task {
                     running: false,
                     alive: false,
@@ -220,6 +258,7 @@ pub fn task_facts(dir: &std::path::Path, instants: &[i64]) -> Result<TaskFacts> 
                 task_event::SCHEDULE => {
                     if !was.running {
                         task.start_us = t_us;
+                        facts.runs_started += u64::from(t_us > 0);
                     }
                     task.alive = true;
                     task.running = true;
@@ -238,6 +277,9 @@ pub fn task_facts(dir: &std::path::Path, instants: &[i64]) -> Result<TaskFacts> 
             }
             if was.running && !after.running {
                 facts.record_run(&was, t_us, true);
+                if t_us > 0 {
+                    facts.run_ends[(kind - task_event::EVICT) as usize] += 1;
+                }
             }
         }
     }
@@ -253,5 +295,7 @@ pub fn task_facts(dir: &std::path::Path, instants: &[i64]) -> Result<TaskFacts> 
         facts.record_run(&t, end, false);
     }
     facts.jobs = jobs.len() as u64;
+    facts.new_job_tasks = new_jobs.into_values().collect();
+    facts.new_job_tasks.sort_unstable();
     Ok(facts)
 }

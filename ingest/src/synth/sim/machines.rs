@@ -26,7 +26,7 @@ impl Sim<'_> {
                 self.after_end(slot, task_event::EVICT)?;
             }
         }
-        let key = mem_key(self.mem_cap[m as usize] - self.mem_req[m as usize]);
+        let key = self.headroom_key(m as usize);
         self.free_index.remove(&(key, m));
         self.online[m as usize] = false;
         if self.emit {
@@ -43,8 +43,7 @@ impl Sim<'_> {
     pub(super) fn add_machine(&mut self, m: u32) -> Result<()> {
         let i = m as usize;
         self.online[i] = true;
-        self.free_index
-            .insert((mem_key(self.mem_cap[i] - self.mem_req[i]), m));
+        self.free_index.insert((self.headroom_key(i), m));
         if self.emit {
             self.emit_machine(m, crate::codes::machine_event::ADD, self.now_us)?;
         }
@@ -58,16 +57,14 @@ impl Sim<'_> {
         if !self.online[i] {
             return Ok(());
         }
-        self.free_index
-            .remove(&(mem_key(self.mem_cap[i] - self.mem_req[i]), m));
+        self.free_index.remove(&(self.headroom_key(i), m));
         let base = self.cell.mem[i];
         self.mem_cap[i] = if (self.mem_cap[i] - base).abs() > 1e-9 {
             base
         } else {
             (base * 0.5).max(0.03)
         };
-        self.free_index
-            .insert((mem_key(self.mem_cap[i] - self.mem_req[i]), m));
+        self.free_index.insert((self.headroom_key(i), m));
         if self.emit {
             self.emit_machine(m, crate::codes::machine_event::UPDATE, self.now_us)?;
             if self.rng.chance(0.3) {
@@ -78,14 +75,14 @@ impl Sim<'_> {
     }
 
     /// After machine `m` lost memory: evicts its tasks, non-production first (each group in
-    /// slot order), until their memory requests, and the production ones', fit again, as Borg
-    /// evicts what a shrunken machine cannot hold.
+    /// slot order), until what they hold ([`super::Task::held`]), and the production ones'
+    /// requests, fit again, as Borg evicts what a shrunken machine cannot hold.
     fn evict_to_fit(&mut self, m: u32) -> Result<()> {
         let i = m as usize;
         for production_pass in [false, true] {
             for slot in 0..self.tasks.len() as u32 {
                 let fits =
-                    self.mem_req[i] <= self.mem_cap[i] && self.prod_mem[i] <= self.mem_cap[i];
+                    self.mem_held[i] <= self.mem_cap[i] && self.prod_mem[i] <= self.mem_cap[i];
                 if fits {
                     return Ok(());
                 }
