@@ -311,8 +311,12 @@ impl Cell {
     /// While task `i`'s usage derives from its request: sets it from the request and priority.
     fn use_request(tasks: &mut Tasks, i: usize, request_use: RequestUse) {
         if tasks.use_is_request[i] {
-            (tasks.cpu_use[i], tasks.mem_use[i]) =
-                request_use.usage(tasks.priority[i], tasks.cpu_req[i], tasks.mem_req[i]);
+            (tasks.cpu_use[i], tasks.mem_use[i]) = request_use.usage(
+                (tasks.job_id[i], tasks.task_index[i]),
+                tasks.priority[i],
+                tasks.cpu_req[i],
+                tasks.mem_req[i],
+            );
         }
     }
 

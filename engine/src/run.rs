@@ -331,7 +331,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         replay.set_scale(config.scale);
         let mut cell = state.cell;
         let scenario = ingest::scenario::side::present(trace_dir);
-        cell.set_request_use(config.usage.request_use(scenario));
+        cell.set_request_use(config.usage.request_use(scenario, config.seed));
         cell.set_fit_by(policy.fit_rule(config.fit));
         replay.stats.usage_model = config.usage.applies(scenario);
         Ok(Simulation {
