@@ -2,17 +2,13 @@
 within capacity: at HOURS, for (gratis, middle, production) ratios on a grid, the cell's memory
 used and the share of machines whose modelled usage exceeds their memory.
 Usage: python3 band-feasible.py INGESTED_TRACE [HOURS]"""
-import glob, sys, itertools
+import itertools
+import sys
 import numpy as np, pandas as pd
+from gcd import state_at
 trace = sys.argv[1]
 hours = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
-read = lambda t: pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(f"{trace}/{t}/*.parquet"))).sort_values("time", kind="stable")
-ev, mc = read("task_events"), read("machine_events")
-at = 600_000_000 + int(hours * 3600e6)
-last = ev[ev.time <= at].groupby(["job_id", "task_index"]).tail(1)
-run = last[last.event_type.isin([1, 8])]
-cap = mc[mc.time <= at].groupby("machine_id").tail(1)
-cap = cap[cap.event_type != 1].set_index("machine_id")[["cpus", "memory"]]
+run, cap = state_at(trace, hours)
 band = pd.cut(run.priority, [-1, 1, 8, 11], labels=["g", "m", "p"])
 req = run.groupby(["machine_id", band], observed=False).memory_request.sum().unstack(fill_value=0)
 req = req.reindex(cap.index, fill_value=0)

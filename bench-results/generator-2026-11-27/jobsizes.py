@@ -1,6 +1,11 @@
-import glob, sys, pandas as pd, numpy as np
+"""Job-level request sizes of the non-production jobs first seen after t = 0 (each job's median
+CPU and memory request): quantiles, sigma from the 90th percentile, share above 0.1.
+Usage: python3 jobsizes.py INGESTED_TRACE"""
+import sys
+
+import gcd, pandas as pd, numpy as np
 tr = sys.argv[1]
-read = lambda t: pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(f"{tr}/{t}/*.parquet"))).sort_values("time", kind="stable")
+read = lambda t: gcd.read(tr, t)
 ev = read("task_events")
 s = ev[(ev.event_type == 0) & (ev.time > 600_000_000)].drop_duplicates(["job_id","task_index"])
 t0 = set(ev[ev.time <= 600_000_000].job_id)

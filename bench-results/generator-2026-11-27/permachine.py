@@ -1,14 +1,10 @@
 """Per-machine requested share of CPU and memory at HOURS (running tasks' requests / capacity):
 quantiles, from the ingested task_events and machine_events. Usage: permachine.py TRACE [HOURS]"""
-import glob, sys, pandas as pd, numpy as np
+import sys
+import numpy as np, pandas as pd
+from gcd import state_at
 tr = sys.argv[1]; hours = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
-read = lambda t: pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(f"{tr}/{t}/*.parquet"))).sort_values("time", kind="stable")
-ev, mc = read("task_events"), read("machine_events")
-at = 600_000_000 + int(hours * 3600e6)
-last = ev[ev.time <= at].groupby(["job_id", "task_index"]).tail(1)
-run = last[last.event_type.isin([1, 8])]
-cap = mc[mc.time <= at].groupby("machine_id").tail(1)
-cap = cap[cap.event_type != 1].set_index("machine_id")[["cpus", "memory"]]
+run, cap = state_at(tr, hours)
 r = run.groupby("machine_id")[["cpu_request", "memory_request"]].sum().reindex(cap.index, fill_value=0)
 for c, k in [("cpu_request", "cpus"), ("memory_request", "memory")]:
     x = r[c] / cap[k]

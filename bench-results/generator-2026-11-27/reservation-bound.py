@@ -2,17 +2,12 @@
 of machines whose production requests plus `a` times the other tasks' requests exceed the
 machine's CPU or memory, for a few `a`; and the per-machine quantiles of each.
 Usage: python3 reservation-bound.py INGESTED_TRACE [HOURS]"""
-import glob, sys
-import pandas as pd
+import sys
+import numpy as np, pandas as pd
+from gcd import state_at
 tr = sys.argv[1]; hours = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
-read = lambda t: pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(f"{tr}/{t}/*.parquet"))).sort_values("time", kind="stable")
-ev, mc = read("task_events"), read("machine_events")
-at = 600_000_000 + int(hours * 3600e6)
-last = ev[ev.time <= at].groupby(["job_id", "task_index"]).tail(1)
-run = last[last.event_type.isin([1, 8])].copy()
+run, cap = state_at(tr, hours)
 run["prod"] = run.priority >= 9
-cap = mc[mc.time <= at].groupby("machine_id").tail(1)
-cap = cap[cap.event_type != 1].set_index("machine_id")[["cpus", "memory"]]
 r = run.groupby(["machine_id", "prod"])[["cpu_request", "memory_request"]].sum().unstack(fill_value=0).reindex(cap.index, fill_value=0)
 pc, nc = r[("cpu_request", True)] / cap.cpus, r[("cpu_request", False)] / cap.cpus
 pm, nm = r[("memory_request", True)] / cap.memory, r[("memory_request", False)] / cap.memory

@@ -1,7 +1,11 @@
-import glob, sys
+"""What becomes of an ingested trace's t = 0 tasks within 8 h (their next event, by band and
+state), and how long new tasks wait to be scheduled. Usage: python3 t0fate.py INGESTED_TRACE"""
+import sys
+
+import gcd
 import pandas as pd
 trace = sys.argv[1]; end = 600_000_000 + int(8 * 3600e6)
-read = lambda t: pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(f"{trace}/{t}/*.parquet"))).sort_values("time", kind="stable")
+read = lambda t: gcd.read(trace, t)
 ev = read("task_events"); ev = ev[ev.time <= end]
 band = lambda p: pd.cut(p, [-1, 1, 8, 11], labels=["gratis", "middle", "prod"])
 t0 = ev[ev.time <= 600_000_000].groupby(["job_id", "task_index"]).tail(1)

@@ -2,11 +2,13 @@
 over the same span: jobs and tasks submitted after t = 0, tasks per job, run times, requests,
 the t = 0 state (running and pending) and how runs end.
 Usage: python3 workload.py INGESTED_TRACE [HOURS]"""
-import glob, sys
+import sys
+
+import gcd
 import numpy as np, pandas as pd
 trace = sys.argv[1]; hours = float(sys.argv[2]) if len(sys.argv) > 2 else 8.0
 end = 600_000_000 + int(hours * 3600e6)
-read = lambda t: pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(f"{trace}/{t}/*.parquet"))).sort_values("time", kind="stable")
+read = lambda t: gcd.read(trace, t)
 ev = read("task_events"); ev = ev[ev.time <= end]
 mc = read("machine_events")
 cap0 = mc[mc.time <= 600_000_000].groupby("machine_id").tail(1)
