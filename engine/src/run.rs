@@ -112,7 +112,7 @@ impl RunOutcome {
 }
 
 /// A run of a scenario's trace without `hours` goes on until its work is done: at most this
-/// many ticks (the run's own bound, [`Simulation::run`]).
+/// many ticks (the run's own bound, `Simulation::run`).
 pub const OPEN_ENDED_TICKS: u32 = u32::MAX;
 
 /// Ticks to simulate: `hours` of the window, or up to the trace's last event; for a scenario's

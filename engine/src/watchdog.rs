@@ -4,9 +4,9 @@
 //! A **stall** is a span of at least [`WatchdogConfig::span_ticks`] ticks (10 simulated
 //! minutes or 100 ticks, whichever is longer, by default) in which no task was placed while a
 //! waiting task fitted some online node by the fit rule the policy places by (`greedy/fit.rs`,
-//! the cell's rule, set from [`Policy::fit_rule`](crate::policy::Policy::fit_rule): requests or
+//! the cell's rule, set from [`crate::policy::Policy::fit_rule`]: requests or
 //! usage by the run's `fit`, usage for MASB's node agents) and the policy may start it now
-//! ([`Policy::startable`](crate::policy::Policy::startable): a reduce task waiting for its
+//! ([`crate::policy::Policy::startable`]: a reduce task waiting for its
 //! job's maps may not). Waiting tasks that fit no node are not a stall: the cell is full.
 //!
 //! The watchdog is told after every tick whether a task was placed ([`Cell::take_placements`])

@@ -75,7 +75,7 @@ impl Experiment {
 }
 
 /// A policy's or scenario's name (an alias, so that serde's derive does not take the field for
-/// a string borrowed from its input: [`known_name`] reads it).
+/// a string borrowed from its input: `known_name` reads it).
 pub type Name = &'static str;
 
 /// Reads a policy's or scenario's name back as the `'static` name it was written from.

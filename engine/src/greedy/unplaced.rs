@@ -15,7 +15,7 @@
 //! touched nodes' scan was most of first-fit's time: the placers now ask it only about tasks with
 //! constraints (the others go to the room index, exact for them, `mod.rs`), and the most room any
 //! online touched node
-//! has in each amount is taken once per pass ([`most_room`]), and a task needing more than that
+//! has in each amount is taken once per pass (`most_room`), and a task needing more than that
 //! in some amount is known unplaceable without the scan (a bound: placements in the pass only
 //! take room away).
 //!

@@ -151,7 +151,7 @@ pub const CPU_USE_MAX: f64 = 3.0;
 /// (means 0.35 and 0.85). Two figures set them: the cell's memory used, 62.05 % in seed 000's
 /// Table 5 (the real month under MASB; the real 8.5 h's t = 0 requests, 58.5 % production and
 /// 34.8 % other, give 61.9 %), and Borg's own placements read by its reservation rule
-/// ([`super::sim::Task::mem_held`]): at 4 h into the real 8.5 h, production's memory requests
+/// (`sim::Task::mem_held`): at 4 h into the real 8.5 h, production's memory requests
 /// plus `a` times the others' exceed a machine's memory on 0.4 % of the machines at a = 0.2,
 /// 1.1 % at 0.3, 6.7 % at 0.5 and 21.8 % at 0.7, so non-production reserves (and uses) about
 /// a third of its requests. A flat share of 0.70 for all would hold the same 62 % only with
@@ -185,7 +185,7 @@ pub const RETRY_INTERVAL_S: i64 = 60;
 /// ... and killed after waiting this long (s): the real 8.5 h kills 6,269 waiting tasks of 34
 /// jobs, all after 28,760 s of waiting (it was 7,200 s).
 pub const PENDING_KILL_S: i64 = 28_800;
-/// Share of placements that spread (the machine with the most headroom, [`super::sim`]) rather
+/// Share of placements that spread (the machine with the most headroom, `sim::headroom_key`) rather
 /// than pack (the least that fits). Calibrated on how evenly the real cell's machines are
 /// requested: at 4 h into the real 8.5 h the memory requested per machine has quartiles 0.83,
 /// 0.98 and 1.12 of its memory (interquartile range 0.29, standard deviation 0.25). The
