@@ -60,7 +60,11 @@ seeds() {
         k=$((k + 1))
     done
     for policy in borg-replay masb first-fit sparrow nbs federation; do
-        "$bin" run --policy "$policy" --print-config >"$repo/fuzz/corpus/config/$policy.toml"
+        # Sparrow's message hops need rounds of at most a second: the default minute tick is refused.
+        local tick=()
+        [ "$policy" = sparrow ] && tick=(--tick 1s)
+        "$bin" run --policy "$policy" "${tick[@]}" --print-config \
+            >"$repo/fuzz/corpus/config/$policy.toml"
     done
     # snapshot: mode byte 1 (re-seal checksums after mutation), then a snapshot of a small run.
     for policy in borg-replay masb; do
