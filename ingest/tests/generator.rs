@@ -67,6 +67,11 @@ fn generated_trace_ingests_cleanly_with_placements_on_known_machines() {
     let root = tempfile::tempdir().unwrap();
     let trace = root.path().join("trace");
     let gen_summary = generate(&trace, &config(200, 3.0, 1), &GenProgress::default()).unwrap();
+    // The summary names the model's calibration, so a trace says which generator made it.
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(trace.join("gen-summary.json")).unwrap()).unwrap();
+    assert_eq!(written["model"], "real-gcd-8.5h-2026-11-27");
+    assert_eq!(gen_summary.model, ingest::synth::model::MODEL);
     let out = root.path().join("parquet");
     let summary = ingest::ingest(
         &trace,

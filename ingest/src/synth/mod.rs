@@ -83,6 +83,8 @@ impl GenConfig {
 pub struct GenSummary {
     /// cellsim version.
     pub version: String,
+    /// Which calibration of the workload model made the trace ([`model::MODEL`]).
+    pub model: String,
     /// The settings.
     pub config: GenConfig,
     /// Rows per table.
@@ -162,6 +164,7 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
         .store(config.simulated_us(), Ordering::Relaxed);
     let summary = GenSummary {
         version: env!("CARGO_PKG_VERSION").to_string(),
+        model: model::MODEL.to_string(),
         config: config.clone(),
         rows: Table::ALL
             .iter()
