@@ -88,6 +88,21 @@ pub static COMPARISON: CodeTable = CodeTable {
 /// Lowest priority of the production tier.
 pub const PRODUCTION_PRIORITY: u8 = 9;
 
+/// Highest priority of the gratis ("free") tier.
+pub const GRATIS_MAX_PRIORITY: u8 = 1;
+
+/// The tier of `priority` as the trace's documentation names them: 0 gratis (0-1), 1 middle
+/// (2-8), 2 production (9-11).
+pub fn priority_band(priority: u8) -> usize {
+    if priority <= GRATIS_MAX_PRIORITY {
+        0
+    } else if priority < PRODUCTION_PRIORITY {
+        1
+    } else {
+        2
+    }
+}
+
 /// Machine event codes.
 pub mod machine_event {
     /// The machine became available.
@@ -181,6 +196,9 @@ mod tests {
             MACHINE_EVENT.describe(),
             "machine event type 0..=2 (ADD, REMOVE, UPDATE)"
         );
+        // The trace documentation's tiers: 0-1 gratis, 2-8 middle, 9-11 production.
+        let bands: Vec<usize> = (0..12).map(priority_band).collect();
+        assert_eq!(bands, [0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2]);
         assert!(task_event::is_terminal(task_event::LOST));
         assert!(!task_event::is_terminal(task_event::SCHEDULE));
         assert!(!task_event::is_terminal(task_event::UPDATE_PENDING));

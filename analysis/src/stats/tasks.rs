@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ingest::codes::{PRODUCTION_PRIORITY, task_event};
+use ingest::codes::{PRODUCTION_PRIORITY, priority_band, task_event};
 use ingest::{Dataset, Table};
 use serde::Serialize;
 
@@ -41,17 +41,6 @@ pub struct TaskSample {
     pub band_cpu_requested: [f64; 3],
     /// Memory requested by running tasks per band.
     pub band_mem_requested: [f64; 3],
-}
-
-/// The priority band of `priority`: 0 gratis (0-1), 1 middle (2-8), 2 production (9-11).
-pub fn band(priority: u8) -> usize {
-    if priority <= 1 {
-        0
-    } else if priority < PRODUCTION_PRIORITY {
-        1
-    } else {
-        2
-    }
 }
 
 /// Run-time histogram bucket upper bounds (seconds) and labels.
@@ -118,7 +107,7 @@ fn add(s: &mut TaskSample, t: &Task, sign: f64) {
     s.cpu_requested += sign * t.cpu;
     s.mem_requested += sign * t.mem;
     s.cpu_by_priority[t.priority as usize] += sign * t.cpu;
-    let b = band(t.priority);
+    let b = priority_band(t.priority);
     s.band_running[b] = (s.band_running[b] as i64 + sign as i64) as u64;
     s.band_cpu_requested[b] += sign * t.cpu;
     s.band_mem_requested[b] += sign * t.mem;
@@ -223,7 +212,7 @@ pub fn task_facts(dir: &std::path::Path, instants: &[i64]) -> Result<TaskFacts> 
                 facts.tasks += 1;
                 facts.tasks_by_priority[prio[row] as usize] += 1;
                 if t_us > 0 {
-                    facts.new_tasks_by_band[band(prio[row])] += 1;
+                    facts.new_tasks_by_band[priority_band(prio[row])] += 1;
                     if let Some(count) = new_jobs.get_mut(&job[row]) {
                         *count += 1;
                     }

@@ -57,7 +57,8 @@ pub const SERVICE_MEAN_S: f64 = 14.0 * 86_400.0;
 /// Median used/requested CPU of services.
 pub const SERVICE_CPU_USE_MEDIAN: f64 = 0.25;
 
-/// A priority band of the 2011 trace: gratis (0-1), middle (2-8), production (9-11).
+/// A priority band of the 2011 trace: gratis (0-1), middle (2-8), production (9-11); its value
+/// is [`crate::codes::priority_band`]'s index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Band {
     /// Priorities 0-1.
@@ -172,8 +173,6 @@ pub const RESTRICTIVE_JOB_SHARE: f64 = 0.004;
 /// End of a run: FINISH, KILL, EVICT, FAIL, LOST weights: the real 8.5 h's runs ended after
 /// t = 0 (60.4, 28.4, 7.6, 3.6 %; it has no LOST, which the month has: 0.1 % kept).
 pub const END_WEIGHTS: [f64; 5] = [0.604, 0.283, 0.076, 0.036, 0.001];
-/// Highest priority of the gratis band.
-pub const GRATIS_MAX_PRIORITY: u8 = 1;
 /// Mean time (s) until a running gratis service is evicted (preempted by higher-priority work):
 /// 28.3 % of the real 8.5 h's gratis tasks running at t = 0 are evicted within 8 h (middle
 /// 0.9 %, production 0.2 %), a rate of one per 24.1 h. The trace's EVICTs are then 13.8 % of

@@ -504,7 +504,7 @@ impl<'a> Sim<'a> {
             task_event::FAIL,
             task_event::LOST,
         ][self.rng.weighted(&END_WEIGHTS)];
-        if kind == JobKind::Service && priority <= GRATIS_MAX_PRIORITY {
+        if kind == JobKind::Service && priority <= crate::codes::GRATIS_MAX_PRIORITY {
             let evicted_s = self.rng.exp(GRATIS_SERVICE_EVICT_MEAN_S);
             if evicted_s < run_s {
                 (run_s, end_kind) = (evicted_s.max(1.0), task_event::EVICT);
