@@ -56,13 +56,19 @@ fn run(config: &str) -> RunSummary {
         .unwrap()
 }
 
+/// Borg's replay of the cell, run once for the tests of this file.
+fn borg() -> &'static RunSummary {
+    static BORG: OnceLock<RunSummary> = OnceLock::new();
+    BORG.get_or_init(|| run("[policy]\nkind = \"borg-replay\"\n"))
+}
+
 const CLASSES: [&str; 6] = ["idle", "STA", "TA", "PA", "DA", "overloaded"];
 
 #[test]
 fn borg_replay_of_a_generated_cell_predicts_table_4() {
-    let summary = run("[policy]\nkind = \"borg-replay\"\n");
-    assert_eq!(column_of(&summary), Some(TABLE_4_BORG));
-    let ours = Measured::of(&summary).classes_pct;
+    let summary = borg();
+    assert_eq!(column_of(summary), Some(TABLE_4_BORG));
+    let ours = Measured::of(summary).classes_pct;
     for ((paper, ours), class) in TABLE_4_BORG.classes_pct.iter().zip(ours).zip(CLASSES) {
         assert!(
             (ours - paper).abs() <= 8.0,
@@ -86,7 +92,7 @@ fn borg_replay_of_a_generated_cell_predicts_table_4() {
 
 #[test]
 fn masb_of_a_generated_cell_predicts_table_7() {
-    let borg = Measured::of(&run("[policy]\nkind = \"borg-replay\"\n")).classes_pct;
+    let borg = Measured::of(borg()).classes_pct;
     let summary = run("[policy]\nkind = \"masb\"\n");
     let paper = TABLE_7[0].2;
     assert_eq!(column_of(&summary), Some(paper));

@@ -6,9 +6,10 @@
 //! independently from the real files with pandas (`bench-results/generator-2026-11-27/
 //! workload.py`); the real ones are pinned here against that count.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::OnceLock;
 
-use analysis::stats::{Tolerance, compare, trace_stats};
+use analysis::stats::{Tolerance, TraceStats, compare, trace_stats};
 use ingest::synth::{GenConfig, GenProgress, generate};
 use ingest::{IngestOptions, Progress, Table};
 
@@ -20,16 +21,20 @@ fn ingest_events(trace: &Path, out: &Path) {
     ingest::ingest(trace, out, &options, &Progress::default()).unwrap();
 }
 
-fn real_8h() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gcd-8h")
+/// The real 8.5 h's statistics, read once for the tests of this file.
+fn real() -> &'static TraceStats {
+    static REAL: OnceLock<TraceStats> = OnceLock::new();
+    REAL.get_or_init(|| {
+        let root = tempfile::tempdir().unwrap();
+        let gcd_8h = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gcd-8h");
+        ingest_events(&gcd_8h, root.path());
+        trace_stats(root.path()).unwrap()
+    })
 }
 
 #[test]
 fn a_generated_cell_has_the_real_cells_workload() {
-    let root = tempfile::tempdir().unwrap();
-    let real_dir = root.path().join("real");
-    ingest_events(&real_8h(), &real_dir);
-    let real = trace_stats(&real_dir).unwrap();
+    let real = real();
     // The real figures as pandas counts them (workload.py on the same files): 132,982 tasks
     // running at t = 0 on 12,477 machines, 54,611 of them gratis, 22,318 middle, 56,053
     // production; production requests 73.2 % of the CPU.
@@ -39,6 +44,7 @@ fn a_generated_cell_has_the_real_cells_workload() {
     assert_eq!(real.capacity[0].machines, 12_477);
     assert!((t0.band_cpu_requested[2] / real.capacity[0].cpu - 0.732).abs() < 0.001);
 
+    let root = tempfile::tempdir().unwrap();
     let trace = root.path().join("generated-csv");
     let config = GenConfig {
         machines: 12_583,
@@ -51,7 +57,7 @@ fn a_generated_cell_has_the_real_cells_workload() {
     ingest_events(&trace, &generated_dir);
     let generated = trace_stats(&generated_dir).unwrap();
 
-    let rows = compare(&generated, &real);
+    let rows = compare(&generated, real);
     let outside: Vec<String> = rows
         .iter()
         .filter(|r| r.asserted && !r.within())
@@ -79,15 +85,12 @@ fn a_generated_cell_has_the_real_cells_workload() {
 /// cell whose work is counted twice as fast) is not.
 #[test]
 fn the_tolerances_can_fail() {
-    let root = tempfile::tempdir().unwrap();
-    let real_dir = root.path().join("real");
-    ingest_events(&real_8h(), &real_dir);
-    let real = trace_stats(&real_dir).unwrap();
-    let same = compare(&real, &real);
+    let real = real();
+    let same = compare(real, real);
     assert!(same.iter().all(|r| r.within()), "{same:#?}");
     let mut faster = real.clone();
     faster.span_h /= 2.0;
-    let rows = compare(&faster, &real);
+    let rows = compare(&faster, real);
     let outside: Vec<&str> = rows
         .iter()
         .filter(|r| !r.within())

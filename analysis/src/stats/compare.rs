@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::{DURATION_BUCKETS, TraceStats};
+use super::{Capacity, DURATION_BUCKETS, TaskSample, TraceStats};
 
 /// How far a generated figure may be from the real one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -60,181 +60,201 @@ const PENDING_GAP: &str = "the real cell's waiting tasks are a few jobs of 300-5
                            wait for hours; the generator has no such jobs";
 
 const BANDS: [&str; 3] = ["gratis", "middle", "production"];
-const ENDS: [&str; 5] = ["EVICT", "FAIL", "FINISH", "KILL", "LOST"];
+const ENDS: [&str; 4] = ["EVICT", "FAIL", "FINISH", "KILL"];
 
-/// The figures of one trace, in [`compare`]'s order.
-fn figures(s: &TraceStats) -> Vec<Option<f64>> {
-    let machines =
-        s.capacity.iter().map(|c| c.machines as f64).sum::<f64>() / s.capacity.len().max(1) as f64;
-    let per_cell = |count: f64| (machines > 0.0).then(|| count * 12_583.0 / machines);
-    let per_hour = |count: f64| {
-        per_cell(count)
-            .filter(|_| s.span_h > 0.0)
-            .map(|c| c / s.span_h)
-    };
-    let share = |part: u64, whole: u64| (whole > 0).then(|| part as f64 / whole as f64);
-    let (t0, cap0) = (s.task_samples.first(), s.capacity.first());
-    let mut out = Vec::new();
-    for b in 0..3 {
-        out.push(t0.and_then(|t| per_cell(t.band_running[b] as f64)));
+/// A trace's figures, read per 12,583 machines and per hour of its span.
+struct Reading<'a> {
+    s: &'a TraceStats,
+    /// Machines online, averaged over the hourly samples.
+    machines: f64,
+}
+
+impl<'a> Reading<'a> {
+    fn of(s: &'a TraceStats) -> Self {
+        let n = s.capacity.len().max(1) as f64;
+        let machines = s.capacity.iter().map(|c| c.machines as f64).sum::<f64>() / n;
+        Reading { s, machines }
     }
-    for b in 0..3 {
-        out.push(
-            t0.zip(cap0)
-                .and_then(|(t, c)| (c.cpu > 0.0).then(|| t.band_cpu_requested[b] / c.cpu)),
-        );
+
+    fn per_cell(&self, count: f64) -> Option<f64> {
+        (self.machines > 0.0).then(|| count * 12_583.0 / self.machines)
     }
-    for b in 0..3 {
-        out.push(
-            t0.zip(cap0)
-                .and_then(|(t, c)| (c.mem > 0.0).then(|| t.band_mem_requested[b] / c.mem)),
-        );
+
+    fn per_hour(&self, count: f64) -> Option<f64> {
+        let span_h = self.s.span_h;
+        self.per_cell(count)
+            .filter(|_| span_h > 0.0)
+            .map(|c| c / span_h)
     }
-    let over_time = |f: fn(&super::TaskSample, &super::Capacity) -> f64| {
-        let values: Vec<f64> = s
-            .task_samples
-            .iter()
-            .zip(&s.capacity)
+
+    fn share(part: u64, whole: u64) -> Option<f64> {
+        (whole > 0).then(|| part as f64 / whole as f64)
+    }
+
+    /// `f` of the state at t = 0 (the first sample) and the capacity then.
+    fn at_start(&self, f: impl Fn(&TaskSample, &Capacity) -> f64) -> Option<f64> {
+        let (t, c) = self.s.task_samples.first().zip(self.s.capacity.first())?;
+        (c.cpu > 0.0 && c.mem > 0.0).then(|| f(t, c))
+    }
+
+    /// The mean of `f` over the hourly samples.
+    fn over_time(&self, f: impl Fn(&TaskSample, &Capacity) -> f64) -> Option<f64> {
+        let values: Vec<f64> = (self.s.task_samples.iter())
+            .zip(&self.s.capacity)
             .filter(|(_, c)| c.cpu > 0.0 && c.mem > 0.0)
             .map(|(t, c)| f(t, c))
             .collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-    };
-    out.push(over_time(|t, c| t.cpu_requested / c.cpu));
-    out.push(over_time(|t, c| t.mem_requested / c.mem));
-    let new_tasks: u64 = s.new_tasks_by_band.iter().sum();
-    out.push(per_hour(new_tasks as f64));
-    for b in 0..3 {
-        out.push(share(s.new_tasks_by_band[b], new_tasks));
     }
-    out.push(share(s.new_jobs_tasks, s.new_jobs));
-    out.push(share(s.new_single_task_jobs, s.new_jobs));
-    out.push(per_hour(s.runs_started as f64));
-    let completed: u64 = s.duration_histogram.iter().sum();
-    for count in s.duration_histogram {
-        out.push(share(count, completed));
+
+    fn new_tasks(&self) -> u64 {
+        self.s.new_tasks_by_band.iter().sum()
     }
-    let ended: u64 = s.run_ends.iter().sum();
-    for count in &s.run_ends[..4] {
-        out.push(share(*count, ended));
-    }
-    out.push(over_time(|t, _| t.pending as f64).and_then(per_cell));
-    out
 }
 
-/// Names, descriptions and tolerances of [`figures`], in its order.
-fn specs() -> Vec<(String, &'static str, Tolerance, Option<&'static str>)> {
+/// How one figure is read of a trace.
+type Read = Box<dyn Fn(&Reading) -> Option<f64>>;
+
+/// One figure: its name, what it measures, its tolerance, why it is not modelled (if so), and
+/// how it is read.
+struct Figure {
+    name: String,
+    what: &'static str,
+    tolerance: Tolerance,
+    gap: Option<&'static str>,
+    read: Read,
+}
+
+/// Every figure [`compare`] shows, each defined once.
+fn figures() -> Vec<Figure> {
     use Tolerance::*;
-    let mut specs = Vec::new();
-    for b in BANDS {
-        specs.push((
-            format!("running_t0_{b}"),
+    let figure = |name: String, what, tolerance, read: Read| Figure {
+        name,
+        what,
+        tolerance,
+        gap: None,
+        read,
+    };
+    let mut out = Vec::new();
+    for (b, band) in BANDS.iter().enumerate() {
+        out.push(figure(
+            format!("running_t0_{band}"),
             "tasks running at t = 0 per 12,583 machines",
             Relative(0.15),
-            None,
+            Box::new(move |r| {
+                r.at_start(|t, _| t.band_running[b] as f64)
+                    .and_then(|n| r.per_cell(n))
+            }),
         ));
     }
-    for b in BANDS {
-        specs.push((
-            format!("cpu_requested_t0_{b}"),
+    for (b, band) in BANDS.iter().enumerate() {
+        out.push(figure(
+            format!("cpu_requested_t0_{band}"),
             "CPU requested by the band's running tasks at t = 0 / capacity",
             Relative(0.15),
-            None,
+            Box::new(move |r| r.at_start(|t, c| t.band_cpu_requested[b] / c.cpu)),
         ));
     }
-    for b in BANDS {
-        specs.push((
-            format!("mem_requested_t0_{b}"),
+    for (b, band) in BANDS.iter().enumerate() {
+        out.push(figure(
+            format!("mem_requested_t0_{band}"),
             "memory requested by the band's running tasks at t = 0 / capacity",
             Relative(0.15),
-            None,
+            Box::new(move |r| r.at_start(|t, c| t.band_mem_requested[b] / c.mem)),
         ));
     }
-    specs.push((
+    out.push(figure(
         "cpu_requested".into(),
         "CPU requested / capacity (hourly mean)",
         Relative(0.10),
-        None,
+        Box::new(|r| r.over_time(|t, c| t.cpu_requested / c.cpu)),
     ));
-    specs.push((
+    out.push(figure(
         "mem_requested".into(),
         "memory requested / capacity (hourly mean)",
         Relative(0.10),
-        None,
+        Box::new(|r| r.over_time(|t, c| t.mem_requested / c.mem)),
     ));
-    specs.push((
+    out.push(figure(
         "new_tasks_per_hour".into(),
         "tasks first seen after t = 0, an hour, per 12,583 machines",
         Relative(0.15),
-        None,
+        Box::new(|r| r.per_hour(r.new_tasks() as f64)),
     ));
-    for b in BANDS {
-        specs.push((
-            format!("new_task_share_{b}"),
+    for (b, band) in BANDS.iter().enumerate() {
+        out.push(figure(
+            format!("new_task_share_{band}"),
             "the band's share of the new tasks",
             Absolute(0.05),
-            None,
+            Box::new(move |r| Reading::share(r.s.new_tasks_by_band[b], r.new_tasks())),
         ));
     }
-    specs.push((
+    out.push(figure(
         "tasks_per_new_job".into(),
         "new tasks per job first seen after t = 0 (mean)",
         Relative(0.30),
-        None,
+        Box::new(|r| Reading::share(r.s.new_jobs_tasks, r.s.new_jobs)),
     ));
-    specs.push((
+    out.push(figure(
         "single_task_job_share".into(),
         "new jobs of one task",
         Absolute(0.05),
-        None,
+        Box::new(|r| Reading::share(r.s.new_single_task_jobs, r.s.new_jobs)),
     ));
-    specs.push((
+    out.push(figure(
         "runs_started_per_hour".into(),
         "runs started after t = 0, an hour, per 12,583 machines",
         Relative(0.20),
-        None,
+        Box::new(|r| r.per_hour(r.s.runs_started as f64)),
     ));
-    for (_, label) in DURATION_BUCKETS {
-        specs.push((
+    for (k, (_, label)) in DURATION_BUCKETS.iter().enumerate() {
+        out.push(figure(
             format!("run_time_share {label}"),
             "share of the runs started and ended in the window",
             Absolute(0.04),
-            None,
+            Box::new(move |r| {
+                let completed = r.s.duration_histogram.iter().sum();
+                Reading::share(r.s.duration_histogram[k], completed)
+            }),
         ));
     }
-    for end in &ENDS[..4] {
-        specs.push((
+    for (k, end) in ENDS.iter().enumerate() {
+        out.push(figure(
             format!("run_end_share {end}"),
             "share of the runs ended after t = 0",
             Absolute(0.03),
-            None,
+            Box::new(move |r| Reading::share(r.s.run_ends[k], r.s.run_ends.iter().sum())),
         ));
     }
-    specs.push((
-        "pending".into(),
-        "tasks waiting per 12,583 machines (hourly mean)",
-        Relative(0.5),
-        Some(PENDING_GAP),
-    ));
-    specs
+    out.push(Figure {
+        gap: Some(PENDING_GAP),
+        ..figure(
+            "pending".into(),
+            "tasks waiting per 12,583 machines (hourly mean)",
+            Relative(0.5),
+            Box::new(|r| {
+                r.over_time(|t, _| t.pending as f64)
+                    .and_then(|n| r.per_cell(n))
+            }),
+        )
+    });
+    out
 }
 
 /// Every figure of `generated` beside `real`'s.
 pub fn compare(generated: &TraceStats, real: &TraceStats) -> Vec<Comparison> {
-    specs()
+    let (real, generated) = (Reading::of(real), Reading::of(generated));
+    figures()
         .into_iter()
-        .zip(figures(real).into_iter().zip(figures(generated)))
-        .map(
-            |((name, what, tolerance, gap), (real, generated))| Comparison {
-                name,
-                what,
-                real,
-                generated,
-                tolerance,
-                asserted: gap.is_none(),
-                gap,
-            },
-        )
+        .map(|f| Comparison {
+            real: (f.read)(&real),
+            generated: (f.read)(&generated),
+            name: f.name,
+            what: f.what,
+            tolerance: f.tolerance,
+            asserted: f.gap.is_none(),
+            gap: f.gap,
+        })
         .collect()
 }
 

@@ -13,11 +13,10 @@
 //!
 //! With many tasks waiting on a cell whose requests are full (fitting by requests, issue 57), the
 //! touched nodes' scan was most of first-fit's time: the placers now ask it only about tasks with
-//! constraints (the others go to the room index, exact for them, `mod.rs`), and the most room any
-//! online touched node
-//! has in each amount is taken once per pass (`most_room`), and a task needing more than that
-//! in some amount is known unplaceable without the scan (a bound: placements in the pass only
-//! take room away).
+//! constraints (the others go to the room index, exact for them, `mod.rs`), and the most room
+//! any online touched node has in each amount is taken once per pass (`most_room`): a task
+//! needing more than that in some amount is known unplaceable without the scan (a bound:
+//! placements in the pass only take room away).
 //!
 //! Invariants: a mark counts only if it was set or confirmed in the previous pass (a task not
 //! looked at in a pass loses it, as do all after a restore: neither marks nor the pass count are
