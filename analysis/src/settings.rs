@@ -6,8 +6,10 @@
 //! run's own policy (a MASB run's `policy.*` keys against MASB's defaults; a key another run's
 //! policy lacks reads `-`). A key the summary lacks - a run written by a cellsim from before
 //! that setting existed - reads as absent, never as today's default; a summary from before the
-//! `[policy]` table (`policy = "masb"` and a `[masb]` table) is read as that table. Keys that
-//! cannot change a run's outputs (`threads`, `snapshot.*`, `check_invariants`) or have their own
+//! `[policy]` table (`policy = "masb"` and a `[masb]` table) is read as that table. A key a
+//! config writes only away from its default (`release`, `[usage.window]`) is shown where a run
+//! set it, `default` for the runs beside it. Keys that cannot change a run's outputs
+//! (`threads`, `snapshot.*`, `check_invariants`, the run's identity `run.*`) or have their own
 //! row (`policy.kind`, `hours`) are left out.
 
 use std::collections::BTreeMap;
@@ -28,13 +30,14 @@ pub type Settings = BTreeMap<String, Option<String>>;
 const KIND: &str = "policy.kind";
 
 /// Keys never shown, and prefixes of such keys.
-const HIDDEN: [&str; 6] = [
+const HIDDEN: [&str; 7] = [
     "trace",
     "threads",
     "hours",
     KIND,
     "check_invariants",
     "snapshot.",
+    "run.",
 ];
 
 /// The configuration recorded in `RUN_DIR/summary.json`, over the keys of today's defaults.
@@ -63,8 +66,27 @@ pub fn load_settings(dir: &Path) -> Result<Settings> {
             (key, value)
         })
         .collect();
+    // Keys a config writes only away from their default (`release`, `inbox_order`,
+    // `[usage.window]`, `[watchdog]`): set, so shown.
+    settings.extend(
+        recorded
+            .into_iter()
+            .filter(|(key, _)| !key.starts_with("policy."))
+            .map(|(key, value)| (key, Some(value))),
+    );
     settings.insert(KIND.into(), Some(kind));
     Ok(settings)
+}
+
+/// What a run that lacks `key` had, where its policy's defaults lack it too: a policy's key
+/// belongs to another policy (`-`); any other key is one a config writes only away from its
+/// default, so the run had the default.
+fn unwritten(key: &str) -> &'static str {
+    if key.starts_with("policy.") {
+        "-"
+    } else {
+        "default"
+    }
 }
 
 /// Today's defaults by dotted key for a run of the policy `kind` (an unknown kind, from a
@@ -111,20 +133,26 @@ pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
     let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(18);
     let defaults: Vec<BTreeMap<String, String>> =
         runs.iter().map(|r| defaults(kind_of(r))).collect();
-    let keys: std::collections::BTreeSet<&String> =
-        defaults.iter().flat_map(|d| d.keys()).collect();
+    let keys: std::collections::BTreeSet<&String> = defaults
+        .iter()
+        .flat_map(|d| d.keys())
+        .chain(runs.iter().flat_map(|r| r.keys()))
+        .collect();
     let mut o = String::new();
     for key in keys {
         if !shown(key) {
             continue;
         }
-        // Per run: (its value, its policy's default), `None` where its policy lacks the key.
-        let values: Vec<Option<(Option<&String>, &String)>> = runs
+        // Per run: its value and its policy's default, either `None` where missing.
+        let values: Vec<(Option<&String>, Option<&String>)> = runs
             .iter()
             .zip(&defaults)
-            .map(|(r, d)| d.get(key).map(|d| (r.get(key).and_then(|v| v.as_ref()), d)))
+            .map(|(r, d)| (r.get(key).and_then(|v| v.as_ref()), d.get(key)))
             .collect();
-        if values.iter().flatten().all(|(v, d)| *v == Some(*d)) {
+        if values
+            .iter()
+            .all(|(v, d)| d.is_none() && v.is_none() || d.is_some() && v == d)
+        {
             continue;
         }
         if o.is_empty() {
@@ -133,8 +161,9 @@ pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
         let _ = write!(o, "  {key:<22}");
         for v in values {
             let text = match v {
-                None => "-",
-                Some((v, _)) => v.map_or("absent", |v| v.as_str()),
+                (Some(v), _) => v.as_str(),
+                (None, Some(_)) => "absent",
+                (None, None) => unwritten(key),
             };
             let _ = write!(o, " {text:>width$}");
         }
@@ -147,6 +176,48 @@ pub fn render_settings(names: &[String], runs: &[Settings]) -> String {
 mod tests {
     use super::*;
     use engine::run::SUMMARY_FILE;
+
+    /// Keys written only away from their defaults (`release`, `[usage.window]`, `inbox_order`)
+    /// show where a run set them and read `default` beside it; the run's identity never shows.
+    #[test]
+    fn keys_written_only_when_set_show() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, config: &RunConfig| {
+            let run = dir.path().join(name);
+            std::fs::create_dir(&run).unwrap();
+            let summary = serde_json::json!({ "config": serde_json::to_value(config).unwrap() });
+            std::fs::write(run.join(SUMMARY_FILE), summary.to_string()).unwrap();
+            load_settings(&run).unwrap()
+        };
+        let mut set = RunConfig {
+            release: engine::release::Release::TraceSchedule,
+            inbox_order: engine::InboxOrder::Sender,
+            ..RunConfig::default()
+        };
+        set.usage.window = Some(engine::usage_model::WindowModel::default());
+        set.run = Some(engine::run_identity::RunRecord::new(Path::new("t")));
+        let set = write("set", &set);
+        let plain = write("plain", &RunConfig::default());
+        assert_eq!(
+            changed(&set),
+            [
+                "inbox_order = sender",
+                "release = trace-schedule",
+                "usage.window.cpu_sigma = 0.3",
+                "usage.window.every_s = 300",
+                "usage.window.mem_sigma = 0.1",
+            ]
+        );
+        let names = ["plain".to_string(), "set".to_string()];
+        let text = render_settings(&names, &[plain, set]);
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(rows[1], ["release", "default", "trace-schedule"], "{text}");
+        assert_eq!(rows.len(), 5, "{text}");
+    }
 
     /// A summary's config as written today, and one from before `sias_node_load` existed with
     /// another seed: the rows name exactly the keys that differ, `absent` where missing.

@@ -62,6 +62,9 @@ pub struct Cell {
     /// What a task uses of its request until measured (`usage_model.rs`; not saved: the run
     /// sets it from its config and the trace each time it opens).
     pub(crate) request_use: RequestUse,
+    /// Whether a waiting task is held until the trace schedules it (`release.rs`; not saved:
+    /// the run sets it from its config and policy each time it opens).
+    pub(crate) hold_for_trace_schedule: bool,
     /// Nodes whose columns changed since [`Cell::take_touched`] was last called, each once (not
     /// saved: a restored run's metrics classify every node first, `metrics::Classifier`).
     pub(crate) touched: Vec<u32>,
@@ -293,9 +296,54 @@ impl Cell {
         self.nodes.fit_by = fit_by;
     }
 
+    /// Holds waiting tasks until the trace schedules them (`release = "trace-schedule"` in a
+    /// policy that places the workload itself, `release.rs`).
+    pub fn set_hold_for_trace_schedule(&mut self, hold: bool) {
+        self.hold_for_trace_schedule = hold;
+    }
+
+    /// Whether waiting tasks are held until the trace schedules them.
+    pub fn holds_for_trace_schedule(&self) -> bool {
+        self.hold_for_trace_schedule
+    }
+
+    /// Whether task `t` waits for the trace to schedule it before a policy may start it.
+    pub fn held(&self, t: TaskIdx) -> bool {
+        self.hold_for_trace_schedule && self.tasks.trace_sched_us[t.index()] == NOT_SCHEDULED
+    }
+
     /// Sets what a task uses of its request until measured.
     pub fn set_request_use(&mut self, request_use: RequestUse) {
         self.request_use = request_use;
+    }
+
+    /// Enters the usage model's window holding `elapsed_us` (time since the trace's start,
+    /// `[usage.window]`): on entering another window, every task whose usage still derives
+    /// from its request uses the new window's draw, its node's sums changed (and the node
+    /// touched) only where the draw differs, so entering the window a run is already in (a
+    /// resumed run's first tick) changes nothing.
+    pub fn enter_usage_window(&mut self, elapsed_us: i64) {
+        if !self.request_use.enter(elapsed_us) {
+            return;
+        }
+        let request_use = self.request_use;
+        for i in 0..self.tasks.len() {
+            let tasks = &self.tasks;
+            if tasks.state[i] == TaskState::Free || !tasks.use_is_request[i] {
+                continue;
+            }
+            let now = request_use.usage(
+                (tasks.job_id[i], tasks.task_index[i]),
+                tasks.priority[i],
+                tasks.cpu_req[i],
+                tasks.mem_req[i],
+            );
+            if now != (tasks.cpu_use[i], tasks.mem_use[i]) {
+                self.modify(TaskIdx(i as u32), |tasks, i| {
+                    (tasks.cpu_use[i], tasks.mem_use[i]) = now;
+                });
+            }
+        }
     }
 
     /// Changes the task's requests (and its usage too while usage derives from requests).

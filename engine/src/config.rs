@@ -72,6 +72,10 @@ pub struct RunConfig {
     /// of equal offers then favours low indices; kept to measure that bias).
     #[serde(skip_serializing_if = "InboxOrder::is_fair")]
     pub inbox_order: InboxOrder,
+    /// When a policy that places the workload itself may first start a task: `submit` (the
+    /// default) or `trace-schedule` (when the trace's scheduler started it; `release.rs`).
+    #[serde(skip_serializing_if = "crate::release::Release::is_submit")]
+    pub release: crate::release::Release,
     /// Liveness checks: what counts as a stall, and whether a stall or work left undone makes
     /// the run exit non-zero (`[watchdog]`, `watchdog.rs`).
     #[serde(skip_serializing_if = "crate::watchdog::WatchdogConfig::is_default")]
@@ -123,6 +127,7 @@ impl Default for RunConfig {
             deadlines: crate::deadlines::DeadlineModel::default(),
             fit: crate::fit_by::FitBy::Requests,
             inbox_order: InboxOrder::Fair,
+            release: crate::release::Release::Submit,
             watchdog: crate::watchdog::WatchdogConfig::default(),
             run: None,
         }

@@ -42,6 +42,7 @@ pub mod policies;
 pub mod policy;
 pub mod preload;
 pub mod queue_outputs;
+pub mod release;
 pub mod replay;
 pub mod run;
 pub mod run_dir;

@@ -333,6 +333,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let scenario = ingest::scenario::side::present(trace_dir);
         cell.set_request_use(config.usage.request_use(scenario, config.seed));
         cell.set_fit_by(policy.fit_rule(config.fit));
+        cell.set_hold_for_trace_schedule(
+            config.release == crate::release::Release::TraceSchedule
+                && !policy.replays_placements(),
+        );
         replay.stats.usage_model = config.usage.applies(scenario);
         Ok(Simulation {
             outputs: RunOutputs::open(
@@ -638,6 +642,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let t0 = Instant::now();
         let tick_us = config.tick.us();
         let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
+        self.cell.enter_usage_window(tick as i64 * tick_us);
         let events = self.replay.advance(&mut self.cell, end_us)?;
         let t1 = Instant::now();
         let mut counters = PolicyCounters::default();

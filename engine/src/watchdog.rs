@@ -176,6 +176,7 @@ pub fn fitting_waiting_tasks<P: Policy>(cell: &Cell, policy: &P) -> u64 {
     let mut waiting: Vec<TaskIdx> = (0..tasks.len())
         .filter(|&i| tasks.state()[i] == TaskState::Pending)
         .map(|i| TaskIdx(i as u32))
+        .filter(|&t| !cell.held(t))
         .collect();
     policy.startable(cell, &mut waiting);
     (waiting.par_iter())

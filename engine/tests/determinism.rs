@@ -192,29 +192,44 @@ fn one_and_many_threads_agree_with_masb_and_no_task_is_lost() {
 }
 
 /// MASB with the usage model applied until tasks are measured (`[usage] source = "model"`, what
-/// a trace without task_usage gets by default), with one share per band and with each task its
-/// own (`per_task`, drawn from the seed and the task): the same bytes with 1 and 2 threads and
-/// after resuming from a snapshot (the model is set again on restore, not saved).
+/// a trace without task_usage gets by default), with one share per band, with each task its
+/// own (`per_task`, drawn from the seed and the task), and with that share drawn again every
+/// 7 minutes (`[usage.window]`, so the resume at 30 minutes falls inside a window) under
+/// `release = "trace-schedule"`, the cell's invariants checked after every tick: the same
+/// bytes with 1 and 2 threads and after resuming from a snapshot (the model is set again on
+/// restore, not saved).
 #[test]
 fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
     let root = tempfile::tempdir().unwrap();
     let parquet = generated(root.path(), 200);
     let mut per_band = Vec::new();
-    for per_task in [false, true] {
+    for (per_task, window) in [(false, false), (true, false), (true, true)] {
         let mut config = RunConfig {
             hours: Some(1.0),
             nodes_every: "30min".parse().unwrap(),
             usage: engine::usage_model::UsageModel {
                 source: engine::usage_model::UsageSource::Model,
                 per_task,
+                window: window.then_some(engine::usage_model::WindowModel {
+                    every_s: 420,
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
+            release: if window {
+                engine::release::Release::TraceSchedule
+            } else {
+                engine::release::Release::Submit
+            },
+            check_invariants: window,
             ..masb_config()
         };
         config.snapshot.every_sim_minutes = 30;
         let mut outputs = Vec::new();
         for threads in [1, 2] {
-            let run = root.path().join(format!("run-model-{per_task}-{threads}"));
+            let run = root
+                .path()
+                .join(format!("run-model-{per_task}-{window}-{threads}"));
             let summary = run_policy(
                 &RunConfig {
                     threads,
@@ -228,18 +243,19 @@ fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
         }
         assert!(
             outputs[0] == outputs[1],
-            "per_task {per_task}: 1 and 2 threads"
+            "per_task {per_task}, window {window}: 1 and 2 threads"
         );
-        let run = root.path().join(format!("run-model-{per_task}-2"));
+        let run = root.path().join(format!("run-model-{per_task}-{window}-2"));
         resume_from(&config, &parquet, &run, 30);
         assert!(
             deterministic_outputs(&run) == outputs[0],
-            "per_task {per_task}: resumed"
+            "per_task {per_task}, window {window}: resumed"
         );
         per_band.push(outputs.swap_remove(0));
     }
-    // The per-task shares change what the tasks without a sample use, so the outputs.
-    assert!(per_band[0] != per_band[1]);
+    // The per-task shares change what the tasks without a sample use, so the outputs; so do
+    // the windows.
+    assert!(per_band[0] != per_band[1] && per_band[1] != per_band[2]);
 }
 
 /// Policy `federation` with ACO (its load tables), FLTF (a seeded datacenter list) and brokers

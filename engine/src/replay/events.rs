@@ -123,12 +123,17 @@ impl Replay {
     ) {
         let now = row.time_us;
         let (kind, priority) = (row.kind, row.priority);
+        // Under `release = "trace-schedule"` (`release.rs`) the policy hears of a task at the
+        // trace's SCHEDULE, not at its SUBMIT.
+        let hold = cell.holds_for_trace_schedule();
         let t = match (existing, kind) {
             (Some(t), _) => t,
             (None, task_event::SUBMIT | task_event::SCHEDULE) => {
                 let t = cell.tasks.alloc(key.0, key.1, priority, now);
                 self.task_of.insert(key, t);
-                ev.submitted.push(t);
+                if !hold || kind == task_event::SCHEDULE {
+                    ev.submitted.push(t);
+                }
                 t
             }
             (None, _) => {
@@ -151,6 +156,7 @@ impl Replay {
             let mem = mem.map_or(cell.tasks.mem_req()[i], to_units);
             cell.set_request(t, cpu, mem);
         }
+        let was_held = existing.is_some() && cell.held(t);
         if kind == task_event::SCHEDULE && cell.tasks.trace_sched_us()[t.index()] == NOT_SCHEDULED {
             cell.record_trace_schedule(t, self.window_end_us);
         }
@@ -159,6 +165,14 @@ impl Replay {
                 if existing.is_some() && cell.tasks.state()[t.index()] == TaskState::Pending =>
             {
                 cell.resubmit(t, now);
+                if !cell.held(t) {
+                    ev.submitted.push(t);
+                }
+            }
+            // Held until now (`release.rs`): the policy hears of it.
+            task_event::SCHEDULE
+                if was_held && cell.tasks.state()[t.index()] == TaskState::Pending =>
+            {
                 ev.submitted.push(t);
             }
             // The recorded placement, for borg-replay. In workload mode the policy places the
