@@ -37,10 +37,25 @@
 //! the same data Table 4's overloaded share measures, and no published per-priority
 //! measurement was at hand to cite.
 //!
+//! **Usage in time, as an option** (`[usage.window]`, off by default): task_usage measures each
+//! task over windows of (typically) 300 s, and a task's usage moves from one window to the
+//! next; with usage constant while a task runs, no node whose tasks fitted when placed ever
+//! goes over, so MASB's node agents, which move tasks only off an overloaded node (seed 000
+//! section 5), never migrate on a trace without task_usage (issue 57 item 3). With the table,
+//! every `every_s` seconds from the trace's start each task's modelled usage is its share
+//! times a log-normal of mean 1 (sigmas `cpu_sigma`, `mem_sigma`; at most its request), drawn
+//! from the task's own stream for that window (independent from window to window). The
+//! sigmas (0.3 for CPU, 0.1 for memory, CPU taken as the more variable) are chosen: no
+//! published per-window figure was at hand, and none of seed 000's tables set them;
+//! `bench-results/masb-real-trace-2026-11-28.md`
+//! shows the effect of 0.1 / 0.03 and 0.6 / 0.2 beside them. The cell enters a window at the
+//! first tick that starts in it (`Cell::enter_usage_window`).
+//!
 //! Invariant: every ratio lies in (0, 1], a task's own share too (capped at its request); a
 //! task's usage is `round(request x ratio)` in the cell's units, the ratio a function of the
-//! config, the seed and the task's job ID and index only, so the same trace, config and seed
-//! give the same usage on any thread count and across snapshot and resume.
+//! config, the seed, the task's job ID and index and (with windows) the window only, so the
+//! same trace, config and seed give the same usage on any thread count and across snapshot
+//! and resume (a resumed run enters its window again: the draws are the ones its tasks have).
 
 use serde::{Deserialize, Serialize};
 
