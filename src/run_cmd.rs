@@ -165,6 +165,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let config = effective_config(&args)?;
     if args.print_config {
         out!("{}", toml_text(&config)?);
+        out!("{}", RunConfig::unwritten_keys_toml());
         return Ok(());
     }
     let out = match &args.out {

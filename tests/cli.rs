@@ -585,10 +585,29 @@ fn run_config_errors_name_the_file_and_line() {
     );
     let out = cellsim(&["run", "--print-config", "--hours", "2"]);
     assert!(out.status.success());
-    assert!(
-        text(&out.stdout).contains("hours = 2.0")
-            && text(&out.stdout).contains("rounds_per_tick = 6")
-    );
+    let printed = text(&out.stdout);
+    assert!(printed.contains("hours = 2.0") && printed.contains("rounds_per_tick = 6"));
+    // Keys written only when set are shown, commented, with their defaults: uncommented, each
+    // line parses into a config with the same defaults.
+    for line in [
+        "# release = \"submit\"",
+        "# inbox_order = \"fair\"",
+        "# [usage.window]",
+        "# every_s = 300",
+        "# [watchdog]",
+        "# stall_minutes = 10.0",
+    ] {
+        assert!(printed.contains(line), "{line} in\n{printed}");
+    }
+    let top: String = printed
+        .lines()
+        .filter_map(|l| l.strip_prefix("# "))
+        .take_while(|l| !l.starts_with('['))
+        .filter(|l| l.contains('='))
+        .map(|l| l.split('#').next().unwrap().trim().to_string() + "\n")
+        .collect();
+    let parsed: engine::RunConfig = toml::from_str(&top).unwrap();
+    assert_eq!(parsed, engine::RunConfig::default());
 }
 
 /// A trace ingested without its machine_events table gives a cell without machines: the run is

@@ -256,6 +256,34 @@ impl RunConfig {
             .collect()
     }
 
+    /// The keys a config writes only away from their defaults (so a printed config lacks
+    /// them), as commented TOML with their defaults: what `--print-config` adds to show every
+    /// key.
+    pub fn unwritten_keys_toml() -> String {
+        fn table(name: &str, value: &impl Serialize) -> String {
+            let body = toml::to_string(value).expect("a settings table encodes as TOML");
+            format!("[{name}]\n{body}")
+        }
+        let text = [
+            "# Written only when set (the defaults below; top-level keys go before any table):"
+                .into(),
+            "inbox_order = \"fair\"        # or \"sender\" (Mailbox::shuffle_inboxes)".into(),
+            "release = \"submit\"          # or \"trace-schedule\" (engine/src/release.rs)".into(),
+            table("watchdog", &crate::watchdog::WatchdogConfig::default()),
+            "# [usage.window] is off by default; set, these are its defaults (usage_model.rs)"
+                .into(),
+            table("usage.window", &crate::usage_model::WindowModel::default()),
+        ]
+        .join("\n");
+        text.lines()
+            .map(|l| match l {
+                "" => "#\n".to_string(),
+                l if l.starts_with('#') => format!("{l}\n"),
+                l => format!("# {l}\n"),
+            })
+            .collect()
+    }
+
     /// The defaults as commented TOML, a starting point for experiment files.
     pub fn default_toml() -> String {
         toml::to_string(&RunConfig::default()).expect("the default config serializes")
