@@ -13,7 +13,7 @@ use analysis::AnalysisError;
 use anyhow::{Context, Result, bail};
 use engine::run::{CONFIG_FILE, RunOutcome, STOP_WITHIN_S, SUMMARY_FILE};
 use engine::run_identity::RunRecord;
-use engine::snapshot::{self, EXIT_SNAPSHOTTED};
+use engine::snapshot::EXIT_SNAPSHOTTED;
 use engine::watchdog::EXIT_UNFINISHED;
 use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
@@ -328,7 +328,7 @@ fn execute(
             outln!("{done}");
             return Ok(());
         }
-        let chosen = snapshot::choose(out, config, trace)
+        let chosen = engine::run_dir::choose(out, config, trace)
             .with_context(|| format!("resuming {}", out.display()))?;
         for why in &chosen.skipped {
             errln!("skipping snapshot {why}");
@@ -513,7 +513,7 @@ fn resume_hint(
     if !progress.under_way() {
         return None;
     }
-    let snapshot = snapshot::choose(out, config, trace).ok()?.snapshot?;
+    let snapshot = engine::run_dir::choose(out, config, trace).ok()?.snapshot?;
     let tick = snapshot.header().tick;
     Some(format!(
         "note: the run is kept up to its snapshot {} (tick {tick}, {:.1} simulated h); once the cause is fixed, `cellsim resume {}` continues from there",

@@ -277,7 +277,7 @@ fn runs(pid: u32, command: &str) -> bool {
 /// its header: a snapshot of another run copied into it, or one that is not a snapshot, does
 /// not count (a resume skips them).
 fn newest_snapshot_tick(dir: &Path, run_id: u64) -> Option<u64> {
-    let snapshots = engine::snapshot::list(dir).ok()?;
+    let snapshots = engine::run_dir::list(dir).ok()?;
     snapshots.iter().find_map(|path| {
         let header = engine::snapshot::read_header(path).ok()?;
         (header.run_id == run_id).then_some(header.tick)

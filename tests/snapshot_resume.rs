@@ -714,7 +714,7 @@ fn a_run_stopped_by_an_error_says_where_resume_continues() {
         .cloned()
         .expect("snapshots before the error");
     let run_s = run.display().to_string();
-    let tick = engine::snapshot::tick_of(&newest).unwrap();
+    let tick = engine::run_dir::tick_of(&newest).unwrap();
     let note = format!(
         "note: the run is kept up to its snapshot {} (tick {tick}, {:.1} simulated h); once the cause is fixed, `cellsim resume {run_s}` continues from there",
         newest.display(),
@@ -806,7 +806,7 @@ fn status_says_where_each_run_stands() {
     );
     let stopped = interrupted(&dir.path().join("stopped"));
     let newest = snapshots(&stopped).last().cloned().unwrap();
-    let tick = engine::snapshot::tick_of(&newest).unwrap();
+    let tick = engine::run_dir::tick_of(&newest).unwrap();
     assert_status(
         &stopped,
         "stopped: resume it",
@@ -994,7 +994,7 @@ fn a_snapshot_from_another_run_is_skipped() {
 fn snapshot_ticks(run: &Path) -> Vec<u64> {
     snapshots(run)
         .iter()
-        .map(|s| engine::snapshot::tick_of(s).unwrap())
+        .map(|s| engine::run_dir::tick_of(s).unwrap())
         .collect()
 }
 

@@ -23,13 +23,17 @@ pub struct BorgReplay;
 #[serde(deny_unknown_fields)]
 pub struct BorgReplayConfig {}
 
-impl crate::policies::PolicySpec for BorgReplayConfig {
+impl crate::policy::PolicySpec for BorgReplayConfig {
     type Policy = BorgReplay;
 
     const ABOUT: &'static str =
         "follow the trace's recorded placements (Google's Borg; seed 000's baseline)";
 
-    fn build(&self, _: &crate::RunConfig, _: &std::path::Path) -> crate::Result<BorgReplay> {
+    fn build(
+        &self,
+        _: &crate::policy::RunSettings,
+        _: &std::path::Path,
+    ) -> crate::Result<BorgReplay> {
         Ok(BorgReplay)
     }
 }

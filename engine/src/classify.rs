@@ -18,6 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::codec::column::{SnapshotColumn, codes};
+use crate::codec::{SectionReader, SectionWriter, SnapshotError};
 use crate::units::at_least;
 
 /// A node's allocation class for one tick.
@@ -64,6 +66,19 @@ impl NodeClass {
             NodeClass::Pa => "pa",
             NodeClass::Da => "da",
         }
+    }
+}
+
+/// Saved as its `u8` code; an unknown code is a corrupt snapshot.
+impl SnapshotColumn for NodeClass {
+    fn save(col: &[Self], w: &mut SectionWriter) {
+        w.column(&col.iter().map(|&c| c as u8).collect::<Vec<u8>>());
+    }
+
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+        codes(r, len, "node class", |c| {
+            NodeClass::ALL.get(c as usize).copied()
+        })
     }
 }
 

@@ -161,6 +161,17 @@ impl RunConfig {
         Ok(config)
     }
 
+    /// What the policy may read of the run (`policy::RunSettings`).
+    pub fn settings(&self) -> crate::policy::RunSettings {
+        crate::policy::RunSettings {
+            seed: self.seed,
+            tick: self.tick,
+            rounds_per_tick: self.rounds_per_tick,
+            scale: self.scale,
+            deadlines: self.deadlines,
+        }
+    }
+
     /// Checks value ranges; returns what is wrong.
     pub fn validate(&self) -> std::result::Result<(), String> {
         if self.tick.us() <= 0 {
@@ -215,7 +226,7 @@ impl RunConfig {
         {
             return Err(format!("hours must be positive and finite, got {h}"));
         }
-        self.policy.validate(self)?;
+        self.policy.validate(&self.settings())?;
         let t = &self.classify;
         if t.ta_ppm == 0 || t.ta_ppm > t.sta_ppm || t.sta_ppm > 1_000_000 {
             return Err(format!(
@@ -287,6 +298,32 @@ impl RunConfig {
     /// The defaults as commented TOML, a starting point for experiment files.
     pub fn default_toml() -> String {
         toml::to_string(&RunConfig::default()).expect("the default config serializes")
+    }
+}
+
+/// Hash of everything in `config` that determines the outputs: not the thread count, the trace
+/// location (the trace is identified by `snapshot::trace_hash`), invariant checking or the
+/// snapshot triggers, which a resume may change, nor the run's identity (`[run]`, checked on
+/// its own).
+pub fn config_hash(config: &RunConfig) -> u64 {
+    let c = outputs_config(config);
+    crate::codec::hash_bytes(toml::to_string(&c).expect("a config serialises").as_bytes())
+}
+
+/// `config` without what [`config_hash`] leaves out.
+pub(crate) fn outputs_config(config: &RunConfig) -> RunConfig {
+    RunConfig {
+        threads: 0,
+        trace: None,
+        check_invariants: false,
+        snapshot: crate::snapshot::SnapshotConfig::default(),
+        run: None,
+        // Whether a stall ends the run non-zero changes no output.
+        watchdog: crate::watchdog::WatchdogConfig {
+            strict: false,
+            ..config.watchdog
+        },
+        ..config.clone()
     }
 }
 

@@ -54,7 +54,7 @@ pub enum EngineError {
     },
     /// A snapshot cannot be used (corrupt, truncated, foreign, another version or run).
     #[error(transparent)]
-    Snapshot(#[from] crate::snapshot::SnapshotError),
+    Snapshot(#[from] crate::codec::SnapshotError),
     /// A policy declared or wrote a table the engine cannot write (a bug in the policy).
     #[error("the policy's table {table}: {problem}")]
     PolicyTable {

@@ -3,6 +3,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::codec::column::SnapshotColumn;
+use crate::codec::{SectionReader, SectionWriter, SnapshotError};
+
 macro_rules! index_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -34,6 +37,17 @@ index_type!(
     /// A node (machine) of the cell: a row of [`crate::cell::Nodes`].
     NodeIdx
 );
+/// Saved raw, as it is in the cell's columns.
+impl SnapshotColumn for NodeIdx {
+    fn save(col: &[Self], w: &mut SectionWriter) {
+        w.column(col);
+    }
+
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+        Ok(r.column_of::<NodeIdx>(len)?.to_vec())
+    }
+}
+
 index_type!(
     /// A task slot: a row of [`crate::cell::Tasks`]; slots are recycled after a task ends.
     TaskIdx

@@ -1,4 +1,27 @@
-//! The data-oriented simulation core of cellsim.
+//! The data-oriented simulation core of cellsim, in layers: a module imports only from its own
+//! layer (without a cycle) and the layers below it, checked by `tests/layers.rs`, which reads
+//! this picture (per layer: `number name: modules`, then what the layer owns).
+//!
+//! ```text
+//! 8 run:        run run_dir summary
+//!               the run loop (run(), run_configured), the run directory, the run's summary
+//! 7 registry:   policies config run_identity
+//!               the registry of policies; the run's full config, which names one
+//! 6 policies:   borg masb sparrow federation nbs omniscient
+//!               the policies of the seeds, each in its folder
+//! 5 blocks:     greedy controlled match_memo
+//!               shared building blocks: greedy placers, controllers over them, constraint matches
+//! 4 mechanics:  executor active delay metrics output queue_outputs snapshot watchdog
+//!               rounds and messages; what a run measures, writes and saves
+//! 3 interface:  policy
+//!               Policy, PolicySpec and RunSettings (what a policy may read of the run)
+//! 2 cell:       cell replay deadlines phases
+//!               the cell's columns, the trace replay driving them, the workload's terms
+//! 1 rules:      trace scale classify fit_by release usage_model
+//!               the trace's reader and the rules the cell applies
+//! 0 base:       ids units sim_time ties csr error codec run_times preload surge
+//!               indices, units, time, errors, the snapshot file's encoding
+//! ```
 //!
 //! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts;
 //!   [`match_memo`]: the nodes meeting each constraint set, memoised for the placers.
@@ -13,13 +36,14 @@
 //!   [`greedy`]: the first-fit, best-fit and random baselines.
 //! - [`classify`], [`metrics`], [`output`], [`summary`]: what a run measures and writes.
 //! - [`run()`]: the loop tying them together; [`config`]: its settings; [`snapshot`]: saving
-//!   and resuming it; [`sim_time`]: simulated durations (the tick, cadences).
+//!   and resuming it ([`codec`]: the file's encoding); [`sim_time`]: simulated durations.
 #![deny(missing_docs)]
 
 pub mod active;
 pub mod borg;
 pub mod cell;
 pub mod classify;
+pub mod codec;
 pub mod config;
 pub mod controlled;
 pub mod csr;
@@ -61,7 +85,7 @@ pub mod usage_model;
 pub mod watchdog;
 
 pub use config::{InboxOrder, RunConfig};
-pub use policies::{PolicyConfig, run_configured};
+pub use policies::PolicyConfig;
 
 /// The build identity the binary hands over at start ([`set_build`]).
 static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -80,5 +104,5 @@ pub fn set_build(identity: &str) {
     let _ = BUILD.set(identity.to_string());
 }
 pub use error::{EngineError, Result};
-pub use run::{RunProgress, run};
+pub use run::{RunProgress, run, run_configured};
 pub use summary::RunSummary;

@@ -4,7 +4,7 @@
 //! job's reduce tasks with it); a policy that honours phases holds them back with a [`Gate`]
 //! rebuilt each tick: the greedy placers and the controllers over them do (`greedy/`,
 //! `controlled/`), every other policy refuses a trace with reduce tasks
-//! ([`crate::policies::PolicySpec::HONOURS_PHASES`]).
+//! ([`crate::policy::PolicySpec::HONOURS_PHASES`]).
 //!
 //! Invariants: [`Phases`] rows are sorted by job ID, one per job with reduce tasks, with the
 //! task index its reduce tasks start from (the side tables keep a job's reduce tasks after its

@@ -4,44 +4,25 @@
 //! own settings, a [`PolicySpec`]. From this list come [`PolicyConfig`] (the run config's
 //! `[policy]` table, `kind = "masb"` beside that policy's own keys), the CLI's `--policy` values
 //! ([`KINDS`]), validation, the snapshot's config hash (a policy's settings are hashed, no other
-//! policy's) and [`run_configured`], which builds the policy and runs it. Adding a policy is a
+//! policy's) and [`PolicyConfig::build_with`], which builds the policy for the run loop above (`run::run_configured`). Adding a policy is a
 //! module under `engine/src/<policy>/` with a [`PolicySpec`] and one line here.
 
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
 use crate::error::Result;
-use crate::policy::Policy;
-use crate::run::{RunOutcome, RunProgress};
-use crate::snapshot::Snapshot;
+pub use crate::policy::PolicySpec;
+use crate::policy::{Policy, RunSettings};
 
-/// A policy's own settings, and how to build the policy from them.
-pub trait PolicySpec:
-    Default + Clone + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned
-{
-    /// The policy built.
-    type Policy: Policy;
+/// What to do with the policy a [`PolicyConfig`] builds ([`PolicyConfig::build_with`]): the
+/// run loop above the registry runs it, without the registry naming the run loop.
+pub trait WithPolicy {
+    /// What it gives back.
+    type Output;
 
-    /// One line for `--policy`'s help.
-    const ABOUT: &'static str;
-
-    /// Whether the policy holds a MapReduce job's reduce tasks until its maps have ended
-    /// (`phases.rs`); a policy that does not refuses a trace with reduce tasks.
-    const HONOURS_PHASES: bool = false;
-
-    /// Checks the settings against the run's (`run.tick_s` and the like); returns what is wrong,
-    /// the key relative to the `[policy]` table.
-    fn validate(&self, _run: &RunConfig) -> std::result::Result<(), String> {
-        Ok(())
-    }
-
-    /// The policy for `run` (its seed, tick structure) replaying the ingested trace in
-    /// `trace_dir` (a policy that reads more of the workload than the replay gives it, such as
-    /// run times or a scenario's side tables, reads it here).
-    fn build(&self, run: &RunConfig, trace_dir: &Path) -> Result<Self::Policy>;
+    /// Does it with `policy`.
+    fn with<P: Policy + Send>(self, policy: P) -> Result<Self::Output>;
 }
 
 /// Declares [`PolicyConfig`], [`KINDS`] and the dispatch from one list of `Variant = "kind" =>
@@ -84,7 +65,7 @@ macro_rules! registry {
 
             /// Checks the policy's settings against the run's; the problem names its key under
             /// `policy.`.
-            pub fn validate(&self, run: &RunConfig) -> std::result::Result<(), String> {
+            pub fn validate(&self, run: &RunSettings) -> std::result::Result<(), String> {
                 match self {
                     $( PolicyConfig::$variant(spec) => PolicySpec::validate(spec, run), )*
                 }
@@ -105,45 +86,26 @@ macro_rules! registry {
             /// The name the built policy gives itself ([`Policy::name`]): the kind, which
             /// the registry's test checks.
             #[cfg(test)]
-            fn built_name(&self, run: &RunConfig) -> &'static str {
+            fn built_name(&self, run: &RunSettings) -> &'static str {
                 let nowhere = Path::new("/nonexistent-trace");
                 match self {
                     $( PolicyConfig::$variant(spec) => spec.build(run, nowhere).unwrap().name(), )*
                 }
             }
-        }
 
-        /// Runs `config`'s policy ([`crate::run()`] with the policy its `[policy]` table
-        /// configures).
-        pub fn run_configured(
-            config: &RunConfig,
-            trace_dir: &Path,
-            out_dir: &Path,
-            progress: &RunProgress,
-            resume: Option<Snapshot>,
-        ) -> Result<RunOutcome> {
-            config.policy.check_phases(trace_dir)?;
-            match &config.policy {
-                $( PolicyConfig::$variant(spec) => crate::run::run(
-                    config, trace_dir, out_dir, spec.build(config, trace_dir)?, progress, resume,
-                ), )*
-            }
-        }
-
-        /// [`crate::run::restore_and_resnapshot`] with the policy `config`'s `[policy]` table
-        /// configures: restores the run in `out_dir` from `snap` and writes it again to `to`.
-        pub fn resnapshot_configured(
-            config: &RunConfig,
-            trace_dir: &Path,
-            out_dir: &Path,
-            snap: &Snapshot,
-            to: &Path,
-        ) -> Result<()> {
-            config.policy.check_phases(trace_dir)?;
-            match &config.policy {
-                $( PolicyConfig::$variant(spec) => crate::run::restore_and_resnapshot(
-                    config, trace_dir, out_dir, spec.build(config, trace_dir)?, snap, to,
-                ), )*
+                /// Builds the policy for `run` replaying the trace in `trace_dir` (refusing a trace
+            /// with reduce tasks for a policy that would not hold them back) and hands it to
+            /// `w`.
+            pub fn build_with<W: WithPolicy>(
+                &self,
+                run: &RunSettings,
+                trace_dir: &Path,
+                w: W,
+            ) -> Result<W::Output> {
+                self.check_phases(trace_dir)?;
+                match self {
+                $( PolicyConfig::$variant(spec) => w.with(spec.build(run, trace_dir)?), )*
+                }
             }
         }
     };
@@ -173,6 +135,7 @@ impl Default for PolicyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::RunConfig;
 
     /// Each kind builds a policy of that name, and its default settings pass validation and
     /// round-trip through TOML as the run config's `[policy]` table.
@@ -190,7 +153,7 @@ mod tests {
                 // Sparrow refuses rounds over 1 s (the default tick's are 10 s): seed 002's.
                 (run.tick, run.rounds_per_tick) = ("10ms".parse().unwrap(), 20);
             }
-            assert_eq!(policy.built_name(&run), kind);
+            assert_eq!(policy.built_name(&run.settings()), kind);
             run.validate().unwrap();
             let text = toml::to_string(&run).unwrap();
             assert!(

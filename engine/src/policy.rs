@@ -25,9 +25,57 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::cell::Cell;
+use crate::codec::{SectionReader, SectionWriter, SnapshotError};
 use crate::ids::{AgentIdx, Tick};
 use crate::replay::TickEvents;
-use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
+
+/// What a policy may read of the run it is built for: the run's settings below the policies
+/// (the full config, `config::RunConfig`, names the policy and so lives above them; it gives
+/// these with `RunConfig::settings`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSettings {
+    /// Random seed of the policy's agents.
+    pub seed: u64,
+    /// Simulated time per tick.
+    pub tick: crate::sim_time::SimDuration,
+    /// Negotiation rounds per tick.
+    pub rounds_per_tick: u32,
+    /// Workload multiplication, percentage and compaction (`scale.rs`).
+    pub scale: crate::scale::Scale,
+    /// Deadlines and priorities for a trace without a scenario's side tables (`deadlines.rs`).
+    pub deadlines: crate::deadlines::DeadlineModel,
+}
+
+/// A policy's own settings (its `[policy]` table), and how to build the policy from them. The
+/// registry (`policies.rs`) lists every type implementing it.
+pub trait PolicySpec:
+    Default + Clone + PartialEq + std::fmt::Debug + Serialize + DeserializeOwned
+{
+    /// The policy built.
+    type Policy: Policy;
+
+    /// One line for `--policy`'s help.
+    const ABOUT: &'static str;
+
+    /// Whether the policy holds a MapReduce job's reduce tasks until its maps have ended
+    /// (`phases.rs`); a policy that does not refuses a trace with reduce tasks.
+    const HONOURS_PHASES: bool = false;
+
+    /// Checks the settings against the run's (`run.tick` and the like); returns what is wrong,
+    /// the key relative to the `[policy]` table.
+    fn validate(&self, _run: &RunSettings) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
+    /// The policy for `run` (its seed, tick structure) replaying the ingested trace in
+    /// `trace_dir` (a policy that reads more of the workload than the replay gives it, such as
+    /// run times or a scenario's side tables, reads it here).
+    fn build(
+        &self,
+        run: &RunSettings,
+        trace_dir: &std::path::Path,
+    ) -> crate::error::Result<Self::Policy>;
+}
 
 /// A message in flight.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -112,7 +112,7 @@ pub struct QueueOutputs {
 
 impl QueueOutputs {
     /// The outputs of `run` of the trace in `trace_dir` (its job terms: [`JobTerms::of_trace`]).
-    pub fn of_run(run: &crate::RunConfig, trace_dir: &Path) -> Result<QueueOutputs> {
+    pub fn of_run(run: &crate::policy::RunSettings, trace_dir: &Path) -> Result<QueueOutputs> {
         Ok(QueueOutputs::new(JobTerms::of_trace(
             &run.deadlines,
             trace_dir,

@@ -25,8 +25,10 @@ use crate::error::{EngineError, Result};
 use crate::executor::{Granularity, Mailbox, RoundScratch, fair_order_key, run_round};
 use crate::ids::Tick;
 use crate::output::{OutputState, RunOutputs, TickTiming};
+use crate::policies::WithPolicy;
 use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
+use crate::run_dir::RunSection;
 use crate::run_identity::RunRecord;
 use crate::snapshot::{self, Header, Snapshot, SnapshotError, SnapshotWriter, state};
 use crate::summary::{Accumulator, BuildSpan, RunSummary, WorkLeft, peak_rss_mb};
@@ -173,7 +175,7 @@ fn save_config(config: &RunConfig, trace_dir: &Path, out_dir: &Path) -> Result<(
 }
 
 /// Replays the ingested trace in `trace_dir` under `policy`, writing outputs to `out_dir`; from
-/// `resume` (see [`snapshot::choose`]) when given, else from the beginning.
+/// `resume` (see [`crate::run_dir::choose`]) when given, else from the beginning.
 pub fn run<P: Policy + Send>(
     config: &RunConfig,
     trace_dir: &Path,
@@ -231,6 +233,59 @@ pub fn run<P: Policy + Send>(
     })
 }
 
+/// Runs `config`'s policy ([`run()`] with the policy its `[policy]` table configures).
+pub fn run_configured(
+    config: &RunConfig,
+    trace_dir: &Path,
+    out_dir: &Path,
+    progress: &RunProgress,
+    resume: Option<Snapshot>,
+) -> Result<RunOutcome> {
+    /// [`run()`] with the policy built.
+    struct Runs<'a>(
+        &'a RunConfig,
+        &'a Path,
+        &'a Path,
+        &'a RunProgress,
+        Option<Snapshot>,
+    );
+    impl WithPolicy for Runs<'_> {
+        type Output = RunOutcome;
+        fn with<P: Policy + Send>(self, policy: P) -> Result<RunOutcome> {
+            let Runs(config, trace_dir, out_dir, progress, resume) = self;
+            run(config, trace_dir, out_dir, policy, progress, resume)
+        }
+    }
+    let runs = Runs(config, trace_dir, out_dir, progress, resume);
+    config
+        .policy
+        .build_with(&config.settings(), trace_dir, runs)
+}
+
+/// [`restore_and_resnapshot`] with the policy `config`'s `[policy]` table configures: restores
+/// the run in `out_dir` from `snap` and writes it again to `to`.
+pub fn resnapshot_configured(
+    config: &RunConfig,
+    trace_dir: &Path,
+    out_dir: &Path,
+    snap: &Snapshot,
+    to: &Path,
+) -> Result<()> {
+    /// [`restore_and_resnapshot`] with the policy built.
+    struct Resnapshots<'a>(&'a RunConfig, &'a Path, &'a Path, &'a Snapshot, &'a Path);
+    impl WithPolicy for Resnapshots<'_> {
+        type Output = ();
+        fn with<P: Policy + Send>(self, policy: P) -> Result<()> {
+            let Resnapshots(config, trace_dir, out_dir, snap, to) = self;
+            restore_and_resnapshot(config, trace_dir, out_dir, policy, snap, to)
+        }
+    }
+    let resnapshots = Resnapshots(config, trace_dir, out_dir, snap, to);
+    config
+        .policy
+        .build_with(&config.settings(), trace_dir, resnapshots)
+}
+
 /// Restores the run in `out_dir` from `snap` (as [`run`] does to resume it) and, without
 /// simulating anything, writes the restored state as a snapshot to `to`: for tests of the
 /// snapshot round trip (the bytes must equal `snap`'s when the same build restores it). Like a
@@ -255,10 +310,6 @@ fn warn(progress: &RunProgress, warning: String) {
         .unwrap_or_else(PoisonError::into_inner)
         .push(warning);
 }
-
-/// A snapshot's `run` section: the metrics so far, the outputs' state, the wall seconds before
-/// the snapshot and the builds that simulated the run.
-pub(crate) type RunSection = (Accumulator, OutputState, f64, Vec<BuildSpan>, Watchdog);
 
 /// Everything a run holds between ticks (what a snapshot saves).
 struct Simulation<'a, P: Policy> {
@@ -396,7 +447,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let total = ticks_to_run(config, last_event_us, scenario)?;
         let header = Header {
             tick: next_tick as u64,
-            config_hash: snapshot::config_hash(config),
+            config_hash: crate::config::config_hash(config),
             trace_hash: snapshot::trace_hash(trace_dir)?,
             run_id: config.run.as_ref().map_or(0, RunRecord::id_u64),
         };
@@ -416,7 +467,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 path: out_dir.to_path_buf(),
             });
         }
-        if !snapshot::list(out_dir)?.is_empty() {
+        if !crate::run_dir::list(out_dir)?.is_empty() {
             return Err(EngineError::RunUnfinished {
                 path: out_dir.to_path_buf(),
             });
@@ -520,11 +571,11 @@ impl<'a, P: Policy> Simulation<'a, P> {
 
     /// Writes a snapshot of the state before `self.next_tick` and prunes old ones.
     fn snapshot(&mut self, wall_s: f64) -> Result<PathBuf> {
-        let dir = self.out_dir.join(snapshot::SNAPSHOT_DIR);
+        let dir = self.out_dir.join(crate::run_dir::SNAPSHOT_DIR);
         std::fs::create_dir_all(&dir).map_err(EngineError::io(&dir))?;
-        let path = dir.join(snapshot::file_name(self.next_tick as u64));
+        let path = dir.join(crate::run_dir::file_name(self.next_tick as u64));
         self.write_snapshot(wall_s, &path)?;
-        snapshot::prune(self.out_dir, self.config.snapshot.keep)?;
+        crate::run_dir::prune(self.out_dir, self.config.snapshot.keep)?;
         Ok(path)
     }
 
@@ -574,10 +625,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let sim_every_us = snap.every_sim_minutes as i64 * 60_000_000;
         while self.next_tick < self.total {
             if let TickEnd::Abandoned = self.tick(&progress.stop)? {
-                let newest = snapshot::list(self.out_dir)?.into_iter().next();
+                let newest = crate::run_dir::list(self.out_dir)?.into_iter().next();
                 return Ok(RunOutcome::Abandoned {
                     tick: self.next_tick as u64,
-                    snapshot: newest.and_then(|p| Some((snapshot::tick_of(&p)?, p))),
+                    snapshot: newest.and_then(|p| Some((crate::run_dir::tick_of(&p)?, p))),
                 });
             }
             progress
@@ -755,12 +806,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
         self.work = (row.tasks_pending, row.tasks_running);
         let placed = self.cell.take_placements();
         let (cell, policy) = (&self.cell, &self.policy);
-        (self.watchdog).observe(
-            tick,
-            (placed, row.tasks_pending),
-            self.stall_span,
-            (cell, policy),
-        );
+        (self.watchdog).observe(tick, (placed, row.tasks_pending), self.stall_span, || {
+            crate::greedy::fitting_waiting_tasks(cell, policy)
+        });
         self.acc
             .add(&row, (self.policy.counter_kinds(), self.kinds));
         let t3 = Instant::now();

@@ -19,16 +19,25 @@ use std::path::{Path, PathBuf};
 use crate::config::RunConfig;
 use crate::error::{EngineError, Result};
 use crate::output;
-use crate::run::RunSection;
 use crate::run_identity::RunRecord;
 use crate::snapshot::{self, Snapshot, SnapshotError};
 
 /// The run's configuration (what `cellsim resume` reads).
 pub const CONFIG_FILE: &str = "run.toml";
+/// A snapshot's `run` section: the metrics so far, the outputs' state, the wall seconds before
+/// the snapshot, the builds that simulated the run and the watchdog.
+pub(crate) type RunSection = (
+    crate::summary::Accumulator,
+    crate::output::OutputState,
+    f64,
+    Vec<crate::summary::BuildSpan>,
+    crate::watchdog::Watchdog,
+);
+
 /// The summary, written last: its presence means the run finished.
 pub const SUMMARY_FILE: &str = "summary.json";
 /// What the run's policy declares (`output::schema`).
-pub const SCHEMA_FILE: &str = "schema.json";
+pub use crate::output::schema::SCHEMA_FILE;
 /// The run's log.
 pub const LOG_FILE: &str = "cellsim.log";
 /// The lock file a process holds the directory with.
@@ -143,7 +152,7 @@ pub struct Chosen {
 /// are an error listing why.
 pub fn choose(run_dir: &Path, config: &RunConfig, trace_dir: &Path) -> Result<Chosen> {
     let (want_config, want_trace) = (
-        snapshot::config_hash(config),
+        crate::config::config_hash(config),
         snapshot::trace_hash(trace_dir)?,
     );
     let want_run = config.run.as_ref().map_or(0, RunRecord::id_u64);
@@ -241,7 +250,7 @@ pub fn config_changes(run_dir: &Path, config: &RunConfig) -> Vec<String> {
     let Ok(started) = RunConfig::from_file(&run_dir.join(CONFIG_FILE)) else {
         return Vec::new();
     };
-    snapshot::outputs_config(config).changes_from(&snapshot::outputs_config(&started))
+    crate::config::outputs_config(config).changes_from(&crate::config::outputs_config(&started))
 }
 
 /// [`config_changes`] as text for a mismatch message; empty when there are none.
@@ -294,8 +303,8 @@ pub fn check_fresh(out_dir: &Path, config: &RunConfig, tables: &[&str]) -> Resul
         return Ok(());
     }
     let started = RunConfig::from_file(&out_dir.join(CONFIG_FILE)).ok();
-    let started = started.as_ref().map(snapshot::outputs_config);
-    let same_run = started.as_ref() == Some(&snapshot::outputs_config(config));
+    let started = started.as_ref().map(crate::config::outputs_config);
+    let same_run = started.as_ref() == Some(&crate::config::outputs_config(config));
     let mut foreign = Vec::new();
     for (name, is_dir) in found {
         let own = [
@@ -332,7 +341,7 @@ pub fn check_fresh(out_dir: &Path, config: &RunConfig, tables: &[&str]) -> Resul
     let whose = match &started {
         Some(started) if !same_run => format!(
             " (another run's: its {CONFIG_FILE} differs: {})",
-            snapshot::outputs_config(config)
+            crate::config::outputs_config(config)
                 .changes_from(started)
                 .join(", ")
         ),

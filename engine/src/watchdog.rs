@@ -9,7 +9,7 @@
 //! ([`crate::policy::Policy::startable`]: a reduce task waiting for its
 //! job's maps may not). Waiting tasks that fit no node are not a stall: the cell is full.
 //!
-//! The watchdog is told after every tick whether a task was placed ([`Cell::take_placements`])
+//! The watchdog is told after every tick whether a task was placed ([`crate::cell::Cell::take_placements`])
 //! and how many are waiting. When the span passes with none placed and some waiting, it counts
 //! the waiting tasks that fit (once per span, so a full cell costs one search every span, not
 //! every tick) and, if any do, opens a stall from the first tick without a placement; the next
@@ -19,14 +19,7 @@
 //! Invariants: stalls are ordered by their first tick and do not overlap; at most the last one
 //! is open (`until_tick` none).
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-
-use crate::cell::{Cell, TaskState};
-use crate::greedy::fit::Need;
-use crate::greedy::qualifies;
-use crate::ids::TaskIdx;
-use crate::policy::Policy;
 
 /// Exit code of `cellsim run`/`resume` under `--strict` when the run stalled or ended with work
 /// undone.
@@ -115,14 +108,14 @@ pub struct Watchdog {
 
 impl Watchdog {
     /// Notes tick `tick`'s end: `placed` tasks were placed in it and `waiting` wait after it.
-    /// Searches the cell for waiting tasks that fit when a span of `span` ticks passed with
-    /// none placed.
-    pub fn observe<P: Policy>(
+    /// Counts the waiting tasks that fit (`fitting`: the run passes
+    /// `greedy::fitting_waiting_tasks`) when a span of `span` ticks passed with none placed.
+    pub fn observe(
         &mut self,
         tick: u32,
         (placed, waiting): (u64, u64),
         span: u32,
-        (cell, policy): (&Cell, &P),
+        fitting: impl FnOnce() -> u64,
     ) {
         if placed > 0 || waiting == 0 {
             self.last_progress_tick = Some(tick);
@@ -142,7 +135,7 @@ impl Watchdog {
             return;
         }
         self.last_search_tick = Some(tick);
-        let fitting = fitting_waiting_tasks(cell, policy);
+        let fitting = fitting();
         if fitting > 0 {
             self.stalls.push(Stall {
                 from_tick: since,
@@ -169,28 +162,11 @@ impl Watchdog {
     }
 }
 
-/// The waiting tasks the policy may start now that fit some online node by the fit rule
-/// (module doc).
-pub fn fitting_waiting_tasks<P: Policy>(cell: &Cell, policy: &P) -> u64 {
-    let tasks = &cell.tasks;
-    let mut waiting: Vec<TaskIdx> = (0..tasks.len())
-        .filter(|&i| tasks.state()[i] == TaskState::Pending)
-        .map(|i| TaskIdx(i as u32))
-        .filter(|&t| !cell.held(t))
-        .collect();
-    policy.startable(cell, &mut waiting);
-    (waiting.par_iter())
-        .filter(|&&t| {
-            let need = Need::of(cell, t);
-            (0..cell.nodes.len()).any(|n| qualifies(cell, t, &need, n))
-        })
-        .count() as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::greedy::{FirstFit, Greedy};
+    use crate::cell::Cell;
+    use crate::greedy::{FirstFit, Greedy, fitting_waiting_tasks};
     use crate::queue_outputs::QueueOutputs;
     use crate::units::to_units;
 
@@ -211,19 +187,19 @@ mod tests {
         let cell = cell_with_waiting(0.5);
         let mut w = Watchdog::default();
         for tick in 0..2 {
-            w.observe(tick, (1, 1), 3, (&cell, &policy));
+            w.observe(tick, (1, 1), 3, || fitting_waiting_tasks(&cell, &policy));
         }
         for tick in 2..4 {
-            w.observe(tick, (0, 1), 3, (&cell, &policy));
+            w.observe(tick, (0, 1), 3, || fitting_waiting_tasks(&cell, &policy));
             assert!(!w.stalled(), "tick {tick}");
         }
-        w.observe(4, (0, 1), 3, (&cell, &policy));
+        w.observe(4, (0, 1), 3, || fitting_waiting_tasks(&cell, &policy));
         assert!(w.stalled());
         assert_eq!(w.quiet_ticks(4), 3);
         for tick in 5..7 {
-            w.observe(tick, (0, 1), 3, (&cell, &policy));
+            w.observe(tick, (0, 1), 3, || fitting_waiting_tasks(&cell, &policy));
         }
-        w.observe(7, (1, 1), 3, (&cell, &policy));
+        w.observe(7, (1, 1), 3, || fitting_waiting_tasks(&cell, &policy));
         let stall = Stall {
             from_tick: 2,
             until_tick: Some(7),
@@ -235,11 +211,11 @@ mod tests {
         let full = cell_with_waiting(2.0);
         let mut w = Watchdog::default();
         for tick in 0..20 {
-            w.observe(tick, (0, 1), 3, (&full, &policy));
+            w.observe(tick, (0, 1), 3, || fitting_waiting_tasks(&full, &policy));
         }
         assert!(w.stalls().is_empty(), "nothing fits: the cell is full");
         for tick in 0..20 {
-            w.observe(tick, (0, 0), 3, (&cell, &policy));
+            w.observe(tick, (0, 0), 3, || fitting_waiting_tasks(&cell, &policy));
         }
         assert!(w.stalls().is_empty(), "nothing waits");
     }

@@ -219,7 +219,7 @@ fn a_waiting_task_fits_by_the_policys_own_rule() {
         (greedy.fit_rule(FitBy::Usage), 1),
     ] {
         cell.set_fit_by(rule);
-        let found = engine::watchdog::fitting_waiting_tasks(&cell, &greedy);
+        let found = engine::greedy::fitting_waiting_tasks(&cell, &greedy);
         assert_eq!(found, fitting, "{rule:?}");
     }
 }

@@ -336,12 +336,12 @@ proptest! {
         let config = run_config(policy, seed);
         let run = root.path().join("run");
         run_policy(&config, &parquet, &run);
-        let snapshots = engine::snapshot::list(&run).unwrap();
+        let snapshots = engine::run_dir::list(&run).unwrap();
         prop_assert!(!snapshots.is_empty(), "{}: no snapshot", POLICIES[policy].0);
         for path in snapshots {
             let snap = Snapshot::open(&path).unwrap();
             let again = root.path().join("again.snap");
-            engine::policies::resnapshot_configured(&config, &parquet, &run, &snap, &again)
+            engine::run::resnapshot_configured(&config, &parquet, &run, &snap, &again)
                 .unwrap();
             let (before, after) = (std::fs::read(&path).unwrap(), std::fs::read(&again).unwrap());
             prop_assert!(

@@ -2,9 +2,9 @@
 //! free list. The invariants that tie them together, and all mutation that keeps node sums
 //! right, are [`Cell`](super::Cell)'s.
 
+use crate::codec::column::{SnapshotColumn, codes};
+use crate::codec::{SectionReader, SectionWriter, SnapshotError};
 use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
-use crate::snapshot::column::SnapshotColumn;
-use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
 /// Declares a table of columns once: the struct (one `Vec` per column, private to the cell
 /// module, each read through an accessor of its name returning the slice), a row of defaults
@@ -103,6 +103,22 @@ pub enum TaskState {
     Pending = 1,
     /// Placed on a node.
     Running = 2,
+}
+
+/// Saved as its `u8` code; an unknown code is a corrupt snapshot.
+impl SnapshotColumn for TaskState {
+    fn save(col: &[Self], w: &mut SectionWriter) {
+        w.column(&col.iter().map(|&s| s as u8).collect::<Vec<u8>>());
+    }
+
+    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
+        codes(r, len, "task state", |s| match s {
+            0 => Some(TaskState::Free),
+            1 => Some(TaskState::Pending),
+            2 => Some(TaskState::Running),
+            _ => None,
+        })
+    }
 }
 
 columns! {

@@ -343,7 +343,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
 #[serde(deny_unknown_fields)]
 pub struct EqualShareConfig {}
 
-impl crate::policies::PolicySpec for EqualShareConfig {
+impl crate::policy::PolicySpec for EqualShareConfig {
     type Policy = Controlled<Equal, crate::greedy::FirstFit>;
 
     const HONOURS_PHASES: bool = true;
@@ -352,7 +352,7 @@ impl crate::policies::PolicySpec for EqualShareConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
         Controlled::of_trace(Equal, run, trace_dir)
@@ -364,7 +364,7 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
     /// controller that needs them, its run times).
     pub fn of_trace(
         controller: Ctl,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self> {
         // The trace's run times are read once, for the facts and the deadline model alike.
@@ -393,7 +393,7 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
 #[serde(deny_unknown_fields)]
 pub struct RandomShareConfig {}
 
-impl crate::policies::PolicySpec for RandomShareConfig {
+impl crate::policy::PolicySpec for RandomShareConfig {
     type Policy = Controlled<RandomShare, crate::greedy::FirstFit>;
 
     const HONOURS_PHASES: bool = true;
@@ -402,7 +402,7 @@ impl crate::policies::PolicySpec for RandomShareConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
         Controlled::of_trace(RandomShare::new(run.seed), run, trace_dir)
@@ -414,7 +414,7 @@ impl crate::policies::PolicySpec for RandomShareConfig {
 #[serde(deny_unknown_fields)]
 pub struct EdfConfig {}
 
-impl crate::policies::PolicySpec for EdfConfig {
+impl crate::policy::PolicySpec for EdfConfig {
     type Policy = Controlled<Edf, crate::greedy::FirstFit>;
 
     const HONOURS_PHASES: bool = true;
@@ -423,7 +423,7 @@ impl crate::policies::PolicySpec for EdfConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
         Controlled::of_trace(Edf, run, trace_dir)

@@ -86,12 +86,12 @@ impl FederationConfig {
     }
 }
 
-impl crate::policies::PolicySpec for FederationConfig {
+impl crate::policy::PolicySpec for FederationConfig {
     type Policy = Federation;
 
     const ABOUT: &'static str = "seed 003: a broker per job (LLTF/FLTF/LTIR over the cell split into datacenters) and PSO/ACO/GA/Best Effort placing each task, paying messages x latency";
 
-    fn validate(&self, _run: &crate::RunConfig) -> Result<(), String> {
+    fn validate(&self, _run: &crate::policy::RunSettings) -> Result<(), String> {
         self.params().check()?;
         if !(1..=100_000).contains(&self.hosts_per_datacenter) {
             return Err(format!(
@@ -115,7 +115,7 @@ impl crate::policies::PolicySpec for FederationConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Federation> {
         Ok(Federation {

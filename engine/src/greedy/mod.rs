@@ -31,6 +31,7 @@ mod choice;
 pub(crate) mod room;
 
 use ingest::rng::{Rng, hash_keys};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use choice::qualifies;
@@ -335,7 +336,7 @@ macro_rules! greedy_spec {
         #[serde(deny_unknown_fields)]
         pub struct $config {}
 
-        impl crate::policies::PolicySpec for $config {
+        impl crate::policy::PolicySpec for $config {
             type Policy = Greedy<$choice>;
 
             const ABOUT: &'static str = $about;
@@ -344,7 +345,7 @@ macro_rules! greedy_spec {
 
             fn build(
                 &self,
-                run: &crate::RunConfig,
+                run: &crate::policy::RunSettings,
                 trace_dir: &std::path::Path,
             ) -> crate::Result<Greedy<$choice>> {
                 Ok(Greedy::new(run.seed, QueueOutputs::of_run(run, trace_dir)?))
@@ -368,6 +369,24 @@ greedy_spec!(
     Random,
     "baseline: each waiting task on a node drawn uniformly among those with room for it"
 );
+
+/// The waiting tasks the policy may start now that fit some online node by the fit rule
+/// (the watchdog's stall test, `watchdog.rs`).
+pub fn fitting_waiting_tasks<P: Policy>(cell: &Cell, policy: &P) -> u64 {
+    let tasks = &cell.tasks;
+    let mut waiting: Vec<TaskIdx> = (0..tasks.len())
+        .filter(|&i| tasks.state()[i] == TaskState::Pending)
+        .map(|i| TaskIdx(i as u32))
+        .filter(|&t| !cell.held(t))
+        .collect();
+    policy.startable(cell, &mut waiting);
+    (waiting.par_iter())
+        .filter(|&&t| {
+            let need = Need::of(cell, t);
+            (0..cell.nodes.len()).any(|n| qualifies(cell, t, &need, n))
+        })
+        .count() as u64
+}
 
 #[cfg(test)]
 mod tests {

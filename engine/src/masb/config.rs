@@ -409,12 +409,12 @@ impl Range {
     }
 }
 
-impl crate::policies::PolicySpec for MasbConfig {
+impl crate::policy::PolicySpec for MasbConfig {
     type Policy = super::policy::Masb;
 
     const ABOUT: &'static str = "the multi-agent system balancer (seed 000)";
 
-    fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
+    fn validate(&self, run: &crate::policy::RunSettings) -> Result<(), String> {
         MasbConfig::validate(self)?;
         if run
             .tick
@@ -439,7 +439,7 @@ impl crate::policies::PolicySpec for MasbConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         _: &std::path::Path,
     ) -> crate::Result<super::policy::Masb> {
         // Whole seconds (`validate`).

@@ -63,14 +63,14 @@ impl Default for NbsConfig {
     }
 }
 
-impl crate::policies::PolicySpec for NbsConfig {
+impl crate::policy::PolicySpec for NbsConfig {
     type Policy = Controlled<Nbs, FirstFit>;
 
     const HONOURS_PHASES: bool = true;
 
     const ABOUT: &'static str = "controller + placer (seed 004): shares maximising the Nash bargaining product of the jobs' deadline-aware utilities over a horizon (Clarabel), re-solved at each arrival, departure or capacity change; first-fit places within the shares";
 
-    fn validate(&self, _run: &crate::RunConfig) -> Result<(), String> {
+    fn validate(&self, _run: &crate::policy::RunSettings) -> Result<(), String> {
         if !(self.slot_s.is_finite() && self.slot_s > 0.0) {
             return Err(format!("slot_s must be positive, got {}", self.slot_s));
         }
@@ -100,7 +100,7 @@ impl crate::policies::PolicySpec for NbsConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
         Controlled::of_trace(Nbs::new(*self), run, trace_dir)

@@ -501,12 +501,12 @@ impl Policy for Omniscient {
 #[serde(deny_unknown_fields)]
 pub struct OmniscientConfig {}
 
-impl crate::policies::PolicySpec for OmniscientConfig {
+impl crate::policy::PolicySpec for OmniscientConfig {
     type Policy = Omniscient;
 
     const ABOUT: &'static str = "baseline (seed 002): a global queue that knows every node's free room and every task's run time; each task waits on the node that can start it soonest";
 
-    fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
+    fn validate(&self, run: &crate::policy::RunSettings) -> Result<(), String> {
         if run.scale.multiply != 1 || run.scale.workload_pct != 100 {
             return Err(format!(
                 "kind: omniscient knows run times by the trace's own job IDs, so it runs the trace as is: scale.multiply must be 1 and scale.workload_pct 100 (got {} and {})",
@@ -518,7 +518,7 @@ impl crate::policies::PolicySpec for OmniscientConfig {
 
     fn build(
         &self,
-        run: &crate::RunConfig,
+        run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Omniscient> {
         let outputs = QueueOutputs::of_run(run, trace_dir)?;

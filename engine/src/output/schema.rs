@@ -11,7 +11,8 @@ use serde::Serialize;
 use crate::error::{EngineError, Result};
 use crate::policy::{CounterKind, Policy, TableSpec};
 
-pub use crate::run_dir::SCHEMA_FILE;
+/// What the run's policy declares, in the run directory (`run_dir.rs` lists the files).
+pub const SCHEMA_FILE: &str = "schema.json";
 
 /// A counter as the schema lists it.
 #[derive(Debug, Clone, Serialize)]

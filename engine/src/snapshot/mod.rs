@@ -1,7 +1,8 @@
 //! Snapshots of a whole simulation at a tick boundary, for resuming crashed or time-limited runs
 //! (SPEC 8): what triggers them ([`SnapshotConfig`]), where they live (`RUN/snapshots/
 //! tick-<next tick>.snap`, the newest `keep` kept, listed, chosen and pruned by `run_dir.rs`) and
-//! the identities a snapshot must match (the run's configuration and trace).
+//! the identities a snapshot must match (the run's trace, [`trace_hash`]; its configuration,
+//! `config::config_hash`).
 //!
 //! A snapshot holds: the cell's columns, the replay's read positions, ID maps and deferred
 //! events, the policy's state (agents, in-flight messages, caches, queues), the metric
@@ -9,20 +10,17 @@
 //! per (agent, tick, round), so there is no RNG state to keep. The file format is in
 //! [`format`](mod@format); the cell and replay sections in [`state`].
 
-pub mod column;
-pub mod format;
 pub mod state;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::run_dir::{Chosen, SNAPSHOT_DIR, choose, file_name, list, prune, tick_of};
-pub use format::{
-    Header, SectionReader, SectionWriter, Snapshot, SnapshotError, SnapshotWriter, read_header,
+pub use crate::codec::{
+    Header, SectionReader, SectionWriter, Snapshot, SnapshotError, SnapshotWriter, column, format,
+    read_header,
 };
 
-use crate::config::RunConfig;
 use crate::error::Result;
 
 /// Exit code of `cellsim run`/`resume` after a signal-triggered snapshot: "snapshotted, please
@@ -51,43 +49,6 @@ impl Default for SnapshotConfig {
     }
 }
 
-fn hash_bytes(bytes: &[u8]) -> u64 {
-    let words: Vec<u64> = bytes
-        .chunks(8)
-        .map(|c| {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(w)
-        })
-        .collect();
-    ingest::rng::hash_keys(bytes.len() as u64, &words)
-}
-
-/// Hash of everything in `config` that determines the outputs: not the thread count, the trace
-/// location (the trace is identified by [`trace_hash`]), invariant checking or the snapshot
-/// triggers, which a resume may change, nor the run's identity (`[run]`, checked on its own).
-pub fn config_hash(config: &RunConfig) -> u64 {
-    let c = outputs_config(config);
-    hash_bytes(toml::to_string(&c).expect("a config serialises").as_bytes())
-}
-
-/// `config` without what [`config_hash`] leaves out.
-pub(crate) fn outputs_config(config: &RunConfig) -> RunConfig {
-    RunConfig {
-        threads: 0,
-        trace: None,
-        check_invariants: false,
-        snapshot: SnapshotConfig::default(),
-        run: None,
-        // Whether a stall ends the run non-zero changes no output.
-        watchdog: crate::watchdog::WatchdogConfig {
-            strict: false,
-            ..config.watchdog
-        },
-        ..config.clone()
-    }
-}
-
 /// Hash of the ingested trace's identity, from its `ingest-summary.json`: for every table and
 /// part, the input file's name and size and the rows, bad rows and time range read from it, and
 /// whether bad rows were skipped. Not the ingest's wall time, the raw trace's path, the Parquet
@@ -104,7 +65,7 @@ pub fn trace_hash(trace_dir: &Path) -> Result<u64> {
             );
         }
     }
-    Ok(hash_bytes(identity.as_bytes()))
+    Ok(crate::codec::hash_bytes(identity.as_bytes()))
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashSet as HashSet;
 use std::path::Path;
 
-use super::column::SnapshotColumn;
-use super::format::{SectionReader, SectionWriter, SnapshotError};
 use crate::cell::{Cell, Constraint, Nodes, Tasks};
+use crate::codec::column::SnapshotColumn;
+use crate::codec::{SectionReader, SectionWriter, SnapshotError};
 use crate::ids::{NodeIdx, TaskIdx};
 use crate::replay::{AwaitingList, AwaitingStart, Deferred, Replay, ReplayStats};
 
@@ -210,7 +210,7 @@ pub fn load_replay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::format::{Header, Snapshot, SnapshotWriter};
+    use crate::codec::{Header, Snapshot, SnapshotWriter};
 
     #[test]
     fn a_cell_survives_the_round_trip() {

@@ -311,12 +311,12 @@ impl Policy for Sparrow {
 /// The longest round Sparrow runs with, microseconds (checked by its `validate`).
 const MAX_ROUND_US: i64 = 1_000_000;
 
-impl crate::policies::PolicySpec for SparrowConfig {
+impl crate::policy::PolicySpec for SparrowConfig {
     type Policy = Sparrow;
 
     const ABOUT: &'static str = "seed 002: Sparrow (batch sampling, late binding, failure detection) and its improvements (self-assignment, probe propagation, softmax next hops, Cyclon/Gradient views)";
 
-    fn validate(&self, run: &crate::RunConfig) -> Result<(), String> {
+    fn validate(&self, run: &crate::policy::RunSettings) -> Result<(), String> {
         self.problem().map_or(Ok(()), Err)?;
         // Every message hop takes at least a round: rounds of seconds turn a 0.5 ms network
         // into one of seconds, and put a trace's whole submission burst into one master's
@@ -335,7 +335,11 @@ impl crate::policies::PolicySpec for SparrowConfig {
         Ok(())
     }
 
-    fn build(&self, run: &crate::RunConfig, trace_dir: &std::path::Path) -> crate::Result<Sparrow> {
+    fn build(
+        &self,
+        run: &crate::policy::RunSettings,
+        trace_dir: &std::path::Path,
+    ) -> crate::Result<Sparrow> {
         let outputs = QueueOutputs::of_run(run, trace_dir)?;
         Ok(Sparrow::new(self.clone(), outputs))
     }

@@ -47,10 +47,10 @@ pub fn run_policy(config: &RunConfig, trace: &Path, out: &Path) -> RunSummary {
 
 /// The snapshot run `run` took before tick `tick`.
 pub fn snapshot_at(run: &Path, tick: u64) -> engine::snapshot::Snapshot {
-    let at = engine::snapshot::list(run)
+    let at = engine::run_dir::list(run)
         .unwrap()
         .into_iter()
-        .find(|p| p.ends_with(engine::snapshot::file_name(tick)))
+        .find(|p| p.ends_with(engine::run_dir::file_name(tick)))
         .unwrap_or_else(|| panic!("a snapshot at tick {tick} in {}", run.display()));
     engine::snapshot::Snapshot::open(&at).unwrap()
 }

@@ -5,9 +5,6 @@
 //! with their order, in `cell/columns.rs`.
 
 use super::format::{SectionReader, SectionWriter, SnapshotError};
-use crate::cell::TaskState;
-use crate::classify::NodeClass;
-use crate::ids::NodeIdx;
 
 /// An element type of a saved column.
 pub trait SnapshotColumn: Sized {
@@ -31,10 +28,10 @@ macro_rules! raw {
     )*};
 }
 
-raw!(u8, u16, u32, u64, i64, NodeIdx);
+raw!(u8, u16, u32, u64, i64);
 
 /// Reads `len` codes and maps each through `decode`, `what` naming the code in the error.
-fn codes<T>(
+pub fn codes<T>(
     r: &mut SectionReader<'_>,
     len: usize,
     what: &str,
@@ -62,37 +59,13 @@ impl SnapshotColumn for bool {
     }
 }
 
-impl SnapshotColumn for TaskState {
-    fn save(col: &[Self], w: &mut SectionWriter) {
-        w.column(&col.iter().map(|&s| s as u8).collect::<Vec<u8>>());
-    }
-
-    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
-        codes(r, len, "task state", |s| match s {
-            0 => Some(TaskState::Free),
-            1 => Some(TaskState::Pending),
-            2 => Some(TaskState::Running),
-            _ => None,
-        })
-    }
-}
-
-impl SnapshotColumn for NodeClass {
-    fn save(col: &[Self], w: &mut SectionWriter) {
-        w.column(&col.iter().map(|&c| c as u8).collect::<Vec<u8>>());
-    }
-
-    fn load(r: &mut SectionReader<'_>, len: usize) -> Result<Vec<Self>, SnapshotError> {
-        codes(r, len, "node class", |c| {
-            NodeClass::ALL.get(c as usize).copied()
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::format::{Header, Snapshot, SnapshotWriter};
+    use crate::cell::TaskState;
+    use crate::classify::NodeClass;
+    use crate::codec::format::{Header, Snapshot, SnapshotWriter};
+    use crate::ids::NodeIdx;
 
     /// Flags, codes and raw values come back as written; a flag byte of 2 or an unknown state
     /// or class code is a corrupt snapshot, named.

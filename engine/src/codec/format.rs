@@ -112,7 +112,7 @@ impl SnapshotError {
 pub struct Header {
     /// The next tick to simulate (the snapshot is taken at this tick boundary).
     pub tick: u64,
-    /// Hash of the run's configuration (`snapshot::config_hash`).
+    /// Hash of the run's configuration (`config::config_hash`).
     pub config_hash: u64,
     /// Hash of the trace's identity (`snapshot::trace_hash`).
     pub trace_hash: u64,
