@@ -15,14 +15,20 @@ use arrow_array::types::{Float64Type, UInt32Type};
 use common::*;
 use engine::RunConfig;
 
-#[test]
-fn replay_of_the_real_8_hours_agrees_with_the_events() {
+/// `../shared/gcd-8h` ingested into a temporary directory: (the directory, the Parquet).
+fn ingested_8h() -> (tempfile::TempDir, std::path::PathBuf) {
     let root = tempfile::tempdir().unwrap();
     let parquet = root.path().join("parquet");
     ingest_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gcd-8h"),
         &parquet,
     );
+    (root, parquet)
+}
+
+#[test]
+fn replay_of_the_real_8_hours_agrees_with_the_events() {
+    let (root, parquet) = ingested_8h();
     let run = root.path().join("run");
     let config = RunConfig {
         hours: Some(8.0),
@@ -88,12 +94,7 @@ fn replay_of_the_real_8_hours_agrees_with_the_events() {
 /// the nodes are overloaded (`bench-results/masb-real-trace-2026-11-28.md`).
 #[test]
 fn masb_on_the_real_trace_runs_what_borg_left_waiting_unless_released_by_the_trace() {
-    let root = tempfile::tempdir().unwrap();
-    let parquet = root.path().join("parquet");
-    ingest_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gcd-8h"),
-        &parquet,
-    );
+    let (root, parquet) = ingested_8h();
     let mut usage = engine::usage_model::UsageModel {
         cpu_ratio: [0.42; 3],
         mem_ratio: [0.35, 0.35, 0.85],
