@@ -1,6 +1,8 @@
 //! Sparrow's protocol (seed 002 steps 1-8 and its failure detector) on tiny hand-built cells,
 //! each scenario asserting the exact message sequence round by round: late binding giving a
 //! worker an older task than the one it was probed for, then a Cancel and the worker's retry;
+//! a task left with no probe out by late binding waiting for a later confirmation (or, with
+//! `reprobe`, probed again);
 //! a worker dying with a probe queued (its master re-probes once the detector reports it); a
 //! master dying with its place-holders queued at a worker (cancelled, the task issued again).
 //!
@@ -257,6 +259,68 @@ fn late_binding_assigns_an_older_task_then_cancels_the_rest() {
     assert!(w1_peer.queue.is_empty() && w1_peer.reserved.is_empty());
     let master = &h.agents[a(m) as usize];
     assert!(master.pending.is_empty() && master.probes.is_empty());
+}
+
+/// Late binding leaves a task with no probe out, and seed 002's master then waits (no
+/// re-probe by default, issue 59). One probe per task: T1 (0.2 CPU) waits at full W1; W2 joins
+/// and T2 (0.2 CPU, same job) sends its one probe to W2 (the job is chosen among the first 50
+/// so that the draw sends it there); W2 asks and the master binds the oldest task, T1, leaving T2
+/// with none. By default nothing more is sent until W1 frees: its probe, sent for T1, asks
+/// (round 41) and gets T2 (round 42, 21 ms). With `reprobe = true` the master probes T2 again at
+/// once, beside the assignment (round 24): three probes in all, not two.
+#[test]
+fn a_task_whose_probes_went_to_older_tasks_waits_unless_reprobe() {
+    let scenario = |job: u64, reprobe: bool| {
+        let (m, w1, w2) = roles(job, 3);
+        let config = SparrowConfig {
+            probe_ratio: 1.0,
+            reprobe,
+            ..SparrowConfig::default()
+        };
+        let mut h = Harness::new(3, config);
+        let b1 = h.blocker(w1);
+        h.cell.set_machine(NodeIdx(w2), false, None);
+        let t1 = h.submit(job, 0, 0.2);
+        h.until(20);
+        h.set_online(w2, true);
+        let t2 = h.submit(job, 1, 0.2);
+        h.until(40);
+        (h, (m, w1, w2), (b1, t1, t2))
+    };
+    let job = (1..50)
+        .find(|&job| {
+            let (h, (m, _, w2), _) = scenario(job, false);
+            h.messages_in(22) == [(a(m), a(w2), "probe")]
+        })
+        .expect("a job whose second probe goes to W2");
+    let probes = |h: &Harness| h.log.iter().filter(|e| e.3 == "probe").count();
+
+    let (mut h, (m, w1, w2), (b1, t1, t2)) = scenario(job, false);
+    assert_eq!(h.messages_in(2), [(a(m), a(w1), "probe")]);
+    assert_eq!(
+        h.messages_in(23),
+        [(a(w2), a(m), "confirm"), (a(w2), a(m), "probe_queued")]
+    );
+    assert_eq!(h.messages_in(24), [(a(m), a(w2), "assign")]);
+    assert_eq!(h.running_on(t1), Some(w2));
+    assert!(h.log.iter().all(|e| e.0 <= 24), "T2 waits: nothing is sent");
+    assert_eq!(h.running_on(t2), None);
+    h.free(b1, w1);
+    h.until(60);
+    assert_eq!(h.messages_in(40), [(0, a(w1), "finished")]);
+    assert_eq!(h.messages_in(41), [(a(w1), a(m), "confirm")]);
+    assert_eq!(h.messages_in(42), [(a(m), a(w1), "assign")]);
+    assert_eq!(h.running_on(t2), Some(w1));
+    assert_eq!(h.started_at(t2), 21_000);
+    assert_eq!(probes(&h), 2);
+
+    let (h, (m, _, w2), (_, t1, _)) = scenario(job, true);
+    assert_eq!(h.running_on(t1), Some(w2));
+    let round_24 = h.messages_in(24);
+    assert_eq!(round_24.len(), 2, "{round_24:?}");
+    assert!(round_24.contains(&(a(m), a(w2), "assign")));
+    assert!(round_24.iter().any(|e| e.0 == a(m) && e.2 == "probe"));
+    assert_eq!(probes(&h), 3);
 }
 
 /// A worker dies with T1's only probe queued: 3 s later (the detector's timeout) every live

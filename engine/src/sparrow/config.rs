@@ -81,6 +81,16 @@ pub struct SparrowConfig {
     /// Positions per node on the consistent-hash ring that maps jobs to task masters. Chosen:
     /// 16; moves only how evenly jobs spread over masters.
     pub ring_vnodes: u32,
+    /// Probe a waiting task again at once when late binding gave the workers of all its probes
+    /// to older tasks (not in seed 002, whose master waits for a later probe's confirmation;
+    /// cellsim's behaviour before issue 59; off by default). A dead worker's probes are sent
+    /// again either way (the failure detector, seed 002). Without it, when tasks are alike (seed
+    /// 002's experiments) none is forgotten: each adds at least one probe (`probe_ratio` >= 1)
+    /// and each confirmation binds one waiting task, so probes out are never fewer than tasks
+    /// waiting. When sizes differ, a confirmation binds only a task its reservation holds, so a
+    /// large task whose probes went to smaller ones can wait for a probe of its size; a GCD cell
+    /// sets it (`scripts/sparrow-gcd.sh`).
+    pub reprobe: bool,
 }
 
 impl Default for SparrowConfig {
@@ -100,6 +110,7 @@ impl Default for SparrowConfig {
             failure_timeout: SimDuration::from_secs(3),
             queue_order: QueueOrder::Fifo,
             ring_vnodes: 16,
+            reprobe: false,
         }
     }
 }

@@ -5,8 +5,9 @@
 //!
 //! Invariants: a master's `pending` holds its unassigned tasks in arrival order; every probe it
 //! sent that no worker has answered with a confirmation request is a [`ProbeRecord`]; a pending
-//! task with no record left is probed again at once (so no task is forgotten when its probes
-//! were bound to other tasks or lost with a dead worker). A worker's `reserved` are the
+//! task whose probes were lost with a dead worker is probed again (and, with `reprobe`, one whose
+//! probes were bound to older tasks); the records always outnumber the pending tasks, so no
+//! task is forgotten. A worker's `reserved` are the
 //! place-holders it asked confirmation for; the node's free room as the worker counts it is the
 //! cell's less those reservations.
 
@@ -408,7 +409,9 @@ impl Turn<'_, '_, '_> {
             None => Msg::Cancel { task, generation },
         };
         self.send(worker, reply);
-        self.reprobe_orphans(peer);
+        if self.policy.config.reprobe {
+            self.reprobe_orphans(peer);
+        }
     }
 
     /// The failure detector's verdict on `dead`.
