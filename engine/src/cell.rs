@@ -332,12 +332,7 @@ impl Cell {
             if tasks.state[i] == TaskState::Free || !tasks.use_is_request[i] {
                 continue;
             }
-            let now = request_use.usage(
-                (tasks.job_id[i], tasks.task_index[i]),
-                tasks.priority[i],
-                tasks.cpu_req[i],
-                tasks.mem_req[i],
-            );
+            let now = Self::modelled_use(tasks, i, request_use);
             if now != (tasks.cpu_use[i], tasks.mem_use[i]) {
                 self.modify(TaskIdx(i as u32), |tasks, i| {
                     (tasks.cpu_use[i], tasks.mem_use[i]) = now;
@@ -359,13 +354,18 @@ impl Cell {
     /// While task `i`'s usage derives from its request: sets it from the request and priority.
     fn use_request(tasks: &mut Tasks, i: usize, request_use: RequestUse) {
         if tasks.use_is_request[i] {
-            (tasks.cpu_use[i], tasks.mem_use[i]) = request_use.usage(
-                (tasks.job_id[i], tasks.task_index[i]),
-                tasks.priority[i],
-                tasks.cpu_req[i],
-                tasks.mem_req[i],
-            );
+            (tasks.cpu_use[i], tasks.mem_use[i]) = Self::modelled_use(tasks, i, request_use);
         }
+    }
+
+    /// What task `i` uses under `request_use`, from its identity, priority and requests.
+    fn modelled_use(tasks: &Tasks, i: usize, request_use: RequestUse) -> (u32, u32) {
+        request_use.usage(
+            (tasks.job_id[i], tasks.task_index[i]),
+            tasks.priority[i],
+            tasks.cpu_req[i],
+            tasks.mem_req[i],
+        )
     }
 
     /// Sets the task's measured usage until `until_us`.

@@ -164,9 +164,14 @@ impl UsageWindow {
     fn multipliers(&self, job_id: u64, task_index: u32) -> (f64, f64) {
         let key = ingest::rng::hash_keys(job_id, &[u64::from(task_index), self.current]);
         let mut rng = ingest::rng::Rng::new(self.seed ^ WINDOW_STREAM, key);
-        let mut draw = |sigma: f64| rng.lognormal((-sigma * sigma / 2.0).exp(), sigma);
-        (draw(self.cpu_sigma), draw(self.mem_sigma))
+        let cpu = mean_one_lognormal(&mut rng, self.cpu_sigma);
+        (cpu, mean_one_lognormal(&mut rng, self.mem_sigma))
     }
+}
+
+/// A log-normal draw of mean 1 and log-space sigma `sigma` (median e^(-sigma^2 / 2)).
+fn mean_one_lognormal(rng: &mut ingest::rng::Rng, sigma: f64) -> f64 {
+    rng.lognormal((-sigma * sigma / 2.0).exp(), sigma)
 }
 
 /// Mixed into the seed of the windows' draws, so that they never share a stream with the
@@ -188,7 +193,7 @@ impl PerTask {
         let key = ingest::rng::hash_keys(job_id, &[u64::from(task_index)]);
         let mut rng = ingest::rng::Rng::new(self.seed, key);
         let sigma = self.cpu_sigma;
-        let cpu = rng.lognormal((-sigma * sigma / 2.0).exp(), sigma);
+        let cpu = mean_one_lognormal(&mut rng, sigma);
         (cpu, 1.0 + self.mem_spread[b] * (2.0 * rng.f64() - 1.0))
     }
 }
