@@ -160,10 +160,10 @@ impl Cell {
         }
     }
 
-    /// The trace scheduled task `t`'s current run in the tick ending at `tick_end_us`
-    /// ([`Tasks::trace_sched_us`]).
-    pub fn record_trace_schedule(&mut self, t: TaskIdx, tick_end_us: i64) {
-        self.tasks.trace_sched_us[t.index()] = tick_end_us;
+    /// The trace scheduled task `t`'s current run at `at_us`: the end of the SCHEDULE's tick, or
+    /// its exact time for a policy that starts tasks at exact times ([`Tasks::trace_sched_us`]).
+    pub fn record_trace_schedule(&mut self, t: TaskIdx, at_us: i64) {
+        self.tasks.trace_sched_us[t.index()] = at_us;
     }
 
     /// Running task `t`, displaced by a machine removal, had reached trace time `reached_us` of
@@ -289,6 +289,24 @@ impl Cell {
         if running {
             self.add_to_node(t, 1);
         }
+    }
+
+    /// What task `t` takes of its node's room under the fit rule (`fit_by.rs`): the CPU and
+    /// memory charged (requests or usage), then its CPU and memory requests if production (0
+    /// otherwise); the order of `greedy::fit::Amounts`.
+    pub fn charge(&self, t: TaskIdx) -> [i64; 4] {
+        let (tasks, i) = (&self.tasks, t.index());
+        let (cpu, mem) = match self.nodes.fit_by {
+            crate::fit_by::FitBy::Requests => (tasks.cpu_req[i], tasks.mem_req[i]),
+            crate::fit_by::FitBy::Usage => (tasks.cpu_use[i], tasks.mem_use[i]),
+        };
+        let prod = |v: u32| if tasks.production[i] { v as i64 } else { 0 };
+        [
+            cpu as i64,
+            mem as i64,
+            prod(tasks.cpu_req[i]),
+            prod(tasks.mem_req[i]),
+        ]
     }
 
     /// Sets what the greedy fit rule reads (`fit_by.rs`).

@@ -394,6 +394,21 @@ pub trait Policy: Send + Sync {
         0
     }
 
+    /// True for a policy that plays its own messages in exact time (an event queue of its own,
+    /// worked through in [`Policy::begin_tick`] up to the tick's end) and starts tasks at the
+    /// exact times it decides: the engine runs no rounds for it, and the replay measures each
+    /// run from the trace's exact SCHEDULE time (`replay/deferred.rs`), so a run lasts its
+    /// recorded length from the policy's start whatever the tick. Such a policy reports the
+    /// messages it sent through [`Policy::take_messages`].
+    fn exact_time(&self) -> bool {
+        false
+    }
+
+    /// Adds to `counts` (by [`Policy::message_kinds`] index) the messages the policy sent
+    /// through its own queue since the last call (an [`Policy::exact_time`] policy's; called
+    /// after [`Policy::begin_tick`]).
+    fn take_messages(&mut self, _counts: &mut [u64]) {}
+
     /// True for a policy whose every agent is stepped in every round (MASB: its node agents
     /// report and keep timers every tick); false (the default) for active stepping: an agent is
     /// stepped only in a round where its inbox holds messages or a wake-up it asked for

@@ -251,6 +251,7 @@ mod tests {
             start_us: Some(start),
             end_us,
             node: crate::ids::NodeIdx(0),
+            freed: [0; 4],
         }
     }
 

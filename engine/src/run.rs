@@ -379,6 +379,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let counter_kinds = policy.counter_kinds();
         let mut replay = state.replay;
         replay.set_workload_mode(!policy.replays_placements());
+        replay.set_exact_schedule(policy.exact_time());
         replay.set_scale(config.scale);
         let mut cell = state.cell;
         let scenario = ingest::scenario::side::present(trace_dir);
@@ -708,6 +709,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             &mut inject,
             &mut counters,
         );
+        self.policy.take_messages(&mut counts);
         if !inject.is_empty() {
             // Injected messages are counted by kind like those agents send.
             for e in &inject {
@@ -725,7 +727,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             rounds_per_tick: config.rounds_per_tick,
         };
         let sparse = !self.policy.steps_every_agent();
-        let rounds = if agents.is_empty() {
+        let rounds = if agents.is_empty() || self.policy.exact_time() {
             0
         } else {
             config.rounds_per_tick

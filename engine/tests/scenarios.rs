@@ -170,15 +170,16 @@ fn sparrow_config(policy: engine::sparrow::SparrowConfig, threads: usize) -> Run
     }
 }
 
-/// The queue times of `run`'s tasks, microseconds, by job ID.
-fn queue_times(run: &Path) -> Vec<(u64, i64)> {
+/// The (job ID, queue time, run time) of `run`'s tasks, microseconds, by job ID.
+fn queue_times(run: &Path) -> Vec<(u64, i64, i64)> {
     let tasks = read_parquet(&run.join("tasks"));
-    let job = tasks.column(tasks.schema().index_of("job_id").unwrap());
+    let column = |name: &str| tasks.column(tasks.schema().index_of(name).unwrap()).clone();
+    let job = column("job_id");
     let job = job.as_primitive::<arrow_array::types::UInt64Type>();
-    let queue = tasks.column(tasks.schema().index_of("queue_us").unwrap());
-    let queue = queue.as_primitive::<Int64Type>();
-    let mut out: Vec<(u64, i64)> = (0..tasks.num_rows())
-        .map(|r| (job.value(r), queue.value(r)))
+    let [queue, start, end] = ["queue_us", "start_us", "end_us"].map(column);
+    let [queue, start, end] = [&queue, &start, &end].map(|c| c.as_primitive::<Int64Type>());
+    let mut out: Vec<(u64, i64, i64)> = (0..tasks.num_rows())
+        .map(|r| (job.value(r), queue.value(r), end.value(r) - start.value(r)))
         .collect();
     out.sort_unstable();
     out
@@ -186,11 +187,14 @@ fn queue_times(run: &Path) -> Vec<(u64, i64)> {
 
 /// Worked by hand: 20 tasks of the load scenario at 1 % load arrive 5 s apart and run 10 s, so
 /// at most two run at once and every probed worker has room. Base Sparrow then starts each
-/// task exactly 4 network delays after its arrival (submit to the master, probe, confirmation
-/// request, assignment: 2 ms); with self-assignment the master runs it on arrival of the
-/// submission (0.5 ms). Every task runs its 10 s.
+/// task exactly 3 network delays after its arrival (probe, confirmation request, assignment:
+/// 1.5 ms at 0.5 ms; 3 ms at 1 ms; 0 with no delay), at ticks of 10 ms or 1 s alike (messages
+/// are exact in time); so does radlab mode (probe, getTask, its answer); with self-assignment
+/// the master runs it as it arrives (0). Every task runs exactly its 10 s.
 #[test]
 fn sparrow_queue_times_on_an_idle_cell_are_its_message_delays() {
+    use engine::sim_time::SimDuration;
+    use engine::sparrow::SparrowConfig;
     let root = tempfile::tempdir().unwrap();
     let raw = root.path().join("raw");
     let scenario = ScenarioConfig {
@@ -201,26 +205,52 @@ fn sparrow_queue_times_on_an_idle_cell_are_its_message_delays() {
     generate_scenario(&raw, &scenario).unwrap();
     let pq = root.path().join("pq");
     ingest_dir(&raw, &pq);
+    let delay = |us: i64| SimDuration::from_us(us);
     let cases = [
-        (engine::sparrow::SparrowConfig::default(), 2_000),
+        ("base", SparrowConfig::default(), "10ms", 1_500),
+        ("base-1s-ticks", SparrowConfig::default(), "1s", 1_500),
         (
-            engine::sparrow::SparrowConfig {
+            "base-1ms",
+            SparrowConfig {
+                net_delay: delay(1_000),
+                ..Default::default()
+            },
+            "10ms",
+            3_000,
+        ),
+        (
+            "base-0ms",
+            SparrowConfig {
+                net_delay: delay(0),
+                ..Default::default()
+            },
+            "10ms",
+            0,
+        ),
+        ("radlab", SparrowConfig::radlab(), "100ms", 1_500),
+        (
+            "self-assignment",
+            SparrowConfig {
                 self_assignment: true,
                 ..Default::default()
             },
-            500,
+            "10ms",
+            0,
         ),
     ];
-    for (policy, expected_us) in cases {
-        let run = root.path().join(format!("run-{expected_us}"));
+    for (name, policy, tick, expected_us) in cases {
+        let run = root.path().join(name);
         let mut config = sparrow_config(policy, 2);
+        config.tick = tick.parse().unwrap();
         config.hours = Some(120.0 / 3600.0);
         run_policy(&config, &pq, &run);
         let queue = queue_times(&run);
-        assert_eq!(queue.len(), 20);
+        assert_eq!(queue.len(), 20, "{name}");
         assert!(
-            queue.iter().all(|&(_, q)| q == expected_us),
-            "{expected_us}: {queue:?}"
+            queue
+                .iter()
+                .all(|&(_, q, run)| q == expected_us && run == 10_000_000),
+            "{name}: {queue:?}"
         );
     }
 }

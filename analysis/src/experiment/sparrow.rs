@@ -3,9 +3,13 @@
 //! with `omniscient` as the lower bound, and the shapes the seed reports checked on our numbers
 //! (the seed prints no values: its figures are not in its text).
 //!
-//! Run settings: 10 ms ticks of rounds one network delay long (20 at the Sparrow paper's 0.5
-//! ms; `--net-delay-ms` changes both, at most 200 rounds a tick, a delay that does not divide
-//! 10 ms arriving at the next round boundary), every run from an empty cell.
+//! Each Sparrow configuration runs as seed 002 describes it (`base-d*`, the improved ones) and,
+//! for base Sparrow, as the Sparrow authors' simulator runs it (`radlab-d*`: per-job late
+//! binding, one scheduler; `SparrowConfig::radlab`), side by side.
+//!
+//! Run settings: 10 ms ticks, every run from an empty cell. Sparrow's messages are exact in
+//! time whatever the tick (`--net-delay-ms` sets their delay, 0 included); the tick is what
+//! `omniscient`, which starts a task at the end of the tick it places it in, waits at least.
 
 use engine::sparrow::SparrowConfig;
 use engine::{PolicyConfig, RunConfig};
@@ -51,16 +55,11 @@ fn compared(options: &Options) -> Vec<Configuration> {
     ]
 }
 
-/// 10 ms ticks of rounds one delay long; no periodic snapshots (runs last seconds).
-fn run_settings(options: &Options) -> RunConfig {
-    let rounds = if options.net_delay_ms > 0.0 {
-        (10.0 / options.net_delay_ms).round().clamp(1.0, 200.0) as u32
-    } else {
-        20
-    };
+/// 10 ms ticks; no periodic snapshots (runs last seconds).
+fn run_settings() -> RunConfig {
     let mut run = RunConfig {
         tick: "10ms".parse().expect("a duration"),
-        rounds_per_tick: rounds,
+        rounds_per_tick: 1,
         nodes_every: "10min".parse().expect("a duration"),
         part: "1h".parse().expect("a duration"),
         ..RunConfig::default()
@@ -74,6 +73,9 @@ pub fn load(options: &Options) -> Experiment {
     let mut configurations: Vec<Configuration> = (1..=4)
         .map(|d| sparrow(&format!("base-d{d}"), d, SparrowConfig::default(), options))
         .collect();
+    configurations.extend(
+        (1..=4).map(|d| sparrow(&format!("radlab-d{d}"), d, SparrowConfig::radlab(), options)),
+    );
     configurations.extend(compared(options));
     let points = LOADS
         .iter()
@@ -97,14 +99,17 @@ pub fn load(options: &Options) -> Experiment {
         x_label: "load %".into(),
         points,
         configurations,
-        run: run_settings(options),
+        run: run_settings(),
         paper: load_shapes,
     }
 }
 
 /// `sparrow-random`: heterogeneous nodes, 500 tasks every 0.5 s, at each of [`NODES`].
 pub fn random(options: &Options) -> Experiment {
-    let mut configurations = vec![sparrow("base-d2", 2, SparrowConfig::default(), options)];
+    let mut configurations = vec![
+        sparrow("base-d2", 2, SparrowConfig::default(), options),
+        sparrow("radlab-d2", 2, SparrowConfig::radlab(), options),
+    ];
     configurations.extend(compared(options));
     let points = NODES
         .iter()
@@ -125,7 +130,7 @@ pub fn random(options: &Options) -> Experiment {
         x_label: "nodes".into(),
         points,
         configurations,
-        run: run_settings(options),
+        run: run_settings(),
         paper: random_shapes,
     }
 }
@@ -385,17 +390,23 @@ mod tests {
         assert!(render(&[shape(false)]).contains("| c | does not hold | e |"));
     }
 
-    /// The rounds follow the delay: 20 of 0.5 ms, 100 of 0.1 ms, 5 of 2 ms.
+    /// The run settings do not follow the delay (messages are exact in time); the load
+    /// experiment runs base and radlab Sparrow with 1-4 probes beside the improved ones.
     #[test]
-    fn rounds_are_one_network_delay_long() {
-        for (delay, rounds) in [(0.5, 20), (0.1, 100), (2.0, 5), (0.0, 20)] {
+    fn both_sparrows_run_at_every_delay_with_the_same_ticks() {
+        for delay in [0.5, 0.1, 2.0, 0.0] {
             let options = Options {
                 net_delay_ms: delay,
                 ..Options::default()
             };
             let e = load(&options);
-            assert_eq!(e.run.rounds_per_tick, rounds, "{delay}");
-            assert_eq!(e.configurations.len(), 8);
+            assert_eq!(e.run.tick.us(), 10_000, "{delay}");
+            let names: Vec<&str> = e.configurations.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names.len(), 12);
+            assert_eq!(
+                names[4..8],
+                ["radlab-d1", "radlab-d2", "radlab-d3", "radlab-d4"]
+            );
             assert_eq!(e.points.len(), LOADS.len());
         }
     }

@@ -108,6 +108,16 @@ impl Replay {
         self.workload_mode = on;
     }
 
+    /// For a policy that starts tasks at exact times within a tick ([`Policy::exact_time`]):
+    /// a run is measured from its SCHEDULE's own time, not the end of its tick, so it lasts its
+    /// recorded length exactly from the policy's start (and a run the trace starts and ends
+    /// within one tick still runs, for its length, once started).
+    ///
+    /// [`Policy::exact_time`]: crate::policy::Policy::exact_time
+    pub fn set_exact_schedule(&mut self, on: bool) {
+        self.exact_schedule = on;
+    }
+
     /// Holds back `kind` for `task` in slot generation `generation` until `due_us`; `lane` as
     /// in [`DeferredQueue::push`].
     pub(super) fn defer(
@@ -171,12 +181,14 @@ impl Replay {
         let i = t.index();
         let sched = cell.tasks.trace_sched_us()[i];
         // A run that starts and ends within one tick is never seen running at a tick boundary,
-        // in the trace as under the policy.
-        if self.workload_mode && sched != NOT_SCHEDULED && sched != self.window_end_us {
+        // in the trace as under the policy (unless the policy starts tasks at exact times).
+        let within_tick = sched == self.window_end_us && !self.exact_schedule;
+        let mut end_us = now_us;
+        if self.workload_mode && sched != NOT_SCHEDULED && !within_tick {
             match cell.tasks.state()[i] {
                 TaskState::Pending => {
-                    // Measured from the end of the SCHEDULE's tick, as the policy's start is,
-                    // plus the work lost to displacements.
+                    // Measured from the end of the SCHEDULE's tick, as the policy's start is (from
+                    // the SCHEDULE itself under `exact_schedule`), plus the work lost to displacements.
                     let run_us = now_us - sched + cell.tasks.lost_us()[i];
                     self.awaiting.push(AwaitingStart {
                         task: t,
@@ -195,11 +207,14 @@ impl Replay {
                         self.defer((due, lane), task, DeferredKind::End);
                         return;
                     }
+                    if self.exact_schedule {
+                        end_us = due; // later in this tick: applied now, at its time
+                    }
                 }
                 _ => {}
             }
         }
-        ev.ended.push(EndedTask::of(cell, t, now_us));
+        ev.ended.push(EndedTask::of(cell, t, end_us));
         cell.end(t);
     }
 }

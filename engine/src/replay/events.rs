@@ -158,7 +158,12 @@ impl Replay {
         }
         let was_held = existing.is_some() && cell.held(t);
         if kind == task_event::SCHEDULE && cell.tasks.trace_sched_us()[t.index()] == NOT_SCHEDULED {
-            cell.record_trace_schedule(t, self.window_end_us);
+            let at = if self.exact_schedule {
+                now
+            } else {
+                self.window_end_us
+            };
+            cell.record_trace_schedule(t, at);
         }
         match kind {
             task_event::SUBMIT

@@ -76,6 +76,8 @@ pub struct EndedTask {
     /// The node it ran on ([`NodeIdx::NONE`] when it ended while pending): where room was
     /// freed.
     pub node: NodeIdx,
+    /// The room its end freed there ([`Cell::charge`]; zero when it ended while pending).
+    pub freed: [i64; 4],
 }
 
 impl EndedTask {
@@ -94,6 +96,7 @@ impl EndedTask {
             } else {
                 NodeIdx::NONE
             },
+            freed: if running { cell.charge(t) } else { [0; 4] },
         }
     }
 }
@@ -203,6 +206,9 @@ pub struct Replay {
     pub(crate) rows: [u64; 6],
     pub(crate) stats: ReplayStats,
     pub(crate) workload_mode: bool,
+    /// Runs measured from the trace's exact SCHEDULE times (`deferred.rs`,
+    /// [`Replay::set_exact_schedule`]).
+    pub(crate) exact_schedule: bool,
     /// End of the window being applied.
     pub(crate) window_end_us: i64,
     pub(crate) deferred: DeferredQueue,
@@ -262,6 +268,7 @@ impl Replay {
             rows: consumed,
             stats,
             workload_mode: false,
+            exact_schedule: false,
             window_end_us: i64::MIN,
             deferred: DeferredQueue::default(),
             deferred_seq: 0,

@@ -38,10 +38,30 @@ pub enum QueueOrder {
     FirstThatFits,
 }
 
+/// Whose Sparrow the policy runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Seed 002's system: a TASK MASTER per job on the consistent-hash ring (every node is
+    /// master and worker), which answers a worker's confirmation request with its oldest
+    /// waiting task that fits (step 5), whatever job it belongs to.
+    #[default]
+    Seed,
+    /// The Sparrow authors' simulator (GitHub `radlab/sparrow`, `simulation_cancellation.py`
+    /// without cancellation or work stealing, which its `run_simulation.py` runs as "Sparrow"):
+    /// one scheduler apart from the workers (the DATACENTER) takes every job at its
+    /// submission; a worker's request gets the probed job's next unlaunched task or, when the
+    /// job has none left, a no-op (the slot stays held for the round trip). The improvements
+    /// do not apply.
+    Radlab,
+}
+
 /// Sparrow's settings (`[policy]` keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SparrowConfig {
+    /// Seed 002's system or the Sparrow authors' simulator ([`Mode`]).
+    pub mode: Mode,
     /// Probes per task (d; seed 002: 2; the Sparrow paper's probe ratio).
     pub probe_ratio: f64,
     /// Batch sampling: a job's m tasks share ceil(d x m) distinct probes; false probes d
@@ -70,8 +90,9 @@ pub struct SparrowConfig {
     /// Chosen: 8, the size of `sparrow-load`'s nodes (so temperature 100 is a random walk).
     pub cpus_per_machine: f64,
     /// One-way network delay of every message between nodes (the Sparrow paper's simulations:
-    /// 0.5 ms). Queue times include it: an unqueued task waits 4 delays under base Sparrow
-    /// (submit, probe, confirmation request, assignment).
+    /// 0.5 ms), exact in time whatever the tick. Queue times include it: an unqueued task
+    /// waits 3 delays under base Sparrow (probe, confirmation request, assignment; the
+    /// DATACENTER hands a task to its master as it is submitted).
     pub net_delay: SimDuration,
     /// Failure detector timeout (seed 002: 3 s): a dead worker's tasks are re-probed, a dead
     /// master's placeholders cancelled this long after the failure.
@@ -96,6 +117,7 @@ pub struct SparrowConfig {
 impl Default for SparrowConfig {
     fn default() -> Self {
         SparrowConfig {
+            mode: Mode::Seed,
             probe_ratio: 2.0,
             batch_sampling: true,
             self_assignment: false,
@@ -116,6 +138,14 @@ impl Default for SparrowConfig {
 }
 
 impl SparrowConfig {
+    /// The Sparrow authors' simulator ([`Mode::Radlab`]), 2 probes per task.
+    pub fn radlab() -> SparrowConfig {
+        SparrowConfig {
+            mode: Mode::Radlab,
+            ..SparrowConfig::default()
+        }
+    }
+
     /// Seed 002's "Random Walk": self-assignment and probe propagation, next hops drawn at
     /// temperature 100 from a Cyclon view.
     pub fn random_walk() -> SparrowConfig {
@@ -170,6 +200,16 @@ impl SparrowConfig {
         }
         if self.failure_timeout.us() <= 0 {
             return Some("failure_timeout: must be positive".into());
+        }
+        if self.net_delay.us() < 0 {
+            return Some("net_delay: must not be negative".into());
+        }
+        let improved =
+            self.self_assignment || self.probe_propagation || self.view != ViewKind::Uniform;
+        if self.mode == Mode::Radlab && improved {
+            return Some(
+                "mode: \"radlab\" runs the Sparrow authors' simulator, which has none of seed 002's improvements: set self_assignment and probe_propagation to false and view to \"uniform\"".into(),
+            );
         }
         None
     }

@@ -3,43 +3,48 @@
 //!
 //! Agents: 0 is the DATACENTER, `n + 1` node `n`'s peer (task master and worker at once,
 //! `peer.rs`). Each tick, after the trace's events, [`Sparrow::begin_tick`](Policy::begin_tick)
-//! hands the tasks that became pending to the DATACENTER (an `Arrive` each, which it sends on to
-//! the job's master on the consistent-hash ring, `sampling.rs`, arriving one network delay after
-//! the task's submission), tells each worker whose task ended (`Finished`: step 8), and plays
-//! the failure detector: `failure_timeout` after a node goes offline (a GCD machine REMOVE), every
+//! hands each task that became pending to the DATACENTER at its submission time (an `Arrive`,
+//! which it hands on at once to the job's master on the consistent-hash ring, `sampling.rs`),
+//! tells each worker whose task ended, at the task's end (`Finished`: step 8), and plays the
+//! failure detector: `failure_timeout` after a node goes offline (a GCD machine REMOVE), every
 //! live peer hears `Dead` (masters drop its probes and re-probe tasks left with none, workers
 //! cancel its place-holders), the tasks it ran (displaced by the replay) arrive again, and so do
 //! the tasks its master had not assigned (their placeholders elsewhere are cancelled: seed 002
 //! does not say what becomes of them; re-issued through the ring, they are not lost). Pings are
 //! modelled by that timeout, not sent. A peer whose failure was reported starts empty when its
 //! node comes back; one back before the report keeps its state. The DATACENTER's ring follows
-//! the cell's online nodes at once (new jobs never go to a dead master).
+//! the cell's online nodes at once (new jobs never go to a dead master). In radlab mode
+//! ([`Mode::Radlab`]) the DATACENTER is the one scheduler and masters every job itself.
 //!
-//! Rounds carry the protocol; a task starts at the start of the round its assignment (or
-//! self-assignment) is applied in, so with rounds of one network delay (the default experiment
-//! settings: 10 ms ticks of 20 rounds, 0.5 ms delay) an unqueued task under base Sparrow waits
-//! exactly 4 delays (submit, probe, confirmation request, assignment). Messages due within a round
-//! arrive at its start (`Outbox::send_at`).
+//! Time is exact (`play.rs`, `timeline.rs`), not the engine's rounds: every message between
+//! nodes takes the network delay to the microsecond and a task starts when its assignment (or
+//! self-assignment) arrives, whatever the tick, so an unqueued task under base Sparrow waits
+//! exactly 3 delays (probe, confirmation request, assignment) and 0 with no delay.
 //!
 //! Invariants: `queue_len[n]` is node `n`'s published queue length; `ring` and `online` are
-//! the cell's online nodes (rebuilt when a machine changes, not saved).
+//! the cell's online nodes (rebuilt when a machine changes, not saved); between ticks the
+//! timeline holds only items due at or after the tick's end.
 
 mod config;
 mod peer;
+mod play;
 mod protocol;
 pub mod sampling;
+pub mod timeline;
 pub mod view;
 
-pub use config::{QueueOrder, SparrowConfig, ViewKind};
+pub use config::{Mode, QueueOrder, SparrowConfig, ViewKind};
 pub use peer::{DATACENTER, MasterTask, Peer, Placeholder, ProbeRecord, agent_of, node_of};
+pub use play::Delivery;
 pub use protocol::{Action, MESSAGE_KINDS, Msg};
 
 use serde::{Deserialize, Serialize};
 
 use sampling::Ring;
+use timeline::Timeline;
 
 use crate::cell::{Cell, TaskState};
-use crate::greedy::fit::{Need, fits};
+use crate::greedy::fit::{Amounts, Need, fits};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
@@ -60,8 +65,10 @@ struct Failure {
 #[derive(Debug, Clone, Default)]
 pub struct Sparrow {
     config: SparrowConfig,
-    /// Start of the current round (set by `begin_round`), microseconds.
+    /// The instant being played (`play.rs`; between ticks, the last tick's end), microseconds.
     round_us: i64,
+    /// The run's seed (the agents' random streams).
+    seed: u64,
     ring: Ring,
     /// Online nodes, by index.
     online: Vec<u32>,
@@ -72,6 +79,17 @@ pub struct Sparrow {
     /// Tasks a placement failed for (a race with the trace): they arrive again next tick.
     retry: Vec<(TaskIdx, u32)>,
     outputs: QueueOutputs,
+    /// Messages and wake-ups not yet due (`timeline.rs`).
+    timeline: Timeline,
+    /// Per node: room of tasks ended later in the tick than the instant being played.
+    held: Vec<Amounts>,
+    /// (end, node, room) of those tasks.
+    ending: Vec<(i64, NodeIdx, Amounts)>,
+    /// Messages sent since the last [`Policy::take_messages`], by kind.
+    sent: Vec<u64>,
+    scratch: play::Scratch,
+    /// Every delivery, when recorded ([`Sparrow::record_deliveries`]).
+    deliveries: Option<Vec<Delivery>>,
 }
 
 impl Sparrow {
@@ -80,8 +98,22 @@ impl Sparrow {
         Sparrow {
             config,
             outputs,
+            sent: vec![0; MESSAGE_KINDS.len()],
             ..Sparrow::default()
         }
+    }
+
+    /// Keeps a record of every message delivered, with its time (for tests).
+    pub fn record_deliveries(&mut self) {
+        self.deliveries = Some(Vec::new());
+    }
+
+    /// The deliveries recorded since the last call.
+    pub fn take_deliveries(&mut self) -> Vec<Delivery> {
+        self.deliveries
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     fn build_topology(&mut self, cell: &Cell) {
@@ -97,26 +129,29 @@ impl Sparrow {
         self.topology_built = true;
     }
 
-    /// The failure detector: failures due by `end_us` are reported to every live peer, their
-    /// tasks arrive again, and the dead peer's state is dropped.
-    fn detect(
-        &mut self,
-        cell: &Cell,
-        end_us: i64,
-        agents: &mut [Peer],
-        inject: &mut Vec<Envelope<Msg>>,
-    ) {
+    /// The failure detector: failures reported before `end_us` reach every live peer at their
+    /// report time (and the scheduler, in radlab mode), their tasks arrive again then, and the
+    /// dead peer's state is dropped.
+    fn detect(&mut self, cell: &Cell, end_us: i64, agents: &mut [Peer]) {
         let (due, later): (Vec<Failure>, Vec<Failure>) = std::mem::take(&mut self.failures)
             .into_iter()
-            .partition(|f| f.detect_at_us <= end_us);
+            .partition(|f| f.detect_at_us < end_us);
         self.failures = later;
         for f in due {
-            for &n in &self.online {
-                inject.push(Envelope {
-                    from: DATACENTER,
-                    to: agent_of(NodeIdx(n)),
-                    msg: Msg::Dead { node: f.node },
-                });
+            let at = f.detect_at_us.max(self.round_us);
+            let radlab = self.config.mode == Mode::Radlab;
+            let told = radlab.then_some(DATACENTER).into_iter();
+            let peers = self.online.iter().map(|&n| agent_of(NodeIdx(n)));
+            for to in told.chain(peers).collect::<Vec<_>>() {
+                let msg = Msg::Dead { node: f.node };
+                self.post(
+                    at,
+                    Envelope {
+                        from: DATACENTER,
+                        to,
+                        msg,
+                    },
+                );
             }
             let dead = agent_of(f.node).index();
             let mut again = f.displaced;
@@ -127,7 +162,7 @@ impl Sparrow {
                 *peer = Peer::default();
             }
             for (task, generation) in again {
-                inject.push(arrive(task, generation));
+                self.post(at, arrive(task, generation));
             }
         }
     }
@@ -161,13 +196,15 @@ impl Policy for Sparrow {
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
-        (_, end_us): (Tick, i64),
+        (tick, end_us): (Tick, i64),
         events: &TickEvents,
         agents: &mut Vec<Peer>,
-        inject: &mut Vec<Envelope<Msg>>,
-        _counters: &mut PolicyCounters,
+        _inject: &mut Vec<Envelope<Msg>>,
+        counters: &mut PolicyCounters,
     ) {
         self.outputs.record(cell, events);
+        // The tick's start (the last instant played is never later).
+        let from_us = self.round_us;
         let nodes = cell.nodes.len();
         let gossip = self.config.view != ViewKind::Uniform;
         if !self.topology_built || !events.machine_changes.is_empty() {
@@ -177,6 +214,11 @@ impl Policy for Sparrow {
         let mut displaced: Vec<(TaskIdx, u32)> = {
             let g = |t: TaskIdx| cell.tasks.generation()[t.index()];
             events.displaced_tasks.iter().map(|&t| (t, g(t))).collect()
+        };
+        let gossip_start = |to: AgentIdx| Envelope {
+            from: DATACENTER,
+            to,
+            msg: Msg::Gossip,
         };
         for change in &events.machine_changes {
             let a = agent_of(change.node).index();
@@ -188,55 +230,39 @@ impl Policy for Sparrow {
                     displaced: std::mem::take(&mut displaced),
                 });
             } else if a < agents.len() && change.online && agents[a].view.is_empty() && gossip {
-                inject.push(Envelope {
-                    from: DATACENTER,
-                    to: AgentIdx(a as u32),
-                    msg: Msg::Gossip,
-                });
+                self.post(from_us, gossip_start(AgentIdx(a as u32)));
             }
         }
         // Displaced by a node this policy had no peer for yet: they arrive at once.
-        inject.extend(displaced.into_iter().map(|(t, g)| arrive(t, g)));
+        for (t, g) in displaced {
+            self.post(from_us, arrive(t, g));
+        }
         if agents.len() < nodes + 1 {
             let from = agents.len().max(1);
             agents.resize_with(nodes + 1, Peer::default);
             if gossip {
                 for a in from..=nodes {
-                    inject.push(Envelope {
-                        from: DATACENTER,
-                        to: AgentIdx(a as u32),
-                        msg: Msg::Gossip,
-                    });
+                    self.post(from_us, gossip_start(AgentIdx(a as u32)));
                 }
             }
         }
-        self.detect(cell, end_us, agents, inject);
-        // Step 8: a worker hears when a task it ran ends (once per tick).
-        let mut freed: Vec<NodeIdx> = events
-            .ended
-            .iter()
-            .map(|e| e.node)
-            .filter(|n| n.is_some() && cell.nodes.online()[n.index()])
-            .collect();
-        freed.sort_unstable();
-        freed.dedup();
-        inject.extend(freed.into_iter().map(|n| Envelope {
-            from: DATACENTER,
-            to: agent_of(n),
-            msg: Msg::Finished,
-        }));
+        self.detect(cell, end_us, agents);
+        // Step 8: a worker hears when a task it ran ends, at its end.
+        for e in &events.ended {
+            if e.node.is_some() && cell.nodes.online()[e.node.index()] {
+                self.hold_until_end(e, from_us);
+            }
+        }
         for (task, generation) in std::mem::take(&mut self.retry) {
-            inject.push(arrive(task, generation));
+            self.post(from_us, arrive(task, generation));
         }
         for &t in &events.submitted {
             if cell.tasks.state()[t.index()] == TaskState::Pending {
-                inject.push(arrive(t, cell.tasks.generation()[t.index()]));
+                let at = cell.tasks.submit_us()[t.index()].max(from_us);
+                self.post(at, arrive(t, cell.tasks.generation()[t.index()]));
             }
         }
-    }
-
-    fn begin_round(&mut self, _cell: &mut Cell, round_us: i64, _counters: &mut PolicyCounters) {
-        self.round_us = round_us;
+        self.play(cell, agents, (tick, end_us, self.seed), counters);
     }
 
     fn step(
@@ -248,7 +274,7 @@ impl Policy for Sparrow {
         out: &mut Outbox<'_, Msg, Action>,
     ) {
         if me == DATACENTER {
-            self.datacenter_step(ctx, inbox, out);
+            self.datacenter_step(ctx, agent, inbox, out);
         } else {
             self.peer_step(ctx, me, agent, inbox, out);
         }
@@ -287,6 +313,16 @@ impl Policy for Sparrow {
         }
     }
 
+    fn exact_time(&self) -> bool {
+        true
+    }
+
+    fn take_messages(&mut self, counts: &mut [u64]) {
+        for (c, n) in counts.iter_mut().zip(&mut self.sent) {
+            *c += std::mem::take(n);
+        }
+    }
+
     fn tables(&self) -> &'static [TableSpec] {
         &crate::queue_outputs::TABLES
     }
@@ -297,42 +333,27 @@ impl Policy for Sparrow {
 
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&(&self.queue_len, &self.failures, &self.retry));
+        w.serde(&(&self.timeline, self.round_us));
         self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         (self.queue_len, self.failures, self.retry) = r.serde()?;
+        (self.timeline, self.round_us) = r.serde()?;
         self.outputs.load_state(r)?;
         self.topology_built = false;
         Ok(())
     }
 }
 
-/// The longest round Sparrow runs with, microseconds (checked by its `validate`).
-const MAX_ROUND_US: i64 = 1_000_000;
-
 impl crate::policy::PolicySpec for SparrowConfig {
     type Policy = Sparrow;
 
-    const ABOUT: &'static str = "seed 002: Sparrow (batch sampling, late binding, failure detection) and its improvements (self-assignment, probe propagation, softmax next hops, Cyclon/Gradient views)";
+    const ABOUT: &'static str = "seed 002: Sparrow (batch sampling, late binding, failure detection) and its improvements (self-assignment, probe propagation, softmax next hops, Cyclon/Gradient views); mode = \"radlab\" runs the Sparrow authors' simulator";
 
-    fn validate(&self, run: &crate::policy::RunSettings) -> Result<(), String> {
-        self.problem().map_or(Ok(()), Err)?;
-        // Every message hop takes at least a round: rounds of seconds turn a 0.5 ms network
-        // into one of seconds, and put a trace's whole submission burst into one master's
-        // queue at once (a 60 s tick of the GCD sample held tick 0 for over 11 minutes).
-        let round_us = run.tick.us() / i64::from(run.rounds_per_tick.max(1));
-        if round_us > MAX_ROUND_US {
-            return Err(format!(
-                "sparrow needs rounds of at most {} ms (a message hop takes at least a round; its network delay is {}), but tick {} with rounds_per_tick = {} makes rounds of {} ms: use e.g. --tick 10ms with rounds_per_tick = 20 (a round per 0.5 ms delay, seed 002's setting), or --tick 1s",
-                MAX_ROUND_US / 1000,
-                self.net_delay,
-                run.tick,
-                run.rounds_per_tick,
-                round_us / 1000
-            ));
-        }
-        Ok(())
+    /// Messages are exact in time whatever the tick (`play.rs`): any tick will do.
+    fn validate(&self, _run: &crate::policy::RunSettings) -> Result<(), String> {
+        self.problem().map_or(Ok(()), Err)
     }
 
     fn build(
@@ -341,6 +362,8 @@ impl crate::policy::PolicySpec for SparrowConfig {
         trace_dir: &std::path::Path,
     ) -> crate::Result<Sparrow> {
         let outputs = QueueOutputs::of_run(run, trace_dir)?;
-        Ok(Sparrow::new(self.clone(), outputs))
+        let mut sparrow = Sparrow::new(self.clone(), outputs);
+        sparrow.seed = run.seed;
+        Ok(sparrow)
     }
 }

@@ -17,7 +17,7 @@ use ingest::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
-use super::config::{QueueOrder, ViewKind};
+use super::config::{Mode, QueueOrder, ViewKind};
 use super::protocol::{Action, Msg, VIEW_EXCHANGE_KIND};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{ViewEntry, exchange};
@@ -63,6 +63,8 @@ pub struct ProbeRecord {
     pub task: TaskIdx,
     /// Its generation.
     pub generation: u32,
+    /// The task's job (the probe's identity in radlab mode, after the task's slot is reused).
+    pub job: u64,
 }
 
 /// One peer's state.
@@ -232,6 +234,7 @@ impl Turn<'_, '_, '_> {
                 worker: to,
                 task: t.task,
                 generation: t.generation,
+                job: cell.tasks.job_id()[t.task.index()],
             });
             let probe = Msg::Probe {
                 task: t.task,
@@ -386,16 +389,18 @@ impl Turn<'_, '_, '_> {
                     .iter()
                     .position(|r| same(r) && r.first == worker)
             });
-        if let Some(at) = record {
-            peer.probes.remove(at);
-        }
+        let probed_job = record.map(|at| peer.probes.remove(at).job);
         let cell = self.ctx.cell;
         let node = node_of(worker);
         peer.pending.retain(|t| pending(cell, t.task, t.generation));
-        let chosen = peer
-            .pending
-            .iter()
-            .position(|t| need.at_least(&t.need) && cell.satisfies(node, t.task));
+        // Radlab: the probed job's next task only.
+        let job = |t: TaskIdx| cell.tasks.job_id()[t.index()];
+        let per_job = self.policy.config.mode == Mode::Radlab;
+        let chosen = peer.pending.iter().position(|t| {
+            need.at_least(&t.need)
+                && cell.satisfies(node, t.task)
+                && (!per_job || Some(job(t.task)) == probed_job)
+        });
         let reply = match chosen {
             Some(at) => {
                 let t = peer.pending.remove(at);
@@ -480,13 +485,28 @@ impl Turn<'_, '_, '_> {
 }
 
 impl Sparrow {
-    /// The DATACENTER's round: each arrival to its job's master (step 1).
+    /// The DATACENTER's instant: each arrival handed at once to its job's master (step 1); in
+    /// radlab mode it is the one scheduler and masters them itself.
     pub(super) fn datacenter_step(
         &self,
         ctx: &StepCtx<'_>,
+        peer: &mut Peer,
         inbox: &[Envelope<Msg>],
         out: &mut Outbox<'_, Msg, Action>,
     ) {
+        if self.config.mode == Mode::Radlab {
+            let turn = Turn {
+                policy: self,
+                ctx,
+                me: DATACENTER,
+                node: NodeIdx::NONE,
+                rng: ctx.rng(DATACENTER),
+                out,
+                free: [0; 4],
+            };
+            turn.serve(peer, inbox);
+            return;
+        }
         for e in inbox {
             let Msg::Arrive { task, generation } = e.msg else {
                 continue;
@@ -498,17 +518,12 @@ impl Sparrow {
             let Some(master) = self.ring.owner(job) else {
                 continue; // no node online: it arrives again when one is (module doc)
             };
-            let submit = ctx.cell.tasks.submit_us()[task.index()];
-            let at = submit.max(self.round_us) + self.config.net_delay.us();
-            out.send_at(
-                agent_of(NodeIdx(master)),
-                Msg::Submit { task, generation },
-                at,
-            );
+            let to = agent_of(NodeIdx(master));
+            out.send_at(to, Msg::Submit { task, generation }, self.round_us);
         }
     }
 
-    /// A peer's round.
+    /// A peer's instant.
     pub(super) fn peer_step(
         &self,
         ctx: &StepCtx<'_>,
@@ -526,7 +541,10 @@ impl Sparrow {
         for r in &peer.reserved {
             sub(&mut free, &r.need);
         }
-        let mut turn = Turn {
+        for (f, h) in free.iter_mut().zip(self.held(node)) {
+            *f -= h;
+        }
+        let turn = Turn {
             policy: self,
             ctx,
             me,
@@ -535,10 +553,22 @@ impl Sparrow {
             out,
             free,
         };
+        turn.serve(peer, inbox);
+    }
+}
+
+impl Turn<'_, '_, '_> {
+    /// Handles `inbox` as master and worker, then dispatches the queue's head(s) (step 4) and
+    /// publishes a changed queue length.
+    fn serve(mut self, peer: &mut Peer, inbox: &[Envelope<Msg>]) {
+        let (ctx, node) = (self.ctx, self.node);
         let mut arrivals: Vec<(TaskIdx, u32)> = Vec::new();
         for e in inbox {
             match e.msg {
-                Msg::Submit { task, generation } if pending(ctx.cell, task, generation) => {
+                // A master's tasks: from the DATACENTER, or at the radlab scheduler itself.
+                Msg::Submit { task, generation } | Msg::Arrive { task, generation }
+                    if pending(ctx.cell, task, generation) =>
+                {
                     arrivals.push((task, generation));
                 }
                 Msg::Probe {
@@ -556,7 +586,7 @@ impl Sparrow {
                         need,
                         first,
                     };
-                    turn.probe_reached(peer, p, hops);
+                    self.probe_reached(peer, p, hops);
                 }
                 Msg::ProbeQueued {
                     task,
@@ -575,19 +605,19 @@ impl Sparrow {
                     task,
                     generation,
                     need,
-                } => turn.confirm(peer, e.from, task, generation, need),
+                } => self.confirm(peer, e.from, task, generation, need),
                 Msg::Assign {
                     probe_task,
                     probe_generation,
                     task,
                     generation,
                 } => {
-                    turn.release(peer, e.from, probe_task, probe_generation);
+                    self.release(peer, e.from, probe_task, probe_generation);
                     let need = Need::of(ctx.cell, task);
                     if pending(ctx.cell, task, generation) {
                         // Step 6: the assigned task runs in the reservation's place.
-                        sub(&mut turn.free, &need);
-                        turn.out.act(Action::Place {
+                        sub(&mut self.free, &need);
+                        self.out.act(Action::Place {
                             task,
                             generation,
                             node,
@@ -595,17 +625,17 @@ impl Sparrow {
                     }
                 }
                 Msg::Cancel { task, generation } => {
-                    turn.release(peer, e.from, task, generation); // step 7
+                    self.release(peer, e.from, task, generation); // step 7
                 }
-                Msg::Dead { node: dead } => turn.dead(peer, dead),
-                Msg::Gossip if peer.view.is_empty() => turn.gossip(peer),
+                Msg::Dead { node: dead } => self.dead(peer, dead),
+                Msg::Gossip if peer.view.is_empty() => self.gossip(peer),
                 Msg::Finished | Msg::Submit { .. } | Msg::Arrive { .. } | Msg::Gossip => {}
             }
         }
-        if peer.next_gossip_us > 0 && self.round_us >= peer.next_gossip_us {
-            turn.gossip(peer); // woken for the next exchange
+        if peer.next_gossip_us > 0 && self.policy.round_us >= peer.next_gossip_us {
+            self.gossip(peer); // woken for the next exchange
         }
-        // Arrivals of one round, grouped by job in arrival order (batch sampling).
+        // Arrivals of one instant, grouped by job in arrival order (batch sampling).
         let mut from = 0;
         while from < arrivals.len() {
             let job = ctx.cell.tasks.job_id()[arrivals[from].0.index()];
@@ -613,14 +643,14 @@ impl Sparrow {
             while to < arrivals.len() && ctx.cell.tasks.job_id()[arrivals[to].0.index()] == job {
                 to += 1;
             }
-            turn.arrive(peer, &arrivals[from..to]);
+            self.arrive(peer, &arrivals[from..to]);
             from = to;
         }
-        turn.dispatch(peer);
+        self.dispatch(peer);
         let length = peer.queue.len() as u32;
         if length != peer.published {
             peer.published = length;
-            turn.out.act(Action::QueueLength { node, length });
+            self.out.act(Action::QueueLength { node, length });
         }
     }
 }

@@ -1,0 +1,194 @@
+//! The instants of a tick, in time order (issue 59): Sparrow plays its protocol in exact time
+//! rather than in the engine's rounds. At each instant that has something due, the agents
+//! with items due are stepped once each (in the order of their first item), with every message
+//! due to them then as their inbox; what they send is due one network delay later (the
+//! DATACENTER's hand-over to a master at once: an instant of its own at the same time), and
+//! what they ask of the cell is applied at that instant, so a task starts at the exact time its
+//! assignment arrives.
+//!
+//! A task that ended within the tick freed its room in the cell when the replay applied it (at
+//! the tick's start); its worker counts the room as taken until the task's own end time
+//! (`held`), when it also hears `Finished` (step 8).
+//!
+//! Invariants: instants are visited in increasing time, none before the tick's start nor at or
+//! after its end; `held[n]` is the room of node `n`'s tasks that ended later in the tick than
+//! the current instant (all zero between ticks).
+
+use super::Sparrow;
+use super::peer::Peer;
+use super::protocol::Msg;
+use super::timeline::Item;
+use crate::cell::Cell;
+use crate::greedy::fit::Amounts;
+use crate::ids::{AgentIdx, NodeIdx, Tick};
+use crate::policy::{Due, Envelope, Outbox, Policy, PolicyCounters, StepCtx};
+use crate::replay::EndedTask;
+
+/// A message delivered (the optional record kept for tests: [`Sparrow::record_deliveries`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delivery {
+    /// When, microseconds.
+    pub at_us: i64,
+    /// Sender.
+    pub from: u32,
+    /// Receiver.
+    pub to: u32,
+    /// The message.
+    pub msg: Msg,
+}
+
+/// Scratch of the instants (kept across ticks so nothing is allocated once grown).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Scratch {
+    due: Vec<Item>,
+    /// Receivers in order of their first item, and each one's messages.
+    receivers: Vec<AgentIdx>,
+    inboxes: Vec<Vec<Envelope<Msg>>>,
+    /// Position of an agent in `receivers` (u32::MAX: none this instant).
+    slot: Vec<u32>,
+    sent: Vec<Envelope<Msg>>,
+    delayed: Vec<(Envelope<Msg>, Due)>,
+    wakes: Vec<(AgentIdx, i64)>,
+    actions: Vec<(AgentIdx, super::Action)>,
+    counted: Vec<u64>,
+}
+
+impl Sparrow {
+    /// Sends `envelope`, due at `at_us` (counted as sent now).
+    pub(super) fn post(&mut self, at_us: i64, envelope: Envelope<Msg>) {
+        if let Some(c) = self.sent.get_mut(envelope.msg.kind()) {
+            *c += 1;
+        }
+        self.timeline.push(at_us, Item::Message(envelope));
+    }
+
+    /// The room `ended` freed on its node, held until its end time, when its worker hears.
+    pub(super) fn hold_until_end(&mut self, ended: &EndedTask, from_us: i64) {
+        let n = ended.node.index();
+        if n >= self.held.len() {
+            self.held.resize(n + 1, [0; 4]);
+        }
+        for (h, f) in self.held[n].iter_mut().zip(ended.freed) {
+            *h += f;
+        }
+        let at = ended.end_us.max(from_us);
+        self.ending.push((at, ended.node, ended.freed));
+        let to = super::agent_of(ended.node);
+        self.post(
+            at,
+            Envelope {
+                from: super::DATACENTER,
+                to,
+                msg: Msg::Finished,
+            },
+        );
+    }
+
+    /// Room node `n`'s worker counts as still taken by tasks ending later in the tick.
+    pub(super) fn held(&self, n: NodeIdx) -> Amounts {
+        self.held.get(n.index()).copied().unwrap_or([0; 4])
+    }
+
+    /// Releases the held room of the tasks ended by `at_us`.
+    fn release_ended(&mut self, at_us: i64) {
+        let mut k = 0;
+        while k < self.ending.len() {
+            let (end, node, freed) = self.ending[k];
+            if end <= at_us {
+                for (h, f) in self.held[node.index()].iter_mut().zip(freed) {
+                    *h -= f;
+                }
+                self.ending.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// Plays every instant before `end_us` (module doc).
+    pub(super) fn play(
+        &mut self,
+        cell: &mut Cell,
+        agents: &mut [Peer],
+        (tick, end_us, seed): (Tick, i64, u64),
+        counters: &mut PolicyCounters,
+    ) {
+        let mut s = std::mem::take(&mut self.scratch);
+        s.slot.resize(agents.len(), u32::MAX);
+        s.counted.resize(self.sent.len(), 0);
+        let mut instant = 0u32;
+        while let Some(at) = self.timeline.next_due().filter(|&at| at < end_us) {
+            self.release_ended(at);
+            s.due.clear();
+            self.timeline.take_due_at(at, &mut s.due);
+            self.round_us = at;
+            for item in &s.due {
+                let a = item.receiver();
+                if a.index() >= agents.len() {
+                    continue; // a node beyond the cell (never sent to)
+                }
+                if s.slot[a.index()] == u32::MAX {
+                    s.slot[a.index()] = s.receivers.len() as u32;
+                    s.receivers.push(a);
+                    if s.inboxes.len() < s.receivers.len() {
+                        s.inboxes.push(Vec::new());
+                    }
+                }
+                if let Item::Message(e) = item {
+                    s.inboxes[s.slot[a.index()] as usize].push(*e);
+                    if let Some(log) = &mut self.deliveries {
+                        log.push(Delivery {
+                            at_us: at,
+                            from: e.from.0,
+                            to: e.to.0,
+                            msg: e.msg,
+                        });
+                    }
+                }
+            }
+            let ctx = StepCtx {
+                cell: &*cell,
+                tick,
+                round: instant,
+                now_us: end_us,
+                seed,
+            };
+            for (k, &a) in s.receivers.iter().enumerate() {
+                let mut out = Outbox {
+                    from: a,
+                    messages: &mut s.sent,
+                    actions: &mut s.actions,
+                    delivered: &mut s.counted,
+                    wakes: &mut s.wakes,
+                    delayed: &mut s.delayed,
+                };
+                self.step(&ctx, a, &mut agents[a.index()], &s.inboxes[k], &mut out);
+                s.inboxes[k].clear();
+                s.slot[a.index()] = u32::MAX;
+            }
+            s.receivers.clear();
+            for e in s.sent.drain(..) {
+                self.post(at, e);
+            }
+            for (e, due) in s.delayed.drain(..) {
+                let due_us = match due {
+                    Due::At(t) => t.max(at),
+                    Due::AfterRounds(_) => at,
+                };
+                self.post(due_us, e);
+            }
+            for (a, t) in s.wakes.drain(..) {
+                self.timeline.push(t.max(at + 1), Item::Wake(a));
+            }
+            self.apply(cell, at, &s.actions, counters);
+            s.actions.clear();
+            instant = instant.wrapping_add(1);
+        }
+        for (c, n) in self.sent.iter_mut().zip(&mut s.counted) {
+            *c += std::mem::take(n);
+        }
+        self.release_ended(i64::MAX);
+        self.round_us = end_us;
+        self.scratch = s;
+    }
+}
