@@ -255,6 +255,50 @@ fn sparrow_queue_times_on_an_idle_cell_are_its_message_delays() {
     }
 }
 
+/// Sparrow's numbers do not depend on the tick (issue 59): 300 tasks of the load scenario at
+/// 90 % give every task the same queue and run time at ticks of 10 ms, 100 ms and 1 s, for
+/// base Sparrow with 1 probe, radlab mode and Random Walk (its gossip views read the cell).
+#[test]
+fn sparrow_gives_every_task_the_same_times_at_any_tick() {
+    use engine::sparrow::SparrowConfig;
+    let root = tempfile::tempdir().unwrap();
+    let raw = root.path().join("raw");
+    let scenario = ScenarioConfig {
+        load_pct: 90,
+        tasks: Some(300),
+        ..ScenarioConfig::default()
+    };
+    generate_scenario(&raw, &scenario).unwrap();
+    let pq = root.path().join("pq");
+    ingest_dir(&raw, &pq);
+    let policies = [
+        SparrowConfig {
+            probe_ratio: 1.0,
+            ..Default::default()
+        },
+        SparrowConfig::radlab(),
+        SparrowConfig::random_walk(),
+    ];
+    for (k, policy) in policies.into_iter().enumerate() {
+        let times: Vec<Vec<(u64, i64, i64)>> = ["10ms", "100ms", "1s"]
+            .iter()
+            .map(|tick| {
+                let run = root.path().join(format!("run-{k}-{tick}"));
+                let mut config = sparrow_config(policy.clone(), 1);
+                config.tick = tick.parse().unwrap();
+                config.hours = Some(200.0 / 3600.0);
+                run_policy(&config, &pq, &run);
+                queue_times(&run)
+            })
+            .collect();
+        assert_eq!(times[0].len(), 300);
+        let queued = times[0].iter().filter(|t| t.1 > 1_500).count();
+        assert!(queued > 30, "{k}: only {queued} tasks queued");
+        assert_eq!(times[0], times[1], "{k}: 10 ms and 100 ms ticks");
+        assert_eq!(times[0], times[2], "{k}: 10 ms and 1 s ticks");
+    }
+}
+
 /// Sparrow and its variants on an overloaded random scenario (8 heterogeneous nodes) give the
 /// same bytes with 1 and 2 threads and across a snapshot and resume at 10 ms ticks, and every
 /// task runs.

@@ -69,6 +69,8 @@ pub struct Sparrow {
     round_us: i64,
     /// The run's seed (the agents' random streams).
     seed: u64,
+    /// Instants played since the run began (`play.rs`).
+    instants: u64,
     ring: Ring,
     /// Online nodes, by index.
     online: Vec<u32>,
@@ -196,7 +198,7 @@ impl Policy for Sparrow {
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
-        (tick, end_us): (Tick, i64),
+        (_, end_us): (Tick, i64),
         events: &TickEvents,
         agents: &mut Vec<Peer>,
         _inject: &mut Vec<Envelope<Msg>>,
@@ -262,7 +264,7 @@ impl Policy for Sparrow {
                 self.post(at, arrive(t, cell.tasks.generation()[t.index()]));
             }
         }
-        self.play(cell, agents, (tick, end_us, self.seed), counters);
+        self.play(cell, agents, (end_us, self.seed), counters);
     }
 
     fn step(
@@ -333,13 +335,13 @@ impl Policy for Sparrow {
 
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&(&self.queue_len, &self.failures, &self.retry));
-        w.serde(&(&self.timeline, self.round_us));
+        w.serde(&(&self.timeline, self.round_us, self.instants));
         self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         (self.queue_len, self.failures, self.retry) = r.serde()?;
-        (self.timeline, self.round_us) = r.serde()?;
+        (self.timeline, self.round_us, self.instants) = r.serde()?;
         self.outputs.load_state(r)?;
         self.topology_built = false;
         Ok(())

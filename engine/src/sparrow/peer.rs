@@ -143,7 +143,10 @@ impl Turn<'_, '_, '_> {
     fn fresh(&self, n: u32) -> ViewEntry {
         let nodes = &self.ctx.cell.nodes;
         let i = n as usize;
-        let free = nodes.cpu_cap()[i].saturating_sub(crate::greedy::fit::charged(nodes, i).0);
+        let charged = i64::from(crate::greedy::fit::charged(nodes, i).0);
+        // Less the room of its tasks that end later in the tick (`play.rs`).
+        let held = self.policy.held(NodeIdx(n))[0];
+        let free = (i64::from(nodes.cpu_cap()[i]) - charged - held).max(0) as u32;
         ViewEntry {
             node: n,
             free_cpus: crate::units::to_normalised(free) * self.policy.config.cpus_per_machine,

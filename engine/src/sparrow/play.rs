@@ -11,7 +11,10 @@
 //! (`held`), when it also hears `Finished` (step 8).
 //!
 //! Invariants: instants are visited in increasing time, none before the tick's start nor at or
-//! after its end; `held[n]` is the room of node `n`'s tasks that ended later in the tick than
+//! after its end, and counted over the run (`instants`, saved: the agents' random streams are
+//! keyed by it, so a run draws the same at any tick); items due at one instant keep their
+//! posting order (an engine notice posted at a tick's start and a message sent within the tick
+//! that fall due at the same microsecond are ordered by when they were posted); `held[n]` is the room of node `n`'s tasks that ended later in the tick than
 //! the current instant (all zero between ticks).
 
 use super::Sparrow;
@@ -110,13 +113,12 @@ impl Sparrow {
         &mut self,
         cell: &mut Cell,
         agents: &mut [Peer],
-        (tick, end_us, seed): (Tick, i64, u64),
+        (end_us, seed): (i64, u64),
         counters: &mut PolicyCounters,
     ) {
         let mut s = std::mem::take(&mut self.scratch);
         s.slot.resize(agents.len(), u32::MAX);
         s.counted.resize(self.sent.len(), 0);
-        let mut instant = 0u32;
         while let Some(at) = self.timeline.next_due().filter(|&at| at < end_us) {
             self.release_ended(at);
             s.due.clear();
@@ -146,10 +148,13 @@ impl Sparrow {
                     }
                 }
             }
+            // The agents' random streams follow the instants counted over the run, not the
+            // ticks: the same draws at any tick.
+            let instant = self.instants;
             let ctx = StepCtx {
                 cell: &*cell,
-                tick,
-                round: instant,
+                tick: Tick((instant >> 32) as u32),
+                round: instant as u32,
                 now_us: end_us,
                 seed,
             };
@@ -182,7 +187,7 @@ impl Sparrow {
             }
             self.apply(cell, at, &s.actions, counters);
             s.actions.clear();
-            instant = instant.wrapping_add(1);
+            self.instants += 1;
         }
         for (c, n) in self.sent.iter_mut().zip(&mut s.counted) {
             *c += std::mem::take(n);
