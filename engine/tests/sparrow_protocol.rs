@@ -34,6 +34,8 @@ struct Harness {
     counters: PolicyCounters,
     /// (time, from, to, kind) of every message delivered.
     log: common::MessageLog,
+    /// Every message delivered, as recorded.
+    deliveries: Vec<engine::sparrow::Delivery>,
     /// The next tick's events.
     events: TickEvents,
 }
@@ -53,6 +55,7 @@ impl Harness {
             tick: 0,
             counters: PolicyCounters::default(),
             log: Vec::new(),
+            deliveries: Vec::new(),
             events: TickEvents::default(),
         }
     }
@@ -110,6 +113,7 @@ impl Harness {
             let at = (d.at_us - TRACE_START_US) as u64;
             self.log
                 .push((at, d.from, d.to, MESSAGE_KINDS[d.msg.kind()]));
+            self.deliveries.push(d);
         }
         self.cell.check().unwrap();
         self.tick += 1;
@@ -416,4 +420,56 @@ fn a_task_ending_within_a_tick_frees_its_room_at_its_own_end() {
     assert_eq!(h.messages_at(14_700), [(a(w), a(m), "confirm")]);
     assert_eq!(h.running_on(t), Some(w));
     assert_eq!(h.started_at(t), 15_200);
+}
+
+/// Cyclon views kept by messages (issue 59): every shuffle is answered one delay after it
+/// arrives, by the peer it was sent to; the descriptors age: node 2, full until 2 s, is still
+/// in some view as full (0 free CPUs, cached before 2 s) at 2.5 s, though it has been free
+/// since 2 s; by 6 s every view that holds it has it free. Four nodes, exchanges every second.
+#[test]
+fn cyclon_views_are_exchanged_by_messages_and_age() {
+    use engine::sparrow::Msg;
+    let mut h = Harness::new(4, SparrowConfig::random_walk());
+    let b = h.blocker(2);
+    h.until(2_000_000);
+    h.free(b);
+    h.until(2_500_000);
+    let shuffles: Vec<_> = (h.deliveries.iter())
+        .filter_map(|d| match d.msg {
+            Msg::Shuffle { reply, .. } => Some((d.at_us, d.from, d.to, reply)),
+            _ => None,
+        })
+        .collect();
+    let requests = shuffles.iter().filter(|s| !s.3).count();
+    assert!(
+        requests >= 4,
+        "every node shuffles about once a second: {requests}"
+    );
+    for &(at, from, to, reply) in &shuffles {
+        if !reply && at + 500 < TRACE_START_US + 2_500_000 {
+            assert!(
+                shuffles.contains(&(at + 500, to, from, true)),
+                "the shuffle {from} -> {to} at {at} is answered a delay later"
+            );
+        }
+    }
+    let views_of_2 = |h: &Harness| -> Vec<(f32, i64)> {
+        (h.agents.iter().flat_map(|p| p.view.iter()))
+            .filter(|e| e.node == 2)
+            .map(|e| (e.free_cpus, e.at_us - TRACE_START_US))
+            .collect()
+    };
+    let stale = views_of_2(&h);
+    assert!(
+        stale
+            .iter()
+            .any(|&(free, at)| free == 0.0 && at < 2_000_000),
+        "a view still says node 2 is full: {stale:?}"
+    );
+    h.until(6_000_000);
+    let fresh = views_of_2(&h);
+    assert!(
+        !fresh.is_empty() && fresh.iter().all(|&(free, _)| free == 8.0),
+        "{fresh:?}"
+    );
 }

@@ -14,13 +14,14 @@ pub enum ViewKind {
     /// sampling; the softmax has nothing to rank, so every draw is uniform).
     #[default]
     Uniform,
-    /// A Cyclon-like random partial view: `view_size` peers, half of them (the oldest) replaced
-    /// by fresh random peers every `gossip_period`, each entry caching the peer's free CPU and
-    /// queue length as of the exchange that brought it.
+    /// Cyclon's random partial view (`view.rs`): `view_size` peers' descriptors, every
+    /// `gossip_period` half of them swapped with the oldest neighbour's by messages that take
+    /// the network delay, each descriptor the peer's free CPU and queue length when it sent it.
     Cyclon,
-    /// A Gradient view on top of T-Man: every `gossip_period` the node merges its view with
-    /// `view_size / 2` fresh random peers and keeps the `view_size` ranked highest by
-    /// U = free CPU - queue length (seed 002 eq. 1), old entries keeping their stale values.
+    /// A Gradient view kept by T-Man on top of a Cyclon view (`view.rs`): every `gossip_period`
+    /// the node swaps its best entries with its best-ranked neighbour and keeps the `view_size`
+    /// ranked highest by U = free CPU - queue length (seed 002 eq. 1) among its view, the
+    /// answer and its Cyclon view, each as old as its descriptor.
     Gradient,
 }
 

@@ -198,7 +198,7 @@ impl Policy for Sparrow {
     fn begin_tick(
         &mut self,
         cell: &mut Cell,
-        (_, end_us): (Tick, i64),
+        (tick, end_us): (Tick, i64),
         events: &TickEvents,
         agents: &mut Vec<Peer>,
         _inject: &mut Vec<Envelope<Msg>>,
@@ -206,7 +206,8 @@ impl Policy for Sparrow {
     ) {
         self.outputs.record(cell, events);
         // The tick's start (the last instant played is never later).
-        let from_us = self.round_us;
+        let tick_us = (end_us - ingest::codes::TRACE_START_US) / (i64::from(tick.0) + 1);
+        let from_us = self.round_us.max(end_us - tick_us);
         let nodes = cell.nodes.len();
         let gossip = self.config.view != ViewKind::Uniform;
         if !self.topology_built || !events.machine_changes.is_empty() {
@@ -231,7 +232,11 @@ impl Policy for Sparrow {
                     node: change.node,
                     displaced: std::mem::take(&mut displaced),
                 });
-            } else if a < agents.len() && change.online && agents[a].view.is_empty() && gossip {
+            } else if a < agents.len()
+                && change.online
+                && agents[a].next_gossip_us <= from_us
+                && gossip
+            {
                 self.post(from_us, gossip_start(AgentIdx(a as u32)));
             }
         }

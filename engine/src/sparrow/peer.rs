@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
 use super::config::{Mode, QueueOrder, ViewKind};
-use super::protocol::{Action, Msg, VIEW_EXCHANGE_KIND};
+use super::protocol::{Action, Msg};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
-use super::view::{ViewEntry, exchange};
+use super::view::{Exchanged, ViewEntry, best, cyclon_merge, oldest, shuffle_length, tman_merge};
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Amounts, Need, covers, free_amounts};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
@@ -80,8 +80,13 @@ pub struct Peer {
     pub pending: Vec<MasterTask>,
     /// Master: probes out.
     pub probes: Vec<ProbeRecord>,
-    /// Gossip view (empty under `view = "uniform"`).
+    /// Gossip view the next hops are drawn from (empty under `view = "uniform"`): the Cyclon
+    /// view, or the Gradient (T-Man) view.
     pub view: Vec<ViewEntry>,
+    /// Under Gradient, the Cyclon view underneath (its random samples).
+    pub random: Vec<ViewEntry>,
+    /// The nodes of the entries given in this node's shuffle awaiting an answer.
+    pub sent: Vec<u32>,
     /// When the next view exchange is due, microseconds (0: none planned).
     pub next_gossip_us: i64,
 }
@@ -139,7 +144,7 @@ impl Turn<'_, '_, '_> {
         );
     }
 
-    /// The cached free CPUs of node `n` as a gossip exchange would read it now.
+    /// Node `n`'s descriptor as it would give it now (a bootstrap's introducer list).
     fn fresh(&self, n: u32) -> ViewEntry {
         let nodes = &self.ctx.cell.nodes;
         let i = n as usize;
@@ -149,7 +154,7 @@ impl Turn<'_, '_, '_> {
         let free = (i64::from(nodes.cpu_cap()[i]) - charged - held).max(0) as u32;
         ViewEntry {
             node: n,
-            free_cpus: crate::units::to_normalised(free) * self.policy.config.cpus_per_machine,
+            free_cpus: cpus(free, self.policy.config.cpus_per_machine),
             queue: self.policy.queue_len.get(i).copied().unwrap_or(0),
             at_us: self.policy.round_us,
         }
@@ -178,7 +183,7 @@ impl Turn<'_, '_, '_> {
             let pool = &self.policy.online;
             return distinct_accepted(&mut self.rng, pool, self.node.0, count, qualifies);
         }
-        let scores: Vec<f64> = usable.iter().map(|e| e.free_cpus).collect();
+        let scores: Vec<f64> = usable.iter().map(|e| f64::from(e.free_cpus)).collect();
         softmax_distinct(
             &mut self.rng,
             &scores,
@@ -439,45 +444,89 @@ impl Turn<'_, '_, '_> {
         self.reprobe_orphans(peer);
     }
 
-    /// A gossip exchange: fresh peers into the view, and the next exchange planned.
+    /// This node's descriptor of itself now (its own free room and queue).
+    fn descriptor(&self, peer: &Peer) -> ViewEntry {
+        let free = self.free[0].clamp(0, i64::from(u32::MAX)) as u32;
+        ViewEntry {
+            node: self.node.0,
+            free_cpus: cpus(free, self.policy.config.cpus_per_machine),
+            queue: peer.queue.len() as u32,
+            at_us: self.policy.round_us,
+        }
+    }
+
+    /// Up to `count` entries of `view` drawn uniformly, never `exclude`'s.
+    fn pick(&mut self, view: &[ViewEntry], count: usize, exclude: u32) -> Vec<ViewEntry> {
+        let mut rest: Vec<ViewEntry> = view.iter().copied().filter(|e| e.node != exclude).collect();
+        let want = count.min(rest.len());
+        for k in 0..want {
+            let j = k + self.rng.below((rest.len() - k) as u64) as usize;
+            rest.swap(k, j);
+        }
+        rest.truncate(want);
+        rest
+    }
+
+    /// The view Cyclon keeps: the next-hop view itself, or the random layer under Gradient.
+    fn random_view(peer: &mut Peer, gradient: bool) -> &mut Vec<ViewEntry> {
+        if gradient {
+            &mut peer.random
+        } else {
+            &mut peer.view
+        }
+    }
+
+    /// A period's exchanges (`view.rs`): a Cyclon shuffle with the oldest neighbour and, for
+    /// Gradient, a T-Man exchange with the best-ranked one; a node with an empty view starts
+    /// from `view_size` random online peers' descriptors as of now (an introducer's list, the
+    /// only time a view reads the cell). The next period is planned.
     fn gossip(&mut self, peer: &mut Peer) {
         let config = &self.policy.config;
         let size = config.view_size as usize;
-        let first = peer.view.is_empty();
-        let want = if first { size } else { size / 2 };
-        let mut known: Vec<u32> = peer.view.iter().map(|e| e.node).collect();
-        known.push(self.node.0);
-        let pool = &self.policy.online;
-        let mut fresh = Vec::with_capacity(want);
-        for n in distinct_uniform(&mut self.rng, pool, self.node.0, want + known.len()) {
-            if fresh.len() < want && !known.contains(&n) {
-                fresh.push(self.fresh(n));
-            }
+        let shuffle = shuffle_length(size);
+        let gradient = config.view == ViewKind::Gradient;
+        let first = peer.next_gossip_us == 0;
+        let me = self.node.0;
+        if Self::random_view(peer, gradient).is_empty() {
+            let pool = &self.policy.online;
+            let known: Vec<ViewEntry> = distinct_uniform(&mut self.rng, pool, me, size)
+                .into_iter()
+                .map(|n| self.fresh(n))
+                .collect();
+            *Self::random_view(peer, gradient) = known;
         }
-        if !first {
-            // The exchange partner's answer and our request.
-            self.out.count_delivered(VIEW_EXCHANGE_KIND, 2);
+        let salt = crate::ties::peek_salt(&self.rng);
+        let own = self.descriptor(peer);
+        let random = std::mem::take(Self::random_view(peer, gradient));
+        let mut random = random;
+        if let Some(q) = oldest(&random, salt) {
+            let partner = random.remove(q).node;
+            let others = self.pick(&random, shuffle - 1, partner);
+            peer.sent = others.iter().map(|e| e.node).collect();
+            let mut entries = vec![own];
+            entries.extend(others);
+            let msg = Msg::Shuffle {
+                entries: Exchanged::of(&entries),
+                reply: false,
+            };
+            self.send(agent_of(NodeIdx(partner)), msg);
+        }
+        *Self::random_view(peer, gradient) = random;
+        if gradient {
+            tman_merge(&mut peer.view, &peer.random, (size, me), salt);
+            if let Some(b) = best(&peer.view, salt) {
+                let partner = peer.view[b].node;
+                let msg = Msg::Rank {
+                    entries: self.ranked(peer, own, partner),
+                    reply: false,
+                };
+                self.send(agent_of(NodeIdx(partner)), msg);
+            }
         }
         let period = config.gossip_period.us();
-        if config.view == ViewKind::Gradient {
-            // T-Man talks to its best-ranked peer: that entry is fresh.
-            let best = peer
-                .view
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.utility().total_cmp(&b.1.utility()).then(b.0.cmp(&a.0)))
-                .map(|(k, _)| k);
-            if let Some(k) = best {
-                peer.view[k] = self.fresh(peer.view[k].node);
-            }
-        }
-        // An entry survives about as many exchanges as a Cyclon view of this size keeps it.
-        let oldest_us = self.policy.round_us - period * (size as i64 / 2).max(1);
-        let salt = crate::ties::peek_salt(&self.rng);
-        exchange(config.view, &mut peer.view, &fresh, (size, oldest_us), salt);
         let next = if first {
             // Spread the peers' exchanges over the period.
-            let phase = ingest::rng::hash_keys(0x6055, &[self.node.0 as u64]) % period as u64;
+            let phase = ingest::rng::hash_keys(0x6055, &[me as u64]) % period as u64;
             self.policy.round_us + phase as i64 + 1
         } else {
             self.policy.round_us + period
@@ -485,6 +534,61 @@ impl Turn<'_, '_, '_> {
         peer.next_gossip_us = next;
         self.out.wake_at(next);
     }
+
+    /// This node's descriptor and its best-ranked entries but `partner`'s (T-Man's message).
+    fn ranked(&self, peer: &Peer, own: ViewEntry, partner: u32) -> Exchanged {
+        let shuffle = shuffle_length(self.policy.config.view_size as usize);
+        let mut entries = vec![own];
+        let best = peer.view.iter().filter(|e| e.node != partner);
+        entries.extend(best.take(shuffle - 1).copied());
+        Exchanged::of(&entries)
+    }
+
+    /// A Cyclon shuffle from `from` (answered when it is a request) or its answer.
+    fn shuffled(&mut self, peer: &mut Peer, from: AgentIdx, entries: &Exchanged, reply: bool) {
+        let config = &self.policy.config;
+        let size = config.view_size as usize;
+        let gradient = config.view == ViewKind::Gradient;
+        let me = self.node.0;
+        let sent: Vec<u32> = if reply {
+            std::mem::take(&mut peer.sent)
+        } else {
+            let view = Self::random_view(peer, gradient).clone();
+            let answer = self.pick(&view, shuffle_length(size), node_of(from).0);
+            let msg = Msg::Shuffle {
+                entries: Exchanged::of(&answer),
+                reply: true,
+            };
+            self.send(from, msg);
+            answer.iter().map(|e| e.node).collect()
+        };
+        cyclon_merge(
+            Self::random_view(peer, gradient),
+            entries.entries(),
+            &sent,
+            (size, me),
+        );
+    }
+
+    /// A T-Man exchange from `from` (answered when it is a request) or its answer.
+    fn ranked_by(&mut self, peer: &mut Peer, from: AgentIdx, entries: &Exchanged, reply: bool) {
+        let size = self.policy.config.view_size as usize;
+        if !reply {
+            let own = self.descriptor(peer);
+            let msg = Msg::Rank {
+                entries: self.ranked(peer, own, node_of(from).0),
+                reply: true,
+            };
+            self.send(from, msg);
+        }
+        let salt = crate::ties::peek_salt(&self.rng);
+        tman_merge(&mut peer.view, entries.entries(), (size, self.node.0), salt);
+    }
+}
+
+/// `free` CPU units as CPUs of a machine of `cpus_per_machine`.
+fn cpus(free: u32, cpus_per_machine: f64) -> f32 {
+    (crate::units::to_normalised(free) * cpus_per_machine) as f32
 }
 
 impl Sparrow {
@@ -631,7 +735,10 @@ impl Turn<'_, '_, '_> {
                     self.release(peer, e.from, task, generation); // step 7
                 }
                 Msg::Dead { node: dead } => self.dead(peer, dead),
-                Msg::Gossip if peer.view.is_empty() => self.gossip(peer),
+                // A start, or a restart after the node was offline at its planned exchange.
+                Msg::Gossip if peer.next_gossip_us <= self.policy.round_us => self.gossip(peer),
+                Msg::Shuffle { entries, reply } => self.shuffled(peer, e.from, &entries, reply),
+                Msg::Rank { entries, reply } => self.ranked_by(peer, e.from, &entries, reply),
                 Msg::Finished | Msg::Submit { .. } | Msg::Arrive { .. } | Msg::Gossip => {}
             }
         }

@@ -4,6 +4,7 @@
 //! Agent 0 is the DATACENTER that issues tasks; agent `n + 1` is node `n`'s peer, both a TASK
 //! MASTER (ResourceManager) and an EXECUTOR (RmWorker).
 
+use super::view::Exchanged;
 use crate::greedy::fit::Need;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 
@@ -86,10 +87,26 @@ pub enum Msg {
     },
     /// Engine -> peer: time to exchange the gossip view.
     Gossip,
+    /// Cyclon's shuffle (`view.rs`): a peer's own descriptor and some of its random view to its
+    /// oldest neighbour (`reply` false), or the neighbour's answer (`reply` true).
+    Shuffle {
+        /// The entries given.
+        entries: Exchanged,
+        /// Whether this answers a shuffle.
+        reply: bool,
+    },
+    /// T-Man's exchange (`view.rs`): a peer's own descriptor and its best-ranked entries to its
+    /// best-ranked neighbour, or the neighbour's answer.
+    Rank {
+        /// The entries given.
+        entries: Exchanged,
+        /// Whether this answers an exchange.
+        reply: bool,
+    },
 }
 
 /// Message kind names, in [`Msg::kind`] order (columns `msg_<name>` of ticks.parquet).
-pub const MESSAGE_KINDS: [&str; 11] = [
+pub const MESSAGE_KINDS: [&str; 12] = [
     "arrive",
     "submit",
     "probe",
@@ -100,12 +117,9 @@ pub const MESSAGE_KINDS: [&str; 11] = [
     "finished",
     "dead",
     "gossip",
-    // Counted only (`Outbox::count_delivered`): the view exchanges' requests and answers.
-    "view_exchange",
+    "shuffle",
+    "rank",
 ];
-
-/// [`MESSAGE_KINDS`] index of the view exchanges.
-pub const VIEW_EXCHANGE_KIND: usize = 10;
 
 impl Msg {
     /// Index into [`MESSAGE_KINDS`].
@@ -121,6 +135,8 @@ impl Msg {
             Msg::Finished => 7,
             Msg::Dead { .. } => 8,
             Msg::Gossip => 9,
+            Msg::Shuffle { .. } => 10,
+            Msg::Rank { .. } => 11,
         }
     }
 }
@@ -151,9 +167,10 @@ mod tests {
     use super::*;
     use crate::policy::Envelope;
 
-    /// Every message of a round is copied through the mailbox: keep the envelope small.
+    /// A message is held in the timeline until due (`timeline.rs`): a view exchange's six
+    /// descriptors make the largest.
     #[test]
     fn envelopes_stay_small() {
-        assert!(std::mem::size_of::<Envelope<Msg>>() <= 56);
+        assert!(std::mem::size_of::<Envelope<Msg>>() <= 176);
     }
 }

@@ -36,9 +36,32 @@ impl Item {
 
 /// The messages and wake-ups not yet due.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "Saved", into = "Saved")]
 pub struct Timeline {
     pending: BTreeMap<(i64, u64), Item>,
     next_seq: u64,
+}
+
+/// A [`Timeline`] as saved: its items by (due time, sequence), and the next sequence number.
+#[derive(Serialize, Deserialize)]
+struct Saved(Vec<(i64, u64, Item)>, u64);
+
+impl From<Timeline> for Saved {
+    fn from(t: Timeline) -> Saved {
+        let items = t
+            .pending
+            .into_iter()
+            .map(|((at, s), i)| (at, s, i))
+            .collect();
+        Saved(items, t.next_seq)
+    }
+}
+
+impl From<Saved> for Timeline {
+    fn from(Saved(items, next_seq): Saved) -> Timeline {
+        let pending = items.into_iter().map(|(at, s, i)| ((at, s), i)).collect();
+        Timeline { pending, next_seq }
+    }
 }
 
 impl Timeline {
