@@ -217,6 +217,9 @@ fn late_binding_assigns_an_older_task_then_cancels_the_rest() {
     assert!(w1_peer.queue.is_empty() && w1_peer.reserved.is_empty());
     let master = &h.agents[a(m) as usize];
     assert!(master.pending.is_empty() && master.probes.is_empty());
+    // Counted: three probes deposited, two where their task could not start (W1 full).
+    let counted = [0, 1, 2].map(|k| h.counters.get(k));
+    assert_eq!(counted, [3.0, 2.0, 0.0]);
 }
 
 /// Late binding leaves a task with no probe out, and seed 002's master then waits (no

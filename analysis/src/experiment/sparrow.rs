@@ -5,13 +5,15 @@
 //!
 //! Each Sparrow configuration runs as seed 002 describes it (`base-d*`, the improved ones) and,
 //! for base Sparrow, as the Sparrow authors' simulator runs it (`radlab-d*`: per-job late
-//! binding, one scheduler; `SparrowConfig::radlab`), side by side.
+//! binding, one scheduler; `SparrowConfig::radlab`), side by side, with the two mechanisms
+//! that separate them applied one at a time to base Sparrow with 2 probes
+//! (`base-d2-job-binding`, `base-d2-one-scheduler`).
 //!
 //! Run settings: every run from an empty cell; 10 ms ticks for `omniscient`, which starts a
 //! task at the end of the tick it places it in; 1 s ticks for Sparrow, whose messages are exact
 //! in time whatever the tick (`--net-delay-ms` sets their delay, 0 included).
 
-use engine::sparrow::SparrowConfig;
+use engine::sparrow::{Binding, Scheduler, SparrowConfig};
 use engine::{PolicyConfig, RunConfig};
 use ingest::scenario::ScenarioConfig;
 
@@ -83,6 +85,17 @@ pub fn load(options: &Options) -> Experiment {
     configurations.extend(
         (1..=4).map(|d| sparrow(&format!("radlab-d{d}"), d, SparrowConfig::radlab(), options)),
     );
+    // What separates the two, one mechanism at a time (2 probes).
+    let job_binding = SparrowConfig {
+        binding: Binding::Job,
+        ..SparrowConfig::default()
+    };
+    let one_scheduler = SparrowConfig {
+        scheduler: Scheduler::One,
+        ..SparrowConfig::default()
+    };
+    configurations.push(sparrow("base-d2-job-binding", 2, job_binding, options));
+    configurations.push(sparrow("base-d2-one-scheduler", 2, one_scheduler, options));
     configurations.extend(compared(options));
     let points = LOADS
         .iter()
@@ -409,7 +422,7 @@ mod tests {
             let e = load(&options);
             assert_eq!(e.run.tick.us(), 10_000, "{delay}");
             let names: Vec<&str> = e.configurations.iter().map(|c| c.name.as_str()).collect();
-            assert_eq!(names.len(), 12);
+            assert_eq!(names.len(), 14);
             assert_eq!(
                 names[4..8],
                 ["radlab-d1", "radlab-d2", "radlab-d3", "radlab-d4"]

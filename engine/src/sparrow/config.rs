@@ -39,30 +39,42 @@ pub enum QueueOrder {
     FirstThatFits,
 }
 
-/// Whose Sparrow the policy runs.
+/// Which waiting task a master gives a worker that asks (step 5; late binding).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Seed 002's system: a TASK MASTER per job on the consistent-hash ring (every node is
-    /// master and worker), which answers a worker's confirmation request with its oldest
-    /// waiting task that fits (step 5), whatever job it belongs to.
+pub enum Binding {
+    /// Seed 002's step 5: the master's oldest waiting task that fits, whatever its job.
     #[default]
-    Seed,
-    /// The Sparrow authors' simulator (GitHub `radlab/sparrow`, `simulation_cancellation.py`
-    /// without cancellation or work stealing, which its `run_simulation.py` runs as "Sparrow"):
-    /// one scheduler apart from the workers (the DATACENTER) takes every job at its
-    /// submission; a worker's request gets the probed job's next unlaunched task or, when the
-    /// job has none left, a no-op (the slot stays held for the round trip). The improvements
-    /// do not apply.
-    Radlab,
+    Master,
+    /// The Sparrow authors' (paper and simulator): the probed job's next unlaunched task, or a
+    /// no-op when it has none left (the slot stays held for the round trip).
+    Job,
+}
+
+/// Who masters a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheduler {
+    /// Seed 002's step 1: the node closest to the job on the consistent-hash ring (every node
+    /// is master and worker; a master never probes its own node).
+    #[default]
+    Ring,
+    /// One scheduler apart from the workers (the DATACENTER), as the Sparrow authors' simulator
+    /// runs it (`NUM_SCHEDULERS = 1`); a job reaches it at its submission.
+    One,
 }
 
 /// Sparrow's settings (`[policy]` keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SparrowConfig {
-    /// Seed 002's system or the Sparrow authors' simulator ([`Mode`]).
-    pub mode: Mode,
+    /// Which waiting task a worker's request gets ([`Binding`]).
+    pub binding: Binding,
+    /// Who masters a job ([`Scheduler`]). `binding = "job"` with `scheduler = "one"` is the
+    /// Sparrow authors' simulator (GitHub `radlab/sparrow`, `simulation_cancellation.py`
+    /// without cancellation or work stealing, which its `run_simulation.py` runs as
+    /// "Sparrow"; [`SparrowConfig::radlab`]).
+    pub scheduler: Scheduler,
     /// Probes per task (d; seed 002: 2; the Sparrow paper's probe ratio).
     pub probe_ratio: f64,
     /// Batch sampling: a job's m tasks share ceil(d x m) distinct probes; false probes d
@@ -118,7 +130,8 @@ pub struct SparrowConfig {
 impl Default for SparrowConfig {
     fn default() -> Self {
         SparrowConfig {
-            mode: Mode::Seed,
+            binding: Binding::Master,
+            scheduler: Scheduler::Ring,
             probe_ratio: 2.0,
             batch_sampling: true,
             self_assignment: false,
@@ -139,10 +152,11 @@ impl Default for SparrowConfig {
 }
 
 impl SparrowConfig {
-    /// The Sparrow authors' simulator ([`Mode::Radlab`]), 2 probes per task.
+    /// The Sparrow authors' simulator: per-job binding, one scheduler; 2 probes per task.
     pub fn radlab() -> SparrowConfig {
         SparrowConfig {
-            mode: Mode::Radlab,
+            binding: Binding::Job,
+            scheduler: Scheduler::One,
             ..SparrowConfig::default()
         }
     }
@@ -207,9 +221,9 @@ impl SparrowConfig {
         }
         let improved =
             self.self_assignment || self.probe_propagation || self.view != ViewKind::Uniform;
-        if self.mode == Mode::Radlab && improved {
+        if self.scheduler == Scheduler::One && improved {
             return Some(
-                "mode: \"radlab\" runs the Sparrow authors' simulator, which has none of seed 002's improvements: set self_assignment and probe_propagation to false and view to \"uniform\"".into(),
+                "scheduler: \"one\" masters every job at a scheduler apart from the workers, which seed 002's improvements need (a master that is a worker, gossip between masters): set self_assignment and probe_propagation to false and view to \"uniform\", or scheduler to \"ring\"".into(),
             );
         }
         None

@@ -13,8 +13,8 @@
 //! does not say what becomes of them; re-issued through the ring, they are not lost). Pings are
 //! modelled by that timeout, not sent. A peer whose failure was reported starts empty when its
 //! node comes back; one back before the report keeps its state. The DATACENTER's ring follows
-//! the cell's online nodes at once (new jobs never go to a dead master). In radlab mode
-//! ([`Mode::Radlab`]) the DATACENTER is the one scheduler and masters every job itself.
+//! the cell's online nodes at once (new jobs never go to a dead master). With one scheduler
+//! ([`Scheduler::One`], the Sparrow authors' simulator) the DATACENTER masters every job itself.
 //!
 //! Time is exact (`play.rs`, `timeline.rs`), not the engine's rounds: every message between
 //! nodes takes the network delay to the microsecond and a task starts when its assignment (or
@@ -33,7 +33,7 @@ pub mod sampling;
 pub mod timeline;
 pub mod view;
 
-pub use config::{Mode, QueueOrder, SparrowConfig, ViewKind};
+pub use config::{Binding, QueueOrder, Scheduler, SparrowConfig, ViewKind};
 pub use peer::{DATACENTER, MasterTask, Peer, Placeholder, ProbeRecord, agent_of, node_of};
 pub use play::Delivery;
 pub use protocol::{Action, MESSAGE_KINDS, Msg};
@@ -132,7 +132,7 @@ impl Sparrow {
     }
 
     /// The failure detector: failures reported before `end_us` reach every live peer at their
-    /// report time (and the scheduler, in radlab mode), their tasks arrive again then, and the
+    /// report time (and the one scheduler, if so), their tasks arrive again then, and the
     /// dead peer's state is dropped.
     fn detect(&mut self, cell: &Cell, end_us: i64, agents: &mut [Peer]) {
         let (due, later): (Vec<Failure>, Vec<Failure>) = std::mem::take(&mut self.failures)
@@ -141,8 +141,8 @@ impl Sparrow {
         self.failures = later;
         for f in due {
             let at = f.detect_at_us.max(self.round_us);
-            let radlab = self.config.mode == Mode::Radlab;
-            let told = radlab.then_some(DATACENTER).into_iter();
+            let one = self.config.scheduler == Scheduler::One;
+            let told = one.then_some(DATACENTER).into_iter();
             let peers = self.online.iter().map(|&n| agent_of(NodeIdx(n)));
             for to in told.chain(peers).collect::<Vec<_>>() {
                 let msg = Msg::Dead { node: f.node };
@@ -292,7 +292,7 @@ impl Policy for Sparrow {
         cell: &mut Cell,
         _now_us: i64,
         actions: &[(AgentIdx, Action)],
-        _counters: &mut PolicyCounters,
+        counters: &mut PolicyCounters,
     ) {
         for &(_, action) in actions {
             match action {
@@ -311,6 +311,11 @@ impl Policy for Sparrow {
                         self.retry.push((task, generation));
                     }
                 }
+                Action::Deposited { ready, hops, .. } => {
+                    counters.add(0, 1.0);
+                    counters.add(1, if ready { 0.0 } else { 1.0 });
+                    counters.add(2, f64::from(hops));
+                }
                 Action::QueueLength { node, length } => {
                     if let Some(q) = self.queue_len.get_mut(node.index()) {
                         *q = length;
@@ -322,6 +327,10 @@ impl Policy for Sparrow {
 
     fn exact_time(&self) -> bool {
         true
+    }
+
+    fn counter_kinds(&self) -> &'static [crate::policy::CounterKind] {
+        &protocol::COUNTERS
     }
 
     fn take_messages(&mut self, counts: &mut [u64]) {
@@ -356,7 +365,7 @@ impl Policy for Sparrow {
 impl crate::policy::PolicySpec for SparrowConfig {
     type Policy = Sparrow;
 
-    const ABOUT: &'static str = "seed 002: Sparrow (batch sampling, late binding, failure detection) and its improvements (self-assignment, probe propagation, softmax next hops, Cyclon/Gradient views); mode = \"radlab\" runs the Sparrow authors' simulator";
+    const ABOUT: &'static str = "seed 002: Sparrow (batch sampling, late binding, failure detection) and its improvements (self-assignment, probe propagation, softmax next hops, Cyclon/Gradient views); binding = \"job\" with scheduler = \"one\" runs the Sparrow authors' simulator";
 
     /// Messages are exact in time whatever the tick (`play.rs`): any tick will do.
     fn validate(&self, _run: &crate::policy::RunSettings) -> Result<(), String> {

@@ -17,7 +17,7 @@ use ingest::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
-use super::config::{Mode, QueueOrder, ViewKind};
+use super::config::{Binding, QueueOrder, Scheduler, ViewKind};
 use super::protocol::{Action, Msg};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{Exchanged, ViewEntry, best, cyclon_merge, oldest, shuffle_length, tman_merge};
@@ -63,7 +63,7 @@ pub struct ProbeRecord {
     pub task: TaskIdx,
     /// Its generation.
     pub generation: u32,
-    /// The task's job (the probe's identity in radlab mode, after the task's slot is reused).
+    /// The task's job (the probe's identity under per-job binding, after the task's slot is reused).
     pub job: u64,
 }
 
@@ -332,6 +332,11 @@ impl Turn<'_, '_, '_> {
             }
         }
         peer.queue.push_back(p);
+        self.out.act(Action::Deposited {
+            node: self.node,
+            ready: runs_now,
+            hops,
+        });
         let queued = Msg::ProbeQueued {
             task: p.task,
             generation: p.generation,
@@ -401,9 +406,9 @@ impl Turn<'_, '_, '_> {
         let cell = self.ctx.cell;
         let node = node_of(worker);
         peer.pending.retain(|t| pending(cell, t.task, t.generation));
-        // Radlab: the probed job's next task only.
+        // Per-job binding: the probed job's next task only.
         let job = |t: TaskIdx| cell.tasks.job_id()[t.index()];
-        let per_job = self.policy.config.mode == Mode::Radlab;
+        let per_job = self.policy.config.binding == Binding::Job;
         let chosen = peer.pending.iter().position(|t| {
             need.at_least(&t.need)
                 && cell.satisfies(node, t.task)
@@ -592,8 +597,8 @@ fn cpus(free: u32, cpus_per_machine: f64) -> f32 {
 }
 
 impl Sparrow {
-    /// The DATACENTER's instant: each arrival handed at once to its job's master (step 1); in
-    /// radlab mode it is the one scheduler and masters them itself.
+    /// The DATACENTER's instant: each arrival handed at once to its job's master (step 1); as
+    /// the one scheduler ([`Scheduler::One`]) it masters them itself.
     pub(super) fn datacenter_step(
         &self,
         ctx: &StepCtx<'_>,
@@ -601,7 +606,7 @@ impl Sparrow {
         inbox: &[Envelope<Msg>],
         out: &mut Outbox<'_, Msg, Action>,
     ) {
-        if self.config.mode == Mode::Radlab {
+        if self.config.scheduler == Scheduler::One {
             let turn = Turn {
                 policy: self,
                 ctx,

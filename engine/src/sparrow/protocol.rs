@@ -141,7 +141,16 @@ impl Msg {
     }
 }
 
-/// A change a Sparrow agent asks for, applied after the round in agent order.
+/// Sparrow's counters (`ticks/` columns and summary totals): probes deposited, those deposited
+/// where their task could not start at once (they queue: how well the views find room), and
+/// the propagation hops they took.
+pub const COUNTERS: [crate::policy::CounterKind; 3] = [
+    crate::policy::CounterKind::count("probes_deposited"),
+    crate::policy::CounterKind::count("probes_queued"),
+    crate::policy::CounterKind::count("probe_hops"),
+];
+
+/// A change a Sparrow agent asks for, applied after the instant in agent order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Action {
     /// Start a pending task on a node (an assignment or a self-assignment).
@@ -152,6 +161,16 @@ pub enum Action {
         generation: u32,
         /// The node.
         node: NodeIdx,
+    },
+    /// A probe was deposited at `node` (counted: [`COUNTERS`]): `ready` when its task could
+    /// start there at once, after `hops` propagation hops.
+    Deposited {
+        /// The node.
+        node: NodeIdx,
+        /// Whether it found room (nothing queued, its REQUISITES free).
+        ready: bool,
+        /// Hops it was passed on before.
+        hops: u8,
     },
     /// A worker's queue length changed (what gossip exchanges read).
     QueueLength {
