@@ -36,9 +36,11 @@ pub struct NbsConfig {
     pub horizon_slots: u32,
     /// Soft deadlines' decay per second, mu (chosen: 0.1).
     pub mu: f64,
-    /// Weight of the earliness tie-break among (nearly) equal bargains (`Problem::earliness`;
-    /// chosen: 1e-3; 0 is the seed's objective alone). It moves seed 004's Figs. 4 and 6
-    /// (with slack before every deadline, it is what serves high priorities first).
+    /// Weight of an earliness tie-break among (nearly) equal bargains (`Problem::earliness`):
+    /// not in seed 004, so off (0, the seed's objective alone) by default. It decides seed 004's
+    /// Figs. 4 and 6: with slack before every deadline the seed's objective is indifferent to
+    /// who goes first, and only the tie-break serves high priorities first (1e-3 does;
+    /// `problem.rs`'s worked case, `bench-results/nbs-earliness-2026-11-28.md`).
     pub earliness: f64,
     /// The least time between two solves, seconds (chosen: 0, a solve at every arrival,
     /// departure or capacity change, the seed's rule). Within it, a job without a share gets one
@@ -56,7 +58,7 @@ impl Default for NbsConfig {
             slot_s: 10.0,
             horizon_slots: 30,
             mu: 0.1,
-            earliness: 1e-3,
+            earliness: 0.0,
             classes_above_jobs: 64,
             min_resolve_s: 0.0,
         }
