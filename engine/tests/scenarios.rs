@@ -170,6 +170,15 @@ fn sparrow_config(policy: engine::sparrow::SparrowConfig, threads: usize) -> Run
     }
 }
 
+/// `scenario` generated into `root/raw` and ingested into `root/pq` (returned).
+fn scenario_cell(root: &Path, scenario: &ScenarioConfig) -> std::path::PathBuf {
+    let raw = root.join("raw");
+    generate_scenario(&raw, scenario).unwrap();
+    let pq = root.join("pq");
+    ingest_dir(&raw, &pq);
+    pq
+}
+
 /// The (job ID, queue time, run time) of `run`'s tasks, microseconds, by job ID.
 fn queue_times(run: &Path) -> Vec<(u64, i64, i64)> {
     let tasks = read_parquet(&run.join("tasks"));
@@ -196,15 +205,14 @@ fn sparrow_queue_times_on_an_idle_cell_are_its_message_delays() {
     use engine::sim_time::SimDuration;
     use engine::sparrow::SparrowConfig;
     let root = tempfile::tempdir().unwrap();
-    let raw = root.path().join("raw");
-    let scenario = ScenarioConfig {
-        load_pct: 1,
-        tasks: Some(20),
-        ..ScenarioConfig::default()
-    };
-    generate_scenario(&raw, &scenario).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
+    let pq = scenario_cell(
+        root.path(),
+        &ScenarioConfig {
+            load_pct: 1,
+            tasks: Some(20),
+            ..ScenarioConfig::default()
+        },
+    );
     let delay = |us: i64| SimDuration::from_us(us);
     let cases = [
         ("base", SparrowConfig::default(), "10ms", 1_500),
@@ -257,20 +265,20 @@ fn sparrow_queue_times_on_an_idle_cell_are_its_message_delays() {
 
 /// Sparrow's numbers do not depend on the tick (issue 59): 300 tasks of the load scenario at
 /// 90 % give every task the same queue and run time at ticks of 10 ms, 100 ms and 1 s, for
-/// base Sparrow with 1 probe, radlab mode and Random Walk (its gossip views read the cell).
+/// base Sparrow with 1 probe, radlab mode and Random Walk (its gossip views exchanged by
+/// messages).
 #[test]
 fn sparrow_gives_every_task_the_same_times_at_any_tick() {
     use engine::sparrow::SparrowConfig;
     let root = tempfile::tempdir().unwrap();
-    let raw = root.path().join("raw");
-    let scenario = ScenarioConfig {
-        load_pct: 90,
-        tasks: Some(300),
-        ..ScenarioConfig::default()
-    };
-    generate_scenario(&raw, &scenario).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
+    let pq = scenario_cell(
+        root.path(),
+        &ScenarioConfig {
+            load_pct: 90,
+            tasks: Some(300),
+            ..ScenarioConfig::default()
+        },
+    );
     let policies = [
         SparrowConfig {
             probe_ratio: 1.0,
@@ -305,16 +313,15 @@ fn sparrow_gives_every_task_the_same_times_at_any_tick() {
 #[test]
 fn sparrow_is_deterministic_across_threads_and_resume_at_sub_second_ticks() {
     let root = tempfile::tempdir().unwrap();
-    let raw = root.path().join("raw");
-    let scenario = ScenarioConfig {
-        name: "sparrow-random".into(),
-        nodes: Some(8),
-        tasks: Some(200),
-        ..ScenarioConfig::default()
-    };
-    generate_scenario(&raw, &scenario).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
+    let pq = scenario_cell(
+        root.path(),
+        &ScenarioConfig {
+            name: "sparrow-random".into(),
+            nodes: Some(8),
+            tasks: Some(200),
+            ..ScenarioConfig::default()
+        },
+    );
     use engine::sparrow::SparrowConfig as S;
     for (name, policy) in [("base", S::default()), ("gradient", S::gradient_search())] {
         let mut outputs = Vec::new();
@@ -344,16 +351,15 @@ fn sparrow_is_deterministic_across_threads_and_resume_at_sub_second_ticks() {
 #[test]
 fn sparrow_runs_every_task_through_a_scenarios_node_failures() {
     let root = tempfile::tempdir().unwrap();
-    let raw = root.path().join("raw");
-    let scenario = ScenarioConfig {
-        load_pct: 30,
-        tasks: Some(300),
-        failures: (0..10).map(|m| (m, 20.0)).collect(),
-        ..ScenarioConfig::default()
-    };
-    generate_scenario(&raw, &scenario).unwrap();
-    let pq = root.path().join("pq");
-    ingest_dir(&raw, &pq);
+    let pq = scenario_cell(
+        root.path(),
+        &ScenarioConfig {
+            load_pct: 30,
+            tasks: Some(300),
+            failures: (0..10).map(|m| (m, 20.0)).collect(),
+            ..ScenarioConfig::default()
+        },
+    );
     let run = root.path().join("run");
     let mut config = sparrow_config(engine::sparrow::SparrowConfig::default(), 2);
     config.hours = Some(120.0 / 3600.0);
