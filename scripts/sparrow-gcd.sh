@@ -4,7 +4,8 @@
 # in one `cellsim report`: seed 000's Table 4 classes, pending tasks, queue time per task and per
 # job (mean / p50 / p99 ms; the trace's t = 0 tasks count from the window's start: their initial
 # placement), speed and peak RSS. The queueing policies run at 100 ms ticks of ROUNDS rounds
-# (200: one 0.5 ms network delay each); MASB at its own 60 s ticks. With MULTIPLY > 1 omniscient
+# (200; Sparrow plays its messages in exact time whatever the rounds); MASB at its own 60 s
+# ticks. With MULTIPLY > 1 omniscient
 # is left out (it knows run times by the trace's own job IDs).
 #
 # Usage: scripts/sparrow-gcd.sh PARQUET_DIR OUT_DIR [HOURS (2)] [MULTIPLY (1)]
