@@ -193,6 +193,25 @@ mod tests {
         assert_eq!(free_amounts(&nodes, 0), [40, 50, 30, 60]);
     }
 
+    /// `Cell::charge` (what a task's end frees, read by the replay, which cannot call this
+    /// module) is `Need::of(..).amounts()`: by requests and by usage, production or not. A
+    /// production task's requests count; a batch one's do not.
+    #[test]
+    fn the_cells_charge_is_the_needs_amounts() {
+        for fit_by in [FitBy::Requests, FitBy::Usage] {
+            let mut cell = Cell::default();
+            cell.set_fit_by(fit_by);
+            for (k, priority) in [0u8, 9].into_iter().enumerate() {
+                let t = cell.tasks.alloc(1, k as u32, priority, 0);
+                cell.set_request(t, 300, 200);
+                cell.set_usage(t, 120, 80, i64::MAX);
+                let want = Need::of(&cell, t).amounts();
+                assert_eq!(cell.charge(t), want, "{fit_by:?} priority {priority}");
+                assert_eq!(want[2] > 0, priority >= ingest::codes::PRODUCTION_PRIORITY);
+            }
+        }
+    }
+
     #[test]
     fn free_after_sums_the_shares_left() {
         let nodes = node();

@@ -311,7 +311,7 @@ impl Policy for Sparrow {
                         self.retry.push((task, generation));
                     }
                 }
-                Action::Deposited { ready, hops, .. } => {
+                Action::Deposited { ready, hops } => {
                     counters.add(0, 1.0);
                     counters.add(1, if ready { 0.0 } else { 1.0 });
                     counters.add(2, f64::from(hops));

@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use super::Sparrow;
 use super::config::{Binding, QueueOrder, Scheduler, ViewKind};
 use super::protocol::{Action, Msg};
-use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
+use super::sampling::{
+    distinct_accepted, distinct_uniform, first_shuffled, probe_targets, softmax_distinct,
+};
 use super::view::{Exchanged, ViewEntry, best, cyclon_merge, oldest, shuffle_length, tman_merge};
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Amounts, Need, covers, free_amounts};
@@ -333,7 +335,6 @@ impl Turn<'_, '_, '_> {
         }
         peer.queue.push_back(p);
         self.out.act(Action::Deposited {
-            node: self.node,
             ready: runs_now,
             hops,
         });
@@ -462,14 +463,8 @@ impl Turn<'_, '_, '_> {
 
     /// Up to `count` entries of `view` drawn uniformly, never `exclude`'s.
     fn pick(&mut self, view: &[ViewEntry], count: usize, exclude: u32) -> Vec<ViewEntry> {
-        let mut rest: Vec<ViewEntry> = view.iter().copied().filter(|e| e.node != exclude).collect();
-        let want = count.min(rest.len());
-        for k in 0..want {
-            let j = k + self.rng.below((rest.len() - k) as u64) as usize;
-            rest.swap(k, j);
-        }
-        rest.truncate(want);
-        rest
+        let rest: Vec<ViewEntry> = view.iter().copied().filter(|e| e.node != exclude).collect();
+        first_shuffled(&mut self.rng, rest, count)
     }
 
     /// The view Cyclon keeps: the next-hop view itself, or the random layer under Gradient.
@@ -502,8 +497,7 @@ impl Turn<'_, '_, '_> {
         }
         let salt = crate::ties::peek_salt(&self.rng);
         let own = self.descriptor(peer);
-        let random = std::mem::take(Self::random_view(peer, gradient));
-        let mut random = random;
+        let mut random = std::mem::take(Self::random_view(peer, gradient));
         if let Some(q) = oldest(&random, salt) {
             let partner = random.remove(q).node;
             let others = self.pick(&random, shuffle - 1, partner);
@@ -558,8 +552,8 @@ impl Turn<'_, '_, '_> {
         let sent: Vec<u32> = if reply {
             std::mem::take(&mut peer.sent)
         } else {
-            let view = Self::random_view(peer, gradient).clone();
-            let answer = self.pick(&view, shuffle_length(size), node_of(from).0);
+            let view = Self::random_view(peer, gradient);
+            let answer = self.pick(view, shuffle_length(size), node_of(from).0);
             let msg = Msg::Shuffle {
                 entries: Exchanged::of(&answer),
                 reply: true,

@@ -92,19 +92,13 @@ impl Sparrow {
         self.held.get(n.index()).copied().unwrap_or([0; 4])
     }
 
-    /// Releases the held room of the tasks ended by `at_us`.
+    /// Releases the held room of the tasks ended by `at_us` (`ending` is latest first).
     fn release_ended(&mut self, at_us: i64) {
-        let mut k = 0;
-        while k < self.ending.len() {
-            let (end, node, freed) = self.ending[k];
-            if end <= at_us {
-                for (h, f) in self.held[node.index()].iter_mut().zip(freed) {
-                    *h -= f;
-                }
-                self.ending.swap_remove(k);
-            } else {
-                k += 1;
+        while let Some(&(_, node, freed)) = self.ending.last().filter(|e| e.0 <= at_us) {
+            for (h, f) in self.held[node.index()].iter_mut().zip(freed) {
+                *h -= f;
             }
+            self.ending.pop();
         }
     }
 
@@ -116,6 +110,8 @@ impl Sparrow {
         (end_us, seed): (i64, u64),
         counters: &mut PolicyCounters,
     ) {
+        // Latest end first: each instant pops what it releases (not a scan of the tick's ends).
+        self.ending.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
         let mut s = std::mem::take(&mut self.scratch);
         s.slot.resize(agents.len(), u32::MAX);
         s.counted.resize(self.sent.len(), 0);

@@ -162,11 +162,9 @@ pub enum Action {
         /// The node.
         node: NodeIdx,
     },
-    /// A probe was deposited at `node` (counted: [`COUNTERS`]): `ready` when its task could
+    /// A probe was deposited at a worker (counted: [`COUNTERS`]): `ready` when its task could
     /// start there at once, after `hops` propagation hops.
     Deposited {
-        /// The node.
-        node: NodeIdx,
         /// Whether it found room (nothing queued, its REQUISITES free).
         ready: bool,
         /// Hops it was passed on before.
