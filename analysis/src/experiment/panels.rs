@@ -114,11 +114,23 @@ where
             .iter()
             .map(|&(x, y)| (x, y.max(floor)))
             .collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
+        // Past the palette, lines are dashed (the colours come round again).
+        let style = colour.stroke_width(2);
+        let drawn = if k < COLOURS.len() {
+            chart.draw_series(LineSeries::new(points.clone(), style))
+        } else {
+            chart.draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))
+        };
+        let dashed = k >= COLOURS.len();
+        drawn
             .map_err(|e| e.to_string())?
             .label(line.name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour));
+            .legend(move |(x, y)| {
+                let (end, start) = if dashed { (6, 12) } else { (18, 18) };
+                EmptyElement::at((x, y))
+                    + PathElement::new([(0, 0), (end, 0)], colour)
+                    + PathElement::new([(start, 0), (18, 0)], colour)
+            });
         chart
             .draw_series(points.iter().map(|&q| Circle::new(q, 3, colour.filled())))
             .map_err(|e| e.to_string())?;
