@@ -344,8 +344,9 @@ fn sparrow_is_deterministic_across_threads_and_resume_at_sub_second_ticks() {
 }
 
 /// Seed 002's failure detector on a scenario's failure list: 10 of the 50 nodes are removed
-/// 20 s into a 30 %-load run. Every live peer hears of each failure once (10 x 40 `dead`
-/// messages); the tasks running there wait at least the 3 s timeout before they run again (their
+/// 20 s into a 30 %-load run. Only the peers that subscribed a failed node (held its probes or
+/// place-holders) hear of it, each once: fewer `dead` messages than the 10 x 40 of telling every
+/// live peer; the tasks running there wait at least the 3 s timeout before they run again (their
 /// queue time counts from their submission: at least the 3 s from the failure); every job still
 /// completes.
 #[test]
@@ -364,7 +365,8 @@ fn sparrow_runs_every_task_through_a_scenarios_node_failures() {
     let mut config = sparrow_config(engine::sparrow::SparrowConfig::default(), 2);
     config.hours = Some(120.0 / 3600.0);
     let summary = run_policy(&config, &pq, &run);
-    assert_eq!(summary.totals.messages["dead"], 10 * 40);
+    let dead = summary.totals.messages["dead"];
+    assert!(dead > 0 && dead < 10 * 40, "{dead}");
     let jobs = read_parquet(&run.join("jobs"));
     assert_eq!(jobs.num_rows(), 300, "every job completes");
     let queue = queue_times(&run);

@@ -3,8 +3,9 @@
 //! worker an older task than the one it was probed for, then a Cancel and the worker's retry;
 //! a task left with no probe out by late binding waiting for a later confirmation (or, with
 //! `reprobe`, probed again);
-//! a worker dying with a probe queued (its master re-probes once the detector reports it); a
-//! master dying with its place-holders queued at a worker (cancelled, the task issued again).
+//! a worker dying with a probe queued (its master re-probes at its detector's verdict: the first
+//! ping to miss plus 3 s); a master dying with its place-holders queued at a worker (cancelled,
+//! the task issued again); an assignment lost in flight to a dying worker.
 //!
 //! Time is exact (issue 59): every message between nodes takes the 0.5 ms network delay to
 //! the microsecond and the DATACENTER hands a task to its master as it is submitted; ticks last
@@ -14,12 +15,12 @@
 mod common;
 
 use engine::cell::{Cell, TaskState};
-use engine::ids::{NodeIdx, TaskIdx, Tick};
+use engine::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use engine::policy::{Policy, PolicyCounters};
 use engine::queue_outputs::QueueOutputs;
 use engine::replay::{EndedTask, MachineChange, TickEvents};
 use engine::sparrow::sampling::Ring;
-use engine::sparrow::{MESSAGE_KINDS, Peer, Sparrow, SparrowConfig, agent_of};
+use engine::sparrow::{MESSAGE_KINDS, Peer, Sparrow, SparrowConfig, agent_of, detector};
 use engine::units::to_units;
 use ingest::codes::TRACE_START_US;
 
@@ -287,42 +288,70 @@ fn a_task_whose_probes_went_to_older_tasks_waits_unless_reprobe() {
     assert_eq!(probes(&h), 3);
 }
 
-/// A worker dies with T1's only probe queued: 3 s later (the detector's timeout, from the end
-/// of the tick that removed it) every live peer hears, the master re-probes T1 (its only other
-/// choice, W2) and it runs there, 3 delays after the report.
-#[test]
-fn a_dead_workers_probes_are_sent_again_after_the_timeout() {
-    let job = 11;
-    let (m, w1, w2) = roles(job, 3);
-    let mut h = Harness::new(3, SparrowConfig::default());
-    h.blocker(w1);
-    h.cell.set_machine(NodeIdx(w2), false, None);
-    let t1 = h.submit(job, 0, 0.2);
-    h.until(10_000);
-    assert_eq!(h.messages_at(500), [(a(m), a(w1), "probe")]);
-    h.set_online(w2, true);
-    h.set_online(w1, false);
-    // Removed in the tick ending at 20 ms: reported at 3.02 s.
-    h.until(3_020_000);
-    assert_eq!(h.running_on(t1), None);
-    assert!(h.log.iter().all(|e| e.0 <= 1_000));
-    h.until(3_030_000);
-    let mut dead = vec![(0, a(m), "dead"), (0, a(w2), "dead")];
-    dead.sort();
-    assert_eq!(h.messages_at(3_020_000), dead);
-    assert_eq!(h.messages_at(3_020_500), [(a(m), a(w2), "probe")]);
-    assert_eq!(
-        h.messages_at(3_021_000),
-        [(a(w2), a(m), "confirm"), (a(w2), a(m), "probe_queued")]
-    );
-    assert_eq!(h.messages_at(3_021_500), [(a(m), a(w2), "assign")]);
-    assert_eq!(h.running_on(t1), Some(w2));
-    assert_eq!(h.started_at(t1), 3_021_500);
+/// When agent `agent`'s detector (seed 0, pings every second at its phase, `delay_us` each way)
+/// reports a node that failed `failed_us` after the trace's start: pings are sent one by one
+/// until one arrives at the dead node; the verdict is 3 s after it.
+fn verdict(agent: u32, failed_us: i64, delay_us: i64) -> i64 {
+    let phase = detector::ping_phase_us(0, AgentIdx(agent), 1_000_000);
+    let failed = TRACE_START_US + failed_us;
+    let mut ping = phase;
+    while ping + delay_us < failed {
+        ping += 1_000_000;
+    }
+    ping + 3_000_000 - TRACE_START_US
 }
 
-/// A master dies with T1's place-holder queued at a full worker: after the timeout the worker
-/// drops it, and T1 (pending at the dead master) is issued again through the ring, whose owner
-/// is now a live node (handed over at once); it runs once a worker has room.
+/// A worker W1 dies (removed as the tick of 10 ms begins) with T1's only probe queued. Its
+/// master M subscribed it when probing: M's detector reports it 3 s after its first ping to
+/// miss, M re-probes T1 (its only other choice, W2) and it runs there, 3 delays after the
+/// report. W2, which never dealt with W1, hears nothing. With `back`, W1 returns 10 ms later,
+/// empty (a new incarnation, its queued probe lost), and is reported all the same.
+#[test]
+fn a_dead_workers_probes_are_sent_again_at_its_masters_verdict() {
+    for back in [false, true] {
+        let job = 11;
+        let (m, w1, w2) = roles(job, 3);
+        let mut h = Harness::new(3, SparrowConfig::default());
+        h.blocker(w1);
+        h.cell.set_machine(NodeIdx(w2), false, None);
+        let t1 = h.submit(job, 0, 0.2);
+        h.until(10_000);
+        assert_eq!(h.messages_at(500), [(a(m), a(w1), "probe")]);
+        assert_eq!(h.agents[a(w1) as usize].queue.len(), 1);
+        h.set_online(w2, true);
+        h.set_online(w1, false);
+        h.until(20_000);
+        assert!(h.agents[a(w1) as usize].queue.is_empty(), "crashed");
+        if back {
+            h.set_online(w1, true);
+        }
+        let at = verdict(a(m), 10_000, 500);
+        assert!((3_009_500..4_009_500).contains(&at));
+        h.until(at - at % TICK_US);
+        assert_eq!(h.running_on(t1), None);
+        assert!(h.log.iter().all(|e| e.0 <= 1_000), "back: {back}");
+        h.until(at + 20_000);
+        let dead: Vec<_> = h.log.iter().filter(|e| e.3 == "dead").copied().collect();
+        assert_eq!(dead, [(at as u64, a(m), a(m), "dead")], "back: {back}");
+        let (t, _, to, kind) = h.log[h.log.iter().position(|e| e.0 > at as u64).unwrap()];
+        assert_eq!((t, kind), (at as u64 + 500, "probe"));
+        if !back {
+            assert_eq!(to, a(w2));
+            assert_eq!(
+                h.messages_at(at as u64 + 1_000),
+                [(a(w2), a(m), "confirm"), (a(w2), a(m), "probe_queued")]
+            );
+            assert_eq!(h.messages_at(at as u64 + 1_500), [(a(m), a(w2), "assign")]);
+        }
+        assert!(h.running_on(t1).is_some(), "back: {back}");
+        assert!(h.started_at(t1) >= at + 1_500);
+    }
+}
+
+/// A master M dies with T1's place-holders queued at two full workers: each worker subscribed
+/// M and drops its place-holder at its own detector's verdict; T1 (pending at the dead master)
+/// is issued again through the ring at the DATACENTER's verdict, to a live owner (handed over
+/// at once); it runs once a worker has room.
 #[test]
 fn a_dead_masters_placeholders_are_cancelled_and_its_tasks_issued_again() {
     let job = 5;
@@ -335,9 +364,15 @@ fn a_dead_masters_placeholders_are_cancelled_and_its_tasks_issued_again() {
     let queued = |h: &Harness, n: u32| h.agents[a(n) as usize].queue.len();
     assert_eq!((queued(&h, w1), queued(&h, w2)), (1, 1));
     h.set_online(m, false);
-    h.until(3_020_000);
-    assert_eq!((queued(&h, w1), queued(&h, w2)), (1, 1), "not yet detected");
-    h.until(3_030_000);
+    let (at1, at2, at0) = (
+        verdict(a(w1), 10_000, 500),
+        verdict(a(w2), 10_000, 500),
+        verdict(0, 10_000, 500),
+    );
+    let first = at0.min(at1).min(at2);
+    h.until(first - first % TICK_US);
+    assert_eq!((queued(&h, w1), queued(&h, w2)), (1, 1), "not yet reported");
+    h.until(at0.max(at1).max(at2) + 10_000);
     let owner = Ring::new(
         [(w1, 100 + w1 as u64), (w2, 100 + w2 as u64)].into_iter(),
         16,
@@ -345,13 +380,16 @@ fn a_dead_masters_placeholders_are_cancelled_and_its_tasks_issued_again() {
     .owner(job)
     .unwrap();
     let mut expected = vec![
-        (0, 0, "arrive"),
-        (0, a(owner), "submit"),
-        (0, a(w1), "dead"),
-        (0, a(w2), "dead"),
+        (at0 as u64, 0, 0, "arrive"),
+        (at0 as u64, 0, a(owner), "submit"),
+        (at1 as u64, a(w1), a(w1), "dead"),
+        (at2 as u64, a(w2), a(w2), "dead"),
     ];
     expected.sort();
-    assert_eq!(h.messages_at(3_020_000), expected);
+    let mut got: Vec<_> = h.log.iter().filter(|e| e.0 > 1_000).copied().collect();
+    got.retain(|e| e.0 <= at0 as u64 || e.3 != "probe" && e.3 != "probe_queued");
+    got.sort();
+    assert_eq!(got, expected);
     let from_dead = |h: &Harness, n: u32| {
         let peer = &h.agents[a(n) as usize];
         peer.queue.iter().any(|p| p.master == agent_of(NodeIdx(m)))
@@ -359,9 +397,39 @@ fn a_dead_masters_placeholders_are_cancelled_and_its_tasks_issued_again() {
     assert!(!from_dead(&h, w1) && !from_dead(&h, w2));
     h.free(b1);
     h.free(b2);
-    h.until(3_100_000);
+    h.until(at0.max(at1).max(at2) + 100_000);
     assert!(h.running_on(t1).is_some());
     assert_ne!(h.running_on(t1), Some(m));
+}
+
+/// An assignment in flight to a worker that dies (4 ms delays, so the assignment sent at 8 ms
+/// arrives at 12 ms, after the removal at 10 ms): the task is lost there, and its master, which
+/// no longer held a probe at that worker, learns at its detector's verdict and probes it again.
+#[test]
+fn a_task_assigned_to_a_worker_that_died_is_probed_again_at_its_masters_verdict() {
+    let job = 11;
+    let (m, w1, w2) = roles(job, 3);
+    let config = SparrowConfig {
+        net_delay: engine::sim_time::SimDuration::from_us(4_000),
+        ..SparrowConfig::default()
+    };
+    let mut h = Harness::new(3, config);
+    let b2 = h.blocker(w2);
+    let t1 = h.submit(job, 0, 0.2);
+    h.until(10_000);
+    assert!(h.messages_at(8_000).contains(&(a(w1), a(m), "confirm")));
+    h.set_online(w1, false);
+    h.until(20_000);
+    assert_eq!(h.messages_at(12_000), [(a(m), a(w1), "assign")]);
+    assert_eq!(h.running_on(t1), None);
+    let at = verdict(a(m), 10_000, 4_000);
+    h.until(at + 10_000);
+    assert!(h.log.iter().all(|e| e.3 != "dead"), "M held no probe at W1");
+    assert_eq!(h.messages_at(at as u64), [(0, a(m), "submit")]);
+    assert_eq!(h.messages_at(at as u64 + 4_000), [(a(m), a(w2), "probe")]);
+    h.free(b2);
+    h.until(at + 100_000);
+    assert_eq!(h.running_on(t1), Some(w2));
 }
 
 /// Step 4's queue order. Two nodes: the master M and a worker W with 0.5 CPU free. A job's

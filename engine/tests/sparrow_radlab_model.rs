@@ -55,9 +55,12 @@ fn workload(seed: u64, jobs: usize, load: f64, max_tasks: u32) -> Vec<Job> {
         .collect()
 }
 
+/// Each (job, task index)'s start time, microseconds.
+type Starts = BTreeMap<(u64, u32), i64>;
+
 /// Cellsim's radlab Sparrow over `jobs`: each (job, task index)'s start time, and each job's
 /// probe targets (worker numbers) in the order they were delivered.
-fn cellsim(jobs: &[Job], probes: f64) -> (BTreeMap<(u64, u32), i64>, Vec<Vec<u32>>) {
+fn cellsim(jobs: &[Job], probes: f64) -> (Starts, Vec<Vec<u32>>) {
     let mut cell = Cell::default();
     for n in 0..WORKERS {
         cell.add_machine(100 + u64::from(n), to_units(1.0), to_units(1.0));

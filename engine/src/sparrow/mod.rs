@@ -5,27 +5,31 @@
 //! `peer.rs`). Each tick, after the trace's events, [`Sparrow::begin_tick`](Policy::begin_tick)
 //! hands each task that became pending to the DATACENTER at its submission time (an `Arrive`,
 //! which it hands on at once to the job's master on the consistent-hash ring, `sampling.rs`),
-//! tells each worker whose task ended, at the task's end (`Finished`: step 8), and plays the
-//! failure detector: `failure_timeout` after a node goes offline (a GCD machine REMOVE), every
-//! live peer hears `Dead` (masters drop its probes and re-probe tasks left with none, workers
-//! cancel its place-holders), the tasks it ran (displaced by the replay) arrive again, and so do
-//! the tasks its master had not assigned (their placeholders elsewhere are cancelled: seed 002
-//! does not say what becomes of them; re-issued through the ring, they are not lost). Pings are
-//! modelled by that timeout, not sent. A peer whose failure was reported starts empty when its
-//! node comes back; one back before the report keeps its state. The DATACENTER's ring follows
-//! the cell's online nodes at once (new jobs never go to a dead master). With one scheduler
-//! ([`Scheduler::One`], the Sparrow authors' simulator) the DATACENTER masters every job itself.
+//! tells each worker whose task ended, at the task's end (`Finished`: step 8), and crashes the
+//! nodes the trace removes: a removed node's peer loses its state at once and every peer that
+//! subscribed it hears `Dead` at its own detector's verdict (`detector.rs`: the first ping to
+//! miss it plus the 3 s timeout). Then masters drop its probes and re-probe tasks left with
+//! none, workers cancel its place-holders, and the master of each task it ran (displaced by the
+//! replay) or was being handed (`Action::Lost`) probes that task again. The tasks its own master
+//! had not assigned are issued again through the ring at the DATACENTER's verdict (their
+//! place-holders elsewhere are cancelled: seed 002 does not say what becomes of them; re-issued,
+//! they are not lost). A node back online is a new incarnation and starts empty. The
+//! DATACENTER's ring follows the cell's online nodes at once (new jobs never go to a dead
+//! master). With one scheduler ([`Scheduler::One`], the Sparrow authors' simulator) the
+//! DATACENTER masters every job itself.
 //!
 //! Time is exact (`play.rs`, `timeline.rs`), not the engine's rounds: every message between
 //! nodes takes the network delay to the microsecond and a task starts when its assignment (or
 //! self-assignment) arrives, whatever the tick, so an unqueued task under base Sparrow waits
 //! exactly 3 delays (probe, confirmation request, assignment) and 0 with no delay.
 //!
-//! Invariants: `queue_len[n]` is node `n`'s published queue length; `ring` and `online` are
-//! the cell's online nodes (rebuilt when a machine changes, not saved); between ticks the
-//! timeline holds only items due at or after the tick's end.
+//! Invariants: `queue_len[n]` is node `n`'s published queue length; `failed_us[n]` when node
+//! `n` last failed; `placed[t]` the master and node of task slot `t`'s last placement; `ring` and `online` are the cell's online nodes (rebuilt when a machine
+//! changes, not saved); between ticks the timeline holds only items due at or after the
+//! tick's end.
 
 mod config;
+pub mod detector;
 mod peer;
 mod play;
 mod protocol;
@@ -38,8 +42,6 @@ pub use peer::{DATACENTER, MasterTask, Peer, Placeholder, ProbeRecord, agent_of,
 pub use play::Delivery;
 pub use protocol::{Action, MESSAGE_KINDS, Msg};
 
-use serde::{Deserialize, Serialize};
-
 use sampling::Ring;
 use timeline::Timeline;
 
@@ -50,16 +52,6 @@ use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows
 use crate::queue_outputs::QueueOutputs;
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
-
-/// A node failure the detector has not reported yet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Failure {
-    /// When the detector reports it, microseconds.
-    detect_at_us: i64,
-    node: NodeIdx,
-    /// Tasks the replay took off the node, with their generations.
-    displaced: Vec<(TaskIdx, u32)>,
-}
 
 /// The policy (module doc).
 #[derive(Debug, Clone, Default)]
@@ -77,7 +69,10 @@ pub struct Sparrow {
     /// Whether `ring` and `online` match the cell (false after a load).
     topology_built: bool,
     queue_len: Vec<u32>,
-    failures: Vec<Failure>,
+    /// Per node: when it last failed, microseconds (`i64::MIN`: never).
+    failed_us: Vec<i64>,
+    /// Per task slot: the master and node of its last placement (`NodeIdx::NONE` before any).
+    placed: Vec<(AgentIdx, NodeIdx)>,
     /// Tasks a placement failed for (a race with the trace): they arrive again next tick.
     retry: Vec<(TaskIdx, u32)>,
     outputs: QueueOutputs,
@@ -131,42 +126,76 @@ impl Sparrow {
         self.topology_built = true;
     }
 
-    /// The failure detector: failures reported before `end_us` reach every live peer at their
-    /// report time (and the one scheduler, if so), their tasks arrive again then, and the
-    /// dead peer's state is dropped.
-    fn detect(&mut self, cell: &Cell, end_us: i64, agents: &mut [Peer]) {
-        let (due, later): (Vec<Failure>, Vec<Failure>) = std::mem::take(&mut self.failures)
-            .into_iter()
-            .partition(|f| f.detect_at_us < end_us);
-        self.failures = later;
-        for f in due {
-            let at = f.detect_at_us.max(self.round_us);
-            let one = self.config.scheduler == Scheduler::One;
-            let told = one.then_some(DATACENTER).into_iter();
-            let peers = self.online.iter().map(|&n| agent_of(NodeIdx(n)));
-            for to in told.chain(peers).collect::<Vec<_>>() {
-                let msg = Msg::Dead { node: f.node };
-                self.post(
-                    at,
-                    Envelope {
-                        from: DATACENTER,
-                        to,
-                        msg,
-                    },
-                );
+    /// Nodes `failed` crashed at `failed_us` (module doc): their peers' state is lost, each of
+    /// their subscribers hears `Dead` at its verdict, and their tasks are issued again, each at
+    /// its re-issuer's verdict: the displaced (`displaced`, run there) by their masters, the
+    /// unassigned by the DATACENTER.
+    fn crash(
+        &mut self,
+        failed: &[NodeIdx],
+        failed_us: i64,
+        displaced: Vec<(TaskIdx, u32)>,
+        agents: &mut [Peer],
+    ) {
+        for &n in failed {
+            if self.failed_us.len() <= n.index() {
+                self.failed_us.resize(n.index() + 1, i64::MIN);
             }
-            let dead = agent_of(f.node).index();
-            let mut again = f.displaced;
-            if let Some(peer) = agents.get_mut(dead)
-                && !cell.nodes.online()[f.node.index()]
-            {
-                again.extend(peer.pending.iter().map(|t| (t.task, t.generation)));
-                *peer = Peer::default();
+            self.failed_us[n.index()] = failed_us;
+        }
+        let crashed = |a: AgentIdx| failed.iter().any(|&n| agent_of(n) == a);
+        let mut told = detector::subscribers(agents, failed);
+        let mut again = Vec::with_capacity(displaced.len());
+        for (task, generation) in displaced {
+            // Its master subscribed the node it ran on; a crashed master's go to the ring.
+            let (master, node) = (self.placed.get(task.index()).copied())
+                .filter(|&(m, n)| n.is_some() && !crashed(m))
+                .unwrap_or((DATACENTER, NodeIdx::NONE));
+            let peer = master != DATACENTER || self.config.scheduler == Scheduler::One;
+            if node.is_some() && peer {
+                told.push((master, node));
             }
-            for (task, generation) in again {
-                self.post(at, arrive(task, generation));
+            again.push((master, (task, generation)));
+        }
+        told.sort_unstable();
+        told.dedup();
+        for (a, n) in told {
+            let at = detector::verdict_us(&self.config, self.seed, a, failed_us);
+            let msg = Msg::Dead { node: n };
+            self.post(
+                at,
+                Envelope {
+                    from: a,
+                    to: a,
+                    msg,
+                },
+            );
+        }
+        for &n in failed {
+            let peer = std::mem::take(&mut agents[agent_of(n).index()]);
+            for t in peer.pending {
+                self.reissue(DATACENTER, (t.task, t.generation), failed_us);
             }
         }
+        for (master, task) in again {
+            self.reissue(master, task, failed_us);
+        }
+    }
+
+    /// Task `task` is issued again by `master` (the DATACENTER: through the ring) when its
+    /// detector reports a failure of `failed_us` (never before the instant being played).
+    fn reissue(&mut self, master: AgentIdx, (task, generation): (TaskIdx, u32), failed_us: i64) {
+        let at = detector::verdict_us(&self.config, self.seed, master, failed_us);
+        let envelope = if master == DATACENTER {
+            arrive(task, generation)
+        } else {
+            Envelope {
+                from: DATACENTER,
+                to: master,
+                msg: Msg::Submit { task, generation },
+            }
+        };
+        self.post(at.max(self.round_us), envelope);
     }
 }
 
@@ -223,15 +252,11 @@ impl Policy for Sparrow {
             to,
             msg: Msg::Gossip,
         };
+        let mut failed = Vec::new();
         for change in &events.machine_changes {
             let a = agent_of(change.node).index();
             if a < agents.len() && !change.online {
-                // The tasks the tick's removals displaced arrive again with the first report.
-                self.failures.push(Failure {
-                    detect_at_us: end_us + self.config.failure_timeout.us(),
-                    node: change.node,
-                    displaced: std::mem::take(&mut displaced),
-                });
+                failed.push(change.node);
             } else if a < agents.len()
                 && change.online
                 && agents[a].next_gossip_us <= from_us
@@ -239,6 +264,13 @@ impl Policy for Sparrow {
             {
                 self.post(from_us, gossip_start(AgentIdx(a as u32)));
             }
+        }
+        // The cell removed them as the tick began; the tasks its removals displaced are issued
+        // again at their masters' verdicts.
+        if !failed.is_empty() {
+            failed.sort_unstable();
+            failed.dedup();
+            self.crash(&failed, from_us, std::mem::take(&mut displaced), agents);
         }
         // Displaced by a node this policy had no peer for yet: they arrive at once.
         for (t, g) in displaced {
@@ -253,7 +285,6 @@ impl Policy for Sparrow {
                 }
             }
         }
-        self.detect(cell, end_us, agents);
         // Step 8: a worker hears when a task it ran ends, at its end.
         for e in &events.ended {
             if e.node.is_some() && cell.nodes.online()[e.node.index()] {
@@ -300,6 +331,7 @@ impl Policy for Sparrow {
                     task,
                     generation,
                     node,
+                    master,
                 } => {
                     if !peer::pending(cell, task, generation) {
                         continue;
@@ -307,9 +339,26 @@ impl Policy for Sparrow {
                     let need = Need::of(cell, task);
                     if fits(&cell.nodes, node.index(), &need) && cell.satisfies(node, task) {
                         cell.place(task, node, self.round_us);
+                        if self.placed.len() <= task.index() {
+                            self.placed
+                                .resize(cell.tasks.len(), (DATACENTER, NodeIdx::NONE));
+                        }
+                        self.placed[task.index()] = (master, node);
                     } else {
                         self.retry.push((task, generation));
                     }
+                }
+                Action::Lost {
+                    task,
+                    generation,
+                    node,
+                    master,
+                } => {
+                    // A node offline before this policy saw it fail: from now.
+                    let failed_us = (self.failed_us.get(node.index()).copied())
+                        .filter(|&t| t != i64::MIN)
+                        .unwrap_or(self.round_us);
+                    self.reissue(master, (task, generation), failed_us);
                 }
                 Action::Deposited { ready, hops } => {
                     counters.add(0, 1.0);
@@ -348,13 +397,13 @@ impl Policy for Sparrow {
     }
 
     fn save_state(&self, w: &mut SectionWriter) {
-        w.serde(&(&self.queue_len, &self.failures, &self.retry));
+        w.serde(&(&self.queue_len, &self.failed_us, &self.retry, &self.placed));
         w.serde(&(&self.timeline, self.round_us, self.instants));
         self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
-        (self.queue_len, self.failures, self.retry) = r.serde()?;
+        (self.queue_len, self.failed_us, self.retry, self.placed) = r.serde()?;
         (self.timeline, self.round_us, self.instants) = r.serde()?;
         self.outputs.load_state(r)?;
         self.topology_built = false;

@@ -275,6 +275,7 @@ impl Turn<'_, '_, '_> {
                     task,
                     generation,
                     node: self.node,
+                    master: self.me,
                 });
                 continue;
             }
@@ -641,7 +642,25 @@ impl Sparrow {
         let node = node_of(me);
         let nodes = &ctx.cell.nodes;
         if node.index() >= nodes.len() || !nodes.online()[node.index()] {
-            return; // a dead node answers nothing
+            // A dead node answers nothing; the tasks handed to it are lost there.
+            for e in inbox {
+                let (task, generation, master) = match e.msg {
+                    Msg::Submit { task, generation } => (task, generation, DATACENTER),
+                    Msg::Assign {
+                        task, generation, ..
+                    } => (task, generation, e.from),
+                    _ => continue,
+                };
+                if pending(ctx.cell, task, generation) {
+                    out.act(Action::Lost {
+                        task,
+                        generation,
+                        node,
+                        master,
+                    });
+                }
+            }
+            return;
         }
         let mut free = free_amounts(nodes, node.index());
         for r in &peer.reserved {
@@ -727,6 +746,7 @@ impl Turn<'_, '_, '_> {
                             task,
                             generation,
                             node,
+                            master: e.from,
                         });
                     }
                 }

@@ -80,7 +80,8 @@ pub enum Msg {
     },
     /// Engine -> worker: a task running here ended (step 8).
     Finished,
-    /// Failure detector -> every live peer: `node` has been dead for the timeout.
+    /// A peer's failure detector -> the peer: `node`, which it subscribed, missed a ping by the
+    /// timeout (`detector.rs`).
     Dead {
         /// The dead node.
         node: NodeIdx,
@@ -161,6 +162,21 @@ pub enum Action {
         generation: u32,
         /// The node.
         node: NodeIdx,
+        /// The task's master (who re-probes it if the node fails while it runs).
+        master: AgentIdx,
+    },
+    /// A task handed to a failed node (a submission to a dead master, an assignment to a dead
+    /// worker) is lost there: `master` learns at its detector's verdict on `node` and probes it
+    /// again (the DATACENTER: issues it again through the ring).
+    Lost {
+        /// The task.
+        task: TaskIdx,
+        /// Its slot generation.
+        generation: u32,
+        /// The failed node.
+        node: NodeIdx,
+        /// Who issues it again.
+        master: AgentIdx,
     },
     /// A probe was deposited at a worker (counted: [`COUNTERS`]): `ready` when its task could
     /// start there at once, after `hops` propagation hops.
