@@ -375,10 +375,11 @@ fn run_nbs(
     let keep = no_sparrow_options(&args, "its jobs are submitted at once on one cell")?;
     let name = experiment.name();
     errln!(
-        "experiment {name}: {} cases x {} seeds x {} controllers into {}",
+        "experiment {name}: {} cases x {} seeds x {} controllers (NBS as written and with {} options) into {}",
         experiment.cases().len(),
         args.seeds,
-        nbs::POLICIES.len(),
+        nbs::POLICIES.len() + nbs::NBS_OPTIONS.len(),
+        nbs::NBS_OPTIONS.len(),
         args.out.display()
     );
     let rows = nbs::run(

@@ -1,7 +1,8 @@
 //! Seed 004's Hadoop experiments (section IV) as `cellsim experiment nbs-hard | nbs-priority |
 //! nbs-jobs`: its cell of 3 machines with 2 map slots each and identical jobs of three 10 s map
 //! tasks submitted at once (`cellsim gen --scenario nbs-hadoop`, `nbs-priority`,
-//! `nbs-priority-random`), every seed's draw run under NBS, Equal, Random and EDF (1 s ticks,
+//! `nbs-priority-random`), every seed's draw run under NBS, Equal, Random and EDF, and NBS with
+//! each option seed 004 does not write ([`NBS_OPTIONS`]) (1 s ticks,
 //! first-fit placing within the shares in whole map slots), each job's latency (completion -
 //! deadline) read from the run's `jobs/` table and its priority from the scenario's side tables.
 //!
@@ -28,8 +29,32 @@ use crate::parts::for_each_batch;
 
 pub use super::nbs_report::{markdown, write_outputs};
 
-/// The controllers compared, in the paper's order.
+/// The controllers compared, in the paper's order (`nbs`: eqs. 3-6 as written).
 pub const POLICIES: [&str; 4] = ["nbs", "equal-share", "random-share", "edf"];
+
+/// NBS with the options seed 004 does not write (issue 60), run beside it so that each one's
+/// effect shows: the rate cap (a job's tasks bound its rate in the bargain), both caps (also
+/// its total by its requirement: the model before issue 60), and both caps with the earliness
+/// tie-break (the model before that).
+pub const NBS_OPTIONS: [&str; 3] = ["nbs-rate-cap", "nbs-both-caps", "nbs-both-caps-tiebreak"];
+
+/// The run configuration of a policy of [`POLICIES`] or [`NBS_OPTIONS`].
+pub fn policy_config(name: &str) -> PolicyConfig {
+    let nbs = |rate_cap, requirement_cap, earliness| {
+        PolicyConfig::Nbs(engine::nbs::NbsConfig {
+            rate_cap,
+            requirement_cap,
+            earliness,
+            ..Default::default()
+        })
+    };
+    match name {
+        "nbs-rate-cap" => nbs(true, false, 0.0),
+        "nbs-both-caps" => nbs(true, true, 0.0),
+        "nbs-both-caps-tiebreak" => nbs(true, true, 1e-3),
+        _ => PolicyConfig::default_of(name).expect("a registered policy"),
+    }
+}
 
 /// One of seed 004's experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +111,7 @@ fn known_name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Nam
         .flat_map(|e| e.cases().into_iter().map(|c| c.0));
     POLICIES
         .into_iter()
+        .chain(NBS_OPTIONS)
         .chain(scenarios)
         .find(|&known| known == name)
         .ok_or_else(|| serde::de::Error::custom(format!("unknown name {name:?}")))
@@ -170,10 +196,10 @@ fn run_case(
     let side = SideTables::read(&trace)?;
     let priority = |job: u64| side.as_ref().map_or(1.0, |s| s.job(job).0);
     let mut rows = Vec::new();
-    for policy in POLICIES {
+    for policy in POLICIES.into_iter().chain(NBS_OPTIONS) {
         let out = dir.join(policy);
         let config = RunConfig {
-            policy: PolicyConfig::default_of(policy).expect("a registered policy"),
+            policy: policy_config(policy),
             seed,
             threads: 1,
             tick: engine::sim_time::SimDuration::from_secs(1),

@@ -126,6 +126,7 @@ mod tests {
             capacity: vec![10.0; 10],
             mu: 0.1,
             earliness: 0.0,
+            requirement_cap: true,
             jobs,
         }
     }

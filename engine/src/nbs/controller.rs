@@ -3,8 +3,10 @@
 //! slots of `slot_s` (`problem.rs`): each job's requirement is its work left (CPU x seconds,
 //! from the recorded run times), its priority and deadline come from the scenario's side
 //! tables (a MapReduce job whose reduce tasks wait for its maps bargains for its map work by
-//! its deadline less its reduce phase, `Jobs::reduce_s`), its rate is capped by its demand (what its tasks request), the capacity is the
-//! cell's online CPU in every slot. A hard deadline already passed, or that cannot be met,
+//! its deadline less its reduce phase, `Jobs::reduce_s`), the capacity is the cell's online CPU
+//! in every slot. A share is at most the job's demand (what its tasks request: no more can
+//! run); the bargain itself caps a job's rate by its demand and its total by its requirement
+//! only as options (`rate_cap`, `requirement_cap`: not in eqs. 3-6). A hard deadline already passed, or that cannot be met,
 //! bargains as soft (`problem.rs`); a solve that fails falls back to shares by priority
 //! (water-filled), counted. With more than `classes_above_jobs` active jobs (a GCD cell), jobs
 //! bargain per class (`classes.rs`: same deadline type, deadline slot and priority), which keeps
@@ -42,6 +44,15 @@ pub struct NbsConfig {
     /// who goes first, and only the tie-break serves high priorities first (1e-3 does;
     /// `problem.rs`'s worked case, `bench-results/nbs-earliness-2026-11-28.md`).
     pub earliness: f64,
+    /// Cap each job's rate in the bargain by its demand (x_i(t) <= what its tasks request). Not
+    /// in seed 004's eqs. 3-6, so off by default: as written, the bargain may give a job more
+    /// than its tasks can use, and the share it gets is then its demand, the rest left idle
+    /// until the next solve (`bench-results/nbs-caps-2026-11-28.md` measures both).
+    pub rate_cap: bool,
+    /// Cap each job's total in the bargain by its requirement (sum_t x_i(t) slot_s <= D_i). Not
+    /// in eqs. 3-6, so off by default: as written, jobs without a hard deadline bargain for
+    /// shares of the horizon by priority and deadline alone, whatever they need.
+    pub requirement_cap: bool,
     /// The least time between two solves, seconds (chosen: 0, a solve at every arrival,
     /// departure or capacity change, the seed's rule). Within it, a job without a share gets one
     /// from the capacity the last bargain left, water-filled by priority; `scripts/nbs-gcd.sh`
@@ -59,6 +70,8 @@ impl Default for NbsConfig {
             horizon_slots: 30,
             mu: 0.1,
             earliness: 0.0,
+            rate_cap: false,
+            requirement_cap: false,
             classes_above_jobs: 64,
             min_resolve_s: 0.0,
         }
@@ -169,6 +182,7 @@ impl Nbs {
             capacity: vec![capacity_cpu as f64; c.horizon_slots as usize],
             mu: c.mu,
             earliness: c.earliness,
+            requirement_cap: c.requirement_cap,
             jobs: (0..jobs.len())
                 .map(|r| Job {
                     // A job whose work is unknown (a run the trace does not end) counts as
@@ -186,7 +200,11 @@ impl Nbs {
                         SideDeadline::Soft(t) => Deadline::Soft(relative(t) - jobs.reduce_s[r]),
                         SideDeadline::None => Deadline::None,
                     },
-                    rate_cap: demand[r] as f64,
+                    rate_cap: if c.rate_cap {
+                        demand[r] as f64
+                    } else {
+                        f64::INFINITY
+                    },
                 })
                 .collect(),
         }
@@ -305,34 +323,37 @@ mod tests {
 
     /// By hand: 100 CPU units, two jobs of equal work and demand 100 each, priorities 1 and 3,
     /// no deadlines, work beyond the horizon: the first slot is shared 25 / 75 (the KKT
-    /// solution of max log y1 + 3 log y2). A hard deadline in 10 s for job 1 with work 800
-    /// (80 units for 10 s) gives it 80 now.
+    /// solution of max log y1 + 3 log y2), caps or not. A hard deadline in 10 s for job 1 with
+    /// work 800: with the caps it gets the 80 it needs now; as written (eqs. 3-6), its y counts
+    /// all it gets before its deadline, worth 1/x1 to the bargain against job 2's 3/2,900 for
+    /// the whole horizon, so it takes the whole first slot (100, its demand).
     #[test]
     fn shares_are_the_first_slot_of_the_bargain() {
-        let mut jobs = Jobs {
-            job_id: vec![1, 2],
-            running_cpu: vec![0, 0],
-            pending_cpu: vec![100, 100],
-            task_cpu: vec![1, 1],
-            share_cpu: vec![0, 0],
-            deadline: vec![SideDeadline::None, SideDeadline::None],
-            priority: vec![1.0, 3.0],
-            work_cpu_s: vec![1e6, 1e6],
-            reduce_s: vec![0.0, 0.0],
-        };
-        // The seed's objective alone (the earliness tie-break would tilt the first slot
-        // towards the higher priority per requirement).
-        let mut nbs = Nbs::new(NbsConfig {
-            earliness: 0.0,
-            ..NbsConfig::default()
-        });
-        nbs.allocate(&mut jobs, 100, 0);
-        assert_eq!(jobs.share_cpu, [25, 75]);
-        jobs.deadline[0] = SideDeadline::Hard(10_000_000);
-        jobs.work_cpu_s[0] = 800.0;
-        nbs.allocate(&mut jobs, 100, 0);
-        assert_eq!(jobs.share_cpu[0], 80);
-        assert_eq!(nbs.stats().0, 2);
-        assert_eq!(nbs.stats().1, 0);
+        for capped in [false, true] {
+            let mut jobs = Jobs {
+                job_id: vec![1, 2],
+                running_cpu: vec![0, 0],
+                pending_cpu: vec![100, 100],
+                task_cpu: vec![1, 1],
+                share_cpu: vec![0, 0],
+                deadline: vec![SideDeadline::None, SideDeadline::None],
+                priority: vec![1.0, 3.0],
+                work_cpu_s: vec![1e6, 1e6],
+                reduce_s: vec![0.0, 0.0],
+            };
+            let mut nbs = Nbs::new(NbsConfig {
+                rate_cap: capped,
+                requirement_cap: capped,
+                ..NbsConfig::default()
+            });
+            nbs.allocate(&mut jobs, 100, 0);
+            assert_eq!(jobs.share_cpu, [25, 75], "capped: {capped}");
+            jobs.deadline[0] = SideDeadline::Hard(10_000_000);
+            jobs.work_cpu_s[0] = 800.0;
+            nbs.allocate(&mut jobs, 100, 0);
+            assert_eq!(jobs.share_cpu[0], if capped { 80 } else { 100 });
+            assert_eq!(nbs.stats().0, 2);
+            assert_eq!(nbs.stats().1, 0);
+        }
     }
 }

@@ -1,9 +1,13 @@
 //! Seed 004's optimisation (section III) over a horizon of slots: choose x\[i\]\[t\] >= 0, the
 //! resource job i gets in slot t, to maximise sum_i P_i log(y_i), where y_i is job i's
 //! weighted resource over its requirement D_i (`utility.rs`; U_i(y) = y), subject to
-//! sum_i x\[i\]\[t\] <= C_t in every slot, sum_t x\[i\]\[t\] <= D_i (a job uses no more than it needs),
-//! x\[i\]\[t\] <= a job's rate cap (its tasks: a job of 3 map tasks runs on 3 slots at most) and, for
-//! each hard-deadline job, its whole requirement before its deadline (y_i >= 1).
+//! sum_i x\[i\]\[t\] <= C_t in every slot and, for each hard-deadline job, its whole requirement
+//! before its deadline (y_i >= 1): eqs. 3-6 as written. Two caps the seed does not write are
+//! options ([`Problem::requirement_cap`], [`Job::rate_cap`]): sum_t x\[i\]\[t\] <= D_i (a job is
+//! given no more than it needs) and x\[i\]\[t\] <= a job's rate cap (its tasks: a job of 3 map
+//! tasks runs on 3 slots at most). Without the requirement cap, D_i only scales y_i for a job
+//! without a hard deadline (log(y_i) moves by a constant), so such jobs bargain for shares of
+//! the horizon's capacity by priority and deadline alone, whatever they need.
 //!
 //! Solved as a conic program with Clarabel (an interior-point solver in Rust for exponential
 //! cones: t_i <= log(y_i) is (t_i, 1, y_i) in the exponential cone), with tolerances 1e-10 on
@@ -36,7 +40,7 @@ pub struct Job {
     pub priority: f64,
     /// Its deadline, seconds from the horizon's start.
     pub deadline: Deadline,
-    /// The most resource it can use at once (f64::INFINITY: no cap).
+    /// The most resource it can use at once (f64::INFINITY: no cap, seed 004's eqs. 3-6).
     pub rate_cap: f64,
 }
 
@@ -56,6 +60,9 @@ pub struct Problem {
     /// / slots) x_i(t) slot_s / D_i` to the objective, which picks among (nearly) optimal
     /// bargains the one serving jobs earlier in order of priority per requirement.
     pub earliness: f64,
+    /// Whether a job is given at most its requirement over the horizon (sum_t x_i(t) slot_s <=
+    /// D_i). Not in seed 004's eqs. 3-6; an option (`NbsConfig::requirement_cap`, off by default).
+    pub requirement_cap: bool,
     /// The jobs.
     pub jobs: Vec<Job>,
 }
@@ -183,6 +190,7 @@ pub fn fig_2_example(capacity: Vec<f64>) -> Problem {
         capacity,
         mu: 0.5,
         earliness: 0.0,
+        requirement_cap: true,
         jobs: vec![
             j(Deadline::Hard(5.0)),
             j(Deadline::Hard(10.0)),
@@ -279,6 +287,16 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
             _ => j.requirement.min(j.rate_cap.min(scale) * horizon_s),
         })
         .collect();
+    // What y_i is normalised by in the cone: D_i; without the requirement cap, a job without a
+    // hard deadline's D_i only moves log(y_i) by a constant, so the most the horizon can give it
+    // stands in (the optimum is the same, the solver's numbers stay near 1).
+    let norm: Vec<f64> = (p.jobs.iter().enumerate())
+        .map(|(i, j)| match bargaining_deadline(p, i, relaxed) {
+            Deadline::Hard(_) => j.requirement,
+            _ if !p.requirement_cap => j.rate_cap.min(scale) * horizon_s,
+            _ => requirement[i],
+        })
+        .collect();
     // A job no slot gives value to (a deadline already past), or that can use nothing (a rate
     // cap of 0: tasks requesting no CPU), takes no part: log(0) has no optimum.
     let live: Vec<bool> = (0..n)
@@ -305,15 +323,18 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
         row += 1;
     }
     for i in 0..n {
-        for t in 0..slots {
-            push(row, var_x(i, t), 1.0);
+        // A job outside the bargain gets nothing (its requirement row at 0, cap or not).
+        if p.requirement_cap || !live[i] {
+            for t in 0..slots {
+                push(row, var_x(i, t), 1.0);
+            }
+            b.push(if live[i] {
+                requirement[i] / p.slot_s / unit[i]
+            } else {
+                0.0
+            });
+            row += 1;
         }
-        b.push(if live[i] {
-            requirement[i] / p.slot_s / unit[i]
-        } else {
-            0.0
-        });
-        row += 1;
     }
     for (i, j) in p.jobs.iter().enumerate() {
         if j.rate_cap.is_finite() {
@@ -349,11 +370,7 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
         for t in 0..slots {
             let w = weight(i, t);
             if w > 0.0 {
-                push(
-                    row + 2,
-                    var_x(i, t),
-                    -w * p.slot_s * unit[i] / requirement[i],
-                );
+                push(row + 2, var_x(i, t), -w * p.slot_s * unit[i] / norm[i]);
             }
         }
         b.push(0.0);
@@ -445,6 +462,7 @@ mod tests {
             capacity: vec![10.0],
             mu: 0.0,
             earliness: 0.0,
+            requirement_cap: true,
             jobs: vec![
                 job(100.0, 1.0, Deadline::None),
                 job(100.0, 3.0, Deadline::None),
@@ -453,6 +471,35 @@ mod tests {
         let a = solve(&p).unwrap();
         assert!(near(a.rate(0, 0), 2.5) && near(a.rate(1, 0), 7.5), "{a:?}");
         assert!(a.missed_hard.is_empty());
+    }
+
+    /// Eqs. 3-6 as written (no requirement cap): the same three jobs share the slot by
+    /// priority alone, 2.5 / 2.5 / 5, job 0 getting more than the 2 it needs (its D_i only
+    /// scales its y_i); with the cap, (2, 8/3, 16/3) as above.
+    #[test]
+    fn without_the_requirement_cap_need_does_not_matter() {
+        let jobs = vec![
+            job(2.0, 1.0, Deadline::None),
+            job(100.0, 1.0, Deadline::None),
+            job(100.0, 2.0, Deadline::None),
+        ];
+        for (capped, want) in [
+            (false, [2.5, 2.5, 5.0]),
+            (true, [2.0, 8.0 / 3.0, 16.0 / 3.0]),
+        ] {
+            let p = Problem {
+                slot_s: 1.0,
+                capacity: vec![10.0],
+                mu: 0.0,
+                earliness: 0.0,
+                requirement_cap: capped,
+                jobs: jobs.clone(),
+            };
+            let a = solve(&p).unwrap();
+            for (i, w) in want.iter().enumerate() {
+                assert!(near(a.rate(i, 0), *w), "capped {capped}, {i}: {a:?}");
+            }
+        }
     }
 
     #[test]
@@ -465,6 +512,7 @@ mod tests {
             capacity: vec![10.0],
             mu: 0.0,
             earliness: 0.0,
+            requirement_cap: true,
             jobs: vec![
                 job(2.0, 1.0, Deadline::None),
                 job(100.0, 1.0, Deadline::None),
@@ -478,27 +526,40 @@ mod tests {
         }
     }
 
-    /// Why seed 004's priority ordering (Figs. 4 and 6) does not follow from its objective, by
-    /// hand: two soft jobs due at 20 s, priorities 3 and 1, each needing 10 from a capacity of
-    /// 1 over two 10 s slots. Every schedule that gives each its 10 by 20 s has y = (1, 1), the
-    /// most the requirement allows, so serving job 0 first and splitting every slot are equally
-    /// optimal bargains: eqs. 3-6 say nothing about which comes first. Clarabel's interior
-    /// point returns the split (the centre of the optimal set): job 0 finishes at 20 s, no
-    /// earlier than job 1. Only the earliness tie-break (not in the seed; off by default) picks
-    /// the schedule that serves job 0 first, finishing it at 10 s.
+    /// Where seed 004's priority ordering (Figs. 4 and 6) comes from, by hand: two soft jobs due
+    /// at 20 s, priorities 3 and 1, each needing 10 from a capacity of 1 over two 10 s slots.
+    /// As written (eqs. 3-6), y_i grows with all a job gets by its deadline, so the bargain
+    /// splits the 20 by priority, y = (1.5, 0.5): rates 0.75 / 0.25 in each slot, and job 0 has
+    /// its 10 at 13.3 s, first. With the requirement cap (not in the seed) every schedule that
+    /// gives each its 10 by 20 s has y = (1, 1), the most the cap allows, so serving job 0 first
+    /// and splitting every slot are equally optimal: Clarabel's interior point returns the split
+    /// (the centre of the optimal set), job 0 finishing at 20 s, no earlier than job 1. Only
+    /// the earliness tie-break (not in the seed; off by default) then serves job 0 first,
+    /// finishing it at 10 s.
     #[test]
-    fn the_seeds_objective_is_indifferent_to_who_goes_first() {
-        let problem = |earliness: f64| Problem {
+    fn the_requirement_cap_makes_the_objective_indifferent_to_who_goes_first() {
+        let problem = |earliness: f64, requirement_cap| Problem {
             slot_s: 10.0,
             capacity: vec![1.0, 1.0],
             mu: 0.1,
             earliness,
+            requirement_cap,
             jobs: vec![
                 job(10.0, 3.0, Deadline::Soft(20.0)),
                 job(10.0, 1.0, Deadline::Soft(20.0)),
             ],
         };
-        let alone = solve(&problem(0.0)).unwrap();
+        let written = solve(&problem(0.0, false)).unwrap();
+        for (i, rate) in [0.75, 0.25].into_iter().enumerate() {
+            for t in 0..2 {
+                assert!(near(written.rate(i, t), rate), "{written:?}");
+            }
+        }
+        assert!(near(
+            written.completion_s(0, 10.0, 10.0).unwrap(),
+            10.0 / 0.75
+        ));
+        let alone = solve(&problem(0.0, true)).unwrap();
         for i in 0..2 {
             let y = (alone.rate(i, 0) + alone.rate(i, 1)) * 10.0 / 10.0;
             assert!(
@@ -511,7 +572,7 @@ mod tests {
             "an even split: {alone:?}"
         );
         assert!(near(alone.completion_s(0, 10.0, 10.0).unwrap(), 20.0));
-        let tilted = solve(&problem(1e-3)).unwrap();
+        let tilted = solve(&problem(1e-3, true)).unwrap();
         assert!(near(tilted.rate(0, 0), 1.0), "{tilted:?}");
         assert!(near(tilted.completion_s(0, 10.0, 10.0).unwrap(), 10.0));
     }
@@ -525,6 +586,7 @@ mod tests {
             capacity: vec![1.0, 1.0],
             mu: 0.1,
             earliness: 0.0,
+            requirement_cap: true,
             jobs: vec![
                 job(10.0, 1.0, Deadline::Hard(10.0)),
                 job(20.0, 1.0, Deadline::None),
@@ -545,6 +607,7 @@ mod tests {
             capacity: vec![1.0, 1.0],
             mu: 0.5,
             earliness: 0.0,
+            requirement_cap: true,
             jobs: vec![
                 job(10.0, 1.0, Deadline::Hard(10.0)),
                 job(10.0, 1.0, Deadline::Hard(10.0)),
@@ -572,6 +635,7 @@ mod tests {
             capacity: vec![4.0; 12],
             mu: 0.5,
             earliness: 0.0,
+            requirement_cap: true,
             jobs: vec![capped(10.0, 5.0, 1.0), capped(10.0, 10.0, 2.0)],
         };
         assert_eq!(missed_hard_deadlines(&p), [0]);
@@ -631,6 +695,7 @@ mod tests {
             capacity: vec![1.0],
             mu: 0.0,
             earliness: 0.0,
+            requirement_cap: true,
             jobs: vec![job(0.0, 1.0, Deadline::None)],
         };
         assert!(solve(&p).unwrap_err().to_string().contains("job 0"));
