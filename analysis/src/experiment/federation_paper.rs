@@ -321,8 +321,21 @@ fn jobs(rows: &[FedRow], out: &mut String) {
 /// In how many seeds `a`'s measure is strictly below `b`'s, of the seeds both have.
 fn seed_wins(rows: &[FedRow], a: Case, b: Case, measure: fn(&FedRow) -> f64) -> (usize, usize) {
     let same = |k: &Case, c: &Case| {
-        (k.pse, k.broker, k.scheduler, k.priorities, k.factor, k.hosts_per_dc)
-            == (c.pse, c.broker, c.scheduler, c.priorities, c.factor, c.hosts_per_dc)
+        (
+            k.pse,
+            k.broker,
+            k.scheduler,
+            k.priorities,
+            k.factor,
+            k.hosts_per_dc,
+        ) == (
+            c.pse,
+            c.broker,
+            c.scheduler,
+            c.priorities,
+            c.factor,
+            c.hosts_per_dc,
+        )
     };
     let of = |c: Case| -> Vec<(u64, f64)> {
         let mut v: Vec<(u64, f64)> = (rows.iter())
@@ -349,10 +362,17 @@ fn seed_by_seed(rows: &[FedRow], out: &mut String) {
     *out += "\n### The paper's orderings, seed by seed (10,000 PSE-1 / 12,000 PSE-2 jobs)\n\nEach claim of section 4.3 at the largest job count: in how many seeds it holds (strictly), for makespan and for flowtime; **bold** where it holds in fewer than 80 % of the seeds (a mean's ordering, not a rule).\n\n| PSE | claim | makespan | flowtime |\n|---|---|---:|---:|\n";
     let cell = |(won, of): (usize, usize)| {
         let text = format!("{won} of {of}");
-        if won * 5 < of * 4 { format!("**{text}**") } else { text }
+        if won * 5 < of * 4 {
+            format!("**{text}**")
+        } else {
+            text
+        }
     };
     let pair = |a: Case, b: Case| {
-        (cell(seed_wins(rows, a, b, makespan)), cell(seed_wins(rows, a, b, flowtime)))
+        (
+            cell(seed_wins(rows, a, b, makespan)),
+            cell(seed_wins(rows, a, b, flowtime)),
+        )
     };
     let schedulers = VmScheduler::ALL;
     for pse in [1u8, 2] {
@@ -360,7 +380,11 @@ fn seed_by_seed(rows: &[FedRow], out: &mut String) {
         for broker in BrokerPolicy::ALL {
             for w in schedulers.windows(2) {
                 let claim = format!("{}: {} < {}", broker.name(), w[0].name(), w[1].name());
-                claims.push((claim, case(pse, broker, w[0], 400), case(pse, broker, w[1], 400)));
+                claims.push((
+                    claim,
+                    case(pse, broker, w[0], 400),
+                    case(pse, broker, w[1], 400),
+                ));
             }
         }
         for s in schedulers {
@@ -376,7 +400,11 @@ fn seed_by_seed(rows: &[FedRow], out: &mut String) {
                 priorities: false,
                 ..with
             };
-            claims.push((format!("{}, LLTF: priorities < none", s.name()), with, without));
+            claims.push((
+                format!("{}, LLTF: priorities < none", s.name()),
+                with,
+                without,
+            ));
         }
         for (claim, a, b) in claims {
             let (m, f) = pair(a, b);
@@ -501,6 +529,9 @@ mod tests {
         assert_eq!(seed_wins(&rows, pso, aco, flowtime), (4, 4));
         let mut md = String::new();
         seed_by_seed(&rows, &mut md);
-        assert!(md.contains("| 1 | LLTF: PSO < ACO | **2 of 4** | 4 of 4 |"), "{md}");
+        assert!(
+            md.contains("| 1 | LLTF: PSO < ACO | **2 of 4** | 4 of 4 |"),
+            "{md}"
+        );
     }
 }

@@ -85,6 +85,12 @@ pub struct SchedulerParams {
     pub mutation_decay: f64,
     /// GA: chromosomes in the population (seed: 100).
     pub ga_population: u32,
+    /// GA: generations after the first (chosen: 10; `ga.rs`).
+    pub ga_generations: u32,
+    /// GA: probability that two parents cross over (chosen: 0.9).
+    pub ga_crossover: f64,
+    /// GA: probability that a gene mutates (chosen: 0.1).
+    pub ga_mutation: f64,
 }
 
 impl Default for SchedulerParams {
@@ -95,11 +101,24 @@ impl Default for SchedulerParams {
             mutation_rate: 0.6,
             mutation_decay: 0.1,
             ga_population: 100,
+            ga_generations: 10,
+            ga_crossover: 0.9,
+            ga_mutation: 0.1,
         }
     }
 }
 
 impl SchedulerParams {
+    /// GA's evolution settings.
+    pub fn evolution(&self) -> super::ga::Evolution {
+        super::ga::Evolution {
+            population: self.ga_population,
+            generations: self.ga_generations,
+            crossover: self.ga_crossover,
+            mutation: self.ga_mutation,
+        }
+    }
+
     /// Hosts explored in a datacenter of `hosts` (at least 1): 12 of 20 at the seed's 60 %.
     pub fn explored(&self, hosts: usize) -> usize {
         ((self.explore_fraction * hosts as f64).round() as usize).clamp(1, hosts.max(1))
@@ -120,6 +139,14 @@ impl SchedulerParams {
         }
         unit("mutation_rate", self.mutation_rate)?;
         unit("mutation_decay", self.mutation_decay)?;
+        unit("ga_crossover", self.ga_crossover)?;
+        unit("ga_mutation", self.ga_mutation)?;
+        if self.ga_generations > 1_000 {
+            return Err(format!(
+                "ga_generations must be 0..=1,000, got {}",
+                self.ga_generations
+            ));
+        }
         if !(1..=10_000).contains(&self.ga_population) {
             return Err(format!(
                 "ga_population must be 1..=10,000, got {}",

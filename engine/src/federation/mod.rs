@@ -42,7 +42,7 @@ pub fn place(
             };
             aco::place(hosts, tables, ant, rng)
         }
-        VmScheduler::Ga => ga::place(hosts, explore, params.ga_population, rng),
+        VmScheduler::Ga => ga::place(hosts, explore, params.evolution(), rng),
         VmScheduler::BestEffort => best_effort::place(hosts, crate::ties::peek_salt(rng)),
     }
 }

@@ -54,6 +54,12 @@ pub struct FederationConfig {
     pub mutation_decay: f64,
     /// GA's population (seed: 100).
     pub ga_population: u32,
+    /// GA's generations after the first (chosen: 10).
+    pub ga_generations: u32,
+    /// GA's crossover probability (chosen: 0.9).
+    pub ga_crossover: f64,
+    /// GA's per-gene mutation probability (chosen: 0.1).
+    pub ga_mutation: f64,
     /// Machines per datacenter (seed: 20), consecutive in trace order.
     pub hosts_per_datacenter: u32,
     /// Latency per datacenter, ms, cycled over the datacenters. Default: the seed's 1.5, 0.8,
@@ -71,6 +77,9 @@ impl Default for FederationConfig {
             mutation_rate: p.mutation_rate,
             mutation_decay: p.mutation_decay,
             ga_population: p.ga_population,
+            ga_generations: p.ga_generations,
+            ga_crossover: p.ga_crossover,
+            ga_mutation: p.ga_mutation,
             hosts_per_datacenter: ingest::scenario::seed003::HOSTS_PER_DC,
             latency_ms: vec![1.5, 0.8, 1.0, 0.15, 2.0],
         }
@@ -86,6 +95,9 @@ impl FederationConfig {
             mutation_rate: self.mutation_rate,
             mutation_decay: self.mutation_decay,
             ga_population: self.ga_population,
+            ga_generations: self.ga_generations,
+            ga_crossover: self.ga_crossover,
+            ga_mutation: self.ga_mutation,
         }
     }
 }
