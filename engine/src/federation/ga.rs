@@ -58,9 +58,8 @@ pub fn place(hosts: &impl Hosts, genes: usize, evolution: Evolution, rng: &mut R
     let vms = |g: usize| u64::from(hosts.vms(candidates[g]));
     let fitness = |c: &[usize]| 1.0 / (1.0 + c.iter().map(|&g| vms(g)).sum::<u64>() as f64);
     // The fittest (the first of equals).
-    let fittest = |fit: &[f64]| {
-        (0..fit.len()).fold(0, |best, k| if fit[k] > fit[best] { k } else { best })
-    };
+    let fittest =
+        |fit: &[f64]| (0..fit.len()).fold(0, |best, k| if fit[k] > fit[best] { k } else { best });
     let mut fit: Vec<f64> = population.iter().map(|c| fitness(c)).collect();
     let mut in_child = vec![false; candidates.len()];
     for _ in 0..evolution.generations {
@@ -69,7 +68,10 @@ pub fn place(hosts: &impl Hosts, genes: usize, evolution: Evolution, rng: &mut R
         let mut next_fit = vec![fit[elite]];
         while next.len() < size {
             let mut pick = || {
-                let (a, b) = (rng.below(size as u64) as usize, rng.below(size as u64) as usize);
+                let (a, b) = (
+                    rng.below(size as u64) as usize,
+                    rng.below(size as u64) as usize,
+                );
                 if fit[b] > fit[a] { b } else { a }
             };
             let (mother, father) = (pick(), pick());

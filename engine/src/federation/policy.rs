@@ -445,8 +445,18 @@ mod tests {
         jobs: &[u64],
         tasks: u32,
     ) -> (Federation, Cell, Vec<TaskIdx>, PolicyCounters) {
+        one_tick_at(broker, &[1.0, 2.0, 3.0], jobs, tasks)
+    }
+
+    /// As [`one_tick`], with one single-host datacenter per latency in `latency_ms`.
+    fn one_tick_at(
+        broker: BrokerPolicy,
+        latency_ms: &[f64],
+        jobs: &[u64],
+        tasks: u32,
+    ) -> (Federation, Cell, Vec<TaskIdx>, PolicyCounters) {
         let mut cell = Cell::default();
-        for m in 0..3 {
+        for m in 0..latency_ms.len() as u64 {
             cell.add_machine(100 + m, to_units(1.0), to_units(1.0));
         }
         let mut events = TickEvents::default();
@@ -464,7 +474,7 @@ mod tests {
                 broker,
                 scheduler: VmScheduler::BestEffort,
                 hosts_per_datacenter: 1,
-                latency_ms: vec![1.0, 2.0, 3.0],
+                latency_ms: latency_ms.to_vec(),
                 ..FederationConfig::default()
             },
             seed: 1,
@@ -570,37 +580,8 @@ mod tests {
     /// the tick's end, as before), and its broker is still busy then (kept).
     #[test]
     fn a_tasks_own_messages_delay_its_start() {
-        let mut cell = Cell::default();
-        cell.add_machine(100, to_units(1.0), to_units(1.0));
-        let t = cell.tasks.alloc(7, 0, 0, TRACE_START_US);
-        cell.set_request(t, to_units(0.6), to_units(0.1));
-        let events = TickEvents {
-            submitted: vec![t],
-            ..TickEvents::default()
-        };
-        let mut policy = Federation {
-            config: FederationConfig {
-                scheduler: VmScheduler::BestEffort,
-                hosts_per_datacenter: 1,
-                latency_ms: vec![600.0],
-                ..FederationConfig::default()
-            },
-            seed: 1,
-            tick_us: TICK_US,
-            ..Federation::default()
-        };
-        let mut counters = PolicyCounters::default();
-        let end_us = TRACE_START_US + TICK_US;
-        let (mut agents, mut inject) = (Vec::new(), Vec::new());
-        let tick = (Tick(0), end_us);
-        policy.begin_tick(
-            &mut cell,
-            tick,
-            &events,
-            &mut agents,
-            &mut inject,
-            &mut counters,
-        );
+        let (policy, cell, tasks, _) = one_tick_at(BrokerPolicy::Lltf, &[600.0], &[7], 1);
+        let t = tasks[0];
         assert_eq!(cell.tasks.start_us()[t.index()], TRACE_START_US + 1_200_000);
         assert_eq!(policy.brokers.len(), 1, "busy past the tick's end");
     }

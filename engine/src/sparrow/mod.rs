@@ -24,9 +24,9 @@
 //! exactly 3 delays (probe, confirmation request, assignment) and 0 with no delay.
 //!
 //! Invariants: `queue_len[n]` is node `n`'s published queue length; `failed_us[n]` when node
-//! `n` last failed; `placed[t]` the master and node of task slot `t`'s last placement; `ring` and `online` are the cell's online nodes (rebuilt when a machine
-//! changes, not saved); between ticks the timeline holds only items due at or after the
-//! tick's end.
+//! `n` last failed; `placed[t]` the master and node of task slot `t`'s last placement; `ring`
+//! and `online` are the cell's online nodes (rebuilt when a machine changes, not saved);
+//! between ticks the timeline holds only items due at or after the tick's end.
 
 mod config;
 pub mod detector;
