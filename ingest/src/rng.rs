@@ -54,6 +54,19 @@ impl Rng {
         self.f64() < p
     }
 
+    /// The first `want` of `items` after a partial Fisher-Yates shuffle (uniform, distinct, in
+    /// draw order; all of them when fewer). The one shuffle Sparrow's and seed 003's samplers
+    /// share.
+    pub fn first_shuffled<T>(&mut self, mut items: Vec<T>, want: usize) -> Vec<T> {
+        let want = want.min(items.len());
+        for k in 0..want {
+            let j = k + self.below((items.len() - k) as u64) as usize;
+            items.swap(k, j);
+        }
+        items.truncate(want);
+        items
+    }
+
     /// Exponential with the given mean.
     pub fn exp(&mut self, mean: f64) -> f64 {
         -mean * (1.0 - self.f64()).ln()

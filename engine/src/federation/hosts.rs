@@ -36,14 +36,7 @@ pub fn suitable(hosts: &impl Hosts) -> Vec<usize> {
 
 /// `k` distinct members of `from` in random order (a partial Fisher-Yates shuffle of a copy).
 pub fn distinct(from: &[usize], k: usize, rng: &mut ingest::rng::Rng) -> Vec<usize> {
-    let mut pool = from.to_vec();
-    let k = k.min(pool.len());
-    for i in 0..k {
-        let j = i + rng.below((pool.len() - i) as u64) as usize;
-        pool.swap(i, j);
-    }
-    pool.truncate(k);
-    pool
+    rng.first_shuffled(from.to_vec(), k)
 }
 
 #[cfg(test)]

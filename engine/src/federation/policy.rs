@@ -253,7 +253,8 @@ impl Federation {
         }
         let latency_s: Vec<f64> = (0..count).map(|d| self.latency_us(d) as f64).collect();
         let mut rng = Rng::new(hash_keys(self.seed, &[0xfed, count as u64]), 0);
-        self.list = broker::datacenter_list(self.config.broker, &latency_s, &mut rng);
+        // By latency (LLTF's order, LTIR's round); FLTF's orders are per user (`place_task`).
+        self.list = broker::datacenter_list(BrokerPolicy::Lltf, &latency_s, &mut rng);
     }
 
     /// Places task `t` if its job's broker is free before `end_us`, counting the cost.

@@ -19,9 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::Sparrow;
 use super::config::{Binding, QueueOrder, Scheduler, ViewKind};
 use super::protocol::{Action, Msg};
-use super::sampling::{
-    distinct_accepted, distinct_uniform, first_shuffled, probe_targets, softmax_distinct,
-};
+use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{Exchanged, ViewEntry, best, cyclon_merge, oldest, shuffle_length, tman_merge};
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Amounts, Need, covers, free_amounts};
@@ -465,7 +463,7 @@ impl Turn<'_, '_, '_> {
     /// Up to `count` entries of `view` drawn uniformly, never `exclude`'s.
     fn pick(&mut self, view: &[ViewEntry], count: usize, exclude: u32) -> Vec<ViewEntry> {
         let rest: Vec<ViewEntry> = view.iter().copied().filter(|e| e.node != exclude).collect();
-        first_shuffled(&mut self.rng, rest, count)
+        self.rng.first_shuffled(rest, count)
     }
 
     /// The view Cyclon keeps: the next-hop view itself, or the random layer under Gradient.

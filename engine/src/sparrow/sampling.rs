@@ -44,18 +44,6 @@ impl Ring {
     }
 }
 
-/// The first `want` of `items` after a partial Fisher-Yates shuffle (uniform, distinct, in draw
-/// order; all of them when fewer).
-pub fn first_shuffled<T>(rng: &mut Rng, mut items: Vec<T>, want: usize) -> Vec<T> {
-    let want = want.min(items.len());
-    for k in 0..want {
-        let j = k + rng.below((items.len() - k) as u64) as usize;
-        items.swap(k, j);
-    }
-    items.truncate(want);
-    items
-}
-
 /// `count` distinct members of `pool` (sorted ascending, as the policy's online nodes are) drawn
 /// uniformly, never `exclude` (fewer when the pool has fewer others), in draw order.
 pub fn distinct_uniform(rng: &mut Rng, pool: &[u32], exclude: u32, count: usize) -> Vec<u32> {
@@ -68,7 +56,7 @@ pub fn distinct_uniform(rng: &mut Rng, pool: &[u32], exclude: u32, count: usize)
     if want * 2 > others {
         // Most of the pool: a partial Fisher-Yates shuffle of its other members.
         let rest: Vec<u32> = pool.iter().copied().filter(|&n| n != exclude).collect();
-        return first_shuffled(rng, rest, want);
+        return rng.first_shuffled(rest, want);
     }
     // Which nodes were drawn: a scan of `out` for a few, a bit per node for a large job's batch
     // (its thousands of probes made the scan quadratic).
