@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::classes::group;
-use super::problem::{Job, Problem, solve};
+use super::problem::{Job, Problem, Solver, solve_by};
 use super::utility::Deadline;
 use crate::controlled::{Controlled, Controller, Jobs, fill};
 use crate::greedy::FirstFit;
@@ -61,6 +61,10 @@ pub struct NbsConfig {
     /// Above this many active jobs, jobs bargain per class (`classes.rs`; chosen: 64, so the
     /// seed's Hadoop experiments bargain per job, a GCD cell per class).
     pub classes_above_jobs: u32,
+    /// The solver: "clarabel" (the general conic solver, the default) or "structured" (the
+    /// interior point of `interior.rs` that uses the bargain's structure, O(jobs x slots^2) per
+    /// iteration; Clarabel solves where it stalls, counted in `nbs_fallback_solves`).
+    pub solver: Solver,
 }
 
 impl Default for NbsConfig {
@@ -74,6 +78,7 @@ impl Default for NbsConfig {
             requirement_cap: false,
             classes_above_jobs: 64,
             min_resolve_s: 0.0,
+            solver: Solver::Clarabel,
         }
     }
 }
@@ -123,19 +128,22 @@ impl crate::policy::PolicySpec for NbsConfig {
 }
 
 /// Counters, by index: [`SOLVES`], [`FAILED`], [`BARGAINERS`], [`ITERATIONS`],
-/// [`HARD_RELAXED`] (hard-deadline bargainers that bargained as soft: `problem.rs`).
-const COUNTERS: [CounterKind; 5] = [
+/// [`HARD_RELAXED`] (hard-deadline bargainers that bargained as soft: `problem.rs`),
+/// [`FALLBACKS`] (solves the structured solver left to Clarabel).
+const COUNTERS: [CounterKind; 6] = [
     CounterKind::count("nbs_solves"),
     CounterKind::count("nbs_failed_solves"),
     CounterKind::count("nbs_bargainers"),
     CounterKind::count("nbs_solver_iterations"),
     CounterKind::count("nbs_hard_relaxed"),
+    CounterKind::count("nbs_fallback_solves"),
 ];
 const SOLVES: usize = 0;
 const FAILED: usize = 1;
 const BARGAINERS: usize = 2;
 const ITERATIONS: usize = 3;
 const HARD_RELAXED: usize = 4;
+const FALLBACKS: usize = 5;
 
 /// The NBS controller (module doc), with its solve statistics.
 #[derive(Debug, Clone, Default)]
@@ -144,7 +152,7 @@ pub struct Nbs {
     /// Solves and failed solves so far.
     stats: (u64, u64),
     /// Counts since the last [`Controller::take_stats`], by counter index.
-    pending: [u64; 5],
+    pending: [u64; 6],
     /// Solver wall time since then, seconds.
     pending_solve_s: f64,
     /// When it last solved, trace microseconds.
@@ -232,8 +240,11 @@ impl Controller for Nbs {
         self.stats.0 += 1;
         self.pending[SOLVES] += 1;
         self.pending[BARGAINERS] += bargaining.jobs.len() as u64;
-        match solve(bargaining) {
+        match solve_by(bargaining, self.config.solver) {
             Ok(a) => {
+                if a.solved_by != self.config.solver {
+                    self.pending[FALLBACKS] += 1;
+                }
                 self.pending_solve_s += a.solve_s;
                 self.pending[ITERATIONS] += a.iterations as u64;
                 self.pending[HARD_RELAXED] += a.missed_hard.len() as u64;

@@ -7,11 +7,14 @@
 
 pub mod classes;
 pub mod controller;
+mod interior;
 pub mod problem;
+mod units;
 pub mod utility;
 
 pub use controller::{Nbs, NbsConfig};
 pub use problem::{
-    Allocation, Job, NbsError, Problem, fig_2_example, missed_hard_deadlines, solve,
+    Allocation, Job, NbsError, Problem, Solver, fig_2_example, missed_hard_deadlines, solve,
+    solve_by,
 };
 pub use utility::{Deadline, slot_weight};

@@ -29,6 +29,8 @@ use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
 };
 
+use super::interior;
+use super::units::Units;
 use super::utility::{Deadline, slot_weight};
 
 /// One job of the problem.
@@ -83,6 +85,8 @@ pub struct Allocation {
     pub solve_s: f64,
     /// Interior-point iterations.
     pub iterations: u32,
+    /// The solver that solved it (Clarabel where the structured one was asked but stalled).
+    pub solved_by: Solver,
 }
 
 impl Allocation {
@@ -202,8 +206,26 @@ pub fn fig_2_example(capacity: Vec<f64>) -> Problem {
     }
 }
 
-/// Solves `p` (module doc).
+/// Which solver solves the bargain (both exact to their tolerances; `interior.rs`'s tests
+/// check one against the other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Solver {
+    /// Clarabel's general conic interior point (exponential cones; the module doc).
+    #[default]
+    Clarabel,
+    /// The structured primal-dual interior point of `interior.rs`: O(jobs x slots^2) per
+    /// iteration; should it stall, Clarabel solves the same problem.
+    Structured,
+}
+
+/// Solves `p` (module doc) with Clarabel.
 pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
+    solve_by(p, Solver::Clarabel)
+}
+
+/// Solves `p` (module doc) with `solver`.
+pub fn solve_by(p: &Problem, solver: Solver) -> Result<Allocation, NbsError> {
     let (n, slots) = (p.jobs.len(), p.capacity.len());
     if !(p.slot_s > 0.0 && p.slot_s.is_finite()) || slots == 0 {
         return Err(NbsError::Invalid(
@@ -228,14 +250,18 @@ pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
         }
     }
     let missed = missed_hard_deadlines(p);
-    match solve_with(p, &missed) {
+    let solve_with = |relaxed: &[usize]| match solver {
+        Solver::Clarabel => solve_with(p, relaxed),
+        Solver::Structured => solve_structured(p, relaxed).or_else(|_| solve_with(p, relaxed)),
+    };
+    match solve_with(&missed) {
         // Hard deadlines together infeasible (rate caps and capacity at once), or so nearly
         // that the solver stalls: every hard job bargains as soft.
         Err(NbsError::Solver(s)) if s.contains("Infeasible") || s.contains("Progress") => {
             let all_hard: Vec<usize> = (0..n)
                 .filter(|&i| matches!(p.jobs[i].deadline, Deadline::Hard(_)))
                 .collect();
-            solve_with(p, &all_hard)
+            solve_with(&all_hard)
         }
         other => other,
     }
@@ -245,63 +271,37 @@ pub fn solve(p: &Problem) -> Result<Allocation, NbsError> {
     })
 }
 
-/// The deadline job `i` bargains with (a relaxed hard one as soft).
-fn bargaining_deadline(p: &Problem, i: usize, relaxed: &[usize]) -> Deadline {
-    match p.jobs[i].deadline {
-        Deadline::Hard(d) if relaxed.contains(&i) => Deadline::Soft(d),
-        d => d,
-    }
+/// The structured interior point's solution (`interior.rs`); its errors as Clarabel's, so a
+/// stall or an infeasible set of hard deadlines is handled alike.
+fn solve_structured(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
+    let units = Units::new(p, relaxed);
+    let start = std::time::Instant::now();
+    let (x, iterations) = interior::solve(p, &units)?;
+    Ok(Allocation {
+        x,
+        slots: units.slots,
+        missed_hard: relaxed.to_vec(),
+        left_out: (0..p.jobs.len()).filter(|&i| !units.live[i]).collect(),
+        solve_s: start.elapsed().as_secs_f64(),
+        iterations,
+        solved_by: Solver::Structured,
+    })
 }
 
 fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     let (n, slots) = (p.jobs.len(), p.capacity.len());
-    // Rows in units of the largest capacity, and each job's rates in units of its own rate cap
-    // (or of that capacity when uncapped): the solver sees numbers near 1 even where a job can
-    // use a ten-thousandth of the cell (a GCD job beside the whole cell's capacity).
-    let scale = p.capacity.iter().copied().fold(0.0, f64::max).max(1e-12);
-    let unit: Vec<f64> = (p.jobs.iter())
-        .map(|j| match j.rate_cap {
-            c if c.is_finite() && c > 0.0 => c.min(scale),
-            _ => scale,
-        })
-        .collect();
+    let units = Units::new(p, relaxed);
+    let Units {
+        scale,
+        unit,
+        requirement,
+        live,
+        ..
+    } = &units;
     let xs = n * slots;
     let var_x = |i: usize, t: usize| i * slots + t;
     let var_s = |i: usize| xs + i;
-    // A slot weight below 1e-9 (a soft deadline long past: e^-21) counts as 0: resource there
-    // is worth nothing to the bargain, and such coefficients stall the solver.
-    let weight = |i: usize, t: usize| {
-        let d = bargaining_deadline(p, i, relaxed);
-        let w = slot_weight(d, p.mu, t as f64 * p.slot_s, (t + 1) as f64 * p.slot_s);
-        if w < 1e-9 { 0.0 } else { w }
-    };
-    // A requirement no schedule within the horizon can reach (more than the job's rate cap, or
-    // the largest capacity, for the whole horizon) does not bind, and P log(y) with it differs
-    // from P log(y) with the most the horizon can give only by a constant: bargaining with that
-    // instead leaves the optimum as it is and keeps the solver's numbers near 1 (GCD jobs need
-    // from 1 to 1e9 units). A hard deadline keeps its requirement.
-    let horizon_s = slots as f64 * p.slot_s;
-    let requirement: Vec<f64> = (p.jobs.iter().enumerate())
-        .map(|(i, j)| match bargaining_deadline(p, i, relaxed) {
-            Deadline::Hard(_) => j.requirement,
-            _ => j.requirement.min(j.rate_cap.min(scale) * horizon_s),
-        })
-        .collect();
-    // What y_i is normalised by in the cone: D_i; without the requirement cap, a job without a
-    // hard deadline's D_i only moves log(y_i) by a constant, so the most the horizon can give it
-    // stands in (the optimum is the same, the solver's numbers stay near 1).
-    let norm: Vec<f64> = (p.jobs.iter().enumerate())
-        .map(|(i, j)| match bargaining_deadline(p, i, relaxed) {
-            Deadline::Hard(_) => j.requirement,
-            _ if !p.requirement_cap => j.rate_cap.min(scale) * horizon_s,
-            _ => requirement[i],
-        })
-        .collect();
-    // A job no slot gives value to (a deadline already past), or that can use nothing (a rate
-    // cap of 0: tasks requesting no CPU), takes no part: log(0) has no optimum.
-    let live: Vec<bool> = (0..n)
-        .map(|i| p.jobs[i].rate_cap > 0.0 && (0..slots).any(|t| weight(i, t) > 0.0))
-        .collect();
+    let weight = |i: usize, t: usize| units.weight[var_x(i, t)];
     let (mut rows, mut cols, mut vals, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut row = 0usize;
     let mut push = |r: usize, c: usize, v: f64| {
@@ -346,7 +346,7 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
         }
     }
     for (i, j) in p.jobs.iter().enumerate() {
-        if let Deadline::Hard(_) = bargaining_deadline(p, i, relaxed) {
+        if units.hard[i] {
             for t in 0..slots {
                 let w = weight(i, t);
                 if w > 0.0 {
@@ -360,17 +360,13 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     let nonneg = row;
     // Exponential cones: (s_i, 1, y_i) with y_i = sum_t w x slot_s / D_i.
     let mut exp_cones = 0;
-    for i in 0..n {
-        if !live[i] {
-            continue;
-        }
+    for i in (0..n).filter(|&i| live[i]) {
         push(row, var_s(i), -1.0);
         b.push(0.0);
         b.push(1.0);
         for t in 0..slots {
-            let w = weight(i, t);
-            if w > 0.0 {
-                push(row + 2, var_x(i, t), -w * p.slot_s * unit[i] / norm[i]);
+            if weight(i, t) > 0.0 {
+                push(row + 2, var_x(i, t), -units.y_coefficient(p, i, t));
             }
         }
         b.push(0.0);
@@ -380,21 +376,12 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     let nvars = xs + n;
     let a = CscMatrix::new_from_triplets(row, nvars, rows, cols, vals);
     let pm = CscMatrix::zeros((nvars, nvars));
-    // Priorities over the largest (the optimum does not change with the objective's scale):
-    // classes of thousands of jobs sum to priorities 1e5 times a lone job's.
-    let top = (p.jobs.iter())
-        .map(|j| j.priority)
-        .fold(0.0, f64::max)
-        .max(1e-300);
     let mut q = vec![0.0; nvars];
-    for (i, j) in p.jobs.iter().enumerate() {
+    for i in 0..n {
         if live[i] {
-            let priority = j.priority / top;
-            q[var_s(i)] = -priority;
+            q[var_s(i)] = -units.priority[i];
             for t in 0..slots {
-                let early = 1.0 - (t as f64 + 0.5) / slots as f64;
-                q[var_x(i, t)] =
-                    -p.earliness * priority * early * p.slot_s * unit[i] / requirement[i];
+                q[var_x(i, t)] = -units.earliness_gain(p, i, t);
             }
         }
     }
@@ -427,6 +414,7 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
                     left_out: (0..n).filter(|&i| !live[i]).collect(),
                     solve_s,
                     iterations,
+                    solved_by: Solver::Clarabel,
                 });
             }
             SolverStatus::PrimalInfeasible | SolverStatus::AlmostPrimalInfeasible => break,
