@@ -669,9 +669,8 @@ impl Program {
                 (0..3).for_each(|r| a[r] += b[r]);
             }
         }
-        // The rows in D: ds = -rp - G dx, dz = -(z ds + rc) / s. The rows solved for: dz as
-        // solved; ds from complementarity, -(rc + s dz) / z, where the row binds (s < z: the
-        // primal form would multiply dx's rounding by z), else -rp - G dx.
+        // ds = -rp - G dx for every row; the rows in D: dz = -(z ds + rc) / s; the rows solved
+        // for: dz as solved.
         let gdx = self.g_mul(&dx);
         let pick = |r: usize| dz.job.iter().map(|z| z[r]).collect::<Vec<f64>>();
         let dz_rows = Rows {
