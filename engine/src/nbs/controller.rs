@@ -88,7 +88,7 @@ impl crate::policy::PolicySpec for NbsConfig {
 
     const HONOURS_PHASES: bool = true;
 
-    const ABOUT: &'static str = "controller + placer (seed 004): shares maximising the Nash bargaining product of the jobs' deadline-aware utilities over a horizon (Clarabel), re-solved at each arrival, departure or capacity change; first-fit places within the shares";
+    const ABOUT: &'static str = "controller + placer (seed 004): shares maximising the Nash bargaining product of the jobs' deadline-aware utilities over a horizon (Clarabel, or `solver = \"structured\"`), re-solved at each arrival, departure or capacity change; first-fit places within the shares";
 
     fn validate(&self, _run: &crate::policy::RunSettings) -> Result<(), String> {
         if !(self.slot_s.is_finite() && self.slot_s > 0.0) {

@@ -40,7 +40,8 @@ const TOL: f64 = 1e-9;
 /// between slots has rates whose bounds' multipliers go to 0; a hard job with a requirement
 /// cap has rows with no interior between them).
 const ACCEPTABLE_TOL: f64 = 1e-6;
-/// Iterations without a better point before an acceptable one is returned.
+/// Iterations without a better point before an acceptable one is returned (and four times as
+/// many without the merit halving before the solve is given up as stalled).
 const STALL_ITERATIONS: u32 = 8;
 /// Rounds of iterative refinement of each Newton solve.
 const REFINEMENTS: usize = 2;
@@ -912,6 +913,8 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
     let h_scale = 1.0 + max_abs(&prog.capacity).max(1.0);
     let mut pt = prog.start();
     let mut acceptable = None;
+    // The best merit so far and when it last halved.
+    let mut progress = (f64::INFINITY, 0);
     for iteration in 0..MAX_ITERATIONS {
         let y = prog.y(&pt.x);
         let f = prog.objective(&pt.x, &y);
@@ -943,6 +946,11 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
             .fold(0.0, f64::max);
         if merit <= TOL && f.is_finite() {
             return Ok((prog.rates(&pt.x, units, out), iteration));
+        }
+        if merit < progress.0 / 2.0 {
+            progress = (merit, iteration);
+        } else if iteration >= progress.1 + 4 * STALL_ITERATIONS {
+            break; // the merit not halved for a while: stalled (Clarabel takes over)
         }
         if merit <= ACCEPTABLE_TOL
             && acceptable
