@@ -1,30 +1,38 @@
 //! A primal-dual interior point for the bargain (`problem.rs`) that uses its structure, so a
 //! solve costs O(jobs x slots^2) per iteration instead of a general sparse factorisation
-//! (issue 60 item 4: Clarabel takes 6-11 s for ~3,900 GCD jobs).
+//! (issue 60 item 4: Clarabel takes 6-11 s for ~4,000 GCD jobs; this ~0.5 s,
+//! `bench-results/nbs-per-job-2026-11-28.md`).
 //!
-//! In `units.rs`'s units, with x_i(t) >= 0 the rates of the live jobs: minimise
-//! f(x) = -sum_i P_i log(y_i) - sum g_i(t) x_i(t), y_i = sum_t a_i(t) x_i(t) (g: the earliness
-//! tie-break, 0 by default), subject to G x <= h, rows of five kinds: capacity
-//! (sum_i c_i x_i(t) <= b_t, the only rows coupling jobs), x >= 0, rate caps (x_i(t) <= r_i),
-//! requirement caps (sum_t x_i(t) <= R_i) and hard deadlines (y_i >= 1). Each row has a slack
-//! s > 0 and a multiplier z > 0; Mehrotra's predictor-corrector steps on the KKT conditions
-//! (Nocedal and Wright, Numerical Optimization, 2nd ed., section 19.3; the objective's Hessian
-//! enters as in any primal-dual method for a smooth convex objective), from a start that need
-//! not meet the capacity, requirement or hard rows (their residuals shrink with each step; x
-//! stays positive, so y does). Newton's system reduces to (blockdiag(B_i) + A' Gamma A) dx =
-//! r, where B_i = diag(d_i) + alpha_i a_i a_i' + beta_i 1 1' (one job: its bounds, its
-//! objective's and hard row's curvature along a_i, its requirement row along 1) and A' Gamma A
-//! the capacity rows: Woodbury's identity solves it with a slots x slots system
-//! (Gamma^-1 + sum_i c_i^2 B_i^-1), each B_i^-1 itself diagonal plus rank two.
+//! In `units.rs`'s units, with x_j(t) >= 0 the rates of the live jobs in the slots with
+//! capacity: maximise sum_j P_j log(y_j) + sum g_j(t) x_j(t), y_j = sum_t a_j(t) x_j(t) (g: the
+//! earliness tie-break, 0 by default), subject to rows G x <= h of six kinds, each with a slack
+//! s > 0 and a multiplier z > 0: capacity (sum_j c_j x_j(t) <= b_t, the only rows coupling
+//! jobs), x >= 0 (slack x itself), rate caps (x_j(t) <= r_j), requirement caps (sum_t x_j(t) <=
+//! R_j), hard deadlines (y_j >= 1), and one utility row per job (y_j >= 0, slack y_j itself,
+//! multiplier lambda_j): the logarithms enter only through the utility rows' complementarity,
+//! lambda_j y_j = P_j (their target, where every other row's is the centring mu), so the
+//! program is otherwise linear and the primal and dual steps may differ. Mehrotra's
+//! predictor-corrector (Nocedal and Wright, Numerical Optimization, 2nd ed., section 14.2) from
+//! a dual-feasible start that need not meet the capacity, requirement or hard rows.
 //!
-//! Invariants: every sum runs in job order on one thread, so a solve is deterministic; it stops
-//! when the residuals are below 1e-9 of their right-hand sides and the duality gap below 1e-10
-//! of the objective (Clarabel's tolerances in `problem.rs`), or reports a stall or
-//! infeasibility as `NbsError::Solver` (the caller then relaxes hard jobs or asks Clarabel).
+//! Newton's system in normal-equation form: the x >= 0 and rate-cap rows on the diagonal D, the
+//! other rows' multipliers the unknowns, (G_R D G_R' + W) dz = rhs. Each job's three rows
+//! (utility, hard, requirement) make a 3 x 3 block, factored by QR of its square root (forming
+//! it would lose a binding row's s / z, ~1e-16 of the rest) in a basis where rows parallel to
+//! the utility row (the hard row always, the requirement row when the job's weights are flat)
+//! carry no rates; the capacity rows are eliminated last through their slots x slots Schur
+//! complement; two rounds of iterative refinement against the augmented system follow (the
+//! normal equations multiply rounding by D, up to ~1e10 for a rate inside its bounds).
+//!
+//! Invariants: every sum runs in job order on one thread, so a solve is deterministic. It stops
+//! when the residuals and the duality gap, each over its scale, are below 1e-9; returns the best
+//! point within 1e-6 should it then stall or break down; and otherwise reports a stall or
+//! infeasibility as `NbsError::Solver`, on which `problem.rs` asks Clarabel.
 
 // Indices name a job's rows and slots across several columns at once, as in the algebra.
 #![allow(clippy::needless_range_loop)]
 
+use super::dense::{cholesky, cholesky_by_qr, cholesky_solve};
 use super::problem::{NbsError, Problem};
 use super::units::Units;
 
@@ -826,78 +834,6 @@ fn dual_step(z: &[f64], ds: &[f64], rc: &[f64], s: &[f64]) -> Vec<f64> {
 
 fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
-}
-
-/// The lower Cholesky factor of the symmetric positive semi-definite `m` (its lower triangle
-/// read, row-major, `t` x `t`). A pivot lost to rounding (at most 1e-14 of its diagonal entry,
-/// as happens near a degenerate optimum) is set to 1e64, which zeroes that component in the
-/// solves: the modified Cholesky of interior-point codes (S. J. Wright, "Modified Cholesky
-/// factorizations in interior-point algorithms for linear programming", SIAM J. Optim. 9(4),
-/// 1999).
-fn cholesky(m: &[f64], t: usize) -> Vec<f64> {
-    let mut l = vec![0.0; t * t];
-    for r in 0..t {
-        for c in 0..=r {
-            let mut v = m[r * t + c];
-            for k in 0..c {
-                v -= l[r * t + k] * l[c * t + k];
-            }
-            l[r * t + c] = if r != c {
-                v / l[c * t + c]
-            } else if v > 1e-14 * m[r * t + r].abs() {
-                v.sqrt()
-            } else {
-                1e64
-            };
-        }
-    }
-    l
-}
-
-/// The lower Cholesky factor L (row-major 3 x 3) of B' B, B the rows given, by Householder QR
-/// of B (B = Q R, L = R'; a diagonal entry may be negative, which `cholesky_solve` allows).
-fn cholesky_by_qr(b: &mut [[f64; 3]]) -> [f64; 9] {
-    let m = b.len();
-    let mut l = [0.0; 9];
-    for k in 0..3 {
-        let norm = (k..m).map(|i| b[i][k] * b[i][k]).sum::<f64>().sqrt();
-        let alpha = if b[k][k] > 0.0 { -norm } else { norm };
-        // v = x - alpha e_k, applied as H = I - 2 v v' / v'v to columns k..3.
-        let v0 = b[k][k] - alpha;
-        let vv = v0 * v0 + (k + 1..m).map(|i| b[i][k] * b[i][k]).sum::<f64>();
-        if vv > 0.0 {
-            for c in k + 1..3 {
-                let dot = v0 * b[k][c] + (k + 1..m).map(|i| b[i][k] * b[i][c]).sum::<f64>();
-                let f = 2.0 * dot / vv;
-                b[k][c] -= f * v0;
-                for i in k + 1..m {
-                    let bik = b[i][k];
-                    b[i][c] -= f * bik;
-                }
-            }
-        }
-        l[k * 3 + k] = if alpha != 0.0 { alpha } else { 1e64 };
-        for c in k + 1..3 {
-            l[c * 3 + k] = b[k][c];
-        }
-    }
-    l
-}
-
-/// Solves L L' v = rhs in place.
-fn cholesky_solve(l: &[f64], t: usize, v: &mut [f64]) {
-    for r in 0..t {
-        for k in 0..r {
-            v[r] -= l[r * t + k] * v[k];
-        }
-        v[r] /= l[r * t + r];
-    }
-    for r in (0..t).rev() {
-        for k in r + 1..t {
-            v[r] -= l[k * t + r] * v[k];
-        }
-        v[r] /= l[r * t + r];
-    }
 }
 
 /// The solution: rates in the problem's units (every job, `i * slots + t`; 0 for jobs outside

@@ -8,6 +8,7 @@
 
 pub mod classes;
 pub mod controller;
+mod dense;
 mod interior;
 pub mod problem;
 mod units;

@@ -32,7 +32,7 @@ pub(super) struct Units {
 }
 
 /// The deadline job `i` bargains with (a relaxed hard one as soft).
-pub(super) fn bargaining_deadline(p: &Problem, i: usize, relaxed: &[usize]) -> Deadline {
+fn bargaining_deadline(p: &Problem, i: usize, relaxed: &[usize]) -> Deadline {
     match p.jobs[i].deadline {
         Deadline::Hard(d) if relaxed.contains(&i) => Deadline::Soft(d),
         d => d,
