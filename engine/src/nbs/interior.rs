@@ -114,7 +114,29 @@ struct Rows {
     util: Vec<f64>,
 }
 
+impl Point {
+    /// Every row's multiplier, in `Rows`' layout.
+    fn multipliers(&self) -> Rows {
+        Rows {
+            cap: self.z_cap.clone(),
+            pos: self.z_pos.clone(),
+            rate: self.z_rate.clone(),
+            total: self.z_total.clone(),
+            hard: self.z_hard.clone(),
+            util: self.z_util.clone(),
+        }
+    }
+}
+
 impl Rows {
+    /// The largest magnitude over the rows with right-hand sides (a primal residual's size;
+    /// the x >= 0 and utility rows hold 0 there).
+    fn max_abs(&self) -> f64 {
+        [&self.cap, &self.rate, &self.total, &self.hard]
+            .iter()
+            .fold(0.0, |m: f64, r| m.max(max_abs(r)))
+    }
+
     fn zeros(n: usize, slots: usize) -> Rows {
         Rows {
             cap: vec![0.0; slots],
@@ -840,7 +862,7 @@ fn max_abs(v: &[f64]) -> f64 {
 /// the bargain) and the iterations taken.
 pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsError> {
     let prog = Program::new(p, units);
-    let (n, t) = (prog.n, prog.slots);
+    let n = prog.n;
     let out = vec![0.0; p.jobs.len() * units.slots];
     if n == 0 {
         return Ok((out, 0));
@@ -855,15 +877,7 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
         let y = prog.y(&pt.x);
         let f = prog.objective(&pt.x, &y);
         let rp = prog.primal_residual(&pt);
-        let zeros = Rows::zeros(n, t);
-        let mut zs = zeros.clone();
-        zs.cap.clone_from(&pt.z_cap);
-        zs.pos.clone_from(&pt.z_pos);
-        zs.rate.clone_from(&pt.z_rate);
-        zs.total.clone_from(&pt.z_total);
-        zs.hard.clone_from(&pt.z_hard);
-        zs.util.clone_from(&pt.z_util);
-        let gtz = prog.gt_mul(&zs);
+        let gtz = prog.gt_mul(&pt.multipliers());
         // The objective's gradient is -gain - lambda a (lambda_i = P_i / y_i at the optimum);
         // the utility rows carry the second part.
         let rd: Vec<f64> = prog.gain.iter().zip(&gtz).map(|(g, z)| z - g).collect();
@@ -871,9 +885,7 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
             .map(|j| (y[j] * pt.z_util[j] - prog.priority[j]).abs() / prog.priority[j])
             .fold(0.0, f64::max);
         let gap: f64 = prog.pairs(&pt, None).map(|(s, z, _, _)| s * z).sum();
-        let primal = [&rp.cap, &rp.rate, &rp.total, &rp.hard]
-            .iter()
-            .fold(0.0, |m: f64, r| m.max(max_abs(r)));
+        let primal = rp.max_abs();
         let dual = max_abs(&rd) / (1.0 + max_abs(&gtz));
         // How far from optimal: the largest of the residuals and the gap, each over its scale
         // (the utility rows' lambda y - P over P: P (1 + e) is the bargain the duals solve).
@@ -925,11 +937,7 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
     if let Some((_, x, iteration)) = acceptable {
         return Ok((prog.rates(&x, units, out), iteration));
     }
-    let rp = prog.primal_residual(&pt);
-    let infeasible = [&rp.cap, &rp.rate, &rp.total, &rp.hard]
-        .iter()
-        .fold(0.0, |m: f64, r| m.max(max_abs(r)))
-        > 1e-6 * h_scale;
+    let infeasible = prog.primal_residual(&pt).max_abs() > 1e-6 * h_scale;
     Err(NbsError::Solver(
         if infeasible {
             "PrimalInfeasible (structured interior point)"
