@@ -226,7 +226,9 @@ fn structured_agrees_with_clarabel() {
 
 /// One slot without deadlines or the tie-break: the bargain is water-filling, rates
 /// min(cap_i, P_i / price) with the price clearing the capacity, found here by bisection;
-/// the structured rates match to 1e-7.
+/// the structured rates match to 1e-7, and the capacity price (`Allocation::price`, the
+/// clusters' congestion price) is the bisection's to 1e-6 (Clarabel's to 1e-4: its duals stop
+/// at its 1e-8 feasibility tolerance, 5e-6 off here).
 #[test]
 fn one_slot_is_water_filling() {
     let mut rng = Rng::new(60, 5);
@@ -249,6 +251,14 @@ fn one_slot_is_water_filling() {
         }
         let a = solve_by(&p, Solver::Structured).unwrap();
         assert_eq!(a.solved_by, Solver::Structured);
+        for (solved, tol) in [(&a, 1e-6), (&solve_by(&p, Solver::Clarabel).unwrap(), 1e-4)] {
+            let price = solved.congestion_price();
+            assert!(
+                (price - hi).abs() <= tol * hi + 1e-9,
+                "{n} jobs, {:?}: price {price} against {hi}",
+                solved.solved_by
+            );
+        }
         for (i, j) in p.jobs.iter().enumerate() {
             let want = rate(hi, j);
             assert!(

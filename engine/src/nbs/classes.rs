@@ -196,6 +196,7 @@ mod tests {
             solve_s: 0.0,
             iterations: 0,
             solved_by: crate::nbs::Solver::Clarabel,
+            price: Vec::new(),
         };
         assert_eq!(c.first_slot_rates(&p, &a), [1.0, 2.0, 6.0]);
     }

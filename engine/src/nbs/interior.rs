@@ -859,14 +859,22 @@ fn max_abs(v: &[f64]) -> f64 {
 }
 
 /// The solution: rates in the problem's units (every job, `i * slots + t`; 0 for jobs outside
-/// the bargain) and the iterations taken.
-pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsError> {
+/// the bargain), the capacity rows' multipliers in `units`' (every slot; 0 for a slot without
+/// capacity) and the iterations taken.
+pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, Vec<f64>, u32), NbsError> {
     let prog = Program::new(p, units);
     let n = prog.n;
     let out = vec![0.0; p.jobs.len() * units.slots];
     if n == 0 {
-        return Ok((out, 0));
+        return Ok((out, vec![0.0; units.slots], 0));
     }
+    let solution = |x: &[f64], z_cap: &[f64], iterations: u32| {
+        let mut prices = vec![0.0; units.slots];
+        for (k, &slot) in prog.open.iter().enumerate() {
+            prices[slot] = z_cap[k];
+        }
+        (prog.rates(x, units, out.clone()), prices, iterations)
+    };
     let rows = prog.rows() as f64;
     let h_scale = 1.0 + max_abs(&prog.capacity).max(1.0);
     let mut pt = prog.start();
@@ -893,7 +901,7 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
             .into_iter()
             .fold(0.0, f64::max);
         if merit <= TOL && f.is_finite() {
-            return Ok((prog.rates(&pt.x, units, out), iteration));
+            return Ok(solution(&pt.x, &pt.z_cap, iteration));
         }
         if merit < progress.0 / 2.0 {
             progress = (merit, iteration);
@@ -905,7 +913,7 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
                 .as_ref()
                 .is_none_or(|a: &(f64, _, _)| merit < a.0)
         {
-            acceptable = Some((merit, pt.x.clone(), iteration));
+            acceptable = Some((merit, (pt.x.clone(), pt.z_cap.clone()), iteration));
         } else if acceptable
             .as_ref()
             .is_some_and(|a| iteration >= a.2 + STALL_ITERATIONS)
@@ -934,8 +942,8 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, u32), NbsEr
         }
         prog.take(&mut pt, &step, alpha);
     }
-    if let Some((_, x, iteration)) = acceptable {
-        return Ok((prog.rates(&x, units, out), iteration));
+    if let Some((_, (x, z_cap), iteration)) = acceptable {
+        return Ok(solution(&x, &z_cap, iteration));
     }
     let infeasible = prog.primal_residual(&pt).max_abs() > 1e-6 * h_scale;
     Err(NbsError::Solver(

@@ -89,12 +89,24 @@ pub struct Allocation {
     pub iterations: u32,
     /// The solver that solved it (Clarabel where the structured one was asked but stalled).
     pub solved_by: Solver,
+    /// Each slot's capacity price: its capacity row's multiplier, what one more resource unit
+    /// in that slot would add to sum_i P_i log(y_i) (0 for a slot without capacity).
+    pub price: Vec<f64>,
 }
 
 impl Allocation {
     /// Job `i`'s rate in slot `t`.
     pub fn rate(&self, i: usize, t: usize) -> f64 {
         self.x[i * self.slots + t]
+    }
+
+    /// The congestion price seed 004's clusters publish (section II: "the NBS solution ...
+    /// provide[s] ... congestion price"; the seed gives no formula): the capacity prices summed
+    /// over the horizon, what one more resource unit for the whole horizon would add to the
+    /// Nash product's logarithm. Jobs without deadlines or caps sharing a capacity C get
+    /// sum_i P_i / C: priority per unit of capacity.
+    pub fn congestion_price(&self) -> f64 {
+        self.price.iter().sum()
     }
 
     /// When job `i` has received `requirement`, seconds from the start (None: not within the
@@ -278,9 +290,10 @@ pub fn solve_by(p: &Problem, solver: Solver) -> Result<Allocation, NbsError> {
 fn solve_structured(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
     let units = Units::new(p, relaxed);
     let start = std::time::Instant::now();
-    let (x, iterations) = interior::solve(p, &units)?;
+    let (x, z_cap, iterations) = interior::solve(p, &units)?;
     Ok(Allocation {
         x,
+        price: units.prices(p, z_cap),
         slots: units.slots,
         missed_hard: relaxed.to_vec(),
         left_out: (0..p.jobs.len()).filter(|&i| !units.live[i]).collect(),
@@ -411,6 +424,8 @@ fn solve_with(p: &Problem, relaxed: &[usize]) -> Result<Allocation, NbsError> {
                     x: (0..xs)
                         .map(|k| sol.x[k].max(0.0) * unit[k / slots])
                         .collect(),
+                    // The capacity rows come first.
+                    price: units.prices(p, sol.z[..slots].iter().copied()),
                     slots,
                     missed_hard: relaxed.to_vec(),
                     left_out: (0..n).filter(|&i| !live[i]).collect(),
@@ -461,6 +476,49 @@ mod tests {
         let a = solve(&p).unwrap();
         assert!(near(a.rate(0, 0), 2.5) && near(a.rate(1, 0), 7.5), "{a:?}");
         assert!(a.missed_hard.is_empty());
+    }
+
+    /// The congestion price by hand (KKT of max sum_i P_i log(sum_t x_i(t)) s.t. sum_i x_i(t)
+    /// <= C: every job's marginal P_i / y_i equals each slot's price, y_i = P_i C T / sum P,
+    /// so each slot is priced sum P / (C T) and the horizon sum P / C): priorities 1 and 3 on
+    /// 10 units, one slot then five, 0.4; a slot without capacity priced 0 and the rest as
+    /// four slots; both solvers.
+    #[test]
+    fn the_congestion_price_is_priority_per_unit_of_capacity() {
+        for solver in [Solver::Clarabel, Solver::Structured] {
+            for capacity in [vec![10.0], vec![10.0; 5], vec![10.0, 0.0, 10.0, 10.0, 10.0]] {
+                let p = Problem {
+                    slot_s: 1.0,
+                    capacity: capacity.clone(),
+                    mu: 0.0,
+                    earliness: 0.0,
+                    requirement_cap: false,
+                    jobs: vec![
+                        job(100.0, 1.0, Deadline::None),
+                        job(100.0, 3.0, Deadline::None),
+                    ],
+                };
+                let a = solve_by(&p, solver).unwrap();
+                let open = capacity.iter().filter(|&&c| c > 0.0).count() as f64;
+                assert!(near(a.congestion_price(), 0.4), "{solver:?} {a:?}");
+                for (t, &c) in capacity.iter().enumerate() {
+                    let want = if c > 0.0 { 0.4 / open } else { 0.0 };
+                    assert!(near(a.price[t], want), "{solver:?} slot {t}: {a:?}");
+                }
+                // Twice the priorities: twice the price; twice the capacity: half.
+                let mut doubled = p.clone();
+                doubled.jobs.iter_mut().for_each(|j| j.priority *= 2.0);
+                assert!(near(
+                    solve_by(&doubled, solver).unwrap().congestion_price(),
+                    0.8
+                ));
+                doubled.capacity.iter_mut().for_each(|c| *c *= 4.0);
+                assert!(near(
+                    solve_by(&doubled, solver).unwrap().congestion_price(),
+                    0.2
+                ));
+            }
+        }
     }
 
     /// Eqs. 3-6 as written (no requirement cap): the same three jobs share the slot by

@@ -29,6 +29,9 @@ pub(super) struct Units {
     pub hard: Vec<bool>,
     /// Its priority over the largest.
     pub priority: Vec<f64>,
+    /// The largest priority (the objective's scale: a capacity row's multiplier in the
+    /// problem's units is `top / scale` times the solvers').
+    pub top: f64,
 }
 
 /// The deadline job `i` bargains with (a relaxed hard one as soft).
@@ -108,6 +111,7 @@ impl Units {
             .fold(0.0, f64::max)
             .max(1e-300);
         let priority = p.jobs.iter().map(|j| j.priority / top).collect();
+
         Units {
             slots,
             scale,
@@ -118,7 +122,17 @@ impl Units {
             live,
             hard,
             priority,
+            top,
         }
+    }
+
+    /// The capacity rows' multipliers in `p`'s units (`Allocation::price`) from the solvers'
+    /// (`z`, one per slot; a slot without capacity is priced 0).
+    pub fn prices(&self, p: &Problem, z: impl IntoIterator<Item = f64>) -> Vec<f64> {
+        let per_unit = self.top / self.scale;
+        (z.into_iter().zip(&p.capacity))
+            .map(|(z, &c)| if c > 0.0 { z.max(0.0) * per_unit } else { 0.0 })
+            .collect()
     }
 
     /// Job i's y_i coefficient on its (scaled) rate in slot t: y_i = sum_t a x.
