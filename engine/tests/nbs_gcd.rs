@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use arrow_array::{Array, BooleanArray};
+use arrow_array::{Array, BooleanArray, Float64Array, UInt32Array, UInt64Array};
 use common::*;
 use engine::RunConfig;
 
@@ -66,6 +66,56 @@ fn nbs_on_a_generated_cell_with_drawn_deadlines() {
     run_policy(&config("kind = \"edf\""), &parquet, &edf);
     let edf_jobs = read_parquet(&edf.join("jobs"));
     assert!(edf_jobs.num_rows() > 0);
+}
+
+/// Seed 004's micro-clusters (issue 60 item 3) on the same cell: 4 clusters, new jobs sent by
+/// price and, price-blind, by a draw; deterministic across threads and a snapshot and resume;
+/// every cluster allocates within its capacity, its price positive while it has jobs, and price
+/// quotes asked only when choosing by price (one per cluster per new job).
+#[test]
+fn nbs_on_micro_clusters() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated_cell(root.path(), 150, 1.0, 9);
+    for choice in ["price", "random"] {
+        let name = format!("clusters-{choice}");
+        let config = config(&format!(
+            "kind = \"nbs\"\nslot_s = 60.0\nhorizon_slots = 10\nmin_resolve_s = 300.0\nclasses_above_jobs = 8\nsolver = \"structured\"\nclusters = 4\ncluster_choice = \"{choice}\""
+        ));
+        threads_and_resume_agree(root.path(), &parquet, (&name, &config), 20);
+        let table = read_parquet(&root.path().join(format!("run-{name}-1")).join("clusters"));
+        // Every column as f64 (null: None), whatever its integer type.
+        let f64s = |name: &str| -> Vec<Option<f64>> {
+            let c = table.column_by_name(name).unwrap().as_any();
+            let n = table.num_rows();
+            if let Some(a) = c.downcast_ref::<UInt32Array>() {
+                (0..n).map(|i| Some(f64::from(a.value(i)))).collect()
+            } else if let Some(a) = c.downcast_ref::<UInt64Array>() {
+                (0..n).map(|i| Some(a.value(i) as f64)).collect()
+            } else {
+                let a = c.downcast_ref::<Float64Array>().unwrap();
+                (0..n)
+                    .map(|i| (!a.is_null(i)).then(|| a.value(i)))
+                    .collect()
+            }
+        };
+        let (cluster, capacity, jobs) = (f64s("cluster"), f64s("capacity_cpu"), f64s("jobs"));
+        let (share, price, quotes) = (f64s("share_cpu"), f64s("price"), f64s("quotes"));
+        assert!(table.num_rows() >= 4, "{}", table.num_rows());
+        let mut seen = [false; 4];
+        for r in 0..table.num_rows() {
+            seen[cluster[r].unwrap() as usize] = true;
+            assert!(share[r].unwrap() <= capacity[r].unwrap(), "row {r}");
+            if jobs[r].unwrap() > 0.0 {
+                assert!(price[r].is_none_or(|p| p > 0.0), "row {r}: {:?}", price[r]);
+            }
+        }
+        assert!(seen.iter().all(|&s| s), "{seen:?}");
+        let asked: f64 = quotes.iter().flatten().sum();
+        match choice {
+            "price" => assert!(asked >= 4.0 && asked % 4.0 == 0.0, "{asked}"),
+            _ => assert_eq!(asked, 0.0),
+        }
+    }
 }
 
 /// `[deadlines]` on a scenario, whose side tables already give deadlines, is refused.

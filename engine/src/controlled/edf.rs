@@ -52,6 +52,7 @@ mod tests {
             priority: vec![1.0; 3],
             work_cpu_s: vec![0.0; 3],
             reduce_s: vec![0.0; 3],
+            ..Jobs::default()
         };
         Edf.allocate(&mut jobs, 100, 0);
         assert_eq!(jobs.share_cpu, [30, 0, 70]);

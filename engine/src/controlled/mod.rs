@@ -15,6 +15,7 @@
 //!
 //! Invariant: `Jobs` rows are sorted by job ID, each job once; shares are CPU units.
 
+pub mod clusters;
 mod edf;
 mod equal;
 mod facts;
@@ -24,6 +25,7 @@ mod whole;
 use ingest::scenario::side::Deadline;
 use serde::{Deserialize, Serialize};
 
+pub use clusters::{ClusterChoice, Clusters, NO_CLUSTER};
 pub use edf::Edf;
 pub use equal::{Equal, fill};
 pub use facts::JobFacts;
@@ -66,6 +68,11 @@ pub struct Jobs {
     /// reduce tasks that wait for its maps, seconds (0: none wait). Each reduce task takes a
     /// slot of its own, so the phase lasts its longest task.
     pub reduce_s: Vec<f64>,
+    /// Its micro-cluster ([`clusters::NO_CLUSTER`] until one is chosen), carried over by job
+    /// ID; unused with one cluster.
+    pub cluster: Vec<u32>,
+    /// The micro-clusters the cell is split into (0 or 1: none, the whole cell).
+    pub clusters: u32,
 }
 
 impl Jobs {
@@ -92,6 +99,26 @@ impl Jobs {
         self.job_id.binary_search(&job_id).ok()
     }
 
+    /// The table of `rows` only (ascending, so still by job ID).
+    pub fn select(&self, rows: &[usize]) -> Jobs {
+        fn pick<T: Clone>(column: &[T], rows: &[usize]) -> Vec<T> {
+            rows.iter().map(|&r| column[r].clone()).collect()
+        }
+        Jobs {
+            job_id: pick(&self.job_id, rows),
+            running_cpu: pick(&self.running_cpu, rows),
+            pending_cpu: pick(&self.pending_cpu, rows),
+            share_cpu: pick(&self.share_cpu, rows),
+            task_cpu: pick(&self.task_cpu, rows),
+            deadline: pick(&self.deadline, rows),
+            priority: pick(&self.priority, rows),
+            work_cpu_s: pick(&self.work_cpu_s, rows),
+            reduce_s: pick(&self.reduce_s, rows),
+            cluster: pick(&self.cluster, rows),
+            clusters: self.clusters,
+        }
+    }
+
     /// The active jobs of `cell`, with the shares of `previous` carried over by job ID (0 for
     /// a job it lacks); `gate` holds the reduce tasks that wait for their maps.
     pub fn of_cell(cell: &Cell, previous: &Jobs, gate: &Gate) -> Jobs {
@@ -110,15 +137,21 @@ impl Jobs {
             })
             .collect();
         active.sort_unstable_by_key(|a| a.0);
-        let mut jobs = Jobs::default();
+        let mut jobs = Jobs {
+            clusters: previous.clusters,
+            ..Jobs::default()
+        };
         for (job, cpu, running) in active {
             if jobs.job_id.last() != Some(&job) {
+                let before = previous.row(job);
+                jobs.cluster
+                    .push(before.map_or(clusters::NO_CLUSTER, |r| previous.cluster[r]));
                 jobs.job_id.push(job);
                 jobs.running_cpu.push(0);
                 jobs.pending_cpu.push(0);
                 jobs.task_cpu.push(0);
                 jobs.share_cpu
-                    .push(previous.row(job).map_or(0, |r| previous.share_cpu[r]));
+                    .push(before.map_or(0, |r| previous.share_cpu[r]));
                 jobs.deadline.push(Deadline::None);
                 jobs.priority.push(1.0);
                 jobs.work_cpu_s.push(0.0);
@@ -147,6 +180,19 @@ impl Admission for Jobs {
         );
         self.row(job)
             .is_some_and(|r| self.running_cpu[r] + cpu as u64 <= self.share_cpu[r])
+    }
+
+    fn nodes(&self, cell: &Cell, t: TaskIdx) -> std::ops::Range<usize> {
+        let all = 0..cell.nodes.len();
+        if self.clusters <= 1 {
+            return all;
+        }
+        match self.row(cell.tasks.job_id()[t.index()]) {
+            Some(r) if self.cluster[r] != clusters::NO_CLUSTER => {
+                clusters::node_range(self.cluster[r], self.clusters, cell.nodes.len())
+            }
+            _ => all,
+        }
     }
 
     fn placed(&mut self, cell: &Cell, t: TaskIdx) {
@@ -187,6 +233,19 @@ pub trait Controller: Clone + Send + Sync {
         0.0
     }
 
+    /// The congestion price of a cluster of `capacity_cpu` online CPU units holding `jobs` at
+    /// `now_us` (seed 004's step 2, asked for each new job by micro-clusters, `clusters.rs`),
+    /// without allocating; None for a controller without prices, or when its solve failed.
+    fn quote(&mut self, _jobs: &Jobs, _capacity_cpu: u64, _now_us: i64) -> Option<f64> {
+        None
+    }
+
+    /// The congestion price of its allocations' solves since the last call (the latest), if
+    /// any gave one.
+    fn take_price(&mut self) -> Option<f64> {
+        None
+    }
+
     /// Writes the controller's own state for a snapshot (a stateless one keeps the default).
     fn save_state(&self, _w: &mut SectionWriter) {}
 
@@ -207,6 +266,9 @@ pub struct Controlled<Ctl, C> {
     allocated: bool,
     /// Its solver's wall time this tick, ms.
     solver_ms: f64,
+    /// The cell's micro-clusters, each with its own copy of `controller` (`clusters.rs`);
+    /// none: the whole cell is one.
+    clusters: Option<Clusters<Ctl>>,
 }
 
 impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
@@ -225,7 +287,18 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
             jobs: Jobs::default(),
             allocated: false,
             solver_ms: 0.0,
+            clusters: None,
         }
+    }
+
+    /// The controller on `count` micro-clusters chosen by `choice` under the run's `seed`
+    /// (`clusters.rs`); one cluster is the whole cell, as without.
+    pub fn with_clusters(mut self, (count, choice): (u32, ClusterChoice), seed: u64) -> Self {
+        if count > 1 {
+            self.clusters = Some(Clusters::new(&self.controller, (count, choice), seed));
+            self.jobs.clusters = count;
+        }
+        self
     }
 
     /// The controller with `phases` instead of its job terms' (tests).
@@ -240,6 +313,13 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
         &self.jobs
     }
 }
+
+/// A controlled policy's tables on micro-clusters: the placer's, then `clusters/`.
+const CLUSTERED_TABLES: [TableSpec; 3] = [
+    crate::queue_outputs::TABLES[0],
+    crate::queue_outputs::TABLES[1],
+    clusters::TABLE,
+];
 
 /// Online CPU capacity of the cell, units.
 fn capacity_cpu(cell: &Cell) -> u64 {
@@ -269,24 +349,39 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         counters: &mut PolicyCounters,
     ) {
         let gate = self.placer.gate(cell);
-        self.jobs = Jobs::of_cell(cell, &self.jobs, &gate);
+        let previous = Jobs::of_cell(cell, &self.jobs, &gate);
+        let previous = std::mem::replace(&mut self.jobs, previous);
         let changed = !events.submitted.is_empty()
             || !events.ended.is_empty()
             || !events.machine_changes.is_empty()
             || !events.displaced_tasks.is_empty();
         if changed || !self.allocated {
             if Ctl::NEEDS_FACTS {
-                let work = self.controller.needs_work(at.1);
+                let work = match &self.clusters {
+                    Some(c) => c.needs_work(at.1),
+                    None => self.controller.needs_work(at.1),
+                };
                 self.facts.fill(cell, (&mut self.jobs, &gate), at.1, work);
             }
-            let capacity = capacity_cpu(cell);
-            self.controller.allocate(&mut self.jobs, capacity, at.1);
-            whole_tasks(&mut self.jobs, capacity);
+            match &mut self.clusters {
+                Some(clusters) => {
+                    let jobs = (&mut self.jobs, &previous);
+                    clusters.allocate((cell, events), jobs, at.1, !self.allocated);
+                }
+                None => {
+                    let capacity = capacity_cpu(cell);
+                    self.controller.allocate(&mut self.jobs, capacity, at.1);
+                    whole_tasks(&mut self.jobs, capacity);
+                }
+            }
             self.allocated = true;
         }
         self.placer
             .place_admitted(cell, (at.1, &gate), events, &mut self.jobs);
-        self.solver_ms += self.controller.take_stats(counters);
+        self.solver_ms += match &mut self.clusters {
+            Some(c) => c.take_stats(counters),
+            None => self.controller.take_stats(counters),
+        };
     }
 
     fn startable(&self, cell: &Cell, waiting: &mut Vec<TaskIdx>) {
@@ -302,11 +397,17 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
     }
 
     fn tables(&self) -> &'static [TableSpec] {
-        self.placer.tables()
+        match self.clusters {
+            Some(_) => &CLUSTERED_TABLES,
+            None => self.placer.tables(),
+        }
     }
 
     fn take_rows(&mut self, out: &mut TableRows) {
         self.placer.take_rows(out);
+        if let Some(c) = &mut self.clusters {
+            c.take_rows(CLUSTERED_TABLES.len() - 1, out);
+        }
     }
 
     fn save_state(&self, w: &mut SectionWriter) {
@@ -316,6 +417,9 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             .collect();
         w.serde(&(self.allocated, shares));
         self.controller.save_state(w);
+        if let Some(c) = &self.clusters {
+            c.save_state(&self.jobs, w);
+        }
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
@@ -333,8 +437,14 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
             priority: vec![1.0; n],
             work_cpu_s: vec![0.0; n],
             reduce_s: vec![0.0; n],
+            cluster: vec![NO_CLUSTER; n],
+            clusters: self.jobs.clusters,
         };
-        self.controller.load_state(r)
+        self.controller.load_state(r)?;
+        match &mut self.clusters {
+            Some(c) => c.load_state(&mut self.jobs, r),
+            None => Ok(()),
+        }
     }
 }
 

@@ -41,6 +41,8 @@ pub struct Search<'a> {
     pub need: &'a Need,
     /// No node before this qualifies.
     pub from: usize,
+    /// Nor any from this on (the task's nodes end here: `Admission::nodes`).
+    pub until: usize,
     /// For a task with constraints, the nodes meeting them, ascending, when known (a
     /// [`MatchMemo`](crate::match_memo::MatchMemo)'s): a search then visits these instead of
     /// testing the constraints on every node with room.
@@ -53,6 +55,7 @@ impl<'a> Search<'a> {
         Search {
             need,
             from: 0,
+            until: usize::MAX,
             meeting: None,
         }
     }
@@ -65,7 +68,8 @@ pub(crate) fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool 
         && (constraints.is_empty() || cell.meets(NodeIdx(n as u32), constraints))
 }
 
-/// The first qualifying node from `search.from` on, in index order, that `accept` takes (each
+/// The first qualifying node from `search.from` on (before `search.until`), in index order,
+/// that `accept` takes (each
 /// qualifying node offered until one is): the room index skips the nodes that cannot have room,
 /// or, when the nodes meeting the task's constraints are known, only those are tested for room.
 fn first_candidate(
@@ -80,9 +84,10 @@ fn first_candidate(
             let start = meeting.partition_point(|&n| (n as usize) < search.from);
             (meeting[start..].iter())
                 .map(|&n| n as usize)
+                .take_while(|&n| n < search.until)
                 .find(|&n| fits(&cell.nodes, n, need) && accept(n))
         }
-        None => room.first(need, search.from, |n| {
+        None => room.first_in(need, search.from..search.until, |n| {
             qualifies(cell, t, need, n) && accept(n)
         }),
     }
@@ -164,10 +169,11 @@ impl NodeChoice for Random {
         rng: &mut Rng,
     ) -> Option<NodeIdx> {
         let need = search.need;
-        let nodes = cell.nodes.len() as u64;
+        let from = search.from.min(cell.nodes.len());
+        let nodes = (search.until.min(cell.nodes.len()).max(from) - from) as u64;
         let tries = if nodes > 0 { RANDOM_TRIES } else { 0 };
         for _ in 0..tries {
-            let n = rng.below(nodes) as usize;
+            let n = from + rng.below(nodes) as usize;
             if qualifies(cell, t, need, n) {
                 return Some(NodeIdx(n as u32));
             }

@@ -30,6 +30,8 @@ pub mod waiting;
 mod choice;
 pub(crate) mod room;
 
+use std::ops::Range;
+
 use ingest::rng::{Rng, hash_keys};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -128,6 +130,11 @@ pub trait Admission {
     fn admits(&self, cell: &Cell, t: TaskIdx) -> bool;
     /// Task `t` was placed.
     fn placed(&mut self, cell: &Cell, t: TaskIdx);
+    /// The nodes task `t` may be placed on, by index (a micro-cluster's,
+    /// `controlled/clusters.rs`; by default every node).
+    fn nodes(&self, cell: &Cell, _t: TaskIdx) -> Range<usize> {
+        0..cell.nodes.len()
+    }
 }
 
 /// Every task may be placed.
@@ -151,6 +158,10 @@ impl<A: Admission> Admission for Gated<'_, A> {
     fn placed(&mut self, cell: &Cell, t: TaskIdx) {
         self.admission.placed(cell, t);
     }
+
+    fn nodes(&self, cell: &Cell, t: TaskIdx) -> Range<usize> {
+        self.admission.nodes(cell, t)
+    }
 }
 
 impl Admission for AdmitAll {
@@ -171,8 +182,11 @@ fn place_waiting<C: NodeChoice>(
     (rng, admission): (&mut Rng, &mut impl Admission),
     (now_us, exhaustive): (i64, bool),
 ) {
-    let mut failed: Vec<(ConstraintSetIdx, Need)> = Vec::new();
-    let mut placed: Vec<(ConstraintSetIdx, Need, usize)> = Vec::with_capacity(PLACED_KEPT);
+    // Each with the nodes the task might use (`Admission::nodes`): a memory holds only for
+    // tasks confined to the same ones.
+    let mut failed: Vec<(ConstraintSetIdx, Need, Range<usize>)> = Vec::new();
+    let mut placed: Vec<(ConstraintSetIdx, Need, usize, Range<usize>)> =
+        Vec::with_capacity(PLACED_KEPT);
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
     unplaced.begin_pass(cell);
@@ -186,9 +200,11 @@ fn place_waiting<C: NodeChoice>(
         }
         let need = Need::of(cell, t);
         let set = cell.constraint_set(t);
-        // Every node that lacked room for `f` (with constraints `s`) lacks it for this task.
-        let harder = |s: ConstraintSetIdx, f: &Need| {
-            (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f)
+        let nodes = admission.nodes(cell, t);
+        // Every node that lacked room for `f` (with constraints `s`, among `r`) lacks it for
+        // this task.
+        let harder = |s: ConstraintSetIdx, f: &Need, r: &Range<usize>| {
+            (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f) && *r == nodes
         };
         // The O(1) tests first (no node has room: the index's root; a smaller need failed this
         // pass), then, for a task with constraints, the touched nodes (`unplaced.rs`): each only
@@ -197,7 +213,7 @@ fn place_waiting<C: NodeChoice>(
         // where the fit rule holds: its search answers what the touched nodes would, in far
         // fewer steps when thousands of nodes changed (many tasks waiting on a cell whose
         // requests are full, fitting by requests).
-        if !room.any(&need) || failed.iter().any(|(s, f)| harder(*s, f)) {
+        if !room.any(&need) || failed.iter().any(|(s, f, r)| harder(*s, f, r)) {
             unplaced.mark(cell, (t, set, &need));
             continue;
         }
@@ -208,10 +224,11 @@ fn place_waiting<C: NodeChoice>(
             continue;
         }
         let from = (placed.iter())
-            .filter(|(s, f, _)| !exhaustive && harder(*s, f))
+            .filter(|(s, f, _, r)| !exhaustive && harder(*s, f, r))
             .map(|p| p.2)
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(nodes.start);
         let meeting = (set != ConstraintSetIdx::EMPTY && !exhaustive)
             .then(|| {
                 let changes = |since| cell.attribute_changes_since(since);
@@ -224,6 +241,7 @@ fn place_waiting<C: NodeChoice>(
         let search = Search {
             need: &need,
             from,
+            until: nodes.end,
             meeting,
         };
         match choice.choose((cell, room), t, search, rng) {
@@ -232,7 +250,7 @@ fn place_waiting<C: NodeChoice>(
                 admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
                 if C::TAKES_FIRST {
-                    let entry = (set, need, n.index());
+                    let entry = (set, need, n.index(), nodes);
                     match placed.get_mut(placements % PLACED_KEPT) {
                         Some(slot) => *slot = entry,
                         None => placed.push(entry),
@@ -243,7 +261,7 @@ fn place_waiting<C: NodeChoice>(
             None => {
                 unplaced.mark(cell, (t, set, &need));
                 if failed.len() < FAILED_KEPT {
-                    failed.push((set, need));
+                    failed.push((set, need, nodes));
                 }
             }
         }
@@ -469,6 +487,76 @@ mod tests {
         tick(&mut policy, &mut cell, &events, 4);
         assert_eq!(node(&cell, tasks[3]), 0);
         cell.check().unwrap();
+    }
+
+    /// Tasks confined to nodes (`Admission::nodes`, a micro-cluster's) by job: job 1 to nodes
+    /// 2..4, job 2 to 0..2 of four nodes of 100.
+    struct Confined;
+
+    impl Admission for Confined {
+        fn admits(&self, _: &Cell, _: TaskIdx) -> bool {
+            true
+        }
+
+        fn placed(&mut self, _: &Cell, _: TaskIdx) {}
+
+        fn nodes(&self, cell: &Cell, t: TaskIdx) -> std::ops::Range<usize> {
+            match cell.tasks.job_id()[t.index()] {
+                1 => 2..4,
+                _ => 0..2,
+            }
+        }
+    }
+
+    /// By hand, on four empty nodes of 100: job 1's tasks of 60, 60, 60 go to nodes 2, 3 and
+    /// wait (nodes 0 and 1 have room but are not theirs), then job 2's task of 60 still goes to
+    /// node 0 (a need that failed on other nodes does not fail here) and its next to node 1
+    /// (first-fit's search starts after a placement only among the same nodes); every choice
+    /// keeps to the nodes, random's over 200 seeds.
+    #[test]
+    fn confined_tasks_are_placed_only_on_their_nodes() {
+        fn pass<C: NodeChoice>(seed: u64) -> (Cell, Vec<TaskIdx>) {
+            let mut cell = Cell::with_machines(4, 100, 100);
+            let mut tasks = Vec::new();
+            for (job, cpu) in [(1, 60), (1, 60), (1, 60), (2, 60), (2, 60)] {
+                let t = cell.tasks.alloc(job, cell.tasks.len() as u32, 0, 0);
+                cell.set_request(t, cpu, 10);
+                tasks.push(t);
+            }
+            let waiting: Vec<(TaskIdx, u32)> = tasks.iter().map(|&t| (t, 0)).collect();
+            let memories = (
+                &mut RoomIndex::default(),
+                &mut Unplaced::default(),
+                &mut MatchMemo::default(),
+            );
+            let (room, unplaced, memo) = memories;
+            let mut rng = Rng::new(seed, 0);
+            place_waiting(
+                &C::default(),
+                (&mut cell, room, unplaced, memo),
+                &waiting,
+                (&mut rng, &mut Confined),
+                (0, false),
+            );
+            (cell, tasks)
+        }
+        let node = |c: &Cell, t: TaskIdx| match c.tasks.state()[t.index()] {
+            TaskState::Running => Some(c.tasks.node()[t.index()].0),
+            _ => None,
+        };
+        let (cell, tasks) = pass::<FirstFit>(1);
+        let got: Vec<Option<u32>> = tasks.iter().map(|&t| node(&cell, t)).collect();
+        assert_eq!(got, [Some(2), Some(3), None, Some(0), Some(1)]);
+        for seed in 0..200 {
+            for (cell, tasks) in [pass::<Random>(seed), pass::<BestFit>(seed)] {
+                let got: Vec<Option<u32>> = tasks.iter().map(|&t| node(&cell, t)).collect();
+                let job_1: Vec<u32> = got[..3].iter().flatten().copied().collect();
+                let job_2: Vec<u32> = got[3..].iter().flatten().copied().collect();
+                assert_eq!((job_1.len(), job_2.len()), (2, 2), "seed {seed}: {got:?}");
+                assert!(job_1.iter().all(|n| (2..4).contains(n)), "{got:?}");
+                assert!(job_2.iter().all(|n| (0..2).contains(n)), "{got:?}");
+            }
+        }
     }
 
     /// The waiting queue survives a snapshot: saved and restored, it places as before.

@@ -125,7 +125,7 @@ impl RoomIndex {
 
     /// The first node in index order within `range` that `accept` takes among those the tree
     /// does not rule out for `need`.
-    fn first_in(
+    pub fn first_in(
         &self,
         need: &Need,
         range: std::ops::Range<usize>,

@@ -19,9 +19,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::classes::group;
+use super::classes::{Classes, group};
 use super::problem::{Job, Problem, Solver, solve_by};
 use super::utility::Deadline;
+use crate::controlled::clusters::{ClusterChoice, MAX_CLUSTERS};
 use crate::controlled::{Controlled, Controller, Jobs, fill};
 use crate::greedy::FirstFit;
 use crate::policy::{CounterKind, PolicyCounters};
@@ -65,6 +66,12 @@ pub struct NbsConfig {
     /// interior point of `interior.rs` that uses the bargain's structure, O(jobs x slots^2) per
     /// iteration; Clarabel solves where it stalls, counted in `nbs_fallback_solves`).
     pub solver: Solver,
+    /// Micro-clusters the cell is split into, each bargaining on its own (seed 004 section II;
+    /// `controlled/clusters.rs`): 1, the default, is the whole cell as one cluster.
+    pub clusters: u32,
+    /// How a new job's cluster is chosen with more than one: "price" (the lowest congestion
+    /// price quoted with the job, the seed's steps; the default) or "random" (price-blind).
+    pub cluster_choice: ClusterChoice,
 }
 
 impl Default for NbsConfig {
@@ -79,6 +86,8 @@ impl Default for NbsConfig {
             classes_above_jobs: 64,
             min_resolve_s: 0.0,
             solver: Solver::Clarabel,
+            clusters: 1,
+            cluster_choice: ClusterChoice::Price,
         }
     }
 }
@@ -88,7 +97,7 @@ impl crate::policy::PolicySpec for NbsConfig {
 
     const HONOURS_PHASES: bool = true;
 
-    const ABOUT: &'static str = "controller + placer (seed 004): shares maximising the Nash bargaining product of the jobs' deadline-aware utilities over a horizon (Clarabel, or `solver = \"structured\"`), re-solved at each arrival, departure or capacity change; first-fit places within the shares";
+    const ABOUT: &'static str = "controller + placer (seed 004): shares maximising the Nash bargaining product of the jobs' deadline-aware utilities over a horizon (Clarabel, or `solver = \"structured\"`), re-solved at each arrival, departure or capacity change; first-fit places within the shares; `clusters` splits the cell into micro-clusters a new job chooses by congestion price";
 
     fn validate(&self, _run: &crate::policy::RunSettings) -> Result<(), String> {
         if !(self.slot_s.is_finite() && self.slot_s > 0.0) {
@@ -115,6 +124,12 @@ impl crate::policy::PolicySpec for NbsConfig {
         if !(self.earliness.is_finite() && (0.0..=1.0).contains(&self.earliness)) {
             return Err(format!("earliness must be 0..=1, got {}", self.earliness));
         }
+        if !(1..=MAX_CLUSTERS).contains(&self.clusters) {
+            return Err(format!(
+                "clusters must be 1..={MAX_CLUSTERS}, got {}",
+                self.clusters
+            ));
+        }
         Ok(())
     }
 
@@ -123,7 +138,8 @@ impl crate::policy::PolicySpec for NbsConfig {
         run: &crate::policy::RunSettings,
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
-        Controlled::of_trace(Nbs::new(*self), run, trace_dir)
+        let policy = Controlled::of_trace(Nbs::new(*self), run, trace_dir)?;
+        Ok(policy.with_clusters((self.clusters, self.cluster_choice), run.seed))
     }
 }
 
@@ -157,6 +173,8 @@ pub struct Nbs {
     pending_solve_s: f64,
     /// When it last solved, trace microseconds.
     last_solve_us: Option<i64>,
+    /// The congestion price of its latest solve since [`Controller::take_price`].
+    price: Option<f64>,
 }
 
 impl Nbs {
@@ -177,6 +195,15 @@ impl Nbs {
     /// (solves, failed solves) so far.
     pub fn stats(&self) -> (u64, u64) {
         self.stats
+    }
+
+    /// The bargain for `jobs` at `now_us` with `capacity_cpu`: its problem and, with more
+    /// than `classes_above_jobs` jobs, their classes (whose problem is then the one solved).
+    fn bargain(&self, jobs: &Jobs, capacity_cpu: u64, now_us: i64) -> (Problem, Option<Classes>) {
+        let problem = self.problem(jobs, capacity_cpu, now_us);
+        let classes =
+            (jobs.len() > self.config.classes_above_jobs as usize).then(|| group(&problem));
+        (problem, classes)
     }
 
     /// The problem for `jobs` at `now_us` with `capacity_cpu`.
@@ -225,6 +252,7 @@ impl Controller for Nbs {
 
     fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, now_us: i64) {
         if jobs.is_empty() {
+            self.price = Some(0.0);
             return;
         }
         let demand = jobs.demand();
@@ -233,9 +261,7 @@ impl Controller for Nbs {
             return;
         }
         self.last_solve_us = Some(now_us);
-        let problem = self.problem(jobs, capacity_cpu, now_us);
-        let classes =
-            (jobs.len() > self.config.classes_above_jobs as usize).then(|| group(&problem));
+        let (problem, classes) = self.bargain(jobs, capacity_cpu, now_us);
         let bargaining = classes.as_ref().map_or(&problem, |c| &c.problem);
         self.stats.0 += 1;
         self.pending[SOLVES] += 1;
@@ -248,6 +274,7 @@ impl Controller for Nbs {
                 self.pending_solve_s += a.solve_s;
                 self.pending[ITERATIONS] += a.iterations as u64;
                 self.pending[HARD_RELAXED] += a.missed_hard.len() as u64;
+                self.price = Some(a.congestion_price());
                 let rates: Vec<f64> = match &classes {
                     Some(c) => c.first_slot_rates(&problem, &a),
                     None => (0..jobs.len()).map(|r| a.rate(r, 0)).collect(),
@@ -281,6 +308,21 @@ impl Controller for Nbs {
 
     fn needs_work(&self, now_us: i64) -> bool {
         self.solves_at(now_us)
+    }
+
+    /// The bargain with `jobs` solved as an allocation would (classes and all), its shares
+    /// not kept: its congestion price (`Allocation::congestion_price`). Its solver time counts
+    /// in `timing/`'s `solver_ms`, not in the solve counters.
+    fn quote(&mut self, jobs: &Jobs, capacity_cpu: u64, now_us: i64) -> Option<f64> {
+        let (problem, classes) = self.bargain(jobs, capacity_cpu, now_us);
+        let bargaining = classes.as_ref().map_or(&problem, |c| &c.problem);
+        let a = solve_by(bargaining, self.config.solver).ok()?;
+        self.pending_solve_s += a.solve_s;
+        Some(a.congestion_price())
+    }
+
+    fn take_price(&mut self) -> Option<f64> {
+        self.price.take()
     }
 
     const COUNTERS: &'static [CounterKind] = &COUNTERS;
@@ -331,6 +373,89 @@ fn share_idle(jobs: &mut Jobs, demand: &[u64], capacity_cpu: u64, sharing: impl 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell::Cell;
+    use crate::controlled::{Clusters, NO_CLUSTER};
+    use crate::policy::{TableRows, Value};
+    use crate::replay::TickEvents;
+
+    /// Jobs by hand without deadlines: (job ID, priority, demand in CPU units, cluster).
+    fn jobs_of(rows: &[(u64, f64, u64, u32)]) -> Jobs {
+        let n = rows.len();
+        Jobs {
+            job_id: rows.iter().map(|r| r.0).collect(),
+            priority: rows.iter().map(|r| r.1).collect(),
+            pending_cpu: rows.iter().map(|r| r.2).collect(),
+            cluster: rows.iter().map(|r| r.3).collect(),
+            clusters: 2,
+            running_cpu: vec![0; n],
+            share_cpu: vec![0; n],
+            task_cpu: vec![10; n],
+            deadline: vec![SideDeadline::None; n],
+            work_cpu_s: vec![1e6; n],
+            reduce_s: vec![0.0; n],
+        }
+    }
+
+    /// Seed 004's steps by hand on two micro-clusters of two nodes of 100 CPU (200 each): job 1
+    /// (priority 3) already in cluster 0; new jobs 2 and 3 (priority 1). The price of a cluster
+    /// is sum P / C (`problem.rs`): job 2 is quoted 4/200 by cluster 0 and 1/200 by cluster 1,
+    /// job 3 then 4/200 and 2/200, so both go to cluster 1; cluster 0 gives job 1 its demand
+    /// (100), cluster 1 shares its 200 equally; the table's prices are 3/200 and 2/200, two
+    /// quotes each (to 1e-6 by the structured solver, 1e-3 by Clarabel, whose duals stop at its
+    /// feasibility tolerance). Price-blind, the clusters are drawn; equal prices are not all
+    /// cluster 0's.
+    #[test]
+    fn new_jobs_go_to_the_cluster_with_the_lowest_price() {
+        for (solver, tol) in [(Solver::Structured, 1e-6), (Solver::Clarabel, 1e-3)] {
+            lowest_price_with(solver, tol);
+        }
+    }
+
+    fn lowest_price_with(solver: Solver, tol: f64) {
+        let cell = Cell::with_machines(4, 100, 100);
+        let events = TickEvents::default();
+        let nbs = Nbs::new(NbsConfig {
+            solver,
+            ..NbsConfig::default()
+        });
+        let mut clusters = Clusters::new(&nbs, (2, ClusterChoice::Price), 7);
+        let mut jobs = jobs_of(&[
+            (1, 3.0, 100, 0),
+            (2, 1.0, 100, NO_CLUSTER),
+            (3, 1.0, 100, NO_CLUSTER),
+        ]);
+        clusters.allocate((&cell, &events), (&mut jobs, &Jobs::default()), 0, true);
+        assert_eq!(jobs.cluster, [0, 1, 1]);
+        assert_eq!(jobs.share_cpu, [100, 100, 100]);
+        let mut rows = TableRows::default();
+        clusters.take_rows(0, &mut rows);
+        let rows = &rows.values[0];
+        assert_eq!(rows.len(), 2 * 9);
+        for (k, price) in [(0, 3.0 / 200.0), (1, 2.0 / 200.0)] {
+            let row = &rows[k * 9..(k + 1) * 9];
+            assert_eq!(row[1], Value::U32(k as u32));
+            assert_eq!(
+                (row[3], row[4]),
+                (Value::U64(200), Value::U32(1 + k as u32))
+            );
+            let Value::F64(got) = row[7] else {
+                panic!("{row:?}")
+            };
+            assert!((got - price).abs() < tol * price, "{solver:?} {k}: {got}");
+            assert_eq!(row[8], Value::U32(2));
+        }
+        // Equal prices (empty clusters alike) and price-blind draws: both clusters chosen.
+        for choice in [ClusterChoice::Price, ClusterChoice::Random] {
+            let mut to = [0u32; 2];
+            for job in 1..=100 {
+                let mut clusters = Clusters::new(&nbs, (2, choice), 7);
+                let mut jobs = jobs_of(&[(job, 1.0, 100, NO_CLUSTER)]);
+                clusters.allocate((&cell, &events), (&mut jobs, &Jobs::default()), 0, true);
+                to[jobs.cluster[0] as usize] += 1;
+            }
+            assert!(to.iter().all(|&n| n >= 30), "{choice:?}: {to:?}");
+        }
+    }
 
     /// By hand: 100 CPU units, two jobs of equal work and demand 100 each, priorities 1 and 3,
     /// no deadlines, work beyond the horizon: the first slot is shared 25 / 75 (the KKT
@@ -351,6 +476,7 @@ mod tests {
                 priority: vec![1.0, 3.0],
                 work_cpu_s: vec![1e6, 1e6],
                 reduce_s: vec![0.0, 0.0],
+                ..Jobs::default()
             };
             let mut nbs = Nbs::new(NbsConfig {
                 rate_cap: capped,
