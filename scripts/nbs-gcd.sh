@@ -18,7 +18,8 @@
 #
 # Usage: scripts/nbs-gcd.sh PARQUET_DIR OUT_DIR [HOURS (24)]
 # Environment: THREADS (2), HARD_PCT (20.0), SOFT_PCT (40.0), SLACK (3.0), MU (0.002),
-# MIN_RESOLVE_S (300), CAPS (true),
+# MIN_RESOLVE_S (300), CAPS (true), NBS_EXTRA (more lines for nbs's [policy], e.g.
+# 'clusters = 4': scripts/nbs-clusters.sh), RUN_ARGS (more `cellsim run` arguments),
 # POLICIES (nbs equal-share random-share edf), BIN (a cellsim binary instead of building one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,7 @@ for p in $policies; do
       printf 'slot_s = 60.0\nhorizon_slots = 10\nmu = %s\nmin_resolve_s = %s\n' \
         "${MU:-0.002}" "${MIN_RESOLVE_S:-300}"
       printf 'rate_cap = %s\nrequirement_cap = %s\n' "${CAPS:-true}" "${CAPS:-true}"
+      if [ -n "${NBS_EXTRA:-}" ]; then printf '%s\n' "$NBS_EXTRA"; fi
     fi
     printf '[deadlines]\nhard_pct = %s\nsoft_pct = %s\nslack = %s\n' \
       "${HARD_PCT:-20.0}" "${SOFT_PCT:-40.0}" "${SLACK:-3.0}"
@@ -48,7 +50,7 @@ for p in $policies; do
   rm -rf "$d"
   echo "$p: ${hours} h" >&2
   "$bin" run --config "$out/$p.toml" --trace "$trace" --hours "$hours" --threads "$threads" \
-    --snapshot-every-wall-minutes 0 --out "$d" > /dev/null 2> "$d.log"
+    --snapshot-every-wall-minutes 0 ${RUN_ARGS:-} --out "$d" > /dev/null 2> "$d.log"
   runs+=("$d")
 done
 "$bin" report --timing "${runs[@]}"

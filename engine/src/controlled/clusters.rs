@@ -52,6 +52,24 @@ pub enum ClusterChoice {
     Random,
 }
 
+/// What a cluster quotes a new job (with [`ClusterChoice::Price`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClusterQuote {
+    /// Its price solved with the job added (seed 004's step 1: the job submitted to every
+    /// cluster): a solve per cluster per new job.
+    #[default]
+    WithJob,
+    /// Its published price, from its latest solve (the seed's earlier framework: "clients
+    /// obtain estimates of computational congestion price ... from reachable clusters"); the
+    /// chosen cluster then re-solves with the job, so the next job sees the price it left: one
+    /// solve per new job.
+    Published,
+}
+
+/// How new jobs are sent to clusters: the count, the choice and, by price, the quote.
+pub type ClusterSettings = (u32, ClusterChoice, ClusterQuote);
+
 /// The nodes of cluster `k` of `clusters` on a cell of `nodes` nodes (module doc).
 pub fn node_range(k: u32, clusters: u32, nodes: usize) -> Range<usize> {
     let (k, count) = (k as usize, clusters.max(1) as usize);
@@ -84,6 +102,7 @@ pub const TABLE: TableSpec = TableSpec {
 pub struct Clusters<Ctl> {
     count: u32,
     choice: ClusterChoice,
+    quote: ClusterQuote,
     seed: u64,
     /// One controller per cluster.
     controllers: Vec<Ctl>,
@@ -98,12 +117,14 @@ pub struct Clusters<Ctl> {
 }
 
 impl<Ctl: Controller> Clusters<Ctl> {
-    /// `count` clusters, each with a copy of `controller`, choosing by `choice` under `seed`.
-    pub fn new(controller: &Ctl, (count, choice): (u32, ClusterChoice), seed: u64) -> Self {
+    /// `count` clusters, each with a copy of `controller`, choosing by `choice` (quoting by
+    /// `quote`) under `seed`.
+    pub fn new(controller: &Ctl, (count, choice, quote): ClusterSettings, seed: u64) -> Self {
         let k = count as usize;
         Clusters {
             count,
             choice,
+            quote,
             seed,
             controllers: vec![controller.clone(); k],
             capacity: vec![0; k],
@@ -207,26 +228,36 @@ impl<Ctl: Controller> Clusters<Ctl> {
         if self.choice == ClusterChoice::Random {
             return (salt % u64::from(self.count)) as u32;
         }
-        let quotes: Vec<(u32, f64)> = (0..self.count)
-            .map(|k| {
-                let own = &members[k as usize];
-                // The cluster's jobs with this one, still by job ID (rows ascend).
-                let at = own.partition_point(|&m| m < r);
-                let rows: Vec<usize> = (own[..at].iter().copied())
-                    .chain([r])
-                    .chain(own[at..].iter().copied())
-                    .collect();
-                let quote = self.controllers[k as usize].quote(
-                    &jobs.select(&rows),
-                    self.capacity[k as usize],
-                    now_us,
-                );
-                self.quotes[k as usize] += 1;
-                // A cluster whose solve failed quotes no price: it is taken last.
-                (k, quote.unwrap_or(f64::INFINITY))
-            })
-            .collect();
-        least_by(quotes, |q| q.1, |q| u64::from(q.0), salt).map_or(0, |q| q.0)
+        // Cluster k's price with job r added (None: its solve failed).
+        let mut quote_with = |k: u32| {
+            let own = &members[k as usize];
+            // The cluster's jobs with this one, still by job ID (rows ascend).
+            let at = own.partition_point(|&m| m < r);
+            let rows: Vec<usize> = (own[..at].iter().copied())
+                .chain([r])
+                .chain(own[at..].iter().copied())
+                .collect();
+            self.quotes[k as usize] += 1;
+            let capacity = self.capacity[k as usize];
+            self.controllers[k as usize].quote(&jobs.select(&rows), capacity, now_us)
+        };
+        let quotes: Vec<(u32, f64)> = match self.quote {
+            // A cluster whose solve failed quotes no price: it is taken last.
+            ClusterQuote::WithJob => (0..self.count)
+                .map(|k| (k, quote_with(k).unwrap_or(f64::INFINITY)))
+                .collect(),
+            // A cluster that never solved has had no jobs: nothing congests it.
+            ClusterQuote::Published => (0..self.count)
+                .map(|k| (k, self.price[k as usize].unwrap_or(0.0)))
+                .collect(),
+        };
+        let k = least_by(quotes, |q| q.1, |q| u64::from(q.0), salt).map_or(0, |q| q.0);
+        if self.quote == ClusterQuote::Published
+            && let Some(p) = quote_with(k)
+        {
+            self.price[k as usize] = Some(p);
+        }
+        k
     }
 
     /// Adds every cluster's counts to `counters` (summed, by the controller's counter index)

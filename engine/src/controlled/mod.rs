@@ -25,7 +25,7 @@ mod whole;
 use ingest::scenario::side::Deadline;
 use serde::{Deserialize, Serialize};
 
-pub use clusters::{ClusterChoice, Clusters, NO_CLUSTER};
+pub use clusters::{ClusterChoice, ClusterQuote, ClusterSettings, Clusters, NO_CLUSTER};
 pub use edf::Edf;
 pub use equal::{Equal, fill};
 pub use facts::JobFacts;
@@ -291,12 +291,12 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
         }
     }
 
-    /// The controller on `count` micro-clusters chosen by `choice` under the run's `seed`
-    /// (`clusters.rs`); one cluster is the whole cell, as without.
-    pub fn with_clusters(mut self, (count, choice): (u32, ClusterChoice), seed: u64) -> Self {
-        if count > 1 {
-            self.clusters = Some(Clusters::new(&self.controller, (count, choice), seed));
-            self.jobs.clusters = count;
+    /// The controller on micro-clusters (`clusters.rs`) under the run's `seed`; one cluster is
+    /// the whole cell, as without.
+    pub fn with_clusters(mut self, settings: ClusterSettings, seed: u64) -> Self {
+        if settings.0 > 1 {
+            self.clusters = Some(Clusters::new(&self.controller, settings, seed));
+            self.jobs.clusters = settings.0;
         }
         self
     }

@@ -20,9 +20,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::classes::{Classes, group};
-use super::problem::{Job, Problem, Solver, solve_by};
+use super::problem::{Allocation, Job, Problem, Solver, solve_by};
 use super::utility::Deadline;
-use crate::controlled::clusters::{ClusterChoice, MAX_CLUSTERS};
+use crate::controlled::clusters::{ClusterChoice, ClusterQuote, MAX_CLUSTERS};
 use crate::controlled::{Controlled, Controller, Jobs, fill};
 use crate::greedy::FirstFit;
 use crate::policy::{CounterKind, PolicyCounters};
@@ -72,6 +72,10 @@ pub struct NbsConfig {
     /// How a new job's cluster is chosen with more than one: "price" (the lowest congestion
     /// price quoted with the job, the seed's steps; the default) or "random" (price-blind).
     pub cluster_choice: ClusterChoice,
+    /// What a cluster quotes by price: "with-job" (its price solved with the job, the seed's
+    /// step 1: a solve per cluster per new job; the default) or "published" (its price from
+    /// its latest solve, the chosen cluster re-solving with the job: one solve per new job).
+    pub cluster_quote: ClusterQuote,
 }
 
 impl Default for NbsConfig {
@@ -88,6 +92,7 @@ impl Default for NbsConfig {
             solver: Solver::Clarabel,
             clusters: 1,
             cluster_choice: ClusterChoice::Price,
+            cluster_quote: ClusterQuote::WithJob,
         }
     }
 }
@@ -139,7 +144,8 @@ impl crate::policy::PolicySpec for NbsConfig {
         trace_dir: &std::path::Path,
     ) -> crate::Result<Self::Policy> {
         let policy = Controlled::of_trace(Nbs::new(*self), run, trace_dir)?;
-        Ok(policy.with_clusters((self.clusters, self.cluster_choice), run.seed))
+        let clusters = (self.clusters, self.cluster_choice, self.cluster_quote);
+        Ok(policy.with_clusters(clusters, run.seed))
     }
 }
 
@@ -274,7 +280,7 @@ impl Controller for Nbs {
                 self.pending_solve_s += a.solve_s;
                 self.pending[ITERATIONS] += a.iterations as u64;
                 self.pending[HARD_RELAXED] += a.missed_hard.len() as u64;
-                self.price = Some(a.congestion_price());
+                self.price = Some(congestion_price(bargaining, &a));
                 let rates: Vec<f64> = match &classes {
                     Some(c) => c.first_slot_rates(&problem, &a),
                     None => (0..jobs.len()).map(|r| a.rate(r, 0)).collect(),
@@ -318,7 +324,7 @@ impl Controller for Nbs {
         let bargaining = classes.as_ref().map_or(&problem, |c| &c.problem);
         let a = solve_by(bargaining, self.config.solver).ok()?;
         self.pending_solve_s += a.solve_s;
-        Some(a.congestion_price())
+        Some(congestion_price(bargaining, &a))
     }
 
     fn take_price(&mut self) -> Option<f64> {
@@ -341,6 +347,22 @@ impl Controller for Nbs {
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         (self.stats, self.last_solve_us) = r.serde()?;
         Ok(())
+    }
+}
+
+/// The congestion price of `a`, `p`'s solution (`Allocation::congestion_price`), with a price
+/// within the solvers' tolerance of 0 (below 1e-9 of sum_i P_i over the largest capacity, the
+/// price were every job uncapped and without deadlines) taken as 0: a cluster whose capacity
+/// does not bind (its jobs capped, or their work done within the horizon) is not congested,
+/// and the solver's leftovers there (1e-20 to 1e-17 on GCD clusters) must not order clusters.
+fn congestion_price(p: &Problem, a: &Allocation) -> f64 {
+    let priorities: f64 = p.jobs.iter().map(|j| j.priority).sum();
+    let capacity = p.capacity.iter().copied().fold(0.0, f64::max);
+    let price = a.congestion_price();
+    if price < 1e-9 * priorities / capacity.max(1e-300) {
+        0.0
+    } else {
+        price
     }
 }
 
@@ -418,7 +440,7 @@ mod tests {
             solver,
             ..NbsConfig::default()
         });
-        let mut clusters = Clusters::new(&nbs, (2, ClusterChoice::Price), 7);
+        let mut clusters = Clusters::new(&nbs, (2, ClusterChoice::Price, ClusterQuote::WithJob), 7);
         let mut jobs = jobs_of(&[
             (1, 3.0, 100, 0),
             (2, 1.0, 100, NO_CLUSTER),
@@ -444,11 +466,35 @@ mod tests {
             assert!((got - price).abs() < tol * price, "{solver:?} {k}: {got}");
             assert_eq!(row[8], Value::U32(2));
         }
+        // Published prices: job 1 alone first (cluster 0 priced 3/200, the empty cluster 1 at
+        // 0); then jobs 2 and 3 both go to cluster 1 (0, then 1/200 after it re-solved with
+        // job 2, both below 3/200), quoted there only.
+        let mut clusters =
+            Clusters::new(&nbs, (2, ClusterChoice::Price, ClusterQuote::Published), 7);
+        let mut alone = jobs_of(&[(1, 3.0, 100, 0)]);
+        clusters.allocate((&cell, &events), (&mut alone, &Jobs::default()), 0, true);
+        let mut jobs = jobs_of(&[
+            (1, 3.0, 100, 0),
+            (2, 1.0, 100, NO_CLUSTER),
+            (3, 1.0, 100, NO_CLUSTER),
+        ]);
+        jobs.share_cpu[0] = alone.share_cpu[0];
+        clusters.allocate((&cell, &events), (&mut jobs, &alone), 1, false);
+        assert_eq!(jobs.cluster, [0, 1, 1]);
+        let mut rows = TableRows::default();
+        clusters.take_rows(0, &mut rows);
+        // Rows: both clusters at the first allocation, cluster 1 alone at the second.
+        let rows = &rows.values[0];
+        assert_eq!(rows.len(), 3 * 9, "{rows:?}");
+        assert_eq!(
+            (rows[19], rows[22], rows[26]),
+            (Value::U32(1), Value::U32(2), Value::U32(2))
+        );
         // Equal prices (empty clusters alike) and price-blind draws: both clusters chosen.
         for choice in [ClusterChoice::Price, ClusterChoice::Random] {
             let mut to = [0u32; 2];
             for job in 1..=100 {
-                let mut clusters = Clusters::new(&nbs, (2, choice), 7);
+                let mut clusters = Clusters::new(&nbs, (2, choice, ClusterQuote::WithJob), 7);
                 let mut jobs = jobs_of(&[(job, 1.0, 100, NO_CLUSTER)]);
                 clusters.allocate((&cell, &events), (&mut jobs, &Jobs::default()), 0, true);
                 to[jobs.cluster[0] as usize] += 1;
