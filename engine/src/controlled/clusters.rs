@@ -4,13 +4,18 @@
 //! jobs to all the clusters to obtain a congestion price", "each cluster calculates the
 //! congestion price based on the NBS solution", and the job goes to the cluster with the lowest
 //! ([`Controller::quote`]; for NBS the capacity price summed over the horizon,
-//! `Allocation::congestion_price`). Price-blind choice ([`ClusterChoice::Random`]) draws the
-//! cluster from the job ID under the run's seed instead, for comparison.
+//! `Allocation::congestion_price`, 0 where the capacity does not bind). That costs a solve per
+//! cluster per new job; [`ClusterQuote::Published`] quotes instead each cluster's price as of
+//! its latest solve, the chosen cluster re-solving with the job (one solve per new job).
+//! Price-blind choice ([`ClusterChoice::Random`]) draws the cluster from the job ID under the
+//! run's seed instead, for comparison.
 //!
 //! What the seed leaves open, chosen here: cluster k of K holds the nodes `[k N / K, (k+1) N /
 //! K)` of the cell's N by index (the order the trace adds machines, so clusters are alike in
 //! their mix; a machine added later shifts the bounds); a job stays in the cluster it was sent
-//! to, and its tasks are placed only on that cluster's nodes ([`super::Admission`]); new jobs of
+//! to while it has a task pending or running (one that comes back after all ended, a
+//! resubmission, is new again), and its tasks are placed only on that cluster's nodes
+//! ([`super::Admission`]); new jobs of
 //! a tick are sent in job-ID order, each quoted with the ones sent before it; a quote is not
 //! throttled by a controller's least time between solves (every new job gets its prices); equal
 //! prices go by [`tie_key`] under a salt of the seed and the job, never to the lowest cluster.
