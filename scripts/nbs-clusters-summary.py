@@ -1,25 +1,40 @@
 #!/usr/bin/env python3
-"""The clusters/ tables of NBS runs on micro-clusters (scripts/nbs-clusters.sh), one line each.
+"""NBS runs on micro-clusters (scripts/nbs-clusters.sh), one line each, then per-seed counts.
 
-For every run directory: allocations (rows), quotes (solves asked for prices), and, over the
+For every run directory (OUT/NAME/nbs, NAME as k<K>-<variant>[-s<seed>]): the jobs that ended
+with a hard and with a soft deadline and the share that met it (latency <= 0, as `cellsim
+report`); from its clusters/ table, allocations, quotes (solves asked for prices), and, over the
 run's allocation times with each cluster's latest row carried forward, the mean spread across
 clusters of load (demand over capacity: its coefficient of variation), the share of clusters
 congested (a price above 0: their capacity binds) and the share of the cell's capacity given
-out. A run on one cluster has no
-clusters/ table: its line says so. Needs pandas and pyarrow.
+out. A run on one cluster has no clusters/ table: its line says so. With seeds, for each
+cluster count the seeds where choosing by price (each quote variant) met more deadlines than
+the price-blind draw with the same seed. Needs pandas and pyarrow.
 
 Usage: scripts/nbs-clusters-summary.py RUN_DIR...
 """
+import re
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
 
 
-def summarise(run: Path) -> str:
+def met(run: Path) -> dict:
+    jobs = pd.read_parquet(run / "jobs", columns=["deadline_hard", "latency_us"])
+    jobs = jobs[jobs["deadline_hard"].notna()]
+    out = {}
+    for hard, kind in [(True, "hard"), (False, "soft")]:
+        of_kind = jobs[jobs["deadline_hard"] == hard]
+        out[kind] = (len(of_kind), 100.0 * (of_kind["latency_us"] <= 0).mean())
+    return out
+
+
+def clusters(run: Path) -> str:
     table = run / "clusters"
     if not table.is_dir():
-        return f"| {run.parent.name} | 1 | - | - | - | - | - |"
+        return "1 | - | - | - | - | -"
     rows = pd.read_parquet(table)
     k = rows["cluster"].max() + 1
     wide = {c: rows.pivot_table(index="time_us", columns="cluster", values=c).ffill()
@@ -28,16 +43,44 @@ def summarise(run: Path) -> str:
     load_cv = (load.std(axis=1, ddof=0) / load.mean(axis=1)).mean()
     congested = (wide["price"] > 0).mean(axis=1).mean()
     given = (wide["share_cpu"].sum(axis=1) / wide["capacity_cpu"].sum(axis=1)).mean()
-    return (f"| {run.parent.name} | {k} | {len(rows):,} | {int(rows['quotes'].sum()):,} | "
-            f"{load_cv:.3f} | {100 * congested:.1f} | {100 * given:.1f} |")
+    return (f"{k} | {len(rows):,} | {int(rows['quotes'].sum()):,} | {load_cv:.3f} | "
+            f"{100 * congested:.1f} | {100 * given:.1f}")
 
 
 def main() -> None:
-    print("| run | clusters | allocations | quotes | load spread (CV of demand / capacity) "
-          "| congested clusters % | capacity given out % |")
-    print("|---|---|---|---|---|---|---|")
+    print("| run | hard jobs / met % | soft jobs / met % | clusters | allocations | quotes "
+          "| load spread (CV of demand / capacity) | congested clusters % "
+          "| capacity given out % |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    by = {}
     for arg in sys.argv[1:]:
-        print(summarise(Path(arg)))
+        run = Path(arg)
+        m = met(run)
+        name = run.parent.name
+        print(f"| {name} | {m['hard'][0]} / {m['hard'][1]:.1f} | {m['soft'][0]} / "
+              f"{m['soft'][1]:.1f} | {clusters(run)} |")
+        parsed = re.fullmatch(r"k(\d+)-(.+)-s(\d+)", name)
+        if parsed:
+            by[(int(parsed[1]), parsed[2], int(parsed[3]))] = m
+    if not by:
+        return
+    print()
+    print("| clusters | by price, quoted | seeds meeting more hard deadlines than the draw "
+          "| more soft | both |")
+    print("|---|---|---|---|---|")
+    counts = defaultdict(lambda: [0, 0, 0, 0])
+    for (k, variant, seed), m in sorted(by.items()):
+        blind = by.get((k, "random", seed))
+        if variant == "random" or blind is None:
+            continue
+        c = counts[(k, variant)]
+        hard, soft = m["hard"][1] > blind["hard"][1], m["soft"][1] > blind["soft"][1]
+        c[0] += hard
+        c[1] += soft
+        c[2] += hard and soft
+        c[3] += 1
+    for (k, variant), (hard, soft, both, n) in sorted(counts.items()):
+        print(f"| {k} | {variant} | {hard} of {n} | {soft} of {n} | {both} of {n} |")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,13 @@
 # latency, utilisation, pending tasks, solves and solver time) and the clusters/ tables
 # summarised by scripts/nbs-clusters-summary.py (load and price spread across clusters, quotes).
 #
+# With SEEDS of more than one seed, each run is repeated per seed (the run's `--seed`, its
+# ties and draws, and the [deadlines] model's, which jobs get which deadline), named -sSEED,
+# and the summary counts per seed where choosing by price beats the draw.
+#
 # Usage: scripts/nbs-clusters.sh PARQUET_DIR OUT_DIR [HOURS (8)]
-# Environment: COUNTS (4 16 64), VARIANTS (with-job published random), PARALLEL (2), and
-# nbs-gcd.sh's (THREADS defaults to 1 here).
+# Environment: COUNTS (4 16 64), VARIANTS (with-job published random), SEEDS (1),
+# PARALLEL (2), and nbs-gcd.sh's (THREADS defaults to 1 here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trace=${1:?usage: scripts/nbs-clusters.sh PARQUET_DIR OUT_DIR [HOURS]}
@@ -32,13 +36,17 @@ for k in ${COUNTS:-4 16 64}; do
     runs+=("k$k-$v|$lines")
   done
 done
+seeds=(${SEEDS:-1})
 dirs=()
-for r in "${runs[@]}"; do
-  name=${r%%|*}
-  while [ "$(jobs -rp | wc -l)" -ge "${PARALLEL:-2}" ]; do wait -n; done
-  POLICIES=nbs NBS_EXTRA=${r#*|} scripts/nbs-gcd.sh "$trace" "$out/$name" "$hours" \
-    > "$out/$name.report" &
-  dirs+=("$out/$name/nbs")
+for seed in "${seeds[@]}"; do
+  for r in "${runs[@]}"; do
+    name=${r%%|*}
+    if [ "${#seeds[@]}" -gt 1 ]; then name=$name-s$seed; fi
+    while [ "$(jobs -rp | wc -l)" -ge "${PARALLEL:-2}" ]; do wait -n; done
+    POLICIES=nbs NBS_EXTRA=${r#*|} RUN_ARGS="--seed $seed" DEADLINE_SEED=$seed \
+      scripts/nbs-gcd.sh "$trace" "$out/$name" "$hours" > "$out/$name.report" &
+    dirs+=("$out/$name/nbs")
+  done
 done
 wait
 "$BIN" report --timing "${dirs[@]}"

@@ -18,7 +18,7 @@
 #
 # Usage: scripts/nbs-gcd.sh PARQUET_DIR OUT_DIR [HOURS (24)]
 # Environment: THREADS (2), HARD_PCT (20.0), SOFT_PCT (40.0), SLACK (3.0), MU (0.002),
-# MIN_RESOLVE_S (300), CAPS (true), NBS_EXTRA (more lines for nbs's [policy], e.g.
+# MIN_RESOLVE_S (300), CAPS (true), DEADLINE_SEED (1: the [deadlines] model's), NBS_EXTRA (more lines for nbs's [policy], e.g.
 # 'clusters = 4': scripts/nbs-clusters.sh), RUN_ARGS (more `cellsim run` arguments),
 # POLICIES (nbs equal-share random-share edf), BIN (a cellsim binary instead of building one).
 set -euo pipefail
@@ -43,8 +43,8 @@ for p in $policies; do
       printf 'rate_cap = %s\nrequirement_cap = %s\n' "${CAPS:-true}" "${CAPS:-true}"
       if [ -n "${NBS_EXTRA:-}" ]; then printf '%s\n' "$NBS_EXTRA"; fi
     fi
-    printf '[deadlines]\nhard_pct = %s\nsoft_pct = %s\nslack = %s\n' \
-      "${HARD_PCT:-20.0}" "${SOFT_PCT:-40.0}" "${SLACK:-3.0}"
+    printf '[deadlines]\nhard_pct = %s\nsoft_pct = %s\nslack = %s\nseed = %s\n' \
+      "${HARD_PCT:-20.0}" "${SOFT_PCT:-40.0}" "${SLACK:-3.0}" "${DEADLINE_SEED:-1}"
   } > "$out/$p.toml"
   d="$out/$p"
   rm -rf "$d"

@@ -230,8 +230,19 @@ impl<Ctl: Controller> Clusters<Ctl> {
     fn choose(&mut self, jobs: &Jobs, members: &[Vec<usize>], r: usize, now_us: i64) -> u32 {
         let job = jobs.job_id[r];
         let salt = tie_key(hash_keys(self.seed, &[0x0063_6c75_7374_6572]), job);
+        // A cluster without online capacity (more clusters than nodes, or its nodes all
+        // removed) takes no job while another has some: its bargain gives nothing, so it would
+        // quote 0, the price of no congestion.
+        let open: Vec<u32> = (0..self.count)
+            .filter(|&k| self.capacity[k as usize] > 0)
+            .collect();
+        let open = if open.is_empty() {
+            (0..self.count).collect()
+        } else {
+            open
+        };
         if self.choice == ClusterChoice::Random {
-            return (salt % u64::from(self.count)) as u32;
+            return open[(salt % open.len() as u64) as usize];
         }
         // Cluster k's price with job r added (None: its solve failed).
         let mut quote_with = |k: u32| {
@@ -248,12 +259,12 @@ impl<Ctl: Controller> Clusters<Ctl> {
         };
         let quotes: Vec<(u32, f64)> = match self.quote {
             // A cluster whose solve failed quotes no price: it is taken last.
-            ClusterQuote::WithJob => (0..self.count)
-                .map(|k| (k, quote_with(k).unwrap_or(f64::INFINITY)))
+            ClusterQuote::WithJob => (open.iter())
+                .map(|&k| (k, quote_with(k).unwrap_or(f64::INFINITY)))
                 .collect(),
             // A cluster that never solved has had no jobs: nothing congests it.
-            ClusterQuote::Published => (0..self.count)
-                .map(|k| (k, self.price[k as usize].unwrap_or(0.0)))
+            ClusterQuote::Published => (open.iter())
+                .map(|&k| (k, self.price[k as usize].unwrap_or(0.0)))
                 .collect(),
         };
         let k = least_by(quotes, |q| q.1, |q| u64::from(q.0), salt).map_or(0, |q| q.0);

@@ -69,9 +69,9 @@ pub(crate) fn qualifies(cell: &Cell, t: TaskIdx, need: &Need, n: usize) -> bool 
 }
 
 /// The first qualifying node from `search.from` on (before `search.until`), in index order,
-/// that `accept` takes (each
-/// qualifying node offered until one is): the room index skips the nodes that cannot have room,
-/// or, when the nodes meeting the task's constraints are known, only those are tested for room.
+/// that `accept` takes (each qualifying node offered until one is): the room index skips the
+/// nodes that cannot have room, or, when the nodes meeting the task's constraints are known,
+/// only those are tested for room.
 fn first_candidate(
     (cell, room): (&Cell, &RoomIndex),
     t: TaskIdx,

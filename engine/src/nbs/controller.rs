@@ -490,6 +490,23 @@ mod tests {
             (rows[19], rows[22], rows[26]),
             (Value::U32(1), Value::U32(2), Value::U32(2))
         );
+        // Three clusters on two nodes: cluster 0 has none ([0, 0)); no job is sent there,
+        // though its empty bargain would quote 0.
+        let two = Cell::with_machines(2, 100, 100);
+        for choice in [ClusterChoice::Price, ClusterChoice::Random] {
+            for quote in [ClusterQuote::WithJob, ClusterQuote::Published] {
+                let mut clusters = Clusters::new(&nbs, (3, choice, quote), 7);
+                let rows: Vec<(u64, f64, u64, u32)> =
+                    (1..=20).map(|j| (j, 1.0, 10, NO_CLUSTER)).collect();
+                let mut jobs = jobs_of(&rows);
+                clusters.allocate((&two, &events), (&mut jobs, &Jobs::default()), 0, true);
+                assert!(
+                    !jobs.cluster.contains(&0),
+                    "{choice:?} {quote:?}: {:?}",
+                    jobs.cluster
+                );
+            }
+        }
         // Equal prices (empty clusters alike) and price-blind draws: both clusters chosen.
         for choice in [ClusterChoice::Price, ClusterChoice::Random] {
             let mut to = [0u32; 2];
