@@ -520,6 +520,26 @@ mod tests {
         }
     }
 
+    /// A cell split into no cluster, or into more than `MAX_CLUSTERS`, is refused by name.
+    #[test]
+    fn cluster_counts_out_of_range_are_refused() {
+        use crate::policy::PolicySpec;
+        let run = crate::config::RunConfig::default().settings();
+        for clusters in [0, MAX_CLUSTERS + 1] {
+            let config = NbsConfig {
+                clusters,
+                ..NbsConfig::default()
+            };
+            let e = config.validate(&run).unwrap_err();
+            assert!(e.contains("clusters must be 1..=1024"), "{e}");
+        }
+        let config = NbsConfig {
+            clusters: MAX_CLUSTERS,
+            ..NbsConfig::default()
+        };
+        assert_eq!(config.validate(&run), Ok(()));
+    }
+
     /// By hand: 100 CPU units, two jobs of equal work and demand 100 each, priorities 1 and 3,
     /// no deadlines, work beyond the horizon: the first slot is shared 25 / 75 (the KKT
     /// solution of max log y1 + 3 log y2), caps or not. A hard deadline in 10 s for job 1 with
