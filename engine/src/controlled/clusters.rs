@@ -11,8 +11,8 @@
 //! run's seed instead, for comparison.
 //!
 //! What the seed leaves open, chosen here: cluster k of K holds the nodes `[k N / K, (k+1) N /
-//! K)` of the cell's N by index (the order the trace adds machines, so clusters are alike in
-//! their mix; a machine added later shifts the bounds); a job stays in the cluster it was sent
+//! K)` of the cell's N by index (the order the trace adds machines; a machine added later
+//! shifts the bounds); a job stays in the cluster it was sent
 //! to while it has a task pending or running (one that comes back after all ended, a
 //! resubmission, is new again), and its tasks are placed only on that cluster's nodes
 //! ([`super::Admission`]); new jobs of
