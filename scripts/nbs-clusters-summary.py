@@ -45,7 +45,9 @@ def clusters(run: Path) -> tuple:
     load_cv = (load.std(axis=1, ddof=0) / load.mean(axis=1)).mean()
     congested = (wide["price"] > 0).mean(axis=1).mean()
     given = (wide["share_cpu"].sum(axis=1) / wide["capacity_cpu"].sum(axis=1)).mean()
-    return (f"{k} | {len(rows):,} | {int(rows['quotes'].sum()):,} | {load_cv:.3f} | "
+    # Rows where it only quoted (`allocated` false; tables before that column: none).
+    allocations = int(rows["allocated"].sum()) if "allocated" in rows else len(rows)
+    return (f"{k} | {allocations:,} | {int(rows['quotes'].sum()):,} | {load_cv:.3f} | "
             f"{100 * congested:.1f} | {100 * given:.1f}"), load_cv
 
 

@@ -24,7 +24,8 @@
 //! jobs submitted, ended or displaced, its online capacity changed; its shares are then rounded
 //! to whole tasks within its capacity ([`whole_tasks`]).
 //!
-//! Each allocation is a row of the `clusters/` table ([`TABLE`]). Invariant: every job in the
+//! Each tick in which a cluster allocated or quoted is a row of the `clusters/` table
+//! ([`TABLE`]), so no quote is held over a snapshot. Invariant: every job in the
 //! table once sent has a cluster below the count, and the cluster's shares sum to at most its
 //! capacity or to what its controller gave, as [`whole_tasks`] keeps.
 
@@ -81,9 +82,11 @@ pub fn node_range(k: u32, clusters: u32, nodes: usize) -> Range<usize> {
     k * nodes / count..(k + 1) * nodes / count
 }
 
-const COLUMNS: [ColumnSpec; 9] = [
+const COLUMNS: [ColumnSpec; 10] = [
     ColumnSpec::new("time_us", ColumnType::I64),
     ColumnSpec::new("cluster", ColumnType::U32),
+    // Whether it allocated (else it only quoted new jobs this tick; its shares as they were).
+    ColumnSpec::new("allocated", ColumnType::Bool),
     ColumnSpec::new("nodes", ColumnType::U32),
     ColumnSpec::new("capacity_cpu", ColumnType::U64),
     ColumnSpec::new("jobs", ColumnType::U32),
@@ -96,7 +99,7 @@ const COLUMNS: [ColumnSpec; 9] = [
     ColumnSpec::new("quotes", ColumnType::U32),
 ];
 
-/// The `clusters/` table: a row per cluster allocation.
+/// The `clusters/` table: a row per cluster per tick in which it allocated or quoted.
 pub const TABLE: TableSpec = TableSpec {
     name: "clusters",
     columns: &COLUMNS,
@@ -199,21 +202,26 @@ impl<Ctl: Controller> Clusters<Ctl> {
                 k => members[k as usize].push(r),
             }
         }
-        for k in (0..self.count as usize).filter(|&k| touched[k]) {
+        for k in 0..self.count as usize {
             let mut own = jobs.select(&members[k]);
-            let controller = &mut self.controllers[k];
-            controller.allocate(&mut own, self.capacity[k], now_us);
-            whole_tasks(&mut own, self.capacity[k]);
-            for (&r, &share) in members[k].iter().zip(&own.share_cpu) {
-                jobs.share_cpu[r] = share;
-            }
-            if let Some(p) = controller.take_price() {
-                self.price[k] = Some(p);
+            if touched[k] {
+                let controller = &mut self.controllers[k];
+                controller.allocate(&mut own, self.capacity[k], now_us);
+                whole_tasks(&mut own, self.capacity[k]);
+                for (&r, &share) in members[k].iter().zip(&own.share_cpu) {
+                    jobs.share_cpu[r] = share;
+                }
+                if let Some(p) = controller.take_price() {
+                    self.price[k] = Some(p);
+                }
+            } else if self.quotes[k] == 0 {
+                continue;
             }
             let range = node_range(k as u32, self.count, cell.nodes.len());
             self.rows.extend([
                 Value::I64(now_us),
                 Value::U32(k as u32),
+                Value::Bool(touched[k]),
                 Value::U32(range.len() as u32),
                 Value::U64(self.capacity[k]),
                 Value::U32(own.len() as u32),

@@ -452,19 +452,49 @@ mod tests {
         let mut rows = TableRows::default();
         clusters.take_rows(0, &mut rows);
         let rows = &rows.values[0];
-        assert_eq!(rows.len(), 2 * 9);
+        assert_eq!(rows.len(), 2 * 10);
         for (k, price) in [(0, 3.0 / 200.0), (1, 2.0 / 200.0)] {
-            let row = &rows[k * 9..(k + 1) * 9];
-            assert_eq!(row[1], Value::U32(k as u32));
+            let row = &rows[k * 10..(k + 1) * 10];
+            assert_eq!((row[1], row[2]), (Value::U32(k as u32), Value::Bool(true)));
             assert_eq!(
-                (row[3], row[4]),
+                (row[4], row[5]),
                 (Value::U64(200), Value::U32(1 + k as u32))
             );
-            let Value::F64(got) = row[7] else {
+            let Value::F64(got) = row[8] else {
                 panic!("{row:?}")
             };
             assert!((got - price).abs() < tol * price, "{solver:?} {k}: {got}");
-            assert_eq!(row[8], Value::U32(2));
+            assert_eq!(row[9], Value::U32(2));
+        }
+        // A later tick: new job 4 is quoted 4/200 by cluster 0 and 3/200 by cluster 1, so it
+        // goes to 1, which allocates; cluster 0 only quoted: a row of its state, not allocated.
+        let before = jobs.clone();
+        let mut jobs = jobs_of(&[
+            (1, 3.0, 100, 0),
+            (2, 1.0, 100, 1),
+            (3, 1.0, 100, 1),
+            (4, 1.0, 100, NO_CLUSTER),
+        ]);
+        jobs.share_cpu[..3].copy_from_slice(&before.share_cpu);
+        clusters.allocate((&cell, &events), (&mut jobs, &before), 1, false);
+        assert_eq!(jobs.cluster, [0, 1, 1, 1]);
+        let mut rows = TableRows::default();
+        clusters.take_rows(0, &mut rows);
+        let rows = &rows.values[0];
+        assert_eq!(rows.len(), 2 * 10);
+        let expect = [(0, false, 1, 100), (1, true, 3, 200)];
+        for (k, (cluster, allocated, jobs, share)) in expect.into_iter().enumerate() {
+            let row = &rows[k * 10..(k + 1) * 10];
+            assert_eq!(
+                (row[1], row[2]),
+                (Value::U32(cluster), Value::Bool(allocated))
+            );
+            assert_eq!(
+                (row[5], row[7]),
+                (Value::U32(jobs), Value::U64(share)),
+                "{row:?}"
+            );
+            assert_eq!(row[9], Value::U32(1));
         }
         // Published prices: job 1 alone first (cluster 0 priced 3/200, the empty cluster 1 at
         // 0); then jobs 2 and 3 both go to cluster 1 (0, then 1/200 after it re-solved with
@@ -485,9 +515,9 @@ mod tests {
         clusters.take_rows(0, &mut rows);
         // Rows: both clusters at the first allocation, cluster 1 alone at the second.
         let rows = &rows.values[0];
-        assert_eq!(rows.len(), 3 * 9, "{rows:?}");
+        assert_eq!(rows.len(), 3 * 10, "{rows:?}");
         assert_eq!(
-            (rows[19], rows[22], rows[26]),
+            (rows[21], rows[25], rows[29]),
             (Value::U32(1), Value::U32(2), Value::U32(2))
         );
         // Three clusters on two nodes: cluster 0 has none ([0, 0)); no job is sent there,
