@@ -33,7 +33,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Controller, Jobs, whole_tasks};
+use super::{Controller, Jobs, capacity_cpu, whole_tasks};
 use crate::cell::Cell;
 use crate::policy::{ColumnSpec, ColumnType, PolicyCounters, TableRows, TableSpec, Value};
 use crate::replay::TickEvents;
@@ -149,14 +149,8 @@ impl<Ctl: Controller> Clusters<Ctl> {
 
     /// Each cluster's online CPU, units.
     fn capacities(&self, cell: &Cell) -> Vec<u64> {
-        let nodes = &cell.nodes;
         (0..self.count)
-            .map(|k| {
-                (node_range(k, self.count, nodes.len()))
-                    .filter(|&n| nodes.online()[n])
-                    .map(|n| nodes.cpu_cap()[n] as u64)
-                    .sum()
-            })
+            .map(|k| capacity_cpu(cell, node_range(k, self.count, cell.nodes.len())))
             .collect()
     }
 
@@ -203,6 +197,10 @@ impl<Ctl: Controller> Clusters<Ctl> {
             }
         }
         for k in 0..self.count as usize {
+            // A cluster that neither allocates nor quoted this tick has no row.
+            if !touched[k] && self.quotes[k] == 0 {
+                continue;
+            }
             let mut own = jobs.select(&members[k]);
             if touched[k] {
                 let controller = &mut self.controllers[k];
@@ -214,8 +212,6 @@ impl<Ctl: Controller> Clusters<Ctl> {
                 if let Some(p) = controller.take_price() {
                     self.price[k] = Some(p);
                 }
-            } else if self.quotes[k] == 0 {
-                continue;
             }
             let range = node_range(k as u32, self.count, cell.nodes.len());
             self.rows.extend([

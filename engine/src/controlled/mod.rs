@@ -321,10 +321,10 @@ const CLUSTERED_TABLES: [TableSpec; 3] = [
     clusters::TABLE,
 ];
 
-/// Online CPU capacity of the cell, units.
-fn capacity_cpu(cell: &Cell) -> u64 {
+/// Online CPU capacity of the cell's nodes in `range` (`0..nodes`: the whole cell's), units.
+fn capacity_cpu(cell: &Cell, range: std::ops::Range<usize>) -> u64 {
     let nodes = &cell.nodes;
-    (0..nodes.len())
+    range
         .filter(|&n| nodes.online()[n])
         .map(|n| nodes.cpu_cap()[n] as u64)
         .sum()
@@ -369,7 +369,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
                     clusters.allocate((cell, events), jobs, at.1, !self.allocated);
                 }
                 None => {
-                    let capacity = capacity_cpu(cell);
+                    let capacity = capacity_cpu(cell, 0..cell.nodes.len());
                     self.controller.allocate(&mut self.jobs, capacity, at.1);
                     whole_tasks(&mut self.jobs, capacity);
                 }
