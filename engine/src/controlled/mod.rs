@@ -120,28 +120,32 @@ impl Jobs {
     }
 
     /// The active jobs of `cell`, with the shares of `previous` carried over by job ID (0 for
-    /// a job it lacks); `gate` holds the reduce tasks that wait for their maps.
-    pub fn of_cell(cell: &Cell, previous: &Jobs, gate: &Gate) -> Jobs {
+    /// a job it lacks); `gate` holds the reduce tasks that wait for their maps. `active` is
+    /// scratch (its contents replaced).
+    pub fn of_cell(
+        cell: &Cell,
+        (previous, gate): (&Jobs, &Gate),
+        active: &mut Vec<ActiveTask>,
+    ) -> Jobs {
         let tasks = &cell.tasks;
         // A reduce task the gate holds is not demand yet; its job has a map task active, so
         // the job has its row all the same.
-        let mut active: Vec<(u64, u64, bool)> = (0..tasks.len())
-            .filter_map(|i| {
-                let (job, running) = match tasks.state()[i] {
-                    TaskState::Running => (tasks.job_id()[i], true),
-                    TaskState::Pending => (tasks.job_id()[i], false),
-                    TaskState::Free => return None,
-                };
-                let held = !running && gate.holds(job, tasks.task_index()[i]);
-                (!held).then_some((job, tasks.cpu_req()[i] as u64, running))
-            })
-            .collect();
+        active.clear();
+        active.extend((0..tasks.len()).filter_map(|i| {
+            let (job, running) = match tasks.state()[i] {
+                TaskState::Running => (tasks.job_id()[i], true),
+                TaskState::Pending => (tasks.job_id()[i], false),
+                TaskState::Free => return None,
+            };
+            let held = !running && gate.holds(job, tasks.task_index()[i]);
+            (!held).then_some((job, tasks.cpu_req()[i] as u64, running))
+        }));
         active.sort_unstable_by_key(|a| a.0);
         let mut jobs = Jobs {
             clusters: previous.clusters,
             ..Jobs::default()
         };
-        for (job, cpu, running) in active {
+        for &(job, cpu, running) in active.iter() {
             if jobs.job_id.last() != Some(&job) {
                 let before = previous.row(job);
                 jobs.cluster
@@ -169,6 +173,9 @@ impl Jobs {
         jobs
     }
 }
+
+/// An active task as [`Jobs::of_cell`] reads it: job ID, CPU request, running.
+pub type ActiveTask = (u64, u64, bool);
 
 /// The placer admits a task while its job's running CPU with the task's stays within the
 /// job's share.
@@ -269,6 +276,9 @@ pub struct Controlled<Ctl, C> {
     /// The cell's micro-clusters, each with its own copy of `controller` (`clusters.rs`);
     /// none: the whole cell is one.
     clusters: Option<Clusters<Ctl>>,
+    /// [`Jobs::of_cell`]'s list of active tasks, kept between ticks (a new one each tick
+    /// was ~4 MB of fresh pages on a GCD cell).
+    active: Vec<ActiveTask>,
 }
 
 impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
@@ -288,6 +298,7 @@ impl<Ctl: Controller, C: NodeChoice> Controlled<Ctl, C> {
             allocated: false,
             solver_ms: 0.0,
             clusters: None,
+            active: Vec::new(),
         }
     }
 
@@ -349,7 +360,7 @@ impl<Ctl: Controller, C: NodeChoice> Policy for Controlled<Ctl, C> {
         counters: &mut PolicyCounters,
     ) {
         let gate = self.placer.gate(cell);
-        let previous = Jobs::of_cell(cell, &self.jobs, &gate);
+        let previous = Jobs::of_cell(cell, (&self.jobs, &gate), &mut self.active);
         let previous = std::mem::replace(&mut self.jobs, previous);
         let changed = !events.submitted.is_empty()
             || !events.ended.is_empty()

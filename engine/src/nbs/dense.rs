@@ -73,6 +73,24 @@ pub(super) fn cholesky_solve(l: &[f64], t: usize, v: &mut [f64]) {
     }
 }
 
+/// `cholesky_solve` for a 3 x 3 factor, unrolled (the per-job blocks: the same operations in
+/// the same order, so the same bits).
+#[inline]
+pub(super) fn cholesky_solve3(l: &[f64; 9], v: &mut [f64; 3]) {
+    v[0] /= l[0];
+    v[1] -= l[3] * v[0];
+    v[1] /= l[4];
+    v[2] -= l[6] * v[0];
+    v[2] -= l[7] * v[1];
+    v[2] /= l[8];
+    v[2] /= l[8];
+    v[1] -= l[7] * v[2];
+    v[1] /= l[4];
+    v[0] -= l[3] * v[1];
+    v[0] -= l[6] * v[2];
+    v[0] /= l[0];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +111,9 @@ mod tests {
         for factor in [l, q.to_vec()] {
             let mut v = [45.0, 45.0, 8.0];
             cholesky_solve(&factor, 3, &mut v);
+            let mut unrolled = [45.0, 45.0, 8.0];
+            cholesky_solve3(&factor.clone().try_into().unwrap(), &mut unrolled);
+            assert_eq!(v, unrolled);
             for (got, want) in v.iter().zip([1.0, 1.0, 2.0]) {
                 assert!((got - want).abs() < 1e-12, "{v:?}");
             }

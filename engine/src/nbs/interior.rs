@@ -32,9 +32,11 @@
 // Indices name a job's rows and slots across several columns at once, as in the algebra.
 #![allow(clippy::needless_range_loop)]
 
-use super::dense::{cholesky, cholesky_by_qr, cholesky_solve};
+use super::dense::{cholesky, cholesky_by_qr, cholesky_solve, cholesky_solve3};
 use super::problem::{NbsError, Problem};
+use super::scratch::{self, Buf};
 use super::units::Units;
+use rayon::prelude::*;
 
 /// Iterations before giving up (Mehrotra's method takes 15-40 on these problems).
 const MAX_ITERATIONS: u32 = 200;
@@ -55,6 +57,9 @@ const STALL_ITERATIONS: u32 = 8;
 const REFINEMENTS: usize = 2;
 /// Steps stop this share short of the boundary.
 const STEP_BACK: f64 = 0.99;
+/// Jobs per chunk of the loops that run on rayon: fixed, so a sum over jobs (per chunk, then
+/// the chunks' sums in chunk order) is the same for any number of threads.
+const JOBS_PER_CHUNK: usize = 256;
 
 /// The program of the live jobs (module doc).
 struct Program {
@@ -87,31 +92,31 @@ struct Program {
 /// The primal-dual point; pairs (s, z) per row kind, the x >= 0 rows' slack being x itself.
 #[derive(Clone)]
 struct Point {
-    x: Vec<f64>,
-    z_pos: Vec<f64>,
-    s_cap: Vec<f64>,
-    z_cap: Vec<f64>,
-    s_rate: Vec<f64>,
-    z_rate: Vec<f64>,
-    s_total: Vec<f64>,
-    z_total: Vec<f64>,
-    s_hard: Vec<f64>,
-    z_hard: Vec<f64>,
+    x: Buf<f64>,
+    z_pos: Buf<f64>,
+    s_cap: Buf<f64>,
+    z_cap: Buf<f64>,
+    s_rate: Buf<f64>,
+    z_rate: Buf<f64>,
+    s_total: Buf<f64>,
+    z_total: Buf<f64>,
+    s_hard: Buf<f64>,
+    z_hard: Buf<f64>,
     /// Each job's multiplier of its utility row (y_i >= 0, slack y_i itself): lambda_i, with
     /// lambda_i y_i = P_i at the optimum.
-    z_util: Vec<f64>,
+    z_util: Buf<f64>,
 }
 
 /// Rows' values in the same layout as the point's slacks (capacity, x >= 0, rate, total,
 /// hard); unused rows hold 0.
 #[derive(Clone)]
 struct Rows {
-    cap: Vec<f64>,
-    pos: Vec<f64>,
-    rate: Vec<f64>,
-    total: Vec<f64>,
-    hard: Vec<f64>,
-    util: Vec<f64>,
+    cap: Buf<f64>,
+    pos: Buf<f64>,
+    rate: Buf<f64>,
+    total: Buf<f64>,
+    hard: Buf<f64>,
+    util: Buf<f64>,
 }
 
 impl Point {
@@ -139,19 +144,19 @@ impl Rows {
 
     fn zeros(n: usize, slots: usize) -> Rows {
         Rows {
-            cap: vec![0.0; slots],
-            pos: vec![0.0; n * slots],
-            rate: vec![0.0; n * slots],
-            total: vec![0.0; n],
-            hard: vec![0.0; n],
-            util: vec![0.0; n],
+            cap: Buf::zeros(slots),
+            pos: Buf::zeros(n * slots),
+            rate: Buf::zeros(n * slots),
+            total: Buf::zeros(n),
+            hard: Buf::zeros(n),
+            util: Buf::zeros(n),
         }
     }
 }
 
 /// One Newton direction.
 struct Step {
-    dx: Vec<f64>,
+    dx: Buf<f64>,
     ds: Rows,
     dz: Rows,
 }
@@ -161,13 +166,13 @@ struct Step {
 /// the capacity-to-job couplings, and the Schur complement onto the capacity rows.
 struct Factor {
     /// D per rate: 1 / (z / x + z_rate / s_rate).
-    d: Vec<f64>,
+    d: Buf<f64>,
     /// Per job, its rows' s / z (`row_weights`).
-    w_inv: Vec<[f64; 3]>,
+    w_inv: Buf<[f64; 3]>,
     /// Per job, the lower Cholesky factor of its rows' block (row-major).
-    block: Vec<[f64; 9]>,
+    block: Buf<[f64; 9]>,
     /// Per rate, the coupling of its slot's capacity row with its job's three rows.
-    coupling: Vec<[f64; 3]>,
+    coupling: Buf<[f64; 3]>,
     /// The lower Cholesky factor of the capacity rows' Schur complement.
     chol: Vec<f64>,
 }
@@ -176,7 +181,7 @@ struct Factor {
 #[derive(Clone)]
 struct RowSteps {
     cap: Vec<f64>,
-    job: Vec<[f64; 3]>,
+    job: Buf<[f64; 3]>,
 }
 
 impl Program {
@@ -253,7 +258,7 @@ impl Program {
             + self.hard.iter().filter(|&&h| h).count()
     }
 
-    fn y(&self, x: &[f64]) -> Vec<f64> {
+    fn y(&self, x: &[f64]) -> Buf<f64> {
         let t = self.slots;
         (0..self.n)
             .map(|j| (0..t).map(|k| self.a[j * t + k] * x[j * t + k]).sum())
@@ -289,9 +294,9 @@ impl Program {
     }
 
     /// G' v.
-    fn gt_mul(&self, v: &Rows) -> Vec<f64> {
+    fn gt_mul(&self, v: &Rows) -> Buf<f64> {
         let (n, t) = (self.n, self.slots);
-        let mut out = vec![0.0; n * t];
+        let mut out = Buf::zeros(n * t);
         for j in 0..n {
             for k in 0..t {
                 let mut o = self.c[j] * v.cap[k] - v.pos[j * t + k];
@@ -362,7 +367,7 @@ impl Program {
     fn start(&self) -> Point {
         let (n, t) = (self.n, self.slots);
         let c_sum: f64 = self.c.iter().sum::<f64>().max(1e-300);
-        let mut x = vec![0.0; n * t];
+        let mut x = Buf::zeros(n * t);
         for j in 0..n {
             let a = &self.a[j * t..(j + 1) * t];
             // A hard job starts meeting its deadline where its caps let it (y = 1.2 spread
@@ -388,14 +393,14 @@ impl Program {
         let mut pt = Point {
             z_pos: x.iter().map(|v| mu0 / v).collect(),
             s_cap: (0..t).map(|k| slack(self.capacity[k], gx.cap[k])).collect(),
-            z_cap: vec![0.0; t],
-            s_rate: vec![1.0; n * t],
-            z_rate: vec![0.0; n * t],
-            s_total: vec![1.0; n],
-            z_total: vec![0.0; n],
-            s_hard: vec![1.0; n],
-            z_hard: vec![0.0; n],
-            z_util: vec![0.0; n],
+            z_cap: Buf::zeros(t),
+            s_rate: Buf::filled(n * t, 1.0),
+            z_rate: Buf::zeros(n * t),
+            s_total: Buf::filled(n, 1.0),
+            z_total: Buf::zeros(n),
+            s_hard: Buf::filled(n, 1.0),
+            z_hard: Buf::zeros(n),
+            z_util: Buf::zeros(n),
             x,
         };
         for j in 0..n {
@@ -411,7 +416,7 @@ impl Program {
                 pt.s_hard[j] = slack(-1.0, gx.hard[j]);
             }
         }
-        let centred = |s: &[f64]| s.iter().map(|v| mu0 / v).collect::<Vec<f64>>();
+        let centred = |s: &[f64]| s.iter().map(|v| mu0 / v).collect::<Buf<f64>>();
         pt.z_cap = centred(&pt.s_cap);
         pt.z_rate = centred(&pt.s_rate);
         pt.z_total = centred(&pt.s_total);
@@ -480,59 +485,76 @@ impl Program {
     /// rows R (capacity, utility, hard, requirement), the x >= 0 and rate-cap rows in D.
     fn factor(&self, pt: &Point, y: &[f64]) -> Factor {
         let (n, t) = (self.n, self.slots);
-        let d: Vec<f64> = (0..n * t)
-            .map(|at| {
-                let mut inv = pt.z_pos[at] / pt.x[at];
-                if self.rate[at / t].is_finite() {
-                    inv += pt.z_rate[at] / pt.s_rate[at];
+        let mut d = Buf::zeros(n * t);
+        let mut w_inv = Buf::filled(n, [0.0; 3]);
+        let mut block = Buf::filled(n, [0.0; 9]);
+        let mut coupling = Buf::filled(n * t, [0.0; 3]);
+        // Each chunk of jobs its own part of the Schur complement, summed in chunk order.
+        let parts: Vec<Vec<f64>> = (d.par_chunks_mut(JOBS_PER_CHUNK * t))
+            .zip(w_inv.par_chunks_mut(JOBS_PER_CHUNK))
+            .zip(block.par_chunks_mut(JOBS_PER_CHUNK))
+            .zip(coupling.par_chunks_mut(JOBS_PER_CHUNK * t))
+            .enumerate()
+            .map(|(chunk, (((d, w_inv), block), coupling))| {
+                let first = chunk * JOBS_PER_CHUNK;
+                let mut m = vec![0.0; t * t];
+                let mut solved = vec![[0.0; 3]; t];
+                let mut square_root: Vec<[f64; 3]> = Vec::with_capacity(t + 3);
+                for (local, (w_inv, block)) in w_inv.iter_mut().zip(block.iter_mut()).enumerate() {
+                    let j = first + local;
+                    let (d, coupling) = (
+                        &mut d[local * t..(local + 1) * t],
+                        &mut coupling[local * t..(local + 1) * t],
+                    );
+                    for k in 0..t {
+                        let at = j * t + k;
+                        let mut inv = pt.z_pos[at] / pt.x[at];
+                        if self.rate[j].is_finite() {
+                            inv += pt.z_rate[at] / pt.s_rate[at];
+                        }
+                        d[k] = 1.0 / inv;
+                    }
+                    *w_inv = self.row_weights(pt, y, j);
+                    // The block is B' B with B's rows g sqrt(D) per slot and diag(w)^1/2 T:
+                    // its Cholesky factor from B's QR, which keeps the digits of w that
+                    // forming B' B would lose beside G D G' (a binding row's w is ~1e-16 of
+                    // it).
+                    let [t01, t02] = self.basis(j);
+                    let [wu, wh, wt] = w_inv.map(f64::sqrt);
+                    square_root.clear();
+                    for k in 0..t {
+                        let g = self.row_coefficients(j, k);
+                        let root = d[k].sqrt();
+                        square_root.push(g.map(|g| g * root));
+                        for r in 0..3 {
+                            coupling[k][r] = self.c[j] * d[k] * g[r];
+                        }
+                        m[k * t + k] += self.c[j] * self.c[j] * d[k];
+                    }
+                    square_root.extend([[wu, wu * t01, wu * t02], [0.0, wh, 0.0], [0.0, 0.0, wt]]);
+                    let l = cholesky_by_qr(&mut square_root);
+                    *block = l;
+                    // M -= N_cj N_jj^-1 N_jc.
+                    for k in 0..t {
+                        solved[k] = coupling[k];
+                        cholesky_solve3(&l, &mut solved[k]);
+                    }
+                    for r in 0..t {
+                        let cr = coupling[r];
+                        for col in 0..=r {
+                            let sc = solved[col];
+                            m[r * t + col] -= cr[0] * sc[0] + cr[1] * sc[1] + cr[2] * sc[2];
+                        }
+                    }
                 }
-                1.0 / inv
+                m
             })
             .collect();
         let mut m = vec![0.0; t * t];
         for k in 0..t {
             m[k * t + k] = pt.s_cap[k] / pt.z_cap[k];
         }
-        let mut w_inv = vec![[0.0; 3]; n];
-        let mut block = vec![[0.0; 9]; n];
-        let mut coupling = vec![[0.0; 3]; n * t];
-        let mut solved = vec![[0.0; 3]; t];
-        let mut square_root: Vec<[f64; 3]> = Vec::with_capacity(t + 3);
-        for j in 0..n {
-            w_inv[j] = self.row_weights(pt, y, j);
-            // The block is B' B with B's rows g sqrt(D) per slot and diag(w)^1/2 T: its
-            // Cholesky factor from B's QR, which keeps the digits of w that forming B' B
-            // would lose beside G D G' (a binding row's w is ~1e-16 of it).
-            let [t01, t02] = self.basis(j);
-            let [wu, wh, wt] = w_inv[j].map(f64::sqrt);
-            square_root.clear();
-            for k in 0..t {
-                let at = j * t + k;
-                let g = self.row_coefficients(j, k);
-                let root = d[at].sqrt();
-                square_root.push(g.map(|g| g * root));
-                for r in 0..3 {
-                    coupling[at][r] = self.c[j] * d[at] * g[r];
-                }
-                m[k * t + k] += self.c[j] * self.c[j] * d[at];
-            }
-            square_root.extend([[wu, wu * t01, wu * t02], [0.0, wh, 0.0], [0.0, 0.0, wt]]);
-            let l = cholesky_by_qr(&mut square_root);
-            block[j] = l;
-            // M -= N_cj N_jj^-1 N_jc.
-            for k in 0..t {
-                solved[k] = coupling[j * t + k];
-                solved[k] = coupling[j * t + k];
-                cholesky_solve(&l, 3, &mut solved[k]);
-            }
-            for r in 0..t {
-                let cr = coupling[j * t + r];
-                for col in 0..=r {
-                    let sc = solved[col];
-                    m[r * t + col] -= cr[0] * sc[0] + cr[1] * sc[1] + cr[2] * sc[2];
-                }
-            }
-        }
+        let m = sum_parts(m, &parts);
         Factor {
             chol: cholesky(&m, t),
             d,
@@ -558,81 +580,107 @@ impl Program {
         }
     }
 
-    /// G_R' dz, per rate.
-    fn rows_t_mul(&self, dz: &RowSteps) -> Vec<f64> {
+    /// `then(at, (G_R' dz)[at])` per rate `at`.
+    fn rows_t_map(&self, dz: &RowSteps, then: impl Fn(usize, f64) -> f64 + Sync) -> Buf<f64> {
         let t = self.slots;
-        (0..self.n * t)
-            .map(|at| {
+        let mut out = Buf::zeros(self.n * t);
+        (out.par_chunks_mut(JOBS_PER_CHUNK * t).enumerate()).for_each(|(chunk, out)| {
+            let first = chunk * JOBS_PER_CHUNK * t;
+            for (local, o) in out.iter_mut().enumerate() {
+                let at = first + local;
                 let (j, k) = (at / t, at % t);
                 let g = self.row_coefficients(j, k);
-                self.c[j] * dz.cap[k]
+                let gz = self.c[j] * dz.cap[k]
                     + g[0] * dz.job[j][0]
                     + g[1] * dz.job[j][1]
-                    + g[2] * dz.job[j][2]
-            })
-            .collect()
+                    + g[2] * dz.job[j][2];
+                *o = then(at, gz);
+            }
+        });
+        out
     }
 
-    /// G_R v, per row (capacity rows and each job's three).
-    fn rows_mul(&self, v: &[f64]) -> RowSteps {
-        let (n, t) = (self.n, self.slots);
-        let mut out = RowSteps {
-            cap: vec![0.0; t],
-            job: vec![[0.0; 3]; n],
-        };
-        for j in 0..n {
-            for k in 0..t {
-                let g = self.row_coefficients(j, k);
-                let x = v[j * t + k];
-                out.cap[k] += self.c[j] * x;
-                for r in 0..3 {
-                    out.job[j][r] += g[r] * x;
+    /// G_R v, per row (capacity rows and each job's three); with `scale`, G_R (scale v).
+    fn rows_mul(&self, v: &[f64], scale: Option<&[f64]>) -> RowSteps {
+        let t = self.slots;
+        let mut job = Buf::filled(self.n, [0.0; 3]);
+        let parts: Vec<Vec<f64>> = (job.par_chunks_mut(JOBS_PER_CHUNK))
+            .zip(v.par_chunks(JOBS_PER_CHUNK * t))
+            .enumerate()
+            .map(|(chunk, (job, v))| {
+                let mut cap = vec![0.0; t];
+                for (local, out) in job.iter_mut().enumerate() {
+                    let j = chunk * JOBS_PER_CHUNK + local;
+                    for k in 0..t {
+                        let g = self.row_coefficients(j, k);
+                        let x = match scale {
+                            Some(d) => v[local * t + k] * d[j * t + k],
+                            None => v[local * t + k],
+                        };
+                        cap[k] += self.c[j] * x;
+                        for r in 0..3 {
+                            out[r] += g[r] * x;
+                        }
+                    }
                 }
-            }
+                cap
+            })
+            .collect();
+        RowSteps {
+            cap: sum_parts(vec![0.0; t], &parts),
+            job,
         }
-        out
     }
 
     /// Solves the augmented system [D^-1, G_R'; G_R, -W'] (dx, dz) = (rx, rr) through the
     /// normal equations (G_R D G_R' + W') dz = G_R D rx - rr, dx = D (rx - G_R' dz).
-    fn augmented_solve(&self, f: &Factor, rx: &[f64], rr: &RowSteps) -> (Vec<f64>, RowSteps) {
-        let drx: Vec<f64> = rx.iter().zip(&f.d).map(|(r, d)| r * d).collect();
-        let mut rhs = self.rows_mul(&drx);
+    fn augmented_solve(&self, f: &Factor, rx: &[f64], rr: &RowSteps) -> (Buf<f64>, RowSteps) {
+        let mut rhs = self.rows_mul(rx, Some(&f.d));
         rhs.cap.iter_mut().zip(&rr.cap).for_each(|(a, b)| *a -= b);
         for (a, b) in rhs.job.iter_mut().zip(&rr.job) {
             (0..3).for_each(|r| a[r] -= b[r]);
         }
         let dz = self.normal_solve(f, &rhs);
-        let gz = self.rows_t_mul(&dz);
-        let dx = (0..rx.len()).map(|k| f.d[k] * (rx[k] - gz[k])).collect();
+        let dx = self.rows_t_map(&dz, |k, gz| f.d[k] * (rx[k] - gz));
         (dx, dz)
     }
 
     /// Solves N dz = rhs by block elimination (capacity rows last).
     fn normal_solve(&self, f: &Factor, rhs: &RowSteps) -> RowSteps {
-        let (n, t) = (self.n, self.slots);
-        let mut cap = rhs.cap.clone();
+        let t = self.slots;
         let mut job = rhs.job.clone();
-        for (j, v) in job.iter_mut().enumerate() {
-            cholesky_solve(&f.block[j], 3, v);
-            for k in 0..t {
-                let c = f.coupling[j * t + k];
-                cap[k] -= c[0] * v[0] + c[1] * v[1] + c[2] * v[2];
-            }
-        }
-        cholesky_solve(&f.chol, t, &mut cap);
-        for (j, v) in job.iter_mut().enumerate() {
-            let mut r = rhs.job[j];
-            for k in 0..t {
-                let c = f.coupling[j * t + k];
-                for q in 0..3 {
-                    r[q] -= c[q] * cap[k];
+        let parts: Vec<Vec<f64>> = (job.par_chunks_mut(JOBS_PER_CHUNK))
+            .zip(f.block.par_chunks(JOBS_PER_CHUNK))
+            .zip(f.coupling.par_chunks(JOBS_PER_CHUNK * t))
+            .map(|((job, block), coupling)| {
+                let mut eliminated = vec![0.0; t];
+                for (local, v) in job.iter_mut().enumerate() {
+                    cholesky_solve3(&block[local], v);
+                    for k in 0..t {
+                        let c = coupling[local * t + k];
+                        eliminated[k] -= c[0] * v[0] + c[1] * v[1] + c[2] * v[2];
+                    }
                 }
-            }
-            cholesky_solve(&f.block[j], 3, &mut r);
-            *v = r;
-        }
-        let _ = n;
+                eliminated
+            })
+            .collect();
+        let mut cap = sum_parts(rhs.cap.clone(), &parts);
+        cholesky_solve(&f.chol, t, &mut cap);
+        (job.par_iter_mut().with_min_len(JOBS_PER_CHUNK))
+            .zip(rhs.job.par_iter())
+            .zip(f.block.par_iter())
+            .zip(f.coupling.par_chunks(t))
+            .for_each(|(((v, rhs), block), coupling)| {
+                let mut r = *rhs;
+                for k in 0..t {
+                    let c = coupling[k];
+                    for q in 0..3 {
+                        r[q] -= c[q] * cap[k];
+                    }
+                }
+                cholesky_solve3(block, &mut r);
+                *v = r;
+            });
         RowSteps { cap, job }
     }
 
@@ -641,7 +689,7 @@ impl Program {
     fn direction(&self, f: &Factor, pt: &Point, rd: &[f64], rp: &Rows, rc: &Rows) -> Step {
         let (n, t) = (self.n, self.slots);
         // r_x = -rd - G_E' ((z rp - rc) / s) over the rows in D (x >= 0: rp = 0, s = x).
-        let mut rx = vec![0.0; n * t];
+        let mut rx = Buf::zeros(n * t);
         for at in 0..n * t {
             let mut v = rd[at] + rc.pos[at] / pt.x[at];
             if self.rate[at / t].is_finite() {
@@ -682,11 +730,8 @@ impl Program {
         // bounds).
         let (mut dx, mut dz) = self.augmented_solve(f, &rx, &rr);
         for _ in 0..REFINEMENTS {
-            let gz = self.rows_t_mul(&dz);
-            let e1: Vec<f64> = (0..rx.len())
-                .map(|k| rx[k] - dx[k] / f.d[k] - gz[k])
-                .collect();
-            let (gx, wz) = (self.rows_mul(&dx), self.w_mul(f, pt, &dz));
+            let e1 = self.rows_t_map(&dz, |k, gz| rx[k] - dx[k] / f.d[k] - gz);
+            let (gx, wz) = (self.rows_mul(&dx, None), self.w_mul(f, pt, &dz));
             let e2 = RowSteps {
                 cap: (0..t).map(|k| rr.cap[k] - gx.cap[k] + wz.cap[k]).collect(),
                 job: (0..n)
@@ -703,11 +748,11 @@ impl Program {
         // ds = -rp - G dx for every row; the rows in D: dz = -(z ds + rc) / s; the rows solved
         // for: dz as solved.
         let gdx = self.g_mul(&dx);
-        let pick = |r: usize| dz.job.iter().map(|z| z[r]).collect::<Vec<f64>>();
+        let pick = |r: usize| dz.job.iter().map(|z| z[r]).collect::<Buf<f64>>();
         let dz_rows = Rows {
-            cap: dz.cap.clone(),
-            pos: Vec::new(),
-            rate: Vec::new(),
+            cap: dz.cap.iter().copied().collect(),
+            pos: Buf::default(),
+            rate: Buf::default(),
             total: pick(2),
             hard: pick(1),
             // dz_util = p + t01 q + t02 r.
@@ -735,43 +780,32 @@ impl Program {
         Step { dx, ds, dz }
     }
 
-    /// The pairs (s, z) of the rows that exist, with their steps.
-    fn pairs<'a>(
-        &'a self,
-        pt: &'a Point,
-        st: Option<&'a Step>,
-    ) -> impl Iterator<Item = (f64, f64, f64, f64)> + 'a {
+    /// Calls `f` with each existing row's pair (s, z) and its steps (0 without `st`), in a
+    /// fixed order: capacity, x >= 0, rate caps, requirement caps, hard deadlines.
+    fn for_each_pair(&self, pt: &Point, st: Option<&Step>, mut f: impl FnMut(f64, f64, f64, f64)) {
         let (n, t) = (self.n, self.slots);
-        let d = |r: Option<&'a Rows>, k: usize, sel: fn(&Rows) -> &Vec<f64>| {
-            r.map_or(0.0, |r| sel(r)[k])
+        let mut rows = |s: &[f64],
+                        z: &[f64],
+                        sel: fn(&Rows) -> &Buf<f64>,
+                        at: &mut dyn Iterator<Item = usize>| {
+            match st {
+                Some(st) => {
+                    let (ds, dz) = (sel(&st.ds), sel(&st.dz));
+                    at.for_each(|k| f(s[k], z[k], ds[k], dz[k]));
+                }
+                None => at.for_each(|k| f(s[k], z[k], 0.0, 0.0)),
+            }
         };
-        let ds = st.map(|s| &s.ds);
-        let dz = st.map(|s| &s.dz);
-        let cap = (0..t).map(move |k| {
-            let sel: fn(&Rows) -> &Vec<f64> = |r| &r.cap;
-            (pt.s_cap[k], pt.z_cap[k], d(ds, k, sel), d(dz, k, sel))
-        });
-        let pos = (0..n * t).map(move |k| {
-            let sel: fn(&Rows) -> &Vec<f64> = |r| &r.pos;
-            (pt.x[k], pt.z_pos[k], d(ds, k, sel), d(dz, k, sel))
-        });
-        let rate = (0..n * t)
-            .filter(move |k| self.rate[k / t].is_finite())
-            .map(move |k| {
-                let sel: fn(&Rows) -> &Vec<f64> = |r| &r.rate;
-                (pt.s_rate[k], pt.z_rate[k], d(ds, k, sel), d(dz, k, sel))
-            });
-        let total = (0..n)
-            .filter(move |&j| self.total[j].is_finite())
-            .map(move |j| {
-                let sel: fn(&Rows) -> &Vec<f64> = |r| &r.total;
-                (pt.s_total[j], pt.z_total[j], d(ds, j, sel), d(dz, j, sel))
-            });
-        let hard = (0..n).filter(move |&j| self.hard[j]).map(move |j| {
-            let sel: fn(&Rows) -> &Vec<f64> = |r| &r.hard;
-            (pt.s_hard[j], pt.z_hard[j], d(ds, j, sel), d(dz, j, sel))
-        });
-        cap.chain(pos).chain(rate).chain(total).chain(hard)
+        rows(&pt.s_cap, &pt.z_cap, |r| &r.cap, &mut (0..t));
+        rows(&pt.x, &pt.z_pos, |r| &r.pos, &mut (0..n * t));
+        let mut capped = (0..n)
+            .filter(|&j| self.rate[j].is_finite())
+            .flat_map(|j| j * t..(j + 1) * t);
+        rows(&pt.s_rate, &pt.z_rate, |r| &r.rate, &mut capped);
+        let mut totals = (0..n).filter(|&j| self.total[j].is_finite());
+        rows(&pt.s_total, &pt.z_total, |r| &r.total, &mut totals);
+        let mut hard = (0..n).filter(|&j| self.hard[j]);
+        rows(&pt.s_hard, &pt.z_hard, |r| &r.hard, &mut hard);
     }
 
     /// The centring residuals s z + extra - target for every row (unused rows 0).
@@ -780,7 +814,7 @@ impl Program {
         let (n, t) = (self.n, self.slots);
         let mut rc = Rows::zeros(n, t);
         let corr =
-            |r: fn(&Rows) -> &Vec<f64>, k: usize| affine.map_or(0.0, |a| r(&a.ds)[k] * r(&a.dz)[k]);
+            |r: fn(&Rows) -> &Buf<f64>, k: usize| affine.map_or(0.0, |a| r(&a.ds)[k] * r(&a.dz)[k]);
         for k in 0..t {
             rc.cap[k] = pt.s_cap[k] * pt.z_cap[k] + corr(|r| &r.cap, k) - target;
         }
@@ -809,25 +843,29 @@ impl Program {
     fn max_steps(&self, pt: &Point, y: &[f64], st: &Step) -> (f64, f64) {
         let (mut primal, mut dual): (f64, f64) = (1.0, 1.0);
         let util = (0..self.n).map(|j| (y[j], pt.z_util[j], st.ds.util[j], st.dz.util[j]));
-        for (s, z, ds, dz) in self.pairs(pt, Some(st)).chain(util) {
+        let mut bound = |s: f64, z: f64, ds: f64, dz: f64| {
             if ds < 0.0 {
                 primal = primal.min(-s / ds);
             }
             if dz < 0.0 {
                 dual = dual.min(-z / dz);
             }
-        }
+        };
+        self.for_each_pair(pt, Some(st), &mut bound);
+        util.for_each(|(s, z, ds, dz)| bound(s, z, ds, dz));
         (primal, dual)
     }
 
     fn gap_after(&self, pt: &Point, st: &Step, (primal, dual): (f64, f64)) -> f64 {
-        self.pairs(pt, Some(st))
-            .map(|(s, z, ds, dz)| (s + primal * ds) * (z + dual * dz))
-            .sum()
+        let mut gap = 0.0;
+        self.for_each_pair(pt, Some(st), |s, z, ds, dz| {
+            gap += (s + primal * ds) * (z + dual * dz)
+        });
+        gap
     }
 
     fn take(&self, pt: &mut Point, st: &Step, (primal, dual): (f64, f64)) {
-        let add = |v: &mut Vec<f64>, d: &[f64], alpha: f64| {
+        let add = |v: &mut Buf<f64>, d: &[f64], alpha: f64| {
             v.iter_mut().zip(d).for_each(|(v, d)| *v += alpha * d);
         };
         add(&mut pt.x, &st.dx, primal);
@@ -844,11 +882,19 @@ impl Program {
     }
 }
 
-fn neg_sum(a: &[f64], b: &[f64]) -> Vec<f64> {
+/// `into` plus the chunks' parts, added in chunk order.
+fn sum_parts(mut into: Vec<f64>, parts: &[Vec<f64>]) -> Vec<f64> {
+    for part in parts {
+        into.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+    }
+    into
+}
+
+fn neg_sum(a: &[f64], b: &[f64]) -> Buf<f64> {
     a.iter().zip(b).map(|(a, b)| -a - b).collect()
 }
 
-fn dual_step(z: &[f64], ds: &[f64], rc: &[f64], s: &[f64]) -> Vec<f64> {
+fn dual_step(z: &[f64], ds: &[f64], rc: &[f64], s: &[f64]) -> Buf<f64> {
     (0..z.len())
         .map(|k| -(z[k] * ds[k] + rc[k]) / s[k])
         .collect()
@@ -862,6 +908,16 @@ fn max_abs(v: &[f64]) -> f64 {
 /// the bargain), the capacity rows' multipliers in `units`' (every slot; 0 for a slot without
 /// capacity) and the iterations taken.
 pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, Vec<f64>, u32), NbsError> {
+    let solved = solve_reusing_scratch(p, units);
+    scratch::release();
+    solved
+}
+
+/// `solve`, its arrays left on the thread's free list.
+fn solve_reusing_scratch(
+    p: &Problem,
+    units: &Units,
+) -> Result<(Vec<f64>, Vec<f64>, u32), NbsError> {
     let prog = Program::new(p, units);
     let n = prog.n;
     let out = vec![0.0; p.jobs.len() * units.slots];
@@ -888,11 +944,12 @@ pub(super) fn solve(p: &Problem, units: &Units) -> Result<(Vec<f64>, Vec<f64>, u
         let gtz = prog.gt_mul(&pt.multipliers());
         // The objective's gradient is -gain - lambda a (lambda_i = P_i / y_i at the optimum);
         // the utility rows carry the second part.
-        let rd: Vec<f64> = prog.gain.iter().zip(&gtz).map(|(g, z)| z - g).collect();
+        let rd: Buf<f64> = prog.gain.iter().zip(&gtz).map(|(g, z)| z - g).collect();
         let util: f64 = (0..n)
             .map(|j| (y[j] * pt.z_util[j] - prog.priority[j]).abs() / prog.priority[j])
             .fold(0.0, f64::max);
-        let gap: f64 = prog.pairs(&pt, None).map(|(s, z, _, _)| s * z).sum();
+        let mut gap = 0.0;
+        prog.for_each_pair(&pt, None, |s, z, _, _| gap += s * z);
         let primal = rp.max_abs();
         let dual = max_abs(&rd) / (1.0 + max_abs(&gtz));
         // How far from optimal: the largest of the residuals and the gap, each over its scale

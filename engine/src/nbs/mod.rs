@@ -11,6 +11,7 @@ pub mod controller;
 mod dense;
 mod interior;
 pub mod problem;
+mod scratch;
 mod units;
 pub mod utility;
 
