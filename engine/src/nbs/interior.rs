@@ -55,11 +55,16 @@ const ACCEPTABLE_TOL: f64 = 1e-6;
 const STALL_ITERATIONS: u32 = 8;
 /// Rounds of iterative refinement of each Newton solve.
 const REFINEMENTS: usize = 2;
+/// Rounds of iterative refinement of the predictor's direction (used only for the step
+/// lengths, sigma and the corrector's second-order term, never taken).
+const AFFINE_REFINEMENTS: usize = 0;
 /// Steps stop this share short of the boundary.
 const STEP_BACK: f64 = 0.99;
 /// Jobs per chunk of the loops that run on rayon: fixed, so a sum over jobs (per chunk, then
 /// the chunks' sums in chunk order) is the same for any number of threads.
 const JOBS_PER_CHUNK: usize = 256;
+/// Elements per chunk of the element-wise loops on rayon.
+const ELEMENTS_PER_CHUNK: usize = 4096;
 
 /// The program of the live jobs (module doc).
 struct Program {
@@ -295,25 +300,22 @@ impl Program {
 
     /// G' v.
     fn gt_mul(&self, v: &Rows) -> Buf<f64> {
-        let (n, t) = (self.n, self.slots);
-        let mut out = Buf::zeros(n * t);
-        for j in 0..n {
-            for k in 0..t {
-                let mut o = self.c[j] * v.cap[k] - v.pos[j * t + k];
-                if self.rate[j].is_finite() {
-                    o += v.rate[j * t + k];
-                }
-                if self.total[j].is_finite() {
-                    o += v.total[j];
-                }
-                if self.hard[j] {
-                    o -= self.a[j * t + k] * v.hard[j];
-                }
-                o -= self.a[j * t + k] * v.util[j];
-                out[j * t + k] = o;
+        let t = self.slots;
+        par_map(self.n * t, |at| {
+            let (j, k) = (at / t, at % t);
+            let mut o = self.c[j] * v.cap[k] - v.pos[at];
+            if self.rate[j].is_finite() {
+                o += v.rate[at];
             }
-        }
-        out
+            if self.total[j].is_finite() {
+                o += v.total[j];
+            }
+            if self.hard[j] {
+                o -= self.a[at] * v.hard[j];
+            }
+            o -= self.a[at] * v.util[j];
+            o
+        })
     }
 
     /// h - G x - s: the primal residual's negation is G x + s - h; returned as G x + s - h.
@@ -686,17 +688,22 @@ impl Program {
 
     /// The direction for centring residual `rc` (s z - sigma mu per row; y lambda - P for the
     /// utility rows).
-    fn direction(&self, f: &Factor, pt: &Point, rd: &[f64], rp: &Rows, rc: &Rows) -> Step {
+    fn direction(
+        &self,
+        f: &Factor,
+        pt: &Point,
+        (rd, rp, rc): (&[f64], &Rows, &Rows),
+        refinements: usize,
+    ) -> Step {
         let (n, t) = (self.n, self.slots);
         // r_x = -rd - G_E' ((z rp - rc) / s) over the rows in D (x >= 0: rp = 0, s = x).
-        let mut rx = Buf::zeros(n * t);
-        for at in 0..n * t {
+        let rx = par_map(n * t, |at| {
             let mut v = rd[at] + rc.pos[at] / pt.x[at];
             if self.rate[at / t].is_finite() {
                 v += (pt.z_rate[at] * rp.rate[at] - rc.rate[at]) / pt.s_rate[at];
             }
-            rx[at] = -v;
-        }
+            -v
+        });
         // r_R = -rp + rc / z (the job rows' in the unknowns of `row_coefficients`: T' r_R).
         let r_rows = |j: usize| {
             [
@@ -729,7 +736,7 @@ impl Program {
         // normal equations multiplies their rounding by D (up to ~1e10 for a rate inside its
         // bounds).
         let (mut dx, mut dz) = self.augmented_solve(f, &rx, &rr);
-        for _ in 0..REFINEMENTS {
+        for _ in 0..refinements {
             let e1 = self.rows_t_map(&dz, |k, gz| rx[k] - dx[k] / f.d[k] - gz);
             let (gx, wz) = (self.rows_mul(&dx, None), self.w_mul(f, pt, &dz));
             let e2 = RowSteps {
@@ -818,12 +825,13 @@ impl Program {
         for k in 0..t {
             rc.cap[k] = pt.s_cap[k] * pt.z_cap[k] + corr(|r| &r.cap, k) - target;
         }
-        for k in 0..n * t {
-            rc.pos[k] = pt.x[k] * pt.z_pos[k] + corr(|r| &r.pos, k) - target;
-            if self.rate[k / t].is_finite() {
-                rc.rate[k] = pt.s_rate[k] * pt.z_rate[k] + corr(|r| &r.rate, k) - target;
-            }
-        }
+        rc.pos = par_map(n * t, |k| {
+            pt.x[k] * pt.z_pos[k] + corr(|r| &r.pos, k) - target
+        });
+        rc.rate = par_map(n * t, |k| match self.rate[k / t].is_finite() {
+            true => pt.s_rate[k] * pt.z_rate[k] + corr(|r| &r.rate, k) - target,
+            false => 0.0,
+        });
         for j in 0..n {
             if self.total[j].is_finite() {
                 rc.total[j] = pt.s_total[j] * pt.z_total[j] + corr(|r| &r.total, j) - target;
@@ -891,13 +899,24 @@ fn sum_parts(mut into: Vec<f64>, parts: &[Vec<f64>]) -> Vec<f64> {
 }
 
 fn neg_sum(a: &[f64], b: &[f64]) -> Buf<f64> {
-    a.iter().zip(b).map(|(a, b)| -a - b).collect()
+    par_map(a.len(), |k| -a[k] - b[k])
 }
 
 fn dual_step(z: &[f64], ds: &[f64], rc: &[f64], s: &[f64]) -> Buf<f64> {
-    (0..z.len())
-        .map(|k| -(z[k] * ds[k] + rc[k]) / s[k])
-        .collect()
+    par_map(z.len(), |k| -(z[k] * ds[k] + rc[k]) / s[k])
+}
+
+/// `f(k)` for every k below `len`, on rayon (each element on its own: the same bits for any
+/// number of threads).
+fn par_map(len: usize, f: impl Fn(usize) -> f64 + Sync) -> Buf<f64> {
+    let mut out = Buf::zeros(len);
+    (out.par_chunks_mut(ELEMENTS_PER_CHUNK).enumerate()).for_each(|(chunk, out)| {
+        let first = chunk * ELEMENTS_PER_CHUNK;
+        out.iter_mut()
+            .enumerate()
+            .for_each(|(k, o)| *o = f(first + k));
+    });
+    out
 }
 
 fn max_abs(v: &[f64]) -> f64 {
@@ -981,13 +1000,13 @@ fn solve_reusing_scratch(
         let factor = prog.factor(&pt, &y);
         // Predictor (affine scaling), then Mehrotra's corrector with sigma = (mu_aff / mu)^3.
         let rc_aff = prog.centring(&pt, &y, None, 0.0);
-        let affine = prog.direction(&factor, &pt, &rd, &rp, &rc_aff);
+        let affine = prog.direction(&factor, &pt, (&rd, &rp, &rc_aff), AFFINE_REFINEMENTS);
         let alpha_aff = prog.max_steps(&pt, &y, &affine);
         let sigma = (prog.gap_after(&pt, &affine, alpha_aff) / rows / mu)
             .powi(3)
             .clamp(0.0, 1.0);
         let rc = prog.centring(&pt, &y, Some(&affine), sigma * mu);
-        let step = prog.direction(&factor, &pt, &rd, &rp, &rc);
+        let step = prog.direction(&factor, &pt, (&rd, &rp, &rc), REFINEMENTS);
         let (primal_max, dual_max) = prog.max_steps(&pt, &y, &step);
         let alpha = (
             (STEP_BACK * primal_max).min(1.0),

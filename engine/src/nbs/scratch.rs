@@ -19,6 +19,8 @@ use bytemuck::Pod;
 
 /// Free arrays kept per thread at most (an iteration has ~50 alive at once).
 const MAX_FREE: usize = 128;
+/// `f64`s in the smallest array kept (smaller ones, per slot, are cheap to allocate).
+const SMALLEST: usize = 1024;
 
 thread_local! {
     static FREE: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
@@ -41,15 +43,18 @@ impl<T: Pod> Buf<T> {
     /// An empty array able to hold `len` elements without growing.
     fn with_capacity(len: usize) -> Buf<T> {
         let want = len * Self::WIDTH;
-        let mut data = FREE
-            .try_with(|free| {
+        let taken = (want >= SMALLEST).then(|| {
+            FREE.try_with(|free| {
                 let mut free = free.borrow_mut();
-                let fit = free.iter().position(|v| v.capacity() >= want);
+                // The smallest that fits, so a small array does not take a large one.
+                let fit = (free.iter().enumerate())
+                    .filter(|(_, v)| v.capacity() >= want)
+                    .min_by_key(|(_, v)| v.capacity())
+                    .map(|(at, _)| at);
                 fit.map(|at| free.swap_remove(at))
             })
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        });
+        let mut data = taken.and_then(|t| t.ok().flatten()).unwrap_or_default();
         data.clear();
         data.reserve(want);
         Buf {
@@ -131,7 +136,7 @@ impl<T: Pod> FromIterator<T> for Buf<T> {
 
 impl<T: Pod> Drop for Buf<T> {
     fn drop(&mut self) {
-        if self.data.capacity() == 0 {
+        if self.data.capacity() < SMALLEST {
             return;
         }
         let data = std::mem::take(&mut self.data);
@@ -159,21 +164,22 @@ mod tests {
     #[test]
     fn arrays_are_reused_with_fresh_values() {
         release();
-        let a = Buf::<f64>::filled(1000, 7.0);
-        let at = a.as_ptr();
-        drop(a);
-        let b = Buf::<f64>::zeros(900);
-        assert_eq!(b.as_ptr(), at);
-        assert_eq!((b.len(), b.iter().sum::<f64>()), (900, 0.0));
+        let (a, large) = (Buf::<f64>::filled(5000, 7.0), Buf::<f64>::zeros(20_000));
+        let (at, large_at) = (a.as_ptr(), large.as_ptr());
+        drop((a, large));
+        let b = Buf::<f64>::zeros(4000);
+        assert_eq!(b.as_ptr(), at, "the smallest that fits");
+        assert_eq!((b.len(), b.iter().sum::<f64>()), (4000, 0.0));
         drop(b);
-        let c: Buf<[f64; 3]> = (0..300).map(|i| [i as f64, 1.0, 2.0]).collect();
+        let c: Buf<[f64; 3]> = (0..1500).map(|i| [i as f64, 1.0, 2.0]).collect();
         assert_eq!(c.as_ptr() as *const f64, at);
-        assert_eq!((c.len(), c[299]), (300, [299.0, 1.0, 2.0]));
+        assert_eq!((c.len(), c[1499]), (1500, [1499.0, 1.0, 2.0]));
         let d = c.clone();
-        assert_ne!(d.as_ptr(), c.as_ptr());
+        assert_eq!(d.as_ptr() as *const f64, large_at);
         assert_eq!(&d[..], &c[..]);
-        drop((c, d));
-        assert_eq!(FREE.with(|f| f.borrow().len()), 2);
+        let small = Buf::<f64>::zeros(10);
+        drop((c, d, small));
+        assert_eq!(FREE.with(|f| f.borrow().len()), 2, "small arrays not kept");
         release();
         assert_eq!(FREE.with(|f| f.borrow().len()), 0);
     }
