@@ -35,7 +35,7 @@ pub(super) struct Buf<T: Pod> {
 impl<T: Pod> Buf<T> {
     /// `f64`s per element.
     const WIDTH: usize = {
-        assert!(size_of::<T>() % size_of::<f64>() == 0 && size_of::<T>() > 0);
+        assert!(size_of::<T>().is_multiple_of(size_of::<f64>()) && size_of::<T>() > 0);
         assert!(align_of::<T>() == align_of::<f64>());
         size_of::<T>() / size_of::<f64>()
     };
