@@ -23,6 +23,7 @@ mod random;
 mod whole;
 
 use ingest::scenario::side::Deadline;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use clusters::{ClusterChoice, ClusterQuote, ClusterSettings, Clusters, NO_CLUSTER};
@@ -131,7 +132,7 @@ impl Jobs {
         // A reduce task the gate holds is not demand yet; its job has a map task active, so
         // the job has its row all the same.
         active.clear();
-        active.extend((0..tasks.len()).filter_map(|i| {
+        active.par_extend((0..tasks.len()).into_par_iter().filter_map(|i| {
             let (job, running) = match tasks.state()[i] {
                 TaskState::Running => (tasks.job_id()[i], true),
                 TaskState::Pending => (tasks.job_id()[i], false),
@@ -140,7 +141,8 @@ impl Jobs {
             let held = !running && gate.holds(job, tasks.task_index()[i]);
             (!held).then_some((job, tasks.cpu_req()[i] as u64, running))
         }));
-        active.sort_unstable_by_key(|a| a.0);
+        // Unstable: a job's tasks in any order give the same sums and maxima below.
+        active.par_sort_unstable_by_key(|a| a.0);
         let mut jobs = Jobs {
             clusters: previous.clusters,
             ..Jobs::default()
