@@ -302,3 +302,38 @@ fn a_slot_without_capacity_gives_nothing() {
         assert!((a.rate(i, 1) - 8.0 / 3.0).abs() < 1e-7, "{a:?}");
     }
 }
+
+/// A bargain of 1,500 jobs (six of the solver's chunks of 256 jobs) solved on 1, 2 and 8
+/// threads (more than this machine's cores): the same bits each time, rates and prices, for
+/// every combination of the caps (the engine's determinism across thread counts).
+#[test]
+fn the_same_bits_on_any_number_of_threads() {
+    let mut rng = Rng::new(60, 8);
+    for caps in [(false, false), (true, false), (false, true), (true, true)] {
+        let p = random_problem(&mut rng, 1500, 10, caps, 0.0);
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| solve_by(&p, Solver::Structured).unwrap())
+        };
+        let one = on(1);
+        let bits = |a: &engine::nbs::Allocation| {
+            let price = a.price.iter().map(|v| v.to_bits());
+            (a.x.iter().map(|v| v.to_bits()).chain(price)).collect::<Vec<u64>>()
+        };
+        assert!(
+            one.x.iter().any(|&v| v > 0.0),
+            "{caps:?}: something allocated"
+        );
+        for threads in [2, 8] {
+            let other = on(threads);
+            assert_eq!(other.iterations, one.iterations, "{caps:?} on {threads}");
+            assert!(
+                bits(&other) == bits(&one),
+                "{caps:?}: 1 and {threads} threads"
+            );
+        }
+    }
+}
