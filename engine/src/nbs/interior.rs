@@ -1,7 +1,7 @@
 //! A primal-dual interior point for the bargain (`problem.rs`) that uses its structure, so a
 //! solve costs O(jobs x slots^2) per iteration instead of a general sparse factorisation
-//! (issue 60 item 4: Clarabel takes 6-11 s for ~4,000 GCD jobs; this ~0.5 s,
-//! `bench-results/nbs-per-job-2026-11-28.md`).
+//! (issue 60 item 4: Clarabel takes 6-11 s for ~4,000 GCD jobs; this ~0.14 s on 2 cores,
+//! `bench-results/nbs-per-job-2026-11-28.md`, `nbs-per-job-day-2026-11-28.md`).
 //!
 //! In `units.rs`'s units, with x_j(t) >= 0 the rates of the live jobs in the slots with
 //! capacity: maximise sum_j P_j log(y_j) + sum g_j(t) x_j(t), y_j = sum_t a_j(t) x_j(t) (g: the
@@ -24,7 +24,14 @@
 //! complement; two rounds of iterative refinement against the augmented system follow (the
 //! normal equations multiply rounding by D, up to ~1e10 for a rate inside its bounds).
 //!
-//! Invariants: every sum runs in job order on one thread, so a solve is deterministic. It stops
+//! The per-job work (the blocks, the eliminations, the products with G) runs on rayon in fixed
+//! chunks of [`JOBS_PER_CHUNK`] jobs; the predictor's direction is not refined (it only sets
+//! step lengths, sigma and the corrector's term), the corrector's is (`REFINEMENTS`). Arrays
+//! are reused across iterations (`scratch.rs`).
+//!
+//! Invariants: a sum over jobs is summed per chunk and the chunks' sums added in chunk order,
+//! and element-wise work has no sums, so a solve gives the same bits on any number of threads
+//! (tested with 1, 2 and 8 in `engine/tests/nbs_structured.rs`). It stops
 //! when the residuals and the duality gap, each over its scale, are below 1e-9; returns the best
 //! point within 1e-6 should it then stall or break down; and otherwise reports a stall or
 //! infeasibility as `NbsError::Solver`, on which `problem.rs` asks Clarabel.
