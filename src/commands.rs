@@ -33,8 +33,15 @@ pub fn run(cli: Cli) -> Result<()> {
 /// two together must still end in a snapshot (SLURM's SIGKILL after its `KillWait` is the hard
 /// stop). The work polls the flag and ends early: a run with a snapshot, a generation or ingest
 /// keeping nothing of its own.
+///
+/// Embedded in another program (`crate::set_embedded`: the Python package) it installs no
+/// handler: the host sets the flag through `crate::request_stop` on its own interrupt.
 pub fn stop_on(stop: &Arc<AtomicBool>) -> Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+    if crate::embedded() {
+        crate::watch(stop);
+        return Ok(());
+    }
     signal_hook::flag::register_conditional_shutdown(SIGINT, 1, stop.clone())
         .context("installing signal handlers")?;
     for signal in [SIGTERM, SIGUSR1, SIGINT] {
@@ -284,15 +291,15 @@ fn experiment_out(args: &crate::cli::ExperimentArgs) -> Result<analysis::experim
 /// snapshotted: `slurm/` requeues on it), saying how to go on.
 fn measured<T>(result: analysis::Result<T>, args: &crate::cli::ExperimentArgs) -> Result<T> {
     match result {
-        Err(e @ analysis::AnalysisError::Stopped { .. }) => {
-            errln!(
+        Err(e @ analysis::AnalysisError::Stopped { .. }) => Err(crate::Exit::noted(
+            engine::snapshot::EXIT_SNAPSHOTTED,
+            format!(
                 "experiment {}: {e}, kept in {}; the same command again measures the rest; exit code {}",
                 args.name,
                 args.out.display(),
                 engine::snapshot::EXIT_SNAPSHOTTED
-            );
-            std::process::exit(engine::snapshot::EXIT_SNAPSHOTTED);
-        }
+            ),
+        )),
         other => other.with_context(|| format!("running experiment {}", args.name)),
     }
 }

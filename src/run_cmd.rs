@@ -19,6 +19,7 @@ use engine::{PolicyConfig, RunConfig, RunProgress};
 use ingest::synth::{GenConfig, GenProgress};
 use ingest::{IngestError, IngestOptions, Progress};
 
+use crate::Exit;
 use crate::cli::{ReportArgs, ResumeArgs, RunArgs};
 use crate::commands::{gen_reporter, ingest_reporter, stop_on};
 use crate::console::{self, errln, out, outln};
@@ -211,11 +212,13 @@ pub fn run(args: RunArgs) -> Result<()> {
                 Err(e) if matches!(e.downcast_ref(), Some(IngestError::Stopped)) => {
                     // No run.toml yet, so not `cellsim resume`: slurm/run.sbatch requeues on
                     // this code and starts the same command again, as a user would.
-                    errln!(
-                        "{STOPPED_BY_A_SIGNAL} while making the synthetic cell ({} keeps what was finished); start the same command again to go on; exit code {EXIT_SNAPSHOTTED}",
-                        cell.display()
-                    );
-                    std::process::exit(EXIT_SNAPSHOTTED);
+                    return Err(Exit::noted(
+                        EXIT_SNAPSHOTTED,
+                        format!(
+                            "{STOPPED_BY_A_SIGNAL} while making the synthetic cell ({} keeps what was finished); start the same command again to go on; exit code {EXIT_SNAPSHOTTED}",
+                            cell.display()
+                        ),
+                    ));
                 }
                 made => made?,
             }
@@ -435,7 +438,8 @@ fn execute(
             };
             console::print_error(&e);
             errln!("{hint}");
-            std::process::exit(1);
+            let message = format!("{}\n{hint}", console::error_text(&e));
+            return Err(Exit { code: 1, message }.into());
         }
     };
     match outcome {
@@ -464,10 +468,12 @@ fn execute(
             out!("{}", analysis::settings::render_settings(&names, &settings));
             outln!("outputs in {}", out.display());
             if strict && !troubles.is_empty() {
-                errln!(
-                    "strict: the run stalled or left work undone (above); exit code {EXIT_UNFINISHED}"
-                );
-                std::process::exit(EXIT_UNFINISHED);
+                return Err(Exit::noted(
+                    EXIT_UNFINISHED,
+                    format!(
+                        "strict: the run stalled or left work undone (above); exit code {EXIT_UNFINISHED}"
+                    ),
+                ));
             }
             Ok(())
         }
@@ -483,19 +489,21 @@ fn execute(
                     out.display()
                 ),
             };
-            errln!(
-                "{STOPPED_BY_A_SIGNAL} inside tick {tick}, whose remaining rounds would have taken more than {STOP_WITHIN_S} s: the tick is left undone; {from}; exit code {EXIT_SNAPSHOTTED}"
-            );
-            std::process::exit(EXIT_SNAPSHOTTED);
+            Err(Exit::noted(
+                EXIT_SNAPSHOTTED,
+                format!(
+                    "{STOPPED_BY_A_SIGNAL} inside tick {tick}, whose remaining rounds would have taken more than {STOP_WITHIN_S} s: the tick is left undone; {from}; exit code {EXIT_SNAPSHOTTED}"
+                ),
+            ))
         }
-        RunOutcome::Snapshotted { next_tick, path } => {
-            errln!(
+        RunOutcome::Snapshotted { next_tick, path } => Err(Exit::noted(
+            EXIT_SNAPSHOTTED,
+            format!(
                 "{STOPPED_BY_A_SIGNAL}: snapshot {} (continues at tick {next_tick}); resume with `cellsim resume {}`; exit code {EXIT_SNAPSHOTTED}",
                 path.display(),
                 out.display()
-            );
-            std::process::exit(EXIT_SNAPSHOTTED);
-        }
+            ),
+        )),
     }
 }
 

@@ -1,0 +1,192 @@
+"""The Python package against the command line it wraps (issue 61 items 1-2).
+
+Every run here is also made by the ``cellsim`` binary (``CELLSIM_BIN``, or the repository's
+``target/release/cellsim``): the package must write the same bytes, fail with the same message
+and read back what the files hold.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import cellsim
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cli_binary() -> Path:
+    binary = Path(os.environ.get("CELLSIM_BIN", REPO / "target" / "release" / "cellsim"))
+    if not binary.is_file():
+        pytest.fail(f"{binary}: no cellsim binary to compare with (cargo build --release, "
+                    "or set CELLSIM_BIN)")
+    return binary
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(cli_binary()), *map(str, args)], capture_output=True, text=True)
+
+
+def outputs(run_dir: Path) -> dict:
+    """Hash of every Parquet file a run wrote, by path (timing/ holds wall times: left out)."""
+    return {
+        str(p.relative_to(run_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(run_dir.glob("*/*.parquet"))
+        if p.parent.name != "timing"
+    }
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory) -> Path:
+    """A 150-machine, 2-hour synthetic cell, generated and ingested through the package."""
+    root = tmp_path_factory.mktemp("trace")
+    csv = cellsim.generate(root / "csv", machines=150, hours=2, seed=3)
+    assert (csv / "task_events").is_dir()
+    return cellsim.ingest(csv, root / "parquet")
+
+
+def test_a_run_writes_what_the_command_line_writes(trace, tmp_path):
+    run = cellsim.run(trace, "first-fit", hours=1, out=tmp_path / "py")
+    done = cli("run", "--trace", trace, "--policy", "first-fit", "--hours", 1,
+               "--out", tmp_path / "cli")
+    assert done.returncode == 0, done.stderr
+    assert run.complete and run.exit_code == 0
+    assert outputs(run.path) == outputs(tmp_path / "cli")
+    assert len(outputs(run.path)) >= 4
+
+
+def test_tables_and_summary_read_back_the_files(trace, tmp_path):
+    run = cellsim.run(trace, "first-fit", hours=1, out=tmp_path / "run")
+    ticks = run.ticks()
+    # One row per one-minute tick of the hour (the default tick), as the files hold them.
+    files = sorted((run.path / "ticks").glob("*.parquet"))
+    assert ticks.num_rows == sum(pq.read_metadata(f).num_rows for f in files) == 60
+    assert run.summary["policy"] == "first-fit" == run.policy
+    assert run.config["hours"] == 1.0
+    assert run.summary["ticks"] == 60
+    assert {"ticks", "nodes", "tasks", "jobs"} <= set(run.tables)
+    for name in ("nodes", "tasks", "jobs"):
+        assert getattr(run, name)().num_rows > 0, name
+    frame = ticks.to_pandas()
+    assert list(frame.columns) == ticks.column_names
+    with pytest.raises(cellsim.CellsimError, match="no such table"):
+        run.policy_table("migrations")
+
+
+def test_a_config_mapping_is_the_config_file(trace, tmp_path):
+    config = {"tick": "30s", "policy": {"kind": "nbs", "solver": "structured",
+                                         "classes_above_jobs": 8}}
+    run = cellsim.run(trace, hours=0.5, config=config, out=tmp_path / "nbs")
+    assert run.config["policy"]["solver"] == "structured"
+    assert run.config["tick"] == "30s"
+    assert run.ticks().num_rows == 60  # half an hour of 30 s ticks
+    text = (tmp_path / "nbs.toml")
+    text.write_text('tick = "30s"\n[policy]\nkind = "nbs"\nsolver = "structured"\n'
+                    "classes_above_jobs = 8\n")
+    done = cli("run", "--trace", trace, "--hours", 0.5, "--config", text, "--out",
+               tmp_path / "cli")
+    assert done.returncode == 0, done.stderr
+    assert outputs(run.path) == outputs(tmp_path / "cli")
+
+
+def test_errors_carry_the_command_lines_message(tmp_path):
+    missing = tmp_path / "no-such-trace"
+    with pytest.raises(cellsim.CellsimError) as raised:
+        cellsim.run(missing, "first-fit", hours=1, out=tmp_path / "py")
+    done = cli("run", "--trace", missing, "--policy", "first-fit", "--hours", 1,
+               "--out", tmp_path / "cli")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"error: {raised.value}"
+    assert str(missing) in str(raised.value)
+    with pytest.raises(cellsim.CellsimError, match="no-such-policy"):
+        cellsim.run(policy="no-such-policy", hours=1, out=tmp_path / "p")
+    with pytest.raises(cellsim.CellsimError, match="unexpected argument"):
+        cellsim.command("run", "--no-such-flag")
+
+
+def test_runs_gathers_a_sweep_with_the_settings_that_vary(trace, tmp_path):
+    for seed in (1, 2):
+        cellsim.run(trace, "random", hours=0.5, seed=seed, out=tmp_path / "sweep" / f"s{seed}")
+    table = cellsim.runs(tmp_path / "sweep")
+    assert table.num_rows == 2
+    assert table.column("config.seed").to_pylist() == [1, 2]
+    assert "config.hours" not in table.column_names  # the same in both
+    assert table.column("policy").to_pylist() == ["random", "random"]
+    assert table.column("ticks").to_pylist() == [30, 30]  # half an hour of one-minute ticks
+    for row, path in enumerate(table.column("run").to_pylist()):
+        summary = json.loads((Path(path) / "summary.json").read_text())
+        assert table.column("averages.cpu_used_ratio")[row].as_py() == \
+            summary["averages"]["cpu_used_ratio"]
+    for row, path in enumerate(table.column("run").to_pylist()):
+        summary = json.loads((Path(path) / "summary.json").read_text())
+        assert summary["config"]["seed"] == row + 1
+    with pytest.raises(cellsim.CellsimError, match="no finished run"):
+        cellsim.runs(tmp_path / "empty-dir-that-is-not-there")
+
+
+def test_build_and_toml():
+    assert cellsim.build() == cli("--version").stdout.split(" ", 1)[1].strip()
+    text = cellsim._toml({"seed": 3, "policy": {"kind": "nbs", "mu": 1e-3,
+                                                "inner": {"on": True}}, "tick": "1min"})
+    assert text == ('seed = 3\ntick = "1min"\n[policy]\nkind = "nbs"\nmu = 0.001\n'
+                    "[policy.inner]\non = true\n")
+
+
+def test_the_gil_is_released_while_a_run_runs(trace, tmp_path):
+    """A Python thread keeps running during the call (with the GIL held it could not run
+    between the call's start and end at all)."""
+    state = {"in_call": False, "stop": False}
+    hits = []
+
+    def spin():
+        while not state["stop"]:
+            if state["in_call"]:
+                hits.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    state["in_call"] = True
+    start = time.perf_counter()
+    run = cellsim.run(trace, "masb", hours=2, multiply=8, out=tmp_path / "m8")
+    end = time.perf_counter()
+    state["in_call"], state["stop"] = False, True
+    thread.join()
+    assert run.complete and run.config["scale"]["multiply"] == 8
+    inside = [h for h in hits if start + 0.02 < h < end - 0.02]
+    assert end - start > 0.1, "the run is too short to tell"
+    assert len(inside) >= 10, (end - start, len(inside))
+
+
+def test_ctrl_c_stops_a_run_with_a_snapshot_and_resume_finishes_it(trace, tmp_path):
+    """SIGINT (Ctrl-C, a notebook's interrupt) during a run: the run finishes its tick and
+    snapshots, then Python raises KeyboardInterrupt; `resume` finishes it with the bytes of a
+    run never stopped."""
+    out = tmp_path / "stopped"
+
+    def interrupt_once_started():
+        while not (out / "run.toml").exists():
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt_once_started)
+    sender.start()
+    with pytest.raises(KeyboardInterrupt):
+        cellsim.run(trace, "masb", hours=2, multiply=8, out=out)
+    sender.join()
+    stopped = cellsim.Run(out, exit_code=cellsim.EXIT_SNAPSHOTTED)
+    assert not stopped.complete and any((out / "snapshots").iterdir())
+    with pytest.raises(cellsim.CellsimError, match="has not finished"):
+        stopped.summary
+    resumed = cellsim.resume(out)
+    assert resumed.complete and resumed.exit_code == 0
+    whole = cellsim.run(trace, "masb", hours=2, multiply=8, out=tmp_path / "whole")
+    assert outputs(resumed.path) == outputs(whole.path)

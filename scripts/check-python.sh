@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds and installs the Python package (`pip install ./python[test]`: maturin from PyPI builds
+# the native module, in this repository's target directory so the release build's compiled
+# crates are reused) and runs its pytest suite against the release binary, which the tests
+# compare it with. `.ci/run` runs it.
+# Usage: scripts/check-python.sh [PYTEST_ARGS...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+target=${CARGO_TARGET_DIR:-$PWD/target}
+CARGO_TARGET_DIR=$target python3 -m pip install --quiet --disable-pip-version-check "./python[test]"
+CELLSIM_BIN=$target/release/cellsim python3 -m pytest -q python/tests "$@"
