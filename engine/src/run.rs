@@ -24,7 +24,7 @@ use crate::delay::{DelayQueue, SavedDelays};
 use crate::error::{EngineError, Result};
 use crate::executor::{Granularity, Mailbox, RoundScratch, fair_order_key, run_round};
 use crate::ids::Tick;
-use crate::output::{OutputState, RunOutputs, TickTiming};
+use crate::output::{FileMetadata, OutputState, RunOutputs, TickTiming};
 use crate::policies::WithPolicy;
 use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
@@ -390,14 +390,22 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 && !policy.replays_placements(),
         );
         replay.stats.usage_model = config.usage.applies(scenario);
+        let mut outputs = RunOutputs::open(
+            out_dir,
+            (counter_kinds, kinds),
+            policy.tables(),
+            (config.part_ticks(), config.part_rows),
+            state.outputs,
+        )?;
+        outputs.describe(&FileMetadata {
+            policy: config.policy.kind().to_string(),
+            seed: config.seed,
+            config_hash: header.config_hash,
+            trace_hash: header.trace_hash,
+            build: crate::build().to_string(),
+        });
         Ok(Simulation {
-            outputs: RunOutputs::open(
-                out_dir,
-                (counter_kinds, kinds),
-                policy.tables(),
-                (config.part_ticks(), config.part_rows),
-                state.outputs,
-            )?,
+            outputs,
             mailbox: Mailbox::group_as(
                 !policy.steps_every_agent(),
                 &state.messages,

@@ -60,6 +60,12 @@ def test_a_run_writes_what_the_command_line_writes(trace, tmp_path):
     assert run.complete and run.exit_code == 0
     assert outputs(run.path) == outputs(tmp_path / "cli")
     assert len(outputs(run.path)) >= 4
+    # Each file says whose it is (issue 61 item 3).
+    for part in sorted(run.path.glob("*/*.parquet")):
+        about = pq.read_metadata(part).metadata
+        assert about[b"cellsim.policy"] == b"first-fit", part
+        assert about[b"cellsim.seed"] == str(run.config["seed"]).encode()
+        assert about[b"cellsim.build"].decode() == cellsim.build()
 
 
 def test_tables_and_summary_read_back_the_files(trace, tmp_path):

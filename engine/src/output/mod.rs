@@ -30,6 +30,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use serde::{Deserialize, Serialize};
 
@@ -45,12 +46,60 @@ pub use policy_tables::schema_of as policy_table_schema;
 pub use tables::{TickTiming, nodes_schema, ticks_schema, timing_schema};
 use tables::{nodes_batch, ticks_batch, timing_batch};
 
-fn props() -> WriterProperties {
-    // No creation metadata that varies between runs: outputs must be byte-identical.
+fn props(file_metadata: &[KeyValue]) -> WriterProperties {
+    // No creation metadata that varies between runs of the same inputs: outputs must be
+    // byte-identical ([`FileMetadata`]).
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by("cellsim".to_string())
+        .set_key_value_metadata((!file_metadata.is_empty()).then(|| file_metadata.to_vec()))
         .build()
+}
+
+/// What every Parquet file of a run says about the run, as key-value metadata (issue 61 item 3:
+/// a file read on its own, or a glob over many runs, tells whose it is): `cellsim.policy`,
+/// `cellsim.seed`, `cellsim.config_hash` (the settings that shape the outputs, seed included:
+/// `config::config_hash`), `cellsim.trace_hash` (the ingested trace, as snapshots check it),
+/// `cellsim.run` (the two hashes together: the run's identity as its outputs know it) and
+/// `cellsim.build` (the build that wrote the file; a run resumed by another build has parts of
+/// both). Not the random ID in `run.toml`: two runs of the same inputs, config and seed write
+/// the same bytes, whatever their thread counts or directories.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMetadata {
+    /// The policy's name.
+    pub policy: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// `config::config_hash` of the run's config.
+    pub config_hash: u64,
+    /// `snapshot::trace_hash` of the trace.
+    pub trace_hash: u64,
+    /// The build writing.
+    pub build: String,
+}
+
+impl FileMetadata {
+    /// The key-value pairs, in a fixed order.
+    fn key_values(&self) -> Vec<KeyValue> {
+        let run = crate::codec::hash_bytes(
+            &[
+                self.config_hash.to_le_bytes(),
+                self.trace_hash.to_le_bytes(),
+            ]
+            .concat(),
+        );
+        [
+            ("cellsim.run", format!("{run:016x}")),
+            ("cellsim.policy", self.policy.clone()),
+            ("cellsim.seed", self.seed.to_string()),
+            ("cellsim.config_hash", format!("{:016x}", self.config_hash)),
+            ("cellsim.trace_hash", format!("{:016x}", self.trace_hash)),
+            ("cellsim.build", self.build.clone()),
+        ]
+        .into_iter()
+        .map(|(k, v)| KeyValue::new(k.to_string(), v))
+        .collect()
+    }
 }
 
 /// Table directories of a run, in the order they are written.
@@ -124,7 +173,12 @@ impl Write for Checksummed {
 /// Writes `batch` as `run_dir/table/name`, through `run_dir/.partial/table-name` and a rename,
 /// durably: the file is synced before the rename and the table's directory after it, so a
 /// snapshot that counts the part (written after this returns) never outlives it in a crash.
-fn write_part(run_dir: &Path, table: &str, name: &str, batch: &RecordBatch) -> Result<PartRecord> {
+fn write_part(
+    run_dir: &Path,
+    (table, name): (&str, &str),
+    batch: &RecordBatch,
+    file_metadata: &[KeyValue],
+) -> Result<PartRecord> {
     let table_dir = run_dir.join(table);
     let path = table_dir.join(name);
     let partial = run_dir.join(PARTIAL_DIR).join(format!("{table}-{name}"));
@@ -134,7 +188,7 @@ fn write_part(run_dir: &Path, table: &str, name: &str, batch: &RecordBatch) -> R
         crc: crc32fast::Hasher::new(),
         bytes: 0,
     };
-    let mut writer = ArrowWriter::try_new(sink, batch.schema(), Some(props()))
+    let mut writer = ArrowWriter::try_new(sink, batch.schema(), Some(props(file_metadata)))
         .map_err(EngineError::parquet(&partial))?;
     writer
         .write(batch)
@@ -269,9 +323,16 @@ pub struct RunOutputs {
     samples: std::io::BufWriter<File>,
     /// CRC-32 of the samples written, from the state's.
     samples_crc: crc32fast::Hasher,
+    /// Every part's key-value metadata ([`RunOutputs::describe`]; none until then).
+    file_metadata: Vec<KeyValue>,
 }
 
 impl RunOutputs {
+    /// Every part written from now on carries `about` as key-value metadata.
+    pub fn describe(&mut self, about: &FileMetadata) {
+        self.file_metadata = about.key_values();
+    }
+
     /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks, policy table parts of
     /// at most about `part_rows` rows) at `state`, a snapshot's or the default one of a new run:
     /// parts and samples written after it, and parts a killed run left half-written, are
@@ -355,6 +416,7 @@ impl RunOutputs {
             ),
             state,
             samples,
+            file_metadata: Vec::new(),
         })
     }
 
@@ -408,7 +470,8 @@ impl RunOutputs {
         first_tick: u32,
         batch: &RecordBatch,
     ) -> Result<()> {
-        let written = write_part(&self.dir, table, &part_name(first_tick), batch)?;
+        let name = part_name(first_tick);
+        let written = write_part(&self.dir, (table, &name), batch, &self.file_metadata)?;
         self.state.parts.push(written);
         Ok(())
     }
