@@ -196,3 +196,22 @@ def test_ctrl_c_stops_a_run_with_a_snapshot_and_resume_finishes_it(trace, tmp_pa
     assert resumed.complete and resumed.exit_code == 0
     whole = cellsim.run(trace, "masb", hours=2, multiply=8, out=tmp_path / "whole")
     assert outputs(resumed.path) == outputs(whole.path)
+
+
+def test_polars_and_duckdb_read_a_sweep(trace, tmp_path):
+    """Two runs of one policy read by a glob in polars and DuckDB, and by pandas through the
+    package: the rows the files hold (runs of different policies still differ in their
+    `ticks/` columns: issue 61 item 3, open)."""
+    import duckdb  # the test extra: pip install ./python[test]
+    import polars
+    for seed in (1, 2):
+        cellsim.run(trace, "first-fit", hours=0.5, seed=seed, out=tmp_path / f"s{seed}")
+    files = sorted(tmp_path.glob("*/ticks/*.parquet"))
+    rows = sum(pq.read_metadata(f).num_rows for f in files)
+    assert rows == 60  # two half hours of one-minute ticks
+    pattern = str(tmp_path / "*" / "ticks" / "*.parquet")
+    assert polars.read_parquet(pattern).height == rows
+    counted = duckdb.sql(f"select count(*) from read_parquet('{pattern}')").fetchall()
+    assert counted == [(rows,)]
+    frame = cellsim.Run(tmp_path / "s1").ticks().to_pandas()
+    assert len(frame) == 30 and frame["nodes_online"].gt(0).all()
