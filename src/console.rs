@@ -13,6 +13,9 @@ use anyhow::{Context, Result};
 
 /// Writes `args` to standard output (through [`out!`] and [`outln!`]).
 pub fn write(args: std::fmt::Arguments<'_>) -> Result<()> {
+    if crate::hold(crate::Stream::Out, args.to_string()) {
+        return Ok(());
+    }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_fmt(args).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() == ErrorKind::BrokenPipe => std::process::exit(0),
@@ -31,6 +34,9 @@ pub fn note(args: std::fmt::Arguments<'_>) {
 /// Writes `args` and a newline to standard error only, ignoring a failure: progress lines, which
 /// the run's log leaves out.
 pub fn status(args: std::fmt::Arguments<'_>) {
+    if crate::hold(crate::Stream::Err, format!("{args}\n")) {
+        return;
+    }
     let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 

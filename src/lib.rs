@@ -97,14 +97,45 @@ static EMBEDDED: AtomicBool = AtomicBool::new(false);
 static STOP_FLAGS: Mutex<Vec<Weak<AtomicBool>>> = Mutex::new(Vec::new());
 
 /// Marks the commands as running inside another program (the Python package): they install no
-/// signal handlers (the host owns its signals: Python may replace a handler at any time); the
-/// host calls [`request_stop`] on its own interrupt instead.
+/// signal handlers (the host owns its signals: Python may replace a handler at any time; the
+/// host calls [`request_stop`] on its own interrupt instead), and their text is held for the
+/// host ([`take_output`]), progress as plain lines.
 pub fn set_embedded() {
     EMBEDDED.store(true, Ordering::Relaxed);
 }
 
 pub(crate) fn embedded() -> bool {
     EMBEDDED.load(Ordering::Relaxed)
+}
+
+/// Where a line of the commands' text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output: results.
+    Out,
+    /// Standard error: progress, notes, warnings.
+    Err,
+}
+
+/// Text printed by commands in an embedding program, until it takes it ([`take_output`]).
+static HELD: Mutex<Vec<(Stream, String)>> = Mutex::new(Vec::new());
+
+/// Holds `text` for the embedding program instead of writing it to the process's stream;
+/// false (nothing held) on the command line.
+pub(crate) fn hold(stream: Stream, text: String) -> bool {
+    if !embedded() {
+        return false;
+    }
+    HELD.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push((stream, text));
+    true
+}
+
+/// The text the commands printed since the last call, in order (embedded only: a notebook
+/// shows its own `sys.stdout` and `sys.stderr`, not the process's file descriptors).
+pub fn take_output() -> Vec<(Stream, String)> {
+    std::mem::take(&mut *HELD.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// Keeps `stop` for [`request_stop`] (the flags of finished commands are dropped).

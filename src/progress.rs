@@ -53,7 +53,7 @@ impl Reporter {
         // A bar needs room: on a terminal too narrow for one (or reporting no width), plain
         // lines, as in a log (issue 56: the bar and the table ran together at zero columns).
         let columns = ::console::Term::stderr().size_checked().map(|(_, c)| c);
-        let tty = std::io::stderr().is_terminal() && bar_fits(columns);
+        let tty = !crate::embedded() && std::io::stderr().is_terminal() && bar_fits(columns);
         let interval = Duration::from_millis(if tty { 200 } else { 500 });
         Reporter::sampling(what, unit, (tty, interval), sample)
     }

@@ -6,7 +6,9 @@
 //! taking it back every [`POLL`] to let Python handle its signals: an exception from that
 //! (Ctrl-C's `KeyboardInterrupt`) stops the command as a signal stops the command line (a run
 //! finishes its tick and snapshots; `cellsim.resume` continues it), and is raised once the
-//! command has ended. The commands install no signal handlers here (`cellsim_cli::set_embedded`).
+//! command has ended. The commands install no signal handlers here, and what they print
+//! (results, progress lines, notes) goes to Python's `sys.stdout` and `sys.stderr`, which a
+//! notebook shows (`cellsim_cli::set_embedded`).
 
 use std::time::Duration;
 
@@ -48,6 +50,7 @@ fn command(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String)> {
         match py.detach(|| results.recv_timeout(POLL)) {
             Ok(ended) => break ended,
             Err(RecvTimeoutError::Timeout) => {
+                show_output(py);
                 if interrupted.is_none()
                     && let Err(e) = py.check_signals()
                 {
@@ -64,6 +67,7 @@ fn command(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String)> {
         }
     };
     let _ = py.detach(|| worker.join());
+    show_output(py);
     if let Some(e) = interrupted {
         return Err(e);
     }
@@ -71,6 +75,28 @@ fn command(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String)> {
         Ok(()) => Ok((0, String::new())),
         Err(end) if end.code == 0 || end.code == 3 || end.code == 75 => Ok((end.code, end.message)),
         Err(end) => Err(CellsimError::new_err(end.message)),
+    }
+}
+
+/// Writes what the commands printed to Python's `sys.stdout` and `sys.stderr` (a notebook
+/// shows those, not the process's own streams); a failing write is ignored, as the command line
+/// ignores a closed stderr.
+fn show_output(py: Python<'_>) {
+    let held = cellsim_cli::take_output();
+    if held.is_empty() {
+        return;
+    }
+    let Ok(sys) = py.import("sys") else {
+        return;
+    };
+    for (stream, text) in held {
+        let name = match stream {
+            cellsim_cli::Stream::Out => "stdout",
+            cellsim_cli::Stream::Err => "stderr",
+        };
+        if let Ok(file) = sys.getattr(name) {
+            let _ = file.call_method1("write", (text,));
+        }
     }
 }
 

@@ -215,3 +215,19 @@ def test_polars_and_duckdb_read_a_sweep(trace, tmp_path):
     assert counted == [(rows,)]
     frame = cellsim.Run(tmp_path / "s1").ticks().to_pandas()
     assert len(frame) == 30 and frame["nodes_online"].gt(0).all()
+
+
+def test_what_a_run_prints_goes_to_pythons_streams(trace, tmp_path, capsys):
+    """The report table and the log's notes reach sys.stdout and sys.stderr (what a notebook
+    shows), as the command line prints them to its own."""
+    run = cellsim.run(trace, "first-fit", hours=1, out=tmp_path / "py")
+    printed = capsys.readouterr()
+    done = cli("run", "--trace", trace, "--policy", "first-fit", "--hours", 1,
+               "--out", tmp_path / "cli")
+    assert f"outputs in {run.path}" in printed.out
+    # The report's rows (the columns' widths follow the run directory's name).
+    rows = lambda text: [line.split() for line in text.splitlines()
+                         if line.startswith(("policy ", "idle ", "STA ", "CPU used "))]
+    assert rows(printed.out) == rows(done.stdout)
+    assert len(rows(printed.out)) == 4 and rows(printed.out)[0] == ["policy", "first-fit"]
+    assert "run: " in printed.err  # the progress line at the end
