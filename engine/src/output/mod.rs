@@ -102,6 +102,43 @@ impl FileMetadata {
     }
 }
 
+/// The bytes the Parquet part at `part` would have without [`FileMetadata`]: its rows
+/// re-encoded as the writer encodes them, with no key-value metadata (the bytes a build before
+/// issue 61 wrote). What compares a part with one from such a build, or two runs whose configs
+/// differ only in settings that must leave the data alone.
+pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file = File::open(part).map_err(|e| format!("{}: {e}", part.display()))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
+    let rows = reader.metadata().file_metadata().num_rows();
+    // The reader adds the file's key-value metadata to the schema's own (a policy table's
+    // `pandas` entry): the `cellsim.` keys taken out again.
+    let read = reader.schema().clone();
+    let own: std::collections::HashMap<String, String> = (read.metadata().iter())
+        .filter(|(k, _)| !k.starts_with("cellsim."))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        read.fields().clone(),
+        own,
+    ));
+    let reader = (reader.with_batch_size(usize::try_from(rows).unwrap_or(1).max(1)))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let batches = reader
+        .map(|b| b.and_then(|b| b.with_schema(schema.clone())))
+        .collect::<std::result::Result<Vec<RecordBatch>, _>>()
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let mut writer =
+        ArrowWriter::try_new(&mut out, schema, Some(props(&[]))).map_err(|e| e.to_string())?;
+    for batch in &batches {
+        writer.write(batch).map_err(|e| e.to_string())?;
+    }
+    writer.close().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
 /// Table directories of a run, in the order they are written.
 pub const TABLES: [&str; 3] = ["ticks", "timing", "nodes"];
 

@@ -156,6 +156,25 @@ pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// [`deterministic_outputs`] with each Parquet part re-encoded without the run's `cellsim.`
+/// key-value metadata (`engine::output::without_file_metadata`: the bytes a build before issue
+/// 61 wrote): for two runs whose configs differ only in a setting that must leave the data
+/// alone, and for references recorded by such builds.
+pub fn outputs_without_metadata(run: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for table in engine::output::deterministic_tables(run).unwrap() {
+        for f in parts(&run.join(&table)) {
+            let name = format!("{table}/{}", f.file_name().unwrap().to_string_lossy());
+            out.push((name, engine::output::without_file_metadata(&f).unwrap()));
+        }
+    }
+    out.push((
+        "samples.jsonl".into(),
+        std::fs::read(run.join("samples.jsonl")).unwrap(),
+    ));
+    out
+}
+
 /// A protocol test's message log: (round, from agent, to agent, kind) per message delivered.
 pub type MessageLog = Vec<(u64, u32, u32, &'static str)>;
 
