@@ -142,18 +142,7 @@ pub fn read_parquet(path: &Path) -> RecordBatch {
 /// the parts of every deterministic table (`engine::output::deterministic_tables`: ticks/, nodes/
 /// and the policy's own, such as migrations/), and samples.jsonl, with their names.
 pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for table in engine::output::deterministic_tables(run).unwrap() {
-        for f in parts(&run.join(&table)) {
-            let name = format!("{table}/{}", f.file_name().unwrap().to_string_lossy());
-            out.push((name, std::fs::read(&f).unwrap()));
-        }
-    }
-    out.push((
-        "samples.jsonl".into(),
-        std::fs::read(run.join("samples.jsonl")).unwrap(),
-    ));
-    out
+    outputs_read_by(run, |part| std::fs::read(part).unwrap())
 }
 
 /// [`deterministic_outputs`] with each Parquet part re-encoded without the run's `cellsim.`
@@ -161,11 +150,18 @@ pub fn deterministic_outputs(run: &Path) -> Vec<(String, Vec<u8>)> {
 /// 61 wrote): for two runs whose configs differ only in a setting that must leave the data
 /// alone, and for references recorded by such builds.
 pub fn outputs_without_metadata(run: &Path) -> Vec<(String, Vec<u8>)> {
+    outputs_read_by(run, |part| {
+        engine::output::without_file_metadata(part).unwrap()
+    })
+}
+
+/// The deterministic outputs of `run`, each Parquet part's bytes as `read` gives them.
+fn outputs_read_by(run: &Path, read: impl Fn(&Path) -> Vec<u8>) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for table in engine::output::deterministic_tables(run).unwrap() {
         for f in parts(&run.join(&table)) {
             let name = format!("{table}/{}", f.file_name().unwrap().to_string_lossy());
-            out.push((name, engine::output::without_file_metadata(&f).unwrap()));
+            out.push((name, read(&f)));
         }
     }
     out.push((
