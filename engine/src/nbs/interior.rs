@@ -826,19 +826,23 @@ impl Program {
     /// The utility rows' target is P_i, not the centring target.
     fn centring(&self, pt: &Point, y: &[f64], affine: Option<&Step>, target: f64) -> Rows {
         let (n, t) = (self.n, self.slots);
-        let mut rc = Rows::zeros(n, t);
         let corr =
             |r: fn(&Rows) -> &Buf<f64>, k: usize| affine.map_or(0.0, |a| r(&a.ds)[k] * r(&a.dz)[k]);
-        for k in 0..t {
-            rc.cap[k] = pt.s_cap[k] * pt.z_cap[k] + corr(|r| &r.cap, k) - target;
-        }
-        rc.pos = par_map(n * t, |k| {
-            pt.x[k] * pt.z_pos[k] + corr(|r| &r.pos, k) - target
-        });
-        rc.rate = par_map(n * t, |k| match self.rate[k / t].is_finite() {
-            true => pt.s_rate[k] * pt.z_rate[k] + corr(|r| &r.rate, k) - target,
-            false => 0.0,
-        });
+        let mut rc = Rows {
+            cap: (0..t)
+                .map(|k| pt.s_cap[k] * pt.z_cap[k] + corr(|r| &r.cap, k) - target)
+                .collect(),
+            pos: par_map(n * t, |k| {
+                pt.x[k] * pt.z_pos[k] + corr(|r| &r.pos, k) - target
+            }),
+            rate: par_map(n * t, |k| match self.rate[k / t].is_finite() {
+                true => pt.s_rate[k] * pt.z_rate[k] + corr(|r| &r.rate, k) - target,
+                false => 0.0,
+            }),
+            total: Buf::zeros(n),
+            hard: Buf::zeros(n),
+            util: Buf::zeros(n),
+        };
         for j in 0..n {
             if self.total[j].is_finite() {
                 rc.total[j] = pt.s_total[j] * pt.z_total[j] + corr(|r| &r.total, j) - target;
@@ -851,7 +855,6 @@ impl Program {
         rc
     }
 
-    /// The longest step in [0, 1] keeping every existing row's s and z non-negative.
     /// The longest primal and dual steps in [0, 1] keeping every existing row's s (x, y
     /// included) and z non-negative. The objective being linear in x (its logarithms are the
     /// utility rows), the primal and dual residuals separate, so the two steps may differ.
