@@ -55,6 +55,14 @@ pub enum EngineError {
     /// A snapshot cannot be used (corrupt, truncated, foreign, another version or run).
     #[error(transparent)]
     Snapshot(#[from] crate::codec::SnapshotError),
+    /// The policy could not go on (a hosted decider's error or wrong decision, `hosted/`).
+    #[error("tick {tick}: the policy stopped the run: {problem}")]
+    Policy {
+        /// The tick in which it stopped.
+        tick: u32,
+        /// What stopped it.
+        problem: String,
+    },
     /// A policy declared or wrote a table the engine cannot write (a bug in the policy).
     #[error("the policy's table {table}: {problem}")]
     PolicyTable {

@@ -7,8 +7,8 @@
 //!               the run loop (run(), run_configured), the run directory, the run's summary
 //! 7 registry:   policies config run_identity
 //!               the registry of policies; the run's full config, which names one
-//! 6 policies:   borg masb sparrow federation nbs omniscient
-//!               the policies of the seeds, each in its folder
+//! 6 policies:   borg masb sparrow federation nbs omniscient hosted
+//!               the policies of the seeds, each in its folder; a policy decided outside (Python)
 //! 5 blocks:     greedy controlled match_memo
 //!               shared building blocks: greedy placers, controllers over them, constraint matches
 //! 4 mechanics:  executor active delay metrics output queue_outputs snapshot watchdog
@@ -54,6 +54,7 @@ pub mod executor;
 pub mod federation;
 pub mod fit_by;
 pub mod greedy;
+pub mod hosted;
 pub mod ids;
 pub mod masb;
 pub mod match_memo;

@@ -124,6 +124,7 @@ registry! {
     Nbs = "nbs" => crate::nbs::NbsConfig,
     Sparrow = "sparrow" => crate::sparrow::SparrowConfig,
     Federation = "federation" => crate::federation::FederationConfig,
+    Python = "python" => crate::hosted::PythonConfig,
 }
 
 impl Default for PolicyConfig {
@@ -153,7 +154,10 @@ mod tests {
                 // Sparrow refuses rounds over 1 s (the default tick's are 10 s): seed 002's.
                 (run.tick, run.rounds_per_tick) = ("10ms".parse().unwrap(), 20);
             }
-            assert_eq!(policy.built_name(&run.settings()), kind);
+            // A hosted policy is built with the decider its host gives (`hosted/host.rs`).
+            let decider = Box::new(crate::hosted::host::LeaveWaiting);
+            let name = crate::hosted::with_decider(decider, || policy.built_name(&run.settings()));
+            assert_eq!(name, kind);
             run.validate().unwrap();
             let text = toml::to_string(&run).unwrap();
             assert!(

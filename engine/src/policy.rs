@@ -478,6 +478,13 @@ pub trait Policy: Send + Sync {
     ) {
     }
 
+    /// What stopped the policy this tick, if anything did (a hosted decider's error or wrong
+    /// decision, `hosted/`): asked after [`Policy::begin_tick`] and after
+    /// [`Policy::save_state`]; the run then fails with it, naming the tick. None by default.
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
+
     /// End of a tick, before metrics are taken.
     fn end_tick(&mut self, _cell: &mut Cell, _now_us: i64, _counters: &mut PolicyCounters) {}
 

@@ -595,6 +595,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
         state::save_replay(&self.replay, w.section("replay"));
         let p = w.section("policy");
         self.policy.save_state(p);
+        if let Some(problem) = self.policy.take_failure() {
+            let tick = self.next_tick.saturating_sub(1);
+            return Err(EngineError::Policy { tick, problem });
+        }
         p.serde(&self.agents);
         p.serde(&self.mailbox.messages());
         p.serde(&self.wakes.to_sorted());
@@ -666,7 +670,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
                     Ok(_) => self
                         .outputs
                         .note_snapshot_ms(t.elapsed().as_secs_f64() * 1e3),
-                    Err(e) if !stop => {
+                    // A policy that cannot save its state fails the run (`hosted/`): its
+                    // snapshots could never be resumed.
+                    Err(e) if !stop && !matches!(e, EngineError::Policy { .. }) => {
                         let message = format!(
                             "the snapshot before tick {} failed; the run goes on and tries again at the next snapshot: {e}",
                             self.next_tick
@@ -717,6 +723,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
             &mut inject,
             &mut counters,
         );
+        if let Some(problem) = self.policy.take_failure() {
+            return Err(EngineError::Policy { tick, problem });
+        }
         self.policy.take_messages(&mut counts);
         if !inject.is_empty() {
             // Injected messages are counted by kind like those agents send.
