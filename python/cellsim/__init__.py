@@ -23,9 +23,14 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from ._cellsim import CellsimError, build as _build, command as _command
+from .policy import Decisions, FirstFit, Policy, Tick, _class_name
 
 __all__ = [
     "CellsimError",
+    "Decisions",
+    "FirstFit",
+    "Policy",
+    "Tick",
     "Run",
     "build",
     "command",
@@ -87,12 +92,16 @@ def generate(out_dir: PathLike, *, machines: int = 1000, hours: float = 24.0, se
     return Path(out_dir)
 
 
-def run(trace: Optional[PathLike] = None, policy: Optional[str] = None, *,
+def run(trace: Optional[PathLike] = None, policy: Union[str, Policy, None] = None, *,
         hours: Optional[float] = None, config: Optional[Mapping[str, Any]] = None,
         out: Optional[PathLike] = None, seed: Optional[int] = None,
         threads: Optional[int] = None, **options: Any) -> "Run":
     """Replays ``trace`` (an ingested Parquet directory; none: the embedded synthetic cell)
     under ``policy`` and returns the :class:`Run`.
+
+    ``policy`` names one of cellsim's policies (``"masb"``) or is a scheduler written in Python,
+    an instance of a :class:`cellsim.Policy` subclass (:mod:`cellsim.policy`): the run's config
+    then has ``kind = "python"`` and the class's name.
 
     ``config`` holds the run's settings as the TOML file would (``{"policy": {"kind": "nbs",
     "solver": "structured"}, "tick": "1min"}``); the keyword arguments win over it, and
@@ -104,6 +113,11 @@ def run(trace: Optional[PathLike] = None, policy: Optional[str] = None, *,
     out = Path(out)
     args: List[Any] = ["run", "--out", out]
     config_file = None
+    hosted = None
+    if policy is not None and not isinstance(policy, str):
+        hosted, policy = _hosted(policy), None
+        config = dict(config or {})
+        config["policy"] = {"kind": "python", "class": _class_name(hosted)}
     if config:
         # The run records its effective config in out/run.toml; this file only hands it over.
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
@@ -122,7 +136,7 @@ def run(trace: Optional[PathLike] = None, policy: Optional[str] = None, *,
         args += ["--threads", threads]
     args += _flags(options)
     try:
-        code = command(*args)
+        code, _message = _command([str(a) for a in args], hosted)
     finally:
         if config_file is not None:
             os.unlink(config_file)
@@ -130,15 +144,27 @@ def run(trace: Optional[PathLike] = None, policy: Optional[str] = None, *,
 
 
 def resume(run_dir: PathLike, *, threads: Optional[int] = None,
-           trace: Optional[PathLike] = None) -> "Run":
+           trace: Optional[PathLike] = None, policy: Optional[Policy] = None) -> "Run":
     """Continues a run from its newest usable snapshot; outputs are byte-identical to a run
-    that never stopped."""
+    that never stopped. A run of a Python scheduler needs a new instance of its class as
+    ``policy`` (its state comes from the snapshot)."""
     args: List[Any] = ["resume", run_dir]
     if threads is not None:
         args += ["--threads", threads]
     if trace is not None:
         args += ["--trace", trace]
-    return Run(run_dir, exit_code=command(*args))
+    hosted = None if policy is None else _hosted(policy)
+    code, _message = _command([str(a) for a in args], hosted)
+    return Run(run_dir, exit_code=code)
+
+
+def _hosted(policy: Any) -> Any:
+    """``policy`` if it can schedule, else a clear error."""
+    if not callable(getattr(policy, "schedule", None)):
+        raise CellsimError(
+            f"policy: {policy!r} is neither a policy name nor an object with schedule(tick) "
+            "(subclass cellsim.Policy)")
+    return policy
 
 
 def experiment(name: str, out: PathLike, **options: Any) -> "pyarrow.Table":

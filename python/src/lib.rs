@@ -8,7 +8,10 @@
 //! finishes its tick and snapshots; `cellsim.resume` continues it), and is raised once the
 //! command has ended. The commands install no signal handlers here, and what they print
 //! (results, progress lines, notes) goes to Python's `sys.stdout` and `sys.stderr`, which a
-//! notebook shows (`cellsim_cli::set_embedded`).
+//! notebook shows (`cellsim_cli::set_embedded`). A run of a scheduler written in Python gets
+//! the object with the command (`policy.rs`).
+
+mod policy;
 
 use std::time::Duration;
 
@@ -32,16 +35,29 @@ const STACK_BYTES: usize = 8 << 20;
 /// Runs the command `cellsim ARGS...` and returns (exit code, message): (0, "") done, (0,
 /// text) for `--help` and `--version`, (3, ...) unfinished under `--strict`, (75, ...) stopped
 /// after a snapshot. Raises `CellsimError` with the command line's message for an error (code
-/// 1) or bad usage (code 2), and a Python signal's exception after stopping the command.
+/// 1) or bad usage (code 2), and a Python signal's exception after stopping the command. With
+/// `policy` (an object with `schedule(tick)`), a run or resume of policy `python` is decided by
+/// it, and an exception it raises is raised as itself.
 #[pyfunction]
-fn command(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String)> {
+#[pyo3(signature = (args, policy=None))]
+fn command(
+    py: Python<'_>,
+    args: Vec<String>,
+    policy: Option<Py<PyAny>>,
+) -> PyResult<(i32, String)> {
     let argv: Vec<String> = std::iter::once("cellsim".to_string()).chain(args).collect();
     let (sender, results) = bounded(1);
+    let raised = policy::Raised::default();
+    let decider = policy.map(|p| Box::new(policy::PyDecider::new(p, raised.clone())));
     let worker = std::thread::Builder::new()
         .name("cellsim".into())
         .stack_size(STACK_BYTES)
         .spawn(move || {
-            let ended = cellsim_cli::run_command(argv).map_err(Ended::of);
+            let command = || cellsim_cli::run_command(argv).map_err(Ended::of);
+            let ended = match decider {
+                Some(decider) => engine::hosted::with_decider(decider, command),
+                None => command(),
+            };
             let _ = sender.send(ended);
         })
         .map_err(|e| CellsimError::new_err(format!("starting the command's thread: {e}")))?;
@@ -69,6 +85,10 @@ fn command(py: Python<'_>, args: Vec<String>) -> PyResult<(i32, String)> {
     let _ = py.detach(|| worker.join());
     show_output(py);
     if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let raised = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let (Err(_), Some(e)) = (&ended, raised) {
         return Err(e);
     }
     match ended {

@@ -1,0 +1,220 @@
+"""Schedulers written in Python: subclass :class:`Policy`, define ``schedule(tick)``, and pass an
+instance to :func:`cellsim.run` (``policy=MyPolicy()``).
+
+Each tick the engine applies the trace's events, then calls ``schedule`` once with a
+:class:`Tick`: the waiting tasks (in the order they became pending) and the nodes as numpy
+arrays, and a seeded :class:`numpy.random.Generator`. ``schedule`` returns a node index per
+waiting task (``-1``: leave it waiting), or a :class:`Decisions` with migrations too. The engine
+checks every decision (the node exists, is online, meets the task's constraints and has room
+for it under the run's fit rule, ``tick.fit_by``) and stops the run with a
+:class:`cellsim.CellsimError` naming the tick and the task for the first wrong one; an exception
+raised in ``schedule`` stops it too and is raised as itself.
+
+Amounts are integers in units of 1e-6 of the largest machine's capacity. ``tasks.cpu`` and
+``tasks.mem`` are what the fit rule charges (requests, or usage with ``fit = "usage"``), and
+``nodes.cpu`` / ``nodes.mem`` what the nodes' tasks are charged; a task fits a node when
+``nodes.cpu + tasks.cpu <= nodes.cpu_cap`` and likewise for memory, and, for a production task
+(``tasks.production``), ``nodes.prod_cpu_req + tasks.cpu_req <= nodes.cpu_cap`` and likewise for
+memory. The arrays are read-only views of one copy made for the tick (the engine's own columns
+are borrowed only for the call); copy what you keep.
+
+Snapshots hold the policy's state: ``state()`` returns something picklable and ``load(state)``
+restores it (by default the instance's ``__dict__``), so a run with a Python policy resumes
+byte-identically when ``schedule`` depends only on that state, the tick and ``tick.rng``.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["Columns", "Decisions", "FirstFit", "Policy", "Tick"]
+
+
+class Columns:
+    """Named numpy arrays of equal length, read as attributes (``tick.tasks.cpu``) or items."""
+
+    def __init__(self, arrays: Dict[str, np.ndarray]) -> None:
+        self._arrays = arrays
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            return self.__dict__["_arrays"][name]
+        except KeyError:
+            raise AttributeError(
+                f"no column {name!r} (columns: {', '.join(self._arrays)})") from None
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return getattr(self, name)
+
+    def __len__(self) -> int:
+        return len(next(iter(self._arrays.values()))) if self._arrays else 0
+
+    def __iter__(self):
+        return iter(self._arrays)
+
+    def __repr__(self) -> str:
+        return f"Columns({len(self)} rows: {', '.join(self._arrays)})"
+
+
+def _columns(raw: Dict[str, Tuple[str, bytes]]) -> Columns:
+    return Columns({name: np.frombuffer(data, dtype=dtype) for name, (dtype, data) in raw.items()})
+
+
+class Tick:
+    """What ``schedule`` sees of one tick.
+
+    - ``index``: the tick's number; ``now_us``: simulated time at its end (when placements
+      start), microseconds; ``fit_by``: ``"requests"`` or ``"usage"``.
+    - ``tasks``: the waiting tasks, in queue order: ``task`` (slot), ``job_id``, ``task_index``,
+      ``submit_us``, ``priority``, ``production``, ``cpu``, ``mem`` (as the fit rule charges),
+      ``cpu_req``, ``mem_req``, ``constraint_set`` (0: none; equal sets, equal numbers).
+    - ``nodes``: by node index: ``machine_id``, ``online``, ``cpu_cap``, ``mem_cap``, ``cpu``,
+      ``mem`` (charged), ``cpu_req``, ``mem_req``, ``cpu_used``, ``mem_used``, ``prod_cpu_req``,
+      ``prod_mem_req``, ``task_count``.
+    - ``rng``: a :class:`numpy.random.Generator` seeded by the run's seed and the tick (the
+      same on a resumed run).
+    - ``meets(i)``: a boolean array over the nodes: which meet waiting task ``i``'s constraints.
+    - ``running()``: the running tasks (``task``, ``node``, ``job_id``, ``task_index``,
+      ``cpu_req``, ``mem_req``, ``cpu_use``, ``mem_use``, ``production``), for migrations.
+    """
+
+    def __init__(self, index: int, now_us: int, seed: int, fit_by: str, tasks: Columns,
+                 nodes: Columns, access: Any) -> None:
+        self.index = index
+        self.now_us = now_us
+        self.fit_by = fit_by
+        self.tasks = tasks
+        self.nodes = nodes
+        self._seed = seed
+        self._rng: Optional[np.random.Generator] = None
+        self._access = access
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = np.random.default_rng([self._seed, self.index])
+        return self._rng
+
+    def meets(self, i: int) -> np.ndarray:
+        """Whether each node meets the constraints of waiting task ``i``."""
+        return np.frombuffer(self._access.meets(int(i)), dtype=bool)
+
+    def running(self) -> Columns:
+        """The running tasks' columns (read from the cell now: only during ``schedule``)."""
+        return _columns(self._access.running())
+
+    def __repr__(self) -> str:
+        return f"Tick({self.index}, {len(self.tasks)} waiting, {len(self.nodes)} nodes)"
+
+
+class Decisions:
+    """``schedule``'s full answer: ``nodes`` (a node index per waiting task, -1: wait) and
+    ``migrations``, pairs ``(task, node)`` moving a running task (``tick.running().task``) to a
+    node at once, applied after the placements, in order."""
+
+    def __init__(self, nodes: Iterable[int], migrations: Sequence[Tuple[int, int]] = ()) -> None:
+        self.nodes = nodes
+        self.migrations = migrations
+
+
+class Policy:
+    """A scheduler written in Python: define ``schedule(tick)`` (module doc)."""
+
+    def schedule(self, tick: Tick) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} defines no schedule(tick)")
+
+    def state(self) -> Any:
+        """What a snapshot keeps of the policy (picklable): by default its ``__dict__``."""
+        return self.__dict__
+
+    def load(self, state: Any) -> None:
+        """Restores what :meth:`state` gave."""
+        self.__dict__.clear()
+        self.__dict__.update(state)
+
+
+class FirstFit(Policy):
+    """Each waiting task, in queue order, on the first node (by index) with room for it that
+    meets its constraints: the engine's ``first-fit``, in numpy.
+
+    A task that no node could take at the tick's start (no node has that much CPU and that much
+    memory free together) is skipped without a search: placements only take room away. The
+    check uses the nodes' free amounts sorted by free CPU, with the running maximum of free
+    memory; production tasks and tasks with constraints are always searched.
+    """
+
+    def schedule(self, tick: Tick) -> np.ndarray:
+        tasks, nodes = tick.tasks, tick.nodes
+        count = len(tasks)
+        chosen = np.full(count, -1, dtype=np.int64)
+        if count == 0:
+            return chosen
+        online = nodes.online
+        cap_cpu = nodes.cpu_cap.astype(np.int64)
+        cap_mem = nodes.mem_cap.astype(np.int64)
+        free_cpu = np.where(online, cap_cpu - nodes.cpu, -1)
+        free_mem = np.where(online, cap_mem - nodes.mem, -1)
+        free_pcpu = cap_cpu - nodes.prod_cpu_req
+        free_pmem = cap_mem - nodes.prod_mem_req
+        cpu = tasks.cpu.astype(np.int64)
+        mem = tasks.mem.astype(np.int64)
+        # A necessary condition at the tick's start: some node with both amounts free.
+        order = np.argsort(-free_cpu, kind="stable")
+        sorted_cpu = -free_cpu[order]
+        best_mem = np.maximum.accumulate(free_mem[order])
+        reach = np.searchsorted(sorted_cpu, -cpu, side="right")
+        may_fit = (reach > 0) & (best_mem[np.maximum(reach - 1, 0)] >= mem)
+        production = tasks.production
+        constrained = tasks.constraint_set != 0
+        for i in np.flatnonzero(may_fit):
+            room = (free_cpu >= cpu[i]) & (free_mem >= mem[i])
+            if production[i]:
+                room &= (free_pcpu >= tasks.cpu_req[i]) & (free_pmem >= tasks.mem_req[i])
+            if constrained[i]:
+                room &= tick.meets(i)
+            n = int(np.argmax(room))
+            if not room[n]:
+                continue
+            chosen[i] = n
+            free_cpu[n] -= cpu[i]
+            free_mem[n] -= mem[i]
+            if production[i]:
+                free_pcpu[n] -= tasks.cpu_req[i]
+                free_pmem[n] -= tasks.mem_req[i]
+        return chosen
+
+
+def _class_name(policy: Any) -> str:
+    kind = type(policy)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _decide(policy: Any, index: int, now_us: int, seed: int, fit_by: str,
+            tasks: Dict[str, Tuple[str, bytes]], nodes: Dict[str, Tuple[str, bytes]],
+            access: Any) -> Tuple[bytes, bytes]:
+    """Called by the engine each tick: ``policy.schedule`` on the tick, its answer as int64
+    bytes (a node per waiting task; migrations as task, node pairs)."""
+    tick = Tick(index, now_us, seed, fit_by, _columns(tasks), _columns(nodes), access)
+    answer = policy.schedule(tick)
+    migrations: Sequence[Tuple[int, int]] = ()
+    if isinstance(answer, Decisions):
+        answer, migrations = answer.nodes, answer.migrations
+    chosen = np.asarray(answer)
+    if chosen.dtype.kind not in "iu" and not (chosen.size == 0 and chosen.dtype.kind == "f"):
+        raise TypeError(
+            f"{_class_name(policy)}.schedule() must return node indices as integers "
+            f"(-1: wait), one per waiting task; it returned {chosen.dtype} values")
+    moved = np.asarray(migrations, dtype=np.int64).reshape(-1, 2) if len(migrations) else \
+        np.empty((0, 2), dtype=np.int64)
+    return chosen.astype(np.int64).reshape(-1).tobytes(), moved.tobytes()
+
+
+def _state(policy: Any) -> bytes:
+    return pickle.dumps(policy.state(), protocol=4)
+
+
+def _load(policy: Any, state: bytes) -> None:
+    policy.load(pickle.loads(state))
