@@ -17,7 +17,9 @@
 //! the same reason, a choice that takes the first qualifying node ([`NodeChoice::TAKES_FIRST`])
 //! looks for such a task only from the node the other was placed on: every node before it had
 //! no room for the other then, so none has room for this one now (a job's many equal tasks no
-//! longer search the cell's full prefix again each).
+//! longer search the cell's full prefix again each). A task no node has its CPU and memory free
+//! for together is not looked for either (`staircase.rs`, kept exact through the pass; not for
+//! a choice that draws, whose draws a skipped search would shift).
 //! Across ticks, a task no node could take is looked for again only on the nodes changed since,
 //! while its need and constraints stay ([`unplaced`]; not for a choice that draws). A task with
 //! constraints is looked for only on the nodes meeting them, kept per constraint set in a
@@ -29,6 +31,7 @@ pub mod waiting;
 
 mod choice;
 pub(crate) mod room;
+mod staircase;
 
 use std::ops::Range;
 
@@ -40,6 +43,7 @@ pub(crate) use choice::qualifies;
 pub use choice::{BestFit, FirstFit, NodeChoice, Random, Search};
 use fit::Need;
 use room::RoomIndex;
+use staircase::Staircase;
 use unplaced::Unplaced;
 use waiting::Waiting;
 
@@ -68,6 +72,8 @@ pub struct Greedy<C> {
     waiting: Waiting,
     /// Room on the nodes (a pure cache: rebuilt every tick).
     room: RoomIndex,
+    /// Which CPU and memory the nodes have free together (a pure cache: rebuilt every tick).
+    stairs: Staircase,
     /// The `tasks/` and `jobs/` tables.
     outputs: QueueOutputs,
     /// The jobs' MapReduce phases (reduce tasks wait for their maps; `phases.rs`).
@@ -88,6 +94,7 @@ impl<C: NodeChoice> Greedy<C> {
             seed,
             waiting: Waiting::default(),
             room: RoomIndex::default(),
+            stairs: Staircase::default(),
             phases: Phases::of_terms(outputs.terms()),
             unplaced: Unplaced::default(),
             meeting: MatchMemo::default(),
@@ -103,9 +110,10 @@ impl<C: NodeChoice> Greedy<C> {
         self
     }
 
-    /// Forgets which waiting tasks no node could take, where this pass placed tasks and which
-    /// nodes meet which constraints (tests: a pass then tests every node for every task from
-    /// the first, as without `unplaced.rs`, [`PLACED_KEPT`] and the match memo).
+    /// Forgets which waiting tasks no node could take, where this pass placed tasks, which
+    /// nodes meet which constraints and which CPU and memory they have free together (tests: a
+    /// pass then tests every node for every task from the first, as without `unplaced.rs`,
+    /// [`PLACED_KEPT`], the match memo and `staircase.rs`).
     #[cfg(test)]
     fn search_exhaustively(&mut self) {
         self.unplaced = Unplaced::default();
@@ -172,12 +180,21 @@ impl Admission for AdmitAll {
     fn placed(&mut self, _: &Cell, _: TaskIdx) {}
 }
 
+/// The cell and the pass's indexes of it: room, free pairs, unplaceable tasks, constraint
+/// matches.
+type Indexes<'a> = (
+    &'a mut Cell,
+    (&'a mut RoomIndex, &'a mut Staircase),
+    &'a mut Unplaced,
+    &'a mut MatchMemo,
+);
+
 /// Places each of `waiting` that is still pending and admitted where `choice` picks, in order;
 /// `unplaced` remembers the tasks no node qualifies for (and, for a choice that draws nothing,
 /// spares them a search while nothing that could change that has happened: `unplaced.rs`).
 fn place_waiting<C: NodeChoice>(
     choice: &C,
-    (cell, room, unplaced, memo): (&mut Cell, &mut RoomIndex, &mut Unplaced, &mut MatchMemo),
+    (cell, (room, stairs), unplaced, memo): Indexes<'_>,
     waiting: &[(TaskIdx, u32)],
     (rng, admission): (&mut Rng, &mut impl Admission),
     (now_us, exhaustive): (i64, bool),
@@ -189,6 +206,7 @@ fn place_waiting<C: NodeChoice>(
         Vec::with_capacity(PLACED_KEPT);
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
+    stairs.rebuild(&cell.nodes);
     unplaced.begin_pass(cell);
     // The memo follows attribute changes by epoch, which only the index counts (a no-op when
     // the replay has indexed them already).
@@ -207,13 +225,17 @@ fn place_waiting<C: NodeChoice>(
             (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f) && *r == nodes
         };
         // The O(1) tests first (no node has room: the index's root; a smaller need failed this
-        // pass), then, for a task with constraints, the touched nodes (`unplaced.rs`): each only
+        // pass), then whether any node has its CPU and memory free together (`staircase.rs`,
+        // O(log nodes)), then, for a task with constraints, the touched nodes (`unplaced.rs`): each only
         // skips a task no node can take now, so their order changes no placement. A task
         // without constraints goes straight to the room index, whose leaves have room exactly
         // where the fit rule holds: its search answers what the touched nodes would, in far
         // fewer steps when thousands of nodes changed (many tasks waiting on a cell whose
         // requests are full, fitting by requests).
-        if !room.any(&need) || failed.iter().any(|(s, f, r)| harder(*s, f, r)) {
+        if !room.any(&need)
+            || failed.iter().any(|(s, f, r)| harder(*s, f, r))
+            || (!C::DRAWS && !exhaustive && !stairs.may_fit(&need))
+        {
             unplaced.mark(cell, (t, set, &need));
             continue;
         }
@@ -246,9 +268,11 @@ fn place_waiting<C: NodeChoice>(
         };
         match choice.choose((cell, room), t, search, rng) {
             Some(n) => {
+                let before = staircase::free_pair(&cell.nodes, n.index());
                 cell.place(t, n, now_us);
                 admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
+                stairs.update(before, staircase::free_pair(&cell.nodes, n.index()));
                 if C::TAKES_FIRST {
                     let entry = (set, need, n.index(), nodes);
                     match placed.get_mut(placements % PLACED_KEPT) {
@@ -283,7 +307,7 @@ impl<C: NodeChoice> Greedy<C> {
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let at = (
             &mut *cell,
-            &mut self.room,
+            (&mut self.room, &mut self.stairs),
             &mut self.unplaced,
             &mut self.meeting,
         );
@@ -526,14 +550,15 @@ mod tests {
             let waiting: Vec<(TaskIdx, u32)> = tasks.iter().map(|&t| (t, 0)).collect();
             let memories = (
                 &mut RoomIndex::default(),
+                &mut Staircase::default(),
                 &mut Unplaced::default(),
                 &mut MatchMemo::default(),
             );
-            let (room, unplaced, memo) = memories;
+            let (room, stairs, unplaced, memo) = memories;
             let mut rng = Rng::new(seed, 0);
             place_waiting(
                 &C::default(),
-                (&mut cell, room, unplaced, memo),
+                (&mut cell, (room, stairs), unplaced, memo),
                 &waiting,
                 (&mut rng, &mut Confined),
                 (0, false),
