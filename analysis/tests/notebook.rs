@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use engine::classify::NodeClass;
 use engine::masb::migrations::{self, MigrationOutcome};
 use engine::masb::policy::counter;
-use engine::output::{nodes_schema, policy_table_schema, ticks_schema};
+use engine::output::{counters_schema, nodes_schema, policy_table_schema, ticks_schema};
 
 const NOTEBOOK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/notebooks/run-overview.ipynb");
 
@@ -104,7 +104,13 @@ fn the_notebook_reads_what_cellsim_writes() {
     // COLUMNS: one line per table, each column in that table's schema.
     let columns = assigned(&code, "COLUMNS");
     let schemas = [
-        ("ticks", field_names(&ticks_schema(&counter::KINDS, &[]))),
+        // The notebook's `ticks` joins `ticks/` and `counters/` on the tick.
+        (
+            "ticks",
+            (field_names(&ticks_schema()).into_iter())
+                .chain(field_names(&counters_schema(&counter::KINDS, &[])))
+                .collect(),
+        ),
         ("nodes", field_names(&nodes_schema())),
         (
             "migrations",

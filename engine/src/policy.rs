@@ -202,7 +202,7 @@ impl StepCtx<'_> {
 }
 
 /// A counter a policy declares ([`Policy::counter_kinds`]), as it declares its message kinds:
-/// a `ticks/` column per tick and a total in `summary.json`.
+/// a `counters/` column per tick and a total in `summary.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CounterKind {
     /// The column's and the total's name.
@@ -420,7 +420,7 @@ pub trait Policy: Send + Sync {
     }
 
     /// The counters the policy reports ([`PolicyCounters`] by index), written per tick as
-    /// `ticks/` columns and summed in the summary.
+    /// `counters/` columns and summed in the summary.
     fn counter_kinds(&self) -> &'static [CounterKind] {
         &[]
     }

@@ -120,7 +120,14 @@ fn miniature_trace_tick_by_tick() {
         u64s("tasks_pending"),
     );
     let (idle, overloaded, pa) = (u32s("idle"), u32s("overloaded"), u32s("pa"));
-    let (rus, skipped) = (u32s("rus_breaches"), u64s("placements_skipped"));
+    // The policy's counters are `counters/` columns, tick by tick beside `ticks/`.
+    let counters = read_parquet(&run.join("counters"));
+    let skipped = counters
+        .column(counters.schema().index_of("placements_skipped").unwrap())
+        .as_primitive::<UInt64Type>()
+        .values()
+        .to_vec();
+    let rus = u32s("rus_breaches");
     let (cpu_used, mem_req) = (f64s("cpu_used_ratio"), f64s("mem_requested_ratio"));
     for (t, e) in EXPECTED.iter().enumerate() {
         let got = (

@@ -229,8 +229,12 @@ fn a_policy_from_outside_runs_and_only_active_agents_are_stepped() {
     // Messages are counted by kind, those agents send and the one `begin_tick` injects alike.
     assert_eq!(summary.totals.messages["start"], 1);
     assert_eq!(summary.totals.messages["ping"], ticks);
-    // The message counts are `ticks/` columns of the policy's own naming.
-    let rows = read_parquet(&run.join("ticks"));
+    // The message counts are `counters/` columns of the policy's own naming; `ticks/` has the
+    // engine's columns only (the schema every policy's runs share).
+    let rows = read_parquet(&run.join("counters"));
+    let engine_ticks = read_parquet(&run.join("ticks"));
+    assert_eq!(engine_ticks.schema(), engine::output::ticks_schema());
+    assert_eq!(rows.num_rows(), engine_ticks.num_rows());
     assert!(rows.schema().index_of("msg_ping").is_ok());
     // Its counter too, of its own type, and its total in the summary; none of MASB's.
     let beats = rows.column(rows.schema().index_of("beat_seconds").unwrap());

@@ -238,8 +238,13 @@ class Run:
         return pa.concat_tables([pq.read_table(p) for p in parts])
 
     def ticks(self) -> "pyarrow.Table":
-        """One row per tick: the cell's state and the policy's counters."""
+        """One row per tick: the cell's state, in the columns every policy's runs share."""
         return self.table("ticks")
+
+    def counters(self) -> "pyarrow.Table":
+        """One row per tick (``tick``, ``time_us``): the policy's own counters and message
+        counts (``msg_<kind>``); join to :meth:`ticks` on ``tick``."""
+        return self.table("counters")
 
     def nodes(self) -> "pyarrow.Table":
         """Per node, sampled every ``nodes_every``: allocation class, requested and used."""

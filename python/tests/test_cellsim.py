@@ -166,22 +166,29 @@ def test_ctrl_c_stops_a_run_with_a_snapshot_and_resume_finishes_it(trace, tmp_pa
     assert outputs(resumed.path) == outputs(whole.path)
 
 
-def test_polars_and_duckdb_read_a_sweep(trace, tmp_path):
-    """Two runs of one policy read by a glob in polars and DuckDB, and by pandas through the
-    package: the rows the files hold (runs of different policies still differ in their
-    `ticks/` columns: issue 61 item 3, open)."""
+def test_polars_and_duckdb_read_a_sweep_of_different_policies(trace, tmp_path):
+    """Runs of three policies (first-fit, borg-replay, MASB: their own counters differ) read by
+    one glob over `ticks/` in polars and DuckDB, every column kept; each run's counters in its
+    own `counters/`, a row per tick; pandas through the package."""
     import duckdb  # the test extra: pip install ./python[test]
     import polars
-    for seed in (1, 2):
-        cellsim.run(trace, "first-fit", hours=0.5, seed=seed, out=tmp_path / f"s{seed}")
+    for policy in ("first-fit", "borg-replay", "masb"):
+        cellsim.run(trace, policy, hours=0.5, out=tmp_path / policy)
     files = sorted(tmp_path.glob("*/ticks/*.parquet"))
     rows = sum(pq.read_metadata(f).num_rows for f in files)
-    assert rows == 60  # two half hours of one-minute ticks
+    assert rows == 90  # three half hours of one-minute ticks
     pattern = str(tmp_path / "*" / "ticks" / "*.parquet")
-    assert polars.read_parquet(pattern).height == rows
-    counted = duckdb.sql(f"select count(*) from read_parquet('{pattern}')").fetchall()
-    assert counted == [(rows,)]
-    frame = cellsim.Run(tmp_path / "s1").ticks().to_pandas()
+    frame = polars.read_parquet(pattern)
+    assert frame.height == rows and frame.width == 18
+    assert duckdb.sql(f"select count(*) from read_parquet('{pattern}')").fetchall() == [(rows,)]
+    columns = duckdb.sql(f"select * from read_parquet('{pattern}') limit 1").columns
+    assert columns == frame.columns
+    masb = cellsim.Run(tmp_path / "masb")
+    counters = masb.counters()
+    assert counters.num_rows == 30 and "migrations_started" in counters.column_names
+    assert "migrations_started" not in masb.ticks().column_names
+    assert "placements_skipped" in cellsim.Run(tmp_path / "borg-replay").counters().column_names
+    frame = cellsim.Run(tmp_path / "first-fit").ticks().to_pandas()
     assert len(frame) == 30 and frame["nodes_online"].gt(0).all()
 
 

@@ -51,8 +51,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// ends with the watchdog's state, `watchdog.rs`; 16: the outputs' state holds the samples
 /// file's CRC-32, `output::check_samples`, and the header the section table's; 17: MASB's forced
 /// migration candidates are drawn, `masb/select/migration.rs`, and the greedy fit rule reads
-/// requests by default, `fit_by.rs`).
-pub const VERSION: u32 = 17;
+/// requests by default, `fit_by.rs`; 18: the outputs' state lists `counters/` parts, the
+/// policy's counters moved out of `ticks/`, `output/tables.rs`).
+pub const VERSION: u32 = 18;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

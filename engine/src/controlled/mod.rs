@@ -233,7 +233,7 @@ pub trait Controller: Clone + Send + Sync {
     /// Sets every job's `share_cpu` for a cell of `capacity_cpu` online CPU units at `now_us`.
     fn allocate(&mut self, jobs: &mut Jobs, capacity_cpu: u64, now_us: i64);
 
-    /// The counters it reports (`ticks/` columns, summed in the summary).
+    /// The counters it reports (`counters/` columns, summed in the summary).
     const COUNTERS: &'static [CounterKind] = &[];
 
     /// Adds its counts since the last call to `counters` (by index into [`Controller::COUNTERS`])

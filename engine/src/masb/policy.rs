@@ -49,7 +49,7 @@ pub mod counter {
     /// Colliding migration requests on one target.
     pub const COLLISIONS: usize = 5;
 
-    /// The kinds, in `ticks/` column order. The last, `placements_skipped` (borg-replay's
+    /// The kinds, in `counters/` column order. The last, `placements_skipped` (borg-replay's
     /// counter, always 0 here), keeps MASB's `ticks/` parts byte-identical with those of runs
     /// from before counters were the policy's (`engine/tests/masb_reference.rs`).
     pub const KINDS: [CounterKind; 7] = [

@@ -12,7 +12,7 @@
 //! bargain per class (`classes.rs`: same deadline type, deadline slot and priority), which keeps
 //! a solve to tens of milliseconds; the counters say how many bargained.
 //!
-//! Counters (`ticks/`): `nbs_solves`, `nbs_failed_solves`, `nbs_bargainers` (jobs or classes in
+//! Counters (`counters/`): `nbs_solves`, `nbs_failed_solves`, `nbs_bargainers` (jobs or classes in
 //! the solves), `nbs_solver_iterations`, `nbs_hard_relaxed` (hard-deadline bargainers that
 //! bargained as soft: infeasible, or all of them when the solver stalled with them); the
 //! solver's wall time is `timing/`'s `solver_ms`.

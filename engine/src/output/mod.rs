@@ -1,7 +1,9 @@
 //! The run directory's outputs. Each table is a directory of Parquet parts (read it whole with
 //! `pandas.read_parquet("RUN/ticks")`, `polars.scan_parquet("RUN/ticks/*.parquet")` or DuckDB's
 //! `read_parquet('RUN/ticks/*.parquet')`):
-//! - `ticks/`: one row per tick; `timing/`: wall-clock milliseconds per tick and phase, the only
+//! - `ticks/`: one row per tick, the same columns under every policy (a glob over many runs'
+//!   parts reads as one table); `counters/`: one row per tick, the policy's own counters and
+//!   message counts (`schema.json` lists them); `timing/`: wall-clock milliseconds per tick and phase, the only
 //!   non-deterministic table; the policy's own tables ([`Policy::tables`](crate::policy::Policy::tables):
 //!   MASB's `migrations/`, the queueing policies' `tasks/` and `jobs/`). One part per
 //!   `part_ticks` ticks (a simulated day by default), `part-<first tick>.parquet`, written when
@@ -43,8 +45,8 @@ mod policy_tables;
 pub mod schema;
 mod tables;
 pub use policy_tables::schema_of as policy_table_schema;
-pub use tables::{TickTiming, nodes_schema, ticks_schema, timing_schema};
-use tables::{nodes_batch, ticks_batch, timing_batch};
+pub use tables::{TickTiming, counters_schema, nodes_schema, ticks_schema, timing_schema};
+use tables::{counters_batch, nodes_batch, ticks_batch, timing_batch};
 
 fn props(file_metadata: &[KeyValue]) -> WriterProperties {
     // No creation metadata that varies between runs of the same inputs: outputs must be
@@ -107,6 +109,32 @@ impl FileMetadata {
 /// issue 61 wrote). What compares a part with one from such a build, or two runs whose configs
 /// differ only in settings that must leave the data alone.
 pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String> {
+    let (schema, batches) = read_without_metadata(part)?;
+    encode(schema, &batches)
+}
+
+/// What builds before issue 61 wrote as a `ticks/` part, from a run's `ticks/` part and the
+/// `counters/` part of the same ticks: one table, the counters after the engine's columns,
+/// encoded as [`without_file_metadata`] does. For references recorded by such builds.
+pub fn joined_ticks(ticks: &Path, counters: &Path) -> std::result::Result<Vec<u8>, String> {
+    let (schema, ticks) = read_without_metadata(ticks)?;
+    let (_, counters) = read_without_metadata(counters)?;
+    let ([ticks], [counters]) = (ticks.as_slice(), counters.as_slice()) else {
+        return Err("a part read as more than one batch".into());
+    };
+    let metadata = schema
+        .metadata()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let joined = tables::joined_batch(ticks, counters, metadata)?;
+    encode(joined.schema(), &[joined])
+}
+
+/// Part `part`'s rows in one batch, its schema without the `cellsim.` key-value metadata.
+fn read_without_metadata(
+    part: &Path,
+) -> std::result::Result<(SchemaRef, Vec<RecordBatch>), String> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let file = File::open(part).map_err(|e| format!("{}: {e}", part.display()))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
@@ -129,10 +157,15 @@ pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String
         .map(|b| b.and_then(|b| b.with_schema(schema.clone())))
         .collect::<std::result::Result<Vec<RecordBatch>, _>>()
         .map_err(|e| e.to_string())?;
+    Ok((schema, batches))
+}
+
+/// `batches` encoded as the writer encodes a part, without key-value metadata.
+fn encode(schema: SchemaRef, batches: &[RecordBatch]) -> std::result::Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let mut writer =
         ArrowWriter::try_new(&mut out, schema, Some(props(&[]))).map_err(|e| e.to_string())?;
-    for batch in &batches {
+    for batch in batches {
         writer.write(batch).map_err(|e| e.to_string())?;
     }
     writer.close().map_err(|e| e.to_string())?;
@@ -140,7 +173,7 @@ pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String
 }
 
 /// Table directories of a run, in the order they are written.
-pub const TABLES: [&str; 3] = ["ticks", "timing", "nodes"];
+pub const TABLES: [&str; 4] = ["ticks", "counters", "timing", "nodes"];
 
 /// The table directories in run directory `dir` whose parts are deterministic (every one but
 /// `timing/`: `ticks/`, `nodes/` and the policy's own tables), in name order. What a comparison
@@ -349,8 +382,9 @@ pub struct RunOutputs {
     part_ticks: u32,
     part_rows: usize,
     ticks_schema: SchemaRef,
-    /// The policy's counters, the `ticks/` columns after the metrics.
+    /// The policy's counters, the `counters/` columns after the tick's.
     counter_kinds: &'static [CounterKind],
+    counters_schema: SchemaRef,
     nodes_schema: SchemaRef,
     /// The policy's own tables and their schemas.
     policy_tables: &'static [TableSpec],
@@ -441,8 +475,9 @@ impl RunOutputs {
             dir: dir.to_path_buf(),
             part_ticks: part_ticks.max(1),
             part_rows: usize::try_from(part_rows).unwrap_or(usize::MAX).max(1),
-            ticks_schema: ticks_schema(counter_kinds, message_kinds),
+            ticks_schema: ticks_schema(),
             counter_kinds,
+            counters_schema: counters_schema(counter_kinds, message_kinds),
             nodes_schema: nodes_schema(),
             policy_schemas: policy_tables.iter().map(policy_tables::schema_of).collect(),
             policy_tables,
@@ -521,8 +556,10 @@ impl RunOutputs {
             return Ok(());
         }
         let first = self.state.part_first_tick;
-        let batch = ticks_batch(&self.ticks_schema, self.counter_kinds, &self.state.ticks);
+        let batch = ticks_batch(&self.ticks_schema, &self.state.ticks);
         self.write_table_part("ticks", first, &batch)?;
+        let batch = counters_batch(&self.counters_schema, self.counter_kinds, &self.state.ticks);
+        self.write_table_part("counters", first, &batch)?;
         let batch = timing_batch(&self.timing_schema, &self.state.timing);
         self.write_table_part("timing", first, &batch)?;
         for t in 0..self.policy_tables.len() {

@@ -13,7 +13,14 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::policy::{ColumnType, TableSpec, Value};
 
 /// Directory names a policy's table may not take.
-pub(super) const RESERVED: [&str; 5] = ["ticks", "timing", "nodes", "snapshots", "synthetic"];
+pub(super) const RESERVED: [&str; 6] = [
+    "ticks",
+    "counters",
+    "timing",
+    "nodes",
+    "snapshots",
+    "synthetic",
+];
 
 /// What is wrong with the declared `specs` (a reserved, repeated or empty name, no columns).
 pub(super) fn check(specs: &[TableSpec]) -> Result<(), (String, String)> {

@@ -1,5 +1,5 @@
 //! `RUN/schema.json`: what the run's policy declares beyond the engine's own tables — its
-//! counters (the `ticks/` columns after the engine's, summed in `summary.json`) and its tables
+//! counters (the `counters/` columns after the tick's, summed in `summary.json`) and its tables
 //! (`RUN/<table>/` parts, with their columns, types and which ones the report summarises) — so
 //! that `cellsim report` and the notebook read whatever a policy writes without an edit of
 //! their own. Written when a run starts (whole or not at all), rewritten by a resume.

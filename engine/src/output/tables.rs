@@ -1,6 +1,7 @@
 //! The output tables' Arrow schemas and the record batches built from the run's rows: `ticks/`
-//! (one row per tick, a count column per message kind of the policy), `migrations/`, `nodes/`
-//! (one row per online node of a sample) and `timing/` (wall-clock milliseconds per phase).
+//! (one row per tick, the same columns under every policy), `counters/` (one row per tick: the
+//! policy's counters and a count column per message kind it declares), `nodes/` (one row per
+//! online node of a sample) and `timing/` (wall-clock milliseconds per phase).
 //! Invariant: a batch's columns follow its schema, in order (the builders are the only place
 //! either is written down).
 
@@ -25,15 +26,27 @@ fn schema(fields: Vec<Field>) -> SchemaRef {
     Arc::new(with_pandas_metadata(Schema::new(fields)))
 }
 
-/// The `ticks.parquet` schema for a policy with these counters and message kinds.
-pub fn ticks_schema(counter_kinds: &[CounterKind], message_kinds: &[&str]) -> SchemaRef {
-    let mut f = vec![
+/// The columns that name a tick, first in `ticks/` and `counters/`.
+fn tick_fields() -> Vec<Field> {
+    vec![
         Field::new("tick", DataType::UInt32, false),
         Field::new("time_us", DataType::Int64, false),
+    ]
+}
+
+/// The `ticks/` schema: the same for every policy (a glob over many runs' parts reads as one
+/// table).
+pub fn ticks_schema() -> SchemaRef {
+    schema(ticks_fields())
+}
+
+fn ticks_fields() -> Vec<Field> {
+    let mut f = tick_fields();
+    f.extend([
         Field::new("nodes_online", DataType::UInt32, false),
         Field::new("tasks_running", DataType::UInt64, false),
         Field::new("tasks_pending", DataType::UInt64, false),
-    ];
+    ]);
     for class in &NodeClass::ALL[1..] {
         f.push(Field::new(class.name(), DataType::UInt32, false));
     }
@@ -48,6 +61,12 @@ pub fn ticks_schema(counter_kinds: &[CounterKind], message_kinds: &[&str]) -> Sc
         f.push(Field::new(name, DataType::Float64, false));
     }
     f.push(Field::new("rus_breaches", DataType::UInt32, false));
+    f
+}
+
+/// The columns of the policy's counters, then a `msg_<kind>` count per message kind.
+fn counter_fields(counter_kinds: &[CounterKind], message_kinds: &[&str]) -> Vec<Field> {
+    let mut f = Vec::new();
     for kind in counter_kinds {
         let data_type = if kind.amount {
             DataType::Float64
@@ -59,14 +78,49 @@ pub fn ticks_schema(counter_kinds: &[CounterKind], message_kinds: &[&str]) -> Sc
     for kind in message_kinds {
         f.push(Field::new(format!("msg_{kind}"), DataType::UInt64, false));
     }
+    f
+}
+
+/// The `counters/` schema for a policy with these counters and message kinds: the tick's
+/// columns, then the counters', then the message counts'.
+pub fn counters_schema(counter_kinds: &[CounterKind], message_kinds: &[&str]) -> SchemaRef {
+    let mut f = tick_fields();
+    f.extend(counter_fields(counter_kinds, message_kinds));
     schema(f)
 }
 
-pub(super) fn ticks_batch(
-    schema: &SchemaRef,
-    counter_kinds: &[CounterKind],
-    rows: &[TickRow],
-) -> RecordBatch {
+/// `ticks` and `counters`, batches of the same ticks, as one batch: the `ticks/` schema builds
+/// before issue 61 wrote (the counters after the engine's columns; `counters`' tick columns
+/// dropped), with `metadata` on its schema.
+pub(super) fn joined_batch(
+    ticks: &RecordBatch,
+    counters: &RecordBatch,
+    metadata: std::collections::HashMap<String, String>,
+) -> Result<RecordBatch, String> {
+    let skip = tick_fields().len();
+    let mut fields: Vec<Field> = ticks
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let mut columns = ticks.columns().to_vec();
+    for (field, column) in counters
+        .schema()
+        .fields()
+        .iter()
+        .zip(counters.columns())
+        .skip(skip)
+    {
+        fields.push(field.as_ref().clone());
+        columns.push(column.clone());
+    }
+    let joined = Schema::new_with_metadata(fields, metadata);
+    RecordBatch::try_new(Arc::new(joined), columns).map_err(|e| e.to_string())
+}
+
+/// The tick rows' `ticks/` batch.
+pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
     let u32s = |f: &dyn Fn(&TickRow) -> u32| {
         Arc::new(UInt32Array::from_iter_values(rows.iter().map(f))) as ArrayRef
     };
@@ -98,6 +152,25 @@ pub(super) fn ticks_batch(
         cols.push(f64s(&|r| r.ratio(a, b)));
     }
     cols.push(u32s(&|r| r.rus_breaches));
+    RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
+}
+
+/// The tick rows' `counters/` batch.
+pub(super) fn counters_batch(
+    schema: &SchemaRef,
+    counter_kinds: &[CounterKind],
+    rows: &[TickRow],
+) -> RecordBatch {
+    let u64s = |f: &dyn Fn(&TickRow) -> u64| {
+        Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let f64s = |f: &dyn Fn(&TickRow) -> f64| {
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
+    };
+    let mut cols: Vec<ArrayRef> = vec![
+        Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.tick))),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.time_us))),
+    ];
     for (k, kind) in counter_kinds.iter().enumerate() {
         cols.push(if kind.amount {
             f64s(&|r| r.counters.get(k))

@@ -142,7 +142,7 @@ impl Msg {
     }
 }
 
-/// Sparrow's counters (`ticks/` columns and summary totals): probes deposited, those deposited
+/// Sparrow's counters (`counters/` columns and summary totals): probes deposited, those deposited
 /// where their task could not start at once (they queue: how well the views find room), and
 /// the propagation hops they took.
 pub const COUNTERS: [crate::policy::CounterKind; 3] = [
