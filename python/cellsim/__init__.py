@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from ._cellsim import CellsimError, build as _build, command as _command
 from .policy import Decisions, FirstFit, Policy, Tick, _class_name
+from .simulation import Simulation
 
 __all__ = [
     "CellsimError",
@@ -32,6 +33,7 @@ __all__ = [
     "Policy",
     "Tick",
     "Run",
+    "Simulation",
     "build",
     "command",
     "experiment",
