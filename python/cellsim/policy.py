@@ -76,16 +76,19 @@ class Tick:
       ``prod_mem_req``, ``task_count``.
     - ``rng``: a :class:`numpy.random.Generator` seeded by the run's seed and the tick (the
       same on a resumed run).
+    - ``attributes_epoch``: changes whenever a node's attributes change (what a task's
+      constraints test), so what a policy derived from them can be kept until it moves.
     - ``meets(i)``: a boolean array over the nodes: which meet waiting task ``i``'s constraints.
     - ``running()``: the running tasks (``task``, ``node``, ``job_id``, ``task_index``,
       ``cpu_req``, ``mem_req``, ``cpu_use``, ``mem_use``, ``production``), for migrations.
     """
 
-    def __init__(self, index: int, now_us: int, seed: int, fit_by: str, tasks: Columns,
-                 nodes: Columns, access: Any) -> None:
+    def __init__(self, index: int, now_us: int, seed: int, fit_by: str, attributes_epoch: int,
+                 tasks: Columns, nodes: Columns, access: Any) -> None:
         self.index = index
         self.now_us = now_us
         self.fit_by = fit_by
+        self.attributes_epoch = attributes_epoch
         self.tasks = tasks
         self.nodes = nodes
         self._seed = seed
@@ -136,54 +139,123 @@ class Policy:
         self.__dict__.update(state)
 
 
+def _may_fit(free_a: np.ndarray, free_b: np.ndarray, need_a: np.ndarray,
+             need_b: np.ndarray) -> np.ndarray:
+    """Per need, whether some node has at least ``need_a`` of amount a and ``need_b`` of amount
+    b free together: the free pairs sorted by a, with the most of b above each."""
+    if len(free_a) == 0:
+        return np.zeros(len(need_a), dtype=bool)
+    order = np.argsort(free_a, kind="stable")
+    sorted_a = free_a[order]
+    most_b = np.maximum.accumulate(free_b[order][::-1])[::-1]
+    k = np.searchsorted(sorted_a, need_a, side="left")
+    return (k < len(sorted_a)) & (most_b[np.minimum(k, len(sorted_a) - 1)] >= need_b)
+
+
 class FirstFit(Policy):
     """Each waiting task, in queue order, on the first node (by index) with room for it that
-    meets its constraints: the engine's ``first-fit``, in numpy.
+    meets its constraints: the engine's ``first-fit``, in numpy, with the same outputs.
 
-    A task that no node could take at the tick's start (no node has that much CPU and that much
-    memory free together) is skipped without a search: placements only take room away. The
-    check uses the nodes' free amounts sorted by free CPU, with the running maximum of free
-    memory; production tasks and tasks with constraints are always searched.
+    Only tasks some node might take are searched, which changes no placement (placements only
+    take room away within a tick): a task no node has its CPU and memory free for together at
+    the tick's start (for a production task, also its requests within the production
+    reservations); a task needing at least as much of everything as one that found no node
+    this tick, with its constraints or where that one had none; and a task that found no node
+    last tick, with the same needs, that no node whose room grew since could take (nor, for a
+    task with constraints, any node whose attributes changed). What it remembers is a pure
+    cache: not in its state, so a resumed run starts without it and places the same.
     """
+
+    def __init__(self) -> None:
+        self._forget()
+
+    def _forget(self) -> None:
+        self._failed_at = np.full(0, -2, dtype=np.int64)   # per task slot: the tick it failed
+        self._failed_need = np.zeros((0, 5), dtype=np.int64)
+        self._end = None  # free amounts after the last tick's placements
+        self._epoch = None
+
+    def state(self) -> Any:
+        return {}
+
+    def load(self, state: Any) -> None:
+        self._forget()
 
     def schedule(self, tick: Tick) -> np.ndarray:
         tasks, nodes = tick.tasks, tick.nodes
         count = len(tasks)
         chosen = np.full(count, -1, dtype=np.int64)
-        if count == 0:
-            return chosen
         online = nodes.online
         cap_cpu = nodes.cpu_cap.astype(np.int64)
         cap_mem = nodes.mem_cap.astype(np.int64)
-        free_cpu = np.where(online, cap_cpu - nodes.cpu, -1)
-        free_mem = np.where(online, cap_mem - nodes.mem, -1)
-        free_pcpu = cap_cpu - nodes.prod_cpu_req
-        free_pmem = cap_mem - nodes.prod_mem_req
-        cpu = tasks.cpu.astype(np.int64)
-        mem = tasks.mem.astype(np.int64)
-        # A necessary condition at the tick's start: some node with both amounts free.
-        order = np.argsort(-free_cpu, kind="stable")
-        sorted_cpu = -free_cpu[order]
-        best_mem = np.maximum.accumulate(free_mem[order])
-        reach = np.searchsorted(sorted_cpu, -cpu, side="right")
-        may_fit = (reach > 0) & (best_mem[np.maximum(reach - 1, 0)] >= mem)
+        free = np.stack([
+            np.where(online, cap_cpu - nodes.cpu, -1),
+            np.where(online, cap_mem - nodes.mem, -1),
+            np.where(online, cap_cpu - nodes.prod_cpu_req, -1),
+            np.where(online, cap_mem - nodes.prod_mem_req, -1),
+        ])
         production = tasks.production
-        constrained = tasks.constraint_set != 0
-        for i in np.flatnonzero(may_fit):
-            room = (free_cpu >= cpu[i]) & (free_mem >= mem[i])
+        need = np.stack([
+            tasks.cpu.astype(np.int64),
+            tasks.mem.astype(np.int64),
+            np.where(production, tasks.cpu_req, 0).astype(np.int64),
+            np.where(production, tasks.mem_req, 0).astype(np.int64),
+            tasks.constraint_set.astype(np.int64),
+        ], axis=1)
+        candidates = _may_fit(free[0], free[1], need[:, 0], need[:, 1])
+        candidates &= ~production | _may_fit(free[2], free[3], need[:, 2], need[:, 3])
+        # Tasks that failed last tick with these needs: only a node whose room grew since (or,
+        # with constraints, one whose attributes changed) could take them now.
+        slots = tasks.task.astype(np.int64)
+        if len(self._failed_at) <= (slots.max() if count else -1):
+            grow = int(slots.max()) + 1 - len(self._failed_at)
+            self._failed_at = np.concatenate([self._failed_at, np.full(grow, -2)])
+            self._failed_need = np.concatenate([self._failed_need, np.zeros((grow, 5), int)])
+        again = (self._failed_at[slots] == tick.index - 1) & \
+            (self._failed_need[slots] == need).all(axis=1)
+        if self._end is not None and again.any():
+            before = np.full_like(free, -1)
+            width = min(free.shape[1], self._end.shape[1])
+            before[:, :width] = self._end[:, :width]
+            grown = (free > before).any(axis=0)
+            g = free[:, grown]
+            may = _may_fit(g[0], g[1], need[:, 0], need[:, 1])
+            may &= ~production | _may_fit(g[2], g[3], need[:, 2], need[:, 3])
+            if tick.attributes_epoch != self._epoch:
+                may |= need[:, 4] != 0
+            candidates &= ~again | may
+        # The candidates left, in queue order, with their needs' columns (pruned as tasks fail).
+        todo = np.flatnonzero(candidates)
+        left = [np.ascontiguousarray(need[todo, k]) for k in range(5)]
+        k = 0
+        while k < len(todo):
+            i = todo[k]
+            k += 1
+            room = (free[0] >= need[i, 0]) & (free[1] >= need[i, 1])
             if production[i]:
-                room &= (free_pcpu >= tasks.cpu_req[i]) & (free_pmem >= tasks.mem_req[i])
-            if constrained[i]:
+                room &= (free[2] >= need[i, 2]) & (free[3] >= need[i, 3])
+            if need[i, 4]:
                 room &= tick.meets(i)
             n = int(np.argmax(room))
-            if not room[n]:
+            if room[n]:
+                chosen[i] = n
+                free[:, n] -= need[i, :4]
                 continue
-            chosen[i] = n
-            free_cpu[n] -= cpu[i]
-            free_mem[n] -= mem[i]
-            if production[i]:
-                free_pcpu[n] -= tasks.cpu_req[i]
-                free_pmem[n] -= tasks.mem_req[i]
+            # Every later task needing at least as much of everything, with these constraints
+            # (or this one had none), finds no node either.
+            harder = left[0][k:] >= need[i, 0]
+            for d in range(1, 4):
+                harder &= left[d][k:] >= need[i, d]
+            if need[i, 4]:
+                harder &= left[4][k:] == need[i, 4]
+            keep = ~harder
+            todo = todo[k:][keep]
+            left = [column[k:][keep] for column in left]
+            k = 0
+        failed = chosen < 0
+        self._failed_at[slots[failed]] = tick.index
+        self._failed_need[slots[failed]] = need[failed]
+        self._end, self._epoch = free, tick.attributes_epoch
         return chosen
 
 
@@ -192,12 +264,12 @@ def _class_name(policy: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _decide(policy: Any, index: int, now_us: int, seed: int, fit_by: str,
+def _decide(policy: Any, index: int, now_us: int, seed: int, fit_by: str, epoch: int,
             tasks: Dict[str, Tuple[str, bytes]], nodes: Dict[str, Tuple[str, bytes]],
             access: Any) -> Tuple[bytes, bytes]:
     """Called by the engine each tick: ``policy.schedule`` on the tick, its answer as int64
     bytes (a node per waiting task; migrations as task, node pairs)."""
-    tick = Tick(index, now_us, seed, fit_by, _columns(tasks), _columns(nodes), access)
+    tick = Tick(index, now_us, seed, fit_by, epoch, _columns(tasks), _columns(nodes), access)
     answer = policy.schedule(tick)
     migrations: Sequence[Tuple[int, int]] = ()
     if isinstance(answer, Decisions):

@@ -163,6 +163,7 @@ impl Decider for PyDecider {
                     view.now_us,
                     view.seed,
                     view.cell.nodes.fit_by().name(),
+                    view.cell.attributes_epoch(),
                     task_columns(py, view.cell, view.waiting)?,
                     node_columns(py, view.cell)?,
                     access.clone(),
