@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from ._cellsim import CellsimError, build as _build, command as _command
-from .policy import Decisions, FirstFit, Policy, Tick, _class_name
+from .policy import Decisions, FirstFit, Policy, Room, Tick, _class_name
 from .simulation import Simulation
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Decisions",
     "FirstFit",
     "Policy",
+    "Room",
     "Tick",
     "Run",
     "Simulation",

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Columns", "Decisions", "FirstFit", "Policy", "Tick"]
+__all__ = ["Columns", "Decisions", "FirstFit", "Policy", "Room", "Tick"]
 
 
 class Columns:
@@ -111,6 +111,42 @@ class Tick:
 
     def __repr__(self) -> str:
         return f"Tick({self.index}, {len(self.tasks)} waiting, {len(self.nodes)} nodes)"
+
+
+class Room:
+    """The nodes' free amounts as the run's fit rule reads them (``cpu``, ``mem``, and the
+    production reservations' ``prod_cpu``, ``prod_mem``; -1 on an offline node), for a policy
+    to place against and take from as it places, so that two tasks of one tick never share
+    the same room."""
+
+    def __init__(self, tick: "Tick") -> None:
+        nodes = tick.nodes
+        cap_cpu, cap_mem = nodes.cpu_cap.astype(np.int64), nodes.mem_cap.astype(np.int64)
+        self.cpu = np.where(nodes.online, cap_cpu - nodes.cpu, -1)
+        self.mem = np.where(nodes.online, cap_mem - nodes.mem, -1)
+        self.prod_cpu = np.where(nodes.online, cap_cpu - nodes.prod_cpu_req, -1)
+        self.prod_mem = np.where(nodes.online, cap_mem - nodes.prod_mem_req, -1)
+        self._tick = tick
+
+    def fits(self, i: int) -> np.ndarray:
+        """Per node, whether waiting task ``i`` may go there: room for it, its constraints
+        met."""
+        tasks = self._tick.tasks
+        room = (self.cpu >= tasks.cpu[i]) & (self.mem >= tasks.mem[i])
+        if tasks.production[i]:
+            room &= (self.prod_cpu >= tasks.cpu_req[i]) & (self.prod_mem >= tasks.mem_req[i])
+        if tasks.constraint_set[i]:
+            room &= self._tick.meets(i)
+        return room
+
+    def take(self, i: int, node: int) -> None:
+        """Waiting task ``i`` goes to ``node``: its room is taken."""
+        tasks = self._tick.tasks
+        self.cpu[node] -= tasks.cpu[i]
+        self.mem[node] -= tasks.mem[i]
+        if tasks.production[i]:
+            self.prod_cpu[node] -= tasks.cpu_req[i]
+            self.prod_mem[node] -= tasks.mem_req[i]
 
 
 class Decisions:

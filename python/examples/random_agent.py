@@ -20,30 +20,16 @@ import cellsim
 
 def act(obs, rng):
     """A node per waiting task: uniform among those with room, or -1."""
-    tasks, nodes = obs.tasks, obs.nodes
-    free_cpu = np.where(nodes.online, nodes.cpu_cap.astype(np.int64) - nodes.cpu, -1)
-    free_mem = np.where(nodes.online, nodes.mem_cap.astype(np.int64) - nodes.mem, -1)
-    free_pcpu = nodes.cpu_cap.astype(np.int64) - nodes.prod_cpu_req
-    free_pmem = nodes.mem_cap.astype(np.int64) - nodes.prod_mem_req
-    chosen = np.full(len(tasks), -1, dtype=np.int64)
-    for i in range(len(tasks)):
+    room = cellsim.Room(obs)
+    chosen = np.full(len(obs.tasks), -1, dtype=np.int64)
+    for i in range(len(obs.tasks)):
         if rng.random() < 0.1:
             continue
-        room = (free_cpu >= tasks.cpu[i]) & (free_mem >= tasks.mem[i])
-        if tasks.production[i]:
-            room &= (free_pcpu >= tasks.cpu_req[i]) & (free_pmem >= tasks.mem_req[i])
-        if tasks.constraint_set[i]:
-            room &= obs.meets(i)
-        candidates = np.flatnonzero(room)
+        candidates = np.flatnonzero(room.fits(i))
         if len(candidates) == 0:
             continue
-        n = int(rng.choice(candidates))
-        chosen[i] = n
-        free_cpu[n] -= tasks.cpu[i]
-        free_mem[n] -= tasks.mem[i]
-        if tasks.production[i]:
-            free_pcpu[n] -= tasks.cpu_req[i]
-            free_pmem[n] -= tasks.mem_req[i]
+        chosen[i] = int(rng.choice(candidates))
+        room.take(i, chosen[i])
     return chosen
 
 

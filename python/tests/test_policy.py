@@ -94,35 +94,22 @@ class Drawing(cellsim.Policy):
     def schedule(self, tick):
         if tick.index == self._interrupt_at:
             os.kill(os.getpid(), signal.SIGINT)
-        tasks, nodes = tick.tasks, tick.nodes
-        free_cpu = np.where(nodes.online, nodes.cpu_cap.astype(np.int64) - nodes.cpu, -1)
-        free_mem = np.where(nodes.online, nodes.mem_cap.astype(np.int64) - nodes.mem, -1)
-        free_pcpu = nodes.cpu_cap.astype(np.int64) - nodes.prod_cpu_req
-        free_pmem = nodes.mem_cap.astype(np.int64) - nodes.prod_mem_req
-        chosen = np.full(len(tasks), -1, dtype=np.int64)
-        for i in range(len(tasks)):
-            room = (free_cpu >= tasks.cpu[i]) & (free_mem >= tasks.mem[i])
-            if tasks.production[i]:
-                room &= (free_pcpu >= tasks.cpu_req[i]) & (free_pmem >= tasks.mem_req[i])
-            if tasks.constraint_set[i]:
-                room &= tick.meets(i)
-            candidates = np.flatnonzero(room)
+        room = cellsim.Room(tick)
+        chosen = np.full(len(tick.tasks), -1, dtype=np.int64)
+        for i in range(len(tick.tasks)):
+            candidates = np.flatnonzero(room.fits(i))
             if len(candidates) == 0:
                 continue
             n = candidates[(tick.rng.integers(len(candidates)) + self.placed) % len(candidates)]
             chosen[i] = n
             self.placed += 1
-            free_cpu[n] -= tasks.cpu[i]
-            free_mem[n] -= tasks.mem[i]
-            if tasks.production[i]:
-                free_pcpu[n] -= tasks.cpu_req[i]
-                free_pmem[n] -= tasks.mem_req[i]
+            room.take(i, n)
         migrations = []
         running = tick.running()
         if len(running) and tick.index % 5 == 0:
             k = int(tick.rng.integers(len(running)))
             task, node = int(running.task[k]), int(running.node[k])
-            fits = (free_cpu >= running.cpu_req[k]) & (free_mem >= running.mem_req[k])
+            fits = (room.cpu >= running.cpu_req[k]) & (room.mem >= running.mem_req[k])
             if tick.fit_by == "requests" and not running.production[k]:
                 fits[node] = False
                 targets = np.flatnonzero(fits)
