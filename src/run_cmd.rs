@@ -169,6 +169,13 @@ pub fn run(args: RunArgs) -> Result<()> {
         out!("{}", RunConfig::unwritten_keys_toml());
         return Ok(());
     }
+    // A Python scheduler's object comes from the package (`engine/src/hosted/`): without one,
+    // fail before a synthetic cell is made or anything is written.
+    if let engine::PolicyConfig::Python(spec) = &config.policy
+        && !engine::hosted::has_decider()
+    {
+        bail!("policy: {}", engine::hosted::no_host(&spec.class));
+    }
     let out = match &args.out {
         Some(o) => o.clone(),
         None => {

@@ -99,3 +99,26 @@ fn a_directory_named_like_a_snapshot_and_stale_temporaries() {
     assert!(!snaps.join("tick-99999998.snap.tmp").exists());
     assert!(run.join("summary.json").exists());
 }
+
+/// A Python scheduler's run from the command line fails at once, saying where it runs, and
+/// makes nothing (it once generated the synthetic cell first).
+#[test]
+fn a_python_policy_from_the_command_line_says_where_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("py");
+    let out = cellsim(&[
+        "run",
+        "--policy",
+        "python",
+        "--out",
+        &run.display().to_string(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("policy: kind = \"python\" (class \"\") runs only from the Python package"),
+        "{stderr}"
+    );
+    assert!(!run.exists(), "nothing made");
+    assert!(!stderr.contains("synthetic"), "{stderr}");
+}

@@ -75,6 +75,19 @@ pub(super) fn take() -> Option<Box<dyn Decider>> {
     SLOT.with(|slot| slot.borrow_mut().take())
 }
 
+/// Whether a host put a decider in this thread's slot (a command checks it before it makes
+/// anything for a `python` run).
+pub fn has_decider() -> bool {
+    SLOT.with(|slot| slot.borrow().is_some())
+}
+
+/// Why a `python` policy of class `class` cannot run without a host.
+pub fn no_host(class: &str) -> String {
+    format!(
+        "kind = \"python\" (class {class:?}) runs only from the Python package, which gives the object that decides: cellsim.run(trace, policy=MyPolicy()) or cellsim.resume(run_dir, policy=MyPolicy())"
+    )
+}
+
 /// A decider that leaves every task waiting and has no state (tests).
 #[cfg(test)]
 pub(crate) struct LeaveWaiting;

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-pub use host::{Decider, Decisions, TickView, with_decider};
+pub use host::{Decider, Decisions, TickView, has_decider, no_host, with_decider};
 
 use crate::cell::Cell;
 use crate::error::EngineError;
@@ -55,10 +55,7 @@ impl PolicySpec for PythonConfig {
     fn build(&self, run: &RunSettings, trace_dir: &std::path::Path) -> crate::Result<Hosted> {
         let decider = host::take().ok_or_else(|| EngineError::Config {
             path: "policy".into(),
-            problem: format!(
-                "kind = \"python\" (class {:?}) runs only from the Python package, which gives the object that decides: cellsim.run(trace, policy=MyPolicy()) or cellsim.resume(run_dir, policy=MyPolicy())",
-                self.class
-            ),
+            problem: no_host(&self.class),
         })?;
         Ok(Hosted {
             decider,
