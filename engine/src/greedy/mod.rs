@@ -206,7 +206,11 @@ fn place_waiting<C: NodeChoice>(
         Vec::with_capacity(PLACED_KEPT);
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
-    stairs.rebuild(&cell.nodes);
+    // Kept only where it is read: not for a choice that draws (see below).
+    let use_stairs = !C::DRAWS && !exhaustive;
+    if use_stairs {
+        stairs.rebuild(&cell.nodes);
+    }
     unplaced.begin_pass(cell);
     // The memo follows attribute changes by epoch, which only the index counts (a no-op when
     // the replay has indexed them already).
@@ -234,7 +238,7 @@ fn place_waiting<C: NodeChoice>(
         // requests are full, fitting by requests).
         if !room.any(&need)
             || failed.iter().any(|(s, f, r)| harder(*s, f, r))
-            || (!C::DRAWS && !exhaustive && !stairs.may_fit(&need))
+            || (use_stairs && !stairs.may_fit(&need))
         {
             unplaced.mark(cell, (t, set, &need));
             continue;
@@ -272,7 +276,9 @@ fn place_waiting<C: NodeChoice>(
                 cell.place(t, n, now_us);
                 admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
-                stairs.update(before, staircase::free_pair(&cell.nodes, n.index()));
+                if use_stairs {
+                    stairs.update(before, staircase::free_pair(&cell.nodes, n.index()));
+                }
                 if C::TAKES_FIRST {
                     let entry = (set, need, n.index(), nodes);
                     match placed.get_mut(placements % PLACED_KEPT) {

@@ -13,7 +13,7 @@
 //! last [`Staircase::rebuild`] and the updates since, sorted; `mem_max[k]` is the most free
 //! memory among `pairs[k..]`. Free amounts are negative on a node over its capacity.
 
-use super::fit::{Need, charged};
+use super::fit::{Need, free_amounts};
 use crate::cell::Nodes;
 
 /// The staircase of the online nodes' free (CPU, memory) (module doc).
@@ -23,11 +23,11 @@ pub struct Staircase {
     mem_max: Vec<i64>,
 }
 
-/// Node `n`'s free (CPU, memory) as the fit rule charges them.
+/// Node `n`'s free (CPU, memory) as the fit rule charges them (the first two of
+/// [`free_amounts`]).
 pub fn free_pair(nodes: &Nodes, n: usize) -> (i64, i64) {
-    let (cpu, mem) = charged(nodes, n);
-    let free = |used: u32, cap: u32| cap as i64 - used as i64;
-    (free(cpu, nodes.cpu_cap()[n]), free(mem, nodes.mem_cap()[n]))
+    let [cpu, mem, ..] = free_amounts(nodes, n);
+    (cpu, mem)
 }
 
 impl Staircase {
