@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from ._cellsim import CellsimError, build as _build, command as _command
-from .policy import Decisions, FirstFit, Policy, Room, Tick, _class_name
+from .first_fit import FirstFit
+from .policy import Decisions, Policy, Room, Tick, _class_name
 from .simulation import Simulation
 
 __all__ = [

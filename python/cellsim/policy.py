@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Columns", "Decisions", "FirstFit", "Policy", "Room", "Tick"]
+__all__ = ["Columns", "Decisions", "Policy", "Room", "Tick"]
 
 
 class Columns:
@@ -173,126 +173,6 @@ class Policy:
         """Restores what :meth:`state` gave."""
         self.__dict__.clear()
         self.__dict__.update(state)
-
-
-def _may_fit(free_a: np.ndarray, free_b: np.ndarray, need_a: np.ndarray,
-             need_b: np.ndarray) -> np.ndarray:
-    """Per need, whether some node has at least ``need_a`` of amount a and ``need_b`` of amount
-    b free together: the free pairs sorted by a, with the most of b above each."""
-    if len(free_a) == 0:
-        return np.zeros(len(need_a), dtype=bool)
-    order = np.argsort(free_a, kind="stable")
-    sorted_a = free_a[order]
-    most_b = np.maximum.accumulate(free_b[order][::-1])[::-1]
-    k = np.searchsorted(sorted_a, need_a, side="left")
-    return (k < len(sorted_a)) & (most_b[np.minimum(k, len(sorted_a) - 1)] >= need_b)
-
-
-class FirstFit(Policy):
-    """Each waiting task, in queue order, on the first node (by index) with room for it that
-    meets its constraints: the engine's ``first-fit``, in numpy, with the same outputs.
-
-    Only tasks some node might take are searched, which changes no placement (placements only
-    take room away within a tick): a task no node has its CPU and memory free for together at
-    the tick's start (for a production task, also its requests within the production
-    reservations); a task needing at least as much of everything as one that found no node
-    this tick, with its constraints or where that one had none; and a task that found no node
-    last tick, with the same needs, that no node whose room grew since could take (nor, for a
-    task with constraints, any node whose attributes changed). What it remembers is a pure
-    cache: not in its state, so a resumed run starts without it and places the same.
-    """
-
-    def __init__(self) -> None:
-        self._forget()
-
-    def _forget(self) -> None:
-        self._failed_at = np.full(0, -2, dtype=np.int64)   # per task slot: the tick it failed
-        self._failed_need = np.zeros((0, 5), dtype=np.int64)
-        self._end = None  # free amounts after the last tick's placements
-        self._epoch = None
-
-    def state(self) -> Any:
-        return {}
-
-    def load(self, state: Any) -> None:
-        self._forget()
-
-    def schedule(self, tick: Tick) -> np.ndarray:
-        tasks, nodes = tick.tasks, tick.nodes
-        count = len(tasks)
-        chosen = np.full(count, -1, dtype=np.int64)
-        online = nodes.online
-        cap_cpu = nodes.cpu_cap.astype(np.int64)
-        cap_mem = nodes.mem_cap.astype(np.int64)
-        free = np.stack([
-            np.where(online, cap_cpu - nodes.cpu, -1),
-            np.where(online, cap_mem - nodes.mem, -1),
-            np.where(online, cap_cpu - nodes.prod_cpu_req, -1),
-            np.where(online, cap_mem - nodes.prod_mem_req, -1),
-        ])
-        production = tasks.production
-        need = np.stack([
-            tasks.cpu.astype(np.int64),
-            tasks.mem.astype(np.int64),
-            np.where(production, tasks.cpu_req, 0).astype(np.int64),
-            np.where(production, tasks.mem_req, 0).astype(np.int64),
-            tasks.constraint_set.astype(np.int64),
-        ], axis=1)
-        candidates = _may_fit(free[0], free[1], need[:, 0], need[:, 1])
-        candidates &= ~production | _may_fit(free[2], free[3], need[:, 2], need[:, 3])
-        # Tasks that failed last tick with these needs: only a node whose room grew since (or,
-        # with constraints, one whose attributes changed) could take them now.
-        slots = tasks.task.astype(np.int64)
-        if len(self._failed_at) <= (slots.max() if count else -1):
-            grow = int(slots.max()) + 1 - len(self._failed_at)
-            self._failed_at = np.concatenate([self._failed_at, np.full(grow, -2)])
-            self._failed_need = np.concatenate([self._failed_need, np.zeros((grow, 5), int)])
-        again = (self._failed_at[slots] == tick.index - 1) & \
-            (self._failed_need[slots] == need).all(axis=1)
-        if self._end is not None and again.any():
-            before = np.full_like(free, -1)
-            width = min(free.shape[1], self._end.shape[1])
-            before[:, :width] = self._end[:, :width]
-            grown = (free > before).any(axis=0)
-            g = free[:, grown]
-            may = _may_fit(g[0], g[1], need[:, 0], need[:, 1])
-            may &= ~production | _may_fit(g[2], g[3], need[:, 2], need[:, 3])
-            if tick.attributes_epoch != self._epoch:
-                may |= need[:, 4] != 0
-            candidates &= ~again | may
-        # The candidates left, in queue order, with their needs' columns (pruned as tasks fail).
-        todo = np.flatnonzero(candidates)
-        left = [np.ascontiguousarray(need[todo, k]) for k in range(5)]
-        k = 0
-        while k < len(todo):
-            i = todo[k]
-            k += 1
-            room = (free[0] >= need[i, 0]) & (free[1] >= need[i, 1])
-            if production[i]:
-                room &= (free[2] >= need[i, 2]) & (free[3] >= need[i, 3])
-            if need[i, 4]:
-                room &= tick.meets(i)
-            n = int(np.argmax(room))
-            if room[n]:
-                chosen[i] = n
-                free[:, n] -= need[i, :4]
-                continue
-            # Every later task needing at least as much of everything, with these constraints
-            # (or this one had none), finds no node either.
-            harder = left[0][k:] >= need[i, 0]
-            for d in range(1, 4):
-                harder &= left[d][k:] >= need[i, d]
-            if need[i, 4]:
-                harder &= left[4][k:] == need[i, 4]
-            keep = ~harder
-            todo = todo[k:][keep]
-            left = [column[k:][keep] for column in left]
-            k = 0
-        failed = chosen < 0
-        self._failed_at[slots[failed]] = tick.index
-        self._failed_need[slots[failed]] = need[failed]
-        self._end, self._epoch = free, tick.attributes_epoch
-        return chosen
 
 
 def _class_name(policy: Any) -> str:

@@ -30,7 +30,7 @@ def test_numpy_first_fit_writes_first_fits_outputs(trace, tmp_path):
     python = cellsim.run(trace, cellsim.FirstFit(), hours=2, out=tmp_path / "py")
     rust = cellsim.run(trace, "first-fit", hours=2, out=tmp_path / "rust")
     assert python.summary["policy"] == "python"
-    assert python.config["policy"] == {"kind": "python", "class": "cellsim.policy.FirstFit"}
+    assert python.config["policy"] == {"kind": "python", "class": "cellsim.first_fit.FirstFit"}
     assert rust.summary["averages"]["tasks_pending"] > 1, "tasks wait: the order matters"
     same_tables(python, rust)
 
