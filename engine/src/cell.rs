@@ -434,10 +434,16 @@ impl Cell {
         let i = t.index();
         let tasks = &self.tasks;
         u32::from(tasks.priority[i])
+            ^ u32::from(tasks.scheduling_class[i])
             ^ tasks.state[i] as u32
             ^ tasks.trace_sched_us[i] as u32
             ^ tasks.node[i].0
             ^ tasks.generation[i]
+    }
+
+    /// Changes the task's scheduling class (read by policies; no sum depends on it).
+    pub fn set_scheduling_class(&mut self, t: TaskIdx, scheduling_class: u8) {
+        self.tasks.scheduling_class[t.index()] = scheduling_class;
     }
 
     /// Changes the task's priority (and so whether it counts as production).

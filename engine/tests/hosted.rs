@@ -214,7 +214,7 @@ impl Decider for Crowds {
         let node = if view.tick.0 >= 3 { 0 } else { -1 };
         Ok(Decisions {
             nodes: vec![node; view.waiting.len()],
-            migrations: Vec::new(),
+            ..Decisions::default()
         })
     }
 
@@ -280,5 +280,137 @@ fn wrong_decisions_and_decider_errors_stop_the_run() {
     assert!(
         error.contains("runs only from the Python package"),
         "{error}"
+    );
+}
+
+/// First-fit, evicting every running task at tick `at`; checks, the tick after, that the
+/// evicted tasks wait again together, in eviction order, after those that were waiting.
+struct EvictsOnce {
+    scan: Scan,
+    at: u32,
+    evicted: Arc<std::sync::Mutex<Vec<TaskIdx>>>,
+    /// The evicted tasks' job IDs and indices (shared with the test).
+    named: Arc<std::sync::Mutex<Vec<(u64, u32)>>>,
+}
+
+impl Decider for EvictsOnce {
+    fn decide(&mut self, view: &TickView<'_>) -> Result<Decisions, String> {
+        let mut answer = self.scan.decide(view)?;
+        let evicted = self.evicted.lock().unwrap().clone();
+        if view.tick.0 == self.at + 1 {
+            let at = (view.waiting.iter().position(|t| *t == evicted[0]))
+                .ok_or("an evicted task does not wait")?;
+            if view.waiting[at..at + evicted.len()] != evicted[..] {
+                return Err("the evicted tasks do not wait together, in order".into());
+            }
+        }
+        if view.tick.0 == self.at {
+            let cell = view.cell;
+            let running: Vec<TaskIdx> = (0..cell.tasks.len() as u32)
+                .map(TaskIdx)
+                .filter(|t| cell.tasks.state()[t.index()] == engine::cell::TaskState::Running)
+                .collect();
+            // Evicted first, their room is free: placements decided on the room before them fit.
+            answer.evictions = running.iter().map(|t| t.0 as i64).collect();
+            *self.named.lock().unwrap() = (running.iter())
+                .map(|t| {
+                    (
+                        cell.tasks.job_id()[t.index()],
+                        cell.tasks.task_index()[t.index()],
+                    )
+                })
+                .collect();
+            *self.evicted.lock().unwrap() = running;
+        }
+        Ok(answer)
+    }
+
+    fn state(&self) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
+    }
+
+    fn load(&mut self, _: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Evicted tasks wait again and run again from the start: against first-fit without the
+/// eviction, none ends earlier and most end later (placed again after it was evicted, a run
+/// the trace had started runs its whole recorded run time: the work done is lost).
+#[test]
+fn evicted_tasks_wait_again_and_restart_their_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated_cell(root.path(), 100, 4.0, 24);
+    let config = python_config();
+    let plain = root.path().join("plain");
+    run_deciding(&config, (&parquet, &plain), Scan::first_fit(), None).unwrap();
+    let evicting = root.path().join("evicting");
+    let named = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let decider = EvictsOnce {
+        scan: Scan::first_fit(),
+        at: 30,
+        evicted: Arc::default(),
+        named: named.clone(),
+    };
+    with_decider(Box::new(decider), || {
+        engine::run_configured(&config, &parquet, &evicting, &RunProgress::default(), None)
+    })
+    .unwrap()
+    .complete()
+    .expect("complete");
+    let ends = |run: &Path| {
+        let rows = read_parquet(&run.join("tasks"));
+        let column = |name: &str| rows.column_by_name(name).unwrap().clone();
+        let (job, index, end) = (column("job_id"), column("task_index"), column("end_us"));
+        let job = job
+            .as_any()
+            .downcast_ref::<arrow_array::UInt64Array>()
+            .unwrap();
+        let index = index
+            .as_any()
+            .downcast_ref::<arrow_array::UInt32Array>()
+            .unwrap();
+        let end = end
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        let mut ends = std::collections::BTreeMap::<(u64, u32), Vec<i64>>::new();
+        for r in 0..rows.num_rows() {
+            ends.entry((job.value(r), index.value(r)))
+                .or_default()
+                .push(end.value(r));
+        }
+        // Tasks that ran once (a task the trace evicts or fails runs again, at times that
+        // depend on how its earlier runs were shifted).
+        ends.into_iter()
+            .filter(|(_, e)| e.len() == 1)
+            .map(|(task, e)| (task, e[0]))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (before, after) = (ends(&plain), ends(&evicting));
+    let named = named.lock().unwrap();
+    assert!(named.len() > 100, "many tasks evicted");
+    let both: Vec<(i64, i64)> = (named.iter())
+        .filter_map(|task| Some((*before.get(task)?, *after.get(task)?)))
+        .collect();
+    assert!(
+        both.len() > 50,
+        "{} evicted tasks run once in both runs",
+        both.len()
+    );
+    // None ends earlier; those the trace had started by the eviction end later (a run the
+    // policy started before the trace did ends at its recorded end: `replay/deferred.rs`).
+    assert!(
+        both.iter()
+            .all(|(plain_end, evicted_end)| evicted_end >= plain_end)
+    );
+    let later = both
+        .iter()
+        .filter(|(plain, evicted)| evicted > plain)
+        .count();
+    assert!(
+        later * 2 > both.len(),
+        "{later} of {} end later",
+        both.len()
     );
 }

@@ -69,8 +69,9 @@ class Tick:
     - ``index``: the tick's number; ``now_us``: simulated time at its end (when placements
       start), microseconds; ``fit_by``: ``"requests"`` or ``"usage"``.
     - ``tasks``: the waiting tasks, in queue order: ``task`` (slot), ``job_id``, ``task_index``,
-      ``submit_us``, ``priority``, ``production``, ``cpu``, ``mem`` (as the fit rule charges),
-      ``cpu_req``, ``mem_req``, ``constraint_set`` (0: none; equal sets, equal numbers).
+      ``submit_us``, ``priority``, ``production``, ``scheduling_class`` (0-3, the trace's; 3 is
+      the most latency-sensitive), ``cpu``, ``mem`` (as the fit rule charges), ``cpu_req``,
+      ``mem_req``, ``constraint_set`` (0: none; equal sets, equal numbers).
     - ``nodes``: by node index: ``machine_id``, ``online``, ``cpu_cap``, ``mem_cap``, ``cpu``,
       ``mem`` (charged), ``cpu_req``, ``mem_req``, ``cpu_used``, ``mem_used``, ``prod_cpu_req``,
       ``prod_mem_req``, ``task_count``.
@@ -80,7 +81,8 @@ class Tick:
       constraints test), so what a policy derived from them can be kept until it moves.
     - ``meets(i)``: a boolean array over the nodes: which meet waiting task ``i``'s constraints.
     - ``running()``: the running tasks (``task``, ``node``, ``job_id``, ``task_index``,
-      ``cpu_req``, ``mem_req``, ``cpu_use``, ``mem_use``, ``production``), for migrations.
+      ``cpu_req``, ``mem_req``, ``cpu_use``, ``mem_use``, ``production``, ``scheduling_class``),
+      for migrations.
     """
 
     def __init__(self, index: int, now_us: int, seed: int, fit_by: str, attributes_epoch: int,
@@ -150,13 +152,18 @@ class Room:
 
 
 class Decisions:
-    """``schedule``'s full answer: ``nodes`` (a node index per waiting task, -1: wait) and
+    """``schedule``'s full answer: ``nodes`` (a node index per waiting task, -1: wait);
     ``migrations``, pairs ``(task, node)`` moving a running task (``tick.running().task``) to a
-    node at once, applied after the placements, in order."""
+    node at once, applied after the placements, in order; and ``evictions``, running tasks
+    (``tick.running().task``) taken off their nodes *before* the placements (their room is free
+    for them), in order: an evicted task waits again, at the queue's end, from the next tick,
+    and its run restarts when placed again (as when its machine is removed)."""
 
-    def __init__(self, nodes: Iterable[int], migrations: Sequence[Tuple[int, int]] = ()) -> None:
+    def __init__(self, nodes: Iterable[int], migrations: Sequence[Tuple[int, int]] = (),
+                 evictions: Iterable[int] = ()) -> None:
         self.nodes = nodes
         self.migrations = migrations
+        self.evictions = evictions
 
 
 class Policy:
@@ -182,14 +189,15 @@ def _class_name(policy: Any) -> str:
 
 def _decide(policy: Any, index: int, now_us: int, seed: int, fit_by: str, epoch: int,
             tasks: Dict[str, Tuple[str, bytes]], nodes: Dict[str, Tuple[str, bytes]],
-            access: Any) -> Tuple[bytes, bytes]:
+            access: Any) -> Tuple[bytes, bytes, bytes]:
     """Called by the engine each tick: ``policy.schedule`` on the tick, its answer as int64
-    bytes (a node per waiting task; migrations as task, node pairs)."""
+    bytes (a node per waiting task; migrations as task, node pairs; evicted tasks)."""
     tick = Tick(index, now_us, seed, fit_by, epoch, _columns(tasks), _columns(nodes), access)
     answer = policy.schedule(tick)
     migrations: Sequence[Tuple[int, int]] = ()
+    evictions: Iterable[int] = ()
     if isinstance(answer, Decisions):
-        answer, migrations = answer.nodes, answer.migrations
+        answer, migrations, evictions = answer.nodes, answer.migrations, answer.evictions
     chosen = np.asarray(answer)
     if chosen.dtype.kind not in "iu" and not (chosen.size == 0 and chosen.dtype.kind == "f"):
         raise TypeError(
@@ -197,7 +205,8 @@ def _decide(policy: Any, index: int, now_us: int, seed: int, fit_by: str, epoch:
             f"(-1: wait), one per waiting task; it returned {chosen.dtype} values")
     moved = np.asarray(migrations, dtype=np.int64).reshape(-1, 2) if len(migrations) else \
         np.empty((0, 2), dtype=np.int64)
-    return chosen.astype(np.int64).reshape(-1).tobytes(), moved.tobytes()
+    evicted = np.asarray(list(evictions), dtype=np.int64).reshape(-1)
+    return chosen.astype(np.int64).reshape(-1).tobytes(), moved.tobytes(), evicted.tobytes()
 
 
 def _state(policy: Any) -> bytes:

@@ -13,14 +13,14 @@ runs on its own thread and waits, inside each tick, for the actions.
 
 **Observation**: the tick's :class:`cellsim.policy.Tick`: ``obs.tasks`` (the waiting tasks, in
 the order they became pending: requests, the amounts the fit rule charges, priority, production,
-job, constraint set), ``obs.nodes`` (capacities, what their tasks are charged, requested, used,
+scheduling class, job, constraint set), ``obs.nodes`` (capacities, what their tasks are charged, requested, used,
 online), ``obs.meets(i)`` and ``obs.running()``, ``obs.rng``, ``obs.index``, ``obs.now_us``,
 ``obs.fit_by``; integer amounts in units of 1e-6 of the largest machine (module
 :mod:`cellsim.policy`). It is valid until the next ``step``.
 
 **Action**: a node index per waiting task (``-1``: leave it waiting), an integer array of
 ``len(obs.tasks)`` values in ``[-1, len(obs.nodes))``, or a :class:`cellsim.Decisions` with
-migrations. The engine checks every decision; a wrong one (no room, offline, constraints not
+migrations and evictions. The engine checks every decision; a wrong one (no room, offline, constraints not
 met) ends the run and ``step`` raises :class:`cellsim.CellsimError` naming the task.
 
 **Reward**: minus the number of waiting tasks the action left waiting (a queueing cost: summed

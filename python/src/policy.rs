@@ -1,7 +1,8 @@
 //! A scheduler written in Python as the engine's [`Decider`] (policy `python`,
 //! `engine/src/hosted/`): each tick the waiting tasks' and the nodes' columns go to
 //! `cellsim.policy._decide` as bytes (one copy per column; numpy views them without another),
-//! which calls the object's `schedule` and gives back a node per task and the migrations.
+//! which calls the object's `schedule` and gives back a node per task, the migrations and the
+//! evictions.
 //!
 //! The cell is borrowed only for the call, so what `schedule` may ask for beyond the columns
 //! (the nodes meeting a task's constraints, the running tasks) goes through [`TickAccess`],
@@ -99,6 +100,9 @@ fn task_columns<'py>(
         .iter()
         .map(|t| tasks.production()[t.index()] as u8)
         .collect();
+    let class: Vec<u8> = (waiting.iter())
+        .map(|t| tasks.scheduling_class()[t.index()])
+        .collect();
     let set: Vec<u32> = waiting.iter().map(|&t| cell.constraint_set(t).0).collect();
     let slot: Vec<u32> = waiting.iter().map(|t| t.0).collect();
     columns(
@@ -110,6 +114,7 @@ fn task_columns<'py>(
             ("submit_us", column(py, "i8", &submit)),
             ("priority", column(py, "u1", &priority)),
             ("production", column(py, "bool", &production)),
+            ("scheduling_class", column(py, "u1", &class)),
             ("cpu", column(py, "u4", &cpu)),
             ("mem", column(py, "u4", &mem)),
             ("cpu_req", column(py, "u4", &of(tasks.cpu_req()))),
@@ -155,7 +160,7 @@ fn int64s(bytes: &[u8]) -> Vec<i64> {
 impl Decider for PyDecider {
     fn decide(&mut self, view: &TickView<'_>) -> Result<Decisions, String> {
         Python::attach(|py| {
-            let answer = (|| -> PyResult<(Vec<i64>, Vec<i64>)> {
+            let answer = (|| -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>)> {
                 let access = Bound::new(py, TickAccess::new(view))?;
                 let args = (
                     self.policy.bind(py),
@@ -170,12 +175,18 @@ impl Decider for PyDecider {
                 );
                 let result = self.function(py, "_decide").and_then(|f| f.call1(args));
                 access.borrow_mut().close();
-                let (nodes, migrations): (Vec<u8>, Vec<u8>) = result?.extract()?;
-                Ok((int64s(&nodes), int64s(&migrations)))
+                let (nodes, migrations, evictions): (Vec<u8>, Vec<u8>, Vec<u8>) =
+                    result?.extract()?;
+                Ok((int64s(&nodes), int64s(&migrations), int64s(&evictions)))
             })();
-            let (nodes, migrations) = answer.map_err(|e| self.failed(py, "schedule()", e))?;
+            let (nodes, migrations, evictions) =
+                answer.map_err(|e| self.failed(py, "schedule()", e))?;
             let migrations = migrations.chunks_exact(2).map(|m| (m[0], m[1])).collect();
-            Ok(Decisions { nodes, migrations })
+            Ok(Decisions {
+                nodes,
+                migrations,
+                evictions,
+            })
         })
     }
 
@@ -262,7 +273,8 @@ impl TickAccess {
         Ok(PyBytes::new(py, &meets))
     }
 
-    /// The running tasks' columns (task slot, node, job, index, requests, production).
+    /// The running tasks' columns (task slot, node, job, index, requests, usage, production,
+    /// scheduling class).
     fn running<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (cell, _) = self.open()?;
         let tasks = &cell.tasks;
@@ -278,6 +290,9 @@ impl TickAccess {
             .iter()
             .map(|t| tasks.production()[t.index()] as u8)
             .collect();
+        let class: Vec<u8> = (running.iter())
+            .map(|t| tasks.scheduling_class()[t.index()])
+            .collect();
         columns(
             py,
             vec![
@@ -290,6 +305,7 @@ impl TickAccess {
                 ("cpu_use", column(py, "u4", &of(tasks.cpu_use()))),
                 ("mem_use", column(py, "u4", &of(tasks.mem_use()))),
                 ("production", column(py, "bool", &production)),
+                ("scheduling_class", column(py, "u1", &class)),
             ],
         )
     }

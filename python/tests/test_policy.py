@@ -9,6 +9,7 @@ import shutil
 import signal
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 import cellsim
@@ -82,8 +83,9 @@ def test_wrong_decisions_and_exceptions_stop_the_run(trace, tmp_path):
 
 class Drawing(cellsim.Policy):
     """Each waiting task on a node drawn among those with room, the draw offset by a count of
-    placements the policy keeps (its state); migrates one running task a tick when it can.
-    With ``interrupt_at``, sends itself SIGINT at that tick (Ctrl-C)."""
+    placements the policy keeps (its state); migrates one running task every fifth tick when it
+    can, and evicts one on others. With ``interrupt_at``, sends itself SIGINT at that tick
+    (Ctrl-C)."""
 
     def __init__(self, interrupt_at=None, restores=True):
         self.placed = 0
@@ -116,7 +118,10 @@ class Drawing(cellsim.Policy):
                 if len(targets):
                     migrations.append((task, int(targets[0])))
                     self.migrated += 1
-        return cellsim.Decisions(chosen, migrations)
+        evictions = []
+        if len(running) and tick.index % 5 == 2:
+            evictions.append(int(running.task[tick.rng.integers(len(running))]))
+        return cellsim.Decisions(chosen, migrations, evictions)
 
     def state(self):
         return {"placed": self.placed, "migrated": self.migrated}
@@ -164,3 +169,49 @@ def test_a_tick_is_read_only_while_schedule_runs(trace, tmp_path):
     with pytest.raises(RuntimeError, match="this tick is over"):
         kept[0].running()
     assert isinstance(kept[0].nodes.cpu_cap, np.ndarray)
+
+
+def test_evicted_tasks_wait_again_at_the_queues_end(trace, tmp_path):
+    """Every running task of the lowest scheduling class evicted at tick 20: at tick 21 they
+    wait together, in eviction order, after the tasks that were waiting; evicting a task that
+    does not run is refused, naming it."""
+    seen = {}
+
+    class Evicting(cellsim.FirstFit):
+        def schedule(self, tick):
+            chosen = super().schedule(tick)
+            if tick.index == 21:
+                seen["waiting"] = tick.tasks.task.tolist()
+            if tick.index != 20:
+                return chosen
+            running = tick.running()
+            low = running.task[running.scheduling_class == running.scheduling_class.min()]
+            seen["evicted"] = low.tolist()
+            seen["classes"] = {(j, i): c for j, i, c in zip(
+                running.job_id.tolist(), running.task_index.tolist(),
+                running.scheduling_class.tolist())}
+            return cellsim.Decisions(chosen, evictions=low)
+
+    run = cellsim.run(trace, Evicting(), hours=1, out=tmp_path / "evicting")
+    assert run.complete
+    evicted, waiting = seen["evicted"], seen["waiting"]
+    assert len(evicted) > 10
+    at = waiting.index(evicted[0])
+    assert waiting[at:at + len(evicted)] == evicted
+    # The scheduling classes are the trace's.
+    events = pq.read_table(trace / "task_events",
+                           columns=["job_id", "task_index", "scheduling_class"]).to_pylist()
+    in_trace = {(e["job_id"], e["task_index"]): e["scheduling_class"] for e in events}
+    classes = seen["classes"]
+    assert len(set(classes.values())) > 1
+    assert all(in_trace[task] == c for task, c in classes.items())
+
+    class EvictsWaiting(cellsim.Policy):
+        def schedule(self, tick):
+            stay = np.full(len(tick.tasks), -1)
+            return cellsim.Decisions(stay, evictions=tick.tasks.task[:1]) if len(stay) else stay
+
+    with pytest.raises(cellsim.CellsimError,
+                       match=r"tick 0: the policy stopped the run: eviction of task slot \d+ "
+                             r"\(job \d+ task \d+\): the task is not running"):
+        cellsim.run(trace, EvictsWaiting(), hours=1, out=tmp_path / "wrong")

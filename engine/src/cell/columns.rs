@@ -246,6 +246,9 @@ columns! {
         priority: u8 = 0,
         /// Priority >= 9.
         production: bool = false,
+        /// Scheduling class 0..3 (3: the most latency-sensitive), as the trace gives it; no
+        /// sum depends on it.
+        scheduling_class: u8 = 0,
         /// Slot state.
         state: TaskState = TaskState::Free,
         /// Node while running, NONE otherwise.

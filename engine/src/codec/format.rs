@@ -52,8 +52,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// file's CRC-32, `output::check_samples`, and the header the section table's; 17: MASB's forced
 /// migration candidates are drawn, `masb/select/migration.rs`, and the greedy fit rule reads
 /// requests by default, `fit_by.rs`; 18: the outputs' state lists `counters/` parts, the
-/// policy's counters moved out of `ticks/`, `output/tables.rs`).
-pub const VERSION: u32 = 18;
+/// policy's counters moved out of `ticks/`, `output/tables.rs`; 19: tasks hold their scheduling
+/// class, `cell/columns.rs`).
+pub const VERSION: u32 = 19;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

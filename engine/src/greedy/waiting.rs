@@ -39,12 +39,20 @@ impl Waiting {
     /// Brings the queue up to date with the cell and this tick's `events`.
     pub fn update(&mut self, cell: &Cell, events: &TickEvents) {
         self.keep_pending(cell);
-        let (tasks, queued) = (&cell.tasks, &mut self.queued);
-        for &t in events.submitted.iter().chain(&events.displaced_tasks) {
+        self.enqueue(cell, events.submitted.iter().chain(&events.displaced_tasks));
+    }
+
+    /// Appends `tasks` that are pending and not queued yet, in order (after [`keep_pending`]
+    /// this tick: its marks cover every slot).
+    ///
+    /// [`keep_pending`]: Waiting::keep_pending
+    pub fn enqueue<'a>(&mut self, cell: &Cell, tasks: impl IntoIterator<Item = &'a TaskIdx>) {
+        let (columns, queued) = (&cell.tasks, &mut self.queued);
+        for &t in tasks {
             let i = t.index();
-            if tasks.state()[i] == TaskState::Pending && !queued[i] {
+            if columns.state()[i] == TaskState::Pending && !queued[i] {
                 queued[i] = true;
-                self.waiting.push((t, tasks.generation()[i]));
+                self.waiting.push((t, columns.generation()[i]));
             }
         }
     }

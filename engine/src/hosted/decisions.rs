@@ -1,10 +1,13 @@
 //! The engine's check of a decider's answer, applied as it is checked: each placement and
 //! migration in order, each against the cell as the ones before it left it.
 //!
-//! A placement must name a node that exists, is online, meets the task's constraints and has
-//! room for it under the run's fit rule (`greedy::fit`, as every placer keeps it), for a task
-//! still pending (not placed twice). A migration must name a running task, not migrating, and
-//! an online node other than its own that meets its constraints and has room for it. The first
+//! Evictions apply first (their room is free for the placements), then placements, then
+//! migrations. An eviction must name a running task; it is displaced as by a machine removal
+//! (`replay::displace`: its run restarts when placed again). A placement must name a node that
+//! exists, is online, meets the task's constraints and has room for it under the run's fit rule
+//! (`greedy::fit`, as every placer keeps it), for a task still pending (not placed twice). A
+//! migration must name a running task, not migrating, and an online node other than its own
+//! that meets its constraints and has room for it. The first
 //! decision that breaks one of these stops the tick: what was applied before it stays (the run
 //! then fails, so nothing is written as if the tick had completed).
 
@@ -22,6 +25,11 @@ pub fn apply(
     decisions: &Decisions,
 ) -> Result<(), String> {
     let (waiting, now_us) = view;
+    for &slot in &decisions.evictions {
+        let t = running_task(cell, slot, "eviction")?;
+        // Policy `python` replays the workload, as every policy but borg-replay does.
+        crate::replay::displace(true, cell, t, now_us);
+    }
     if decisions.nodes.len() != waiting.len() {
         return Err(format!(
             "it gave {} nodes for {} waiting tasks (one per waiting task, -1 to leave it waiting)",
@@ -41,7 +49,7 @@ pub fn apply(
         cell.place(t, n, now_us);
     }
     for &(slot, node) in &decisions.migrations {
-        let t = running_task(cell, slot)?;
+        let t = running_task(cell, slot, "migration")?;
         let what = || format!("migration of task slot {slot} ({})", name(cell, t));
         if cell.tasks.node()[t.index()].0 as i64 == node {
             return Err(format!("{}: it already runs on node {node}", what()));
@@ -66,15 +74,15 @@ fn name(cell: &Cell, t: TaskIdx) -> String {
     )
 }
 
-/// The running task in slot `slot`, not migrating.
-fn running_task(cell: &Cell, slot: i64) -> Result<TaskIdx, String> {
+/// The running task in slot `slot`, for the decision `what` (a migration, an eviction).
+fn running_task(cell: &Cell, slot: i64, what: &str) -> Result<TaskIdx, String> {
     let t = (0..cell.tasks.len() as i64)
         .contains(&slot)
         .then_some(TaskIdx(slot as u32))
-        .ok_or_else(|| format!("migration of task slot {slot}: no such slot"))?;
+        .ok_or_else(|| format!("{what} of task slot {slot}: no such slot"))?;
     if cell.tasks.state()[t.index()] != TaskState::Running {
         return Err(format!(
-            "migration of task slot {slot} ({}): the task is not running",
+            "{what} of task slot {slot} ({}): the task is not running",
             name(cell, t)
         ));
     }
@@ -151,7 +159,7 @@ mod tests {
     fn answer(nodes: &[i64]) -> Decisions {
         Decisions {
             nodes: nodes.to_vec(),
-            migrations: Vec::new(),
+            ..Decisions::default()
         }
     }
 
@@ -203,6 +211,42 @@ mod tests {
         );
     }
 
+    /// By hand: task 0 (CPU 60) runs on node 0; evicting it frees node 0 for task 1 (CPU 60) in
+    /// the same answer, and task 0 is pending again, off its node. Evicting a task that does not
+    /// run, or a slot that does not exist, is refused.
+    #[test]
+    fn evictions_free_their_room_before_the_placements() {
+        let (mut cell, tasks) = cell();
+        apply(&mut cell, (&tasks[..1], 5), &answer(&[0])).unwrap();
+        let evicting = |slot: i64, nodes: &[i64]| Decisions {
+            nodes: nodes.to_vec(),
+            evictions: vec![slot],
+            ..Decisions::default()
+        };
+        let slot = tasks[0].0 as i64;
+        let next = [tasks[1]];
+        let mut full = cell.clone();
+        assert!(
+            apply(&mut full, (&next, 6), &answer(&[0])).is_err(),
+            "node 0 is full"
+        );
+        assert_eq!(apply(&mut cell, (&next, 6), &evicting(slot, &[0])), Ok(()));
+        assert_eq!(cell.tasks.state()[tasks[0].index()], TaskState::Pending);
+        assert!(!cell.tasks.node()[tasks[0].index()].is_some());
+        assert_eq!(cell.tasks.node()[tasks[1].index()], NodeIdx(0));
+        assert_eq!(cell.nodes.cpu_req()[0], 60);
+        cell.check().unwrap();
+        let refused = |slot: i64| {
+            let none: [TaskIdx; 0] = [];
+            apply(&mut cell.clone(), (&none, 7), &evicting(slot, &[])).unwrap_err()
+        };
+        assert_eq!(
+            refused(slot),
+            format!("eviction of task slot {slot} (job 7 task 0): the task is not running")
+        );
+        assert_eq!(refused(99), "eviction of task slot 99: no such slot");
+    }
+
     /// Migrations move a running task at once to a node with room; a pending task, its own
     /// node, a full node or a slot that does not exist are refused.
     #[test]
@@ -212,6 +256,7 @@ mod tests {
         let moving = |migrations: Vec<(i64, i64)>| Decisions {
             nodes: vec![-1],
             migrations,
+            ..Decisions::default()
         };
         let pending = [tasks[2]];
         let mut moved = cell.clone();

@@ -38,6 +38,9 @@ pub struct Decisions {
     pub nodes: Vec<i64>,
     /// Running tasks (by task slot) to move at once to a node (by index), in order.
     pub migrations: Vec<(i64, i64)>,
+    /// Running tasks (by task slot) to take off their nodes before the placements, in order:
+    /// each waits again, at the queue's end, as a task displaced by a machine removal does.
+    pub evictions: Vec<i64>,
 }
 
 /// A scheduler that decides outside the engine (a Python class, `python/src/policy.rs`). The
@@ -97,7 +100,7 @@ impl Decider for LeaveWaiting {
     fn decide(&mut self, view: &TickView<'_>) -> Result<Decisions, String> {
         Ok(Decisions {
             nodes: vec![-1; view.waiting.len()],
-            migrations: Vec::new(),
+            ..Decisions::default()
         })
     }
 

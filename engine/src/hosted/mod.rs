@@ -4,9 +4,10 @@
 //! Each tick, after the trace's events, the policy lists the waiting tasks in the order they
 //! became pending (new, resubmitted, or displaced by a machine removal: `greedy::waiting`, the
 //! queue every placer keeps) and asks its [`Decider`] for a node per task (or none) and,
-//! optionally, migrations. The engine checks each decision against its own invariants as it
-//! applies it (`decisions.rs`): a wrong one stops the run with an error naming the task, and so
-//! does a decider's own error. Placed tasks run their recorded time from the tick's end, as
+//! optionally, migrations and evictions. The engine checks each decision against its own
+//! invariants as it applies it (`decisions.rs`): a wrong one stops the run with an error naming
+//! the task, and so does a decider's own error. An evicted task waits again, at the queue's
+//! end, from the next tick (as a task displaced by a machine removal). Placed tasks run their recorded time from the tick's end, as
 //! under every policy that replays the workload (`replay/deferred.rs`); a migration moves a
 //! running task at once (its run goes on). The `tasks/` and `jobs/` tables are the greedy
 //! placers' (`queue_outputs.rs`), so a decider that places as first-fit does writes first-fit's
@@ -120,11 +121,18 @@ impl Policy for Hosted {
             waiting: &self.listed,
         };
         let decided = self.decider.decide(&view);
-        let applied = decided.and_then(|d| decisions::apply(cell, (&self.listed, now_us), &d));
-        if let Err(problem) = applied {
-            self.fail(problem);
-        }
+        let evicted = decided.and_then(|d| {
+            decisions::apply(cell, (&self.listed, now_us), &d)?;
+            Ok(d.evictions)
+        });
         self.waiting.keep_pending(cell);
+        match evicted {
+            Ok(slots) => {
+                let evicted: Vec<TaskIdx> = slots.iter().map(|&s| TaskIdx(s as u32)).collect();
+                self.waiting.enqueue(cell, &evicted);
+            }
+            Err(problem) => self.fail(problem),
+        }
     }
 
     fn take_failure(&mut self) -> Option<String> {

@@ -101,6 +101,17 @@ pub(super) fn start_delay_us(workload_mode: bool, cell: &Cell, t: TaskIdx) -> i6
     (cell.tasks.start_us()[i] - cell.tasks.trace_sched_us()[i]).max(0)
 }
 
+/// Takes running task `t` off its node at `now_us`, as a machine removal does (and a hosted
+/// policy's eviction, `hosted/decisions.rs`): in workload mode its run restarts when placed
+/// again, its usage rows continuing from the trace time it had reached (module doc).
+pub fn displace(workload_mode: bool, cell: &mut Cell, t: TaskIdx, now_us: i64) {
+    if workload_mode && cell.tasks.trace_sched_us()[t.index()] != NOT_SCHEDULED {
+        let delay = start_delay_us(true, cell, t);
+        cell.record_displaced_run(t, now_us - delay);
+    }
+    cell.unplace(t);
+}
+
 impl Replay {
     /// Switches to workload mode (module doc): for every policy that does not follow the trace's
     /// placements.

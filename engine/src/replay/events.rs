@@ -57,12 +57,7 @@ impl Replay {
                 cell.abort_migration(TaskIdx(t as u32));
             }
             if on_gone(cell.tasks.node()[t]) {
-                let task = TaskIdx(t as u32);
-                if self.workload_mode && cell.tasks.trace_sched_us()[t] != NOT_SCHEDULED {
-                    let delay = deferred::start_delay_us(true, cell, task);
-                    cell.record_displaced_run(task, end_us - delay);
-                }
-                cell.unplace(TaskIdx(t as u32));
+                deferred::displace(self.workload_mode, cell, TaskIdx(t as u32), end_us);
                 ev.displaced_tasks.push(TaskIdx(t as u32));
             }
         }
@@ -148,6 +143,9 @@ impl Replay {
         }
         if cell.tasks.priority()[t.index()] != priority {
             cell.set_priority(t, priority);
+        }
+        if cell.tasks.scheduling_class()[t.index()] != row.scheduling_class {
+            cell.set_scheduling_class(t, row.scheduling_class);
         }
         let (cpu, mem) = (row.cpu_request, row.memory_request);
         if cpu.is_some() || mem.is_some() {

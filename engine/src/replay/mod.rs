@@ -40,7 +40,7 @@ mod usage;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
 pub use awaiting::AwaitingList;
-pub use deferred::{AwaitingStart, Deferred, DeferredKind};
+pub use deferred::{AwaitingStart, Deferred, DeferredKind, displace};
 pub use queue::DeferredQueue;
 use rows::{AttributeRow, MachineEventRow, TaskEventRow, UsageReading};
 use task_ids::TaskIds;

@@ -88,6 +88,8 @@ pub(super) struct TaskEventRow {
     pub kind: u8,
     /// Priority 0..11.
     pub priority: u8,
+    /// Scheduling class 0..3 (3: the most latency-sensitive; mandatory in the trace).
+    pub scheduling_class: u8,
     /// CPU request, when given.
     pub cpu_request: Option<f32>,
     /// Memory request, when given.
@@ -96,12 +98,13 @@ pub(super) struct TaskEventRow {
 
 impl TaskEventRow {
     /// The projection [`TaskEventRow::read`] reads.
-    pub const COLUMNS: [&'static str; 8] = [
+    pub const COLUMNS: [&'static str; 9] = [
         "time",
         "job_id",
         "task_index",
         "machine_id",
         "event_type",
+        "scheduling_class",
         "priority",
         "cpu_request",
         "memory_request",
@@ -111,8 +114,8 @@ impl TaskEventRow {
     pub fn reader(b: &RecordBatch) -> impl Fn(usize) -> TaskEventRow + '_ {
         let (time_us, job_id, task_index) = (i64s(b, 0), u64s(b, 1), u32s(b, 2));
         let machine_id = nullable::<UInt64Type>(b, 3);
-        let (kind, priority) = (u8s(b, 4), u8s(b, 5));
-        let (cpu, memory) = (nullable::<Float32Type>(b, 6), nullable::<Float32Type>(b, 7));
+        let (kind, scheduling_class, priority) = (u8s(b, 4), u8s(b, 5), u8s(b, 6));
+        let (cpu, memory) = (nullable::<Float32Type>(b, 7), nullable::<Float32Type>(b, 8));
         move |r| TaskEventRow {
             time_us: time_us[r],
             job_id: job_id[r],
@@ -120,6 +123,7 @@ impl TaskEventRow {
             machine_id: machine_id(r),
             kind: kind[r],
             priority: priority[r],
+            scheduling_class: scheduling_class[r],
             cpu_request: cpu(r),
             memory_request: memory(r),
         }
@@ -176,7 +180,9 @@ mod tests {
     use ingest::Table;
     use ingest::columns::ConstraintRow;
 
-    /// Every projection names columns of its table's schema, time key first.
+    /// Every projection names columns of its table's schema, time key first, in the schema's
+    /// order (a Parquet projection yields its columns in the file's order, and the readers
+    /// take them by position).
     #[test]
     fn projections_name_schema_columns() {
         let cases: [(Table, &[&str]); 5] = [
@@ -189,9 +195,14 @@ mod tests {
         for (table, columns) in cases {
             let schema = table.arrow_schema();
             assert_eq!(schema.field(0).name(), columns[0], "{table:?}");
-            for c in columns {
-                assert!(schema.field_with_name(c).is_ok(), "{table:?} {c}");
-            }
+            let at: Vec<usize> = (columns.iter())
+                .map(|c| {
+                    schema
+                        .index_of(c)
+                        .unwrap_or_else(|_| panic!("{table:?} {c}"))
+                })
+                .collect();
+            assert!(at.is_sorted_by(|a, b| a < b), "{table:?}: {columns:?}");
         }
     }
 }
