@@ -31,10 +31,19 @@ pub fn note(args: std::fmt::Arguments<'_>) {
     status(format_args!("{text}"));
 }
 
-/// Writes `args` and a newline to standard error only, ignoring a failure: progress lines, which
-/// the run's log leaves out.
+/// Writes `args` and a newline to standard error only, ignoring a failure: lines the run's log
+/// leaves out.
 pub fn status(args: std::fmt::Arguments<'_>) {
-    if crate::hold(crate::Stream::Err, format!("{args}\n")) {
+    status_to(crate::Stream::Err, args);
+}
+
+/// [`status`] for a progress line (held apart for an embedding program: [`crate::Stream`]).
+pub fn progress(args: std::fmt::Arguments<'_>) {
+    status_to(crate::Stream::Progress, args);
+}
+
+fn status_to(held_as: crate::Stream, args: std::fmt::Arguments<'_>) {
+    if crate::hold(held_as, format!("{args}\n")) {
         return;
     }
     let _ = writeln!(std::io::stderr().lock(), "{args}");

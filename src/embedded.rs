@@ -18,7 +18,7 @@ static STOP_FLAGS: Mutex<Vec<Weak<AtomicBool>>> = Mutex::new(Vec::new());
 /// Marks the commands as running inside another program (the Python package): they install no
 /// signal handlers (the host owns its signals: Python may replace a handler at any time; the
 /// host calls [`request_stop`] on its own interrupt instead), and their text is held for the
-/// host ([`take_output`]), progress as plain lines.
+/// host ([`take_output`]), progress as plain lines marked [`Stream::Progress`].
 pub fn set_embedded() {
     EMBEDDED.store(true, Ordering::Relaxed);
 }
@@ -33,8 +33,10 @@ pub fn embedded() -> bool {
 pub enum Stream {
     /// Standard output: results.
     Out,
-    /// Standard error: progress, notes, warnings.
+    /// Standard error: notes, warnings.
     Err,
+    /// Standard error: a progress line (a notebook shows it as one line updated in place).
+    Progress,
 }
 
 /// Text printed by commands in an embedding program, until it takes it ([`take_output`]).

@@ -112,7 +112,7 @@ impl Reporter {
                     }
                     None if finished || last_line.elapsed() >= PLAIN_INTERVAL => {
                         if let Some(line) = plain_line(&s, started.elapsed(), finished) {
-                            crate::console::status(format_args!("{what}: {line}"));
+                            crate::console::progress(format_args!("{what}: {line}"));
                         }
                         last_line = Instant::now();
                     }

@@ -84,6 +84,9 @@ fn command(
     };
     let _ = py.detach(|| worker.join());
     show_output(py);
+    let _ = py
+        .import("cellsim._progress")
+        .and_then(|m| m.call_method0("end"));
     if let Some(e) = interrupted {
         return Err(e);
     }
@@ -99,24 +102,27 @@ fn command(
 }
 
 /// Writes what the commands printed to Python's `sys.stdout` and `sys.stderr` (a notebook
-/// shows those, not the process's own streams); a failing write is ignored, as the command line
-/// ignores a closed stderr.
+/// shows those, not the process's own streams), progress lines through
+/// `cellsim._progress.show` (in a notebook, one line updated in place); a failing write is
+/// ignored, as the command line ignores a closed stderr.
 fn show_output(py: Python<'_>) {
     let held = cellsim_cli::take_output();
     if held.is_empty() {
         return;
     }
-    let Ok(sys) = py.import("sys") else {
+    let (Ok(sys), Ok(progress)) = (py.import("sys"), py.import("cellsim._progress")) else {
         return;
     };
     for (stream, text) in held {
-        let name = match stream {
-            cellsim_cli::Stream::Out => "stdout",
-            cellsim_cli::Stream::Err => "stderr",
-        };
-        if let Ok(file) = sys.getattr(name) {
-            let _ = file.call_method1("write", (text,));
+        let _ = match stream {
+            cellsim_cli::Stream::Out => sys.getattr("stdout"),
+            cellsim_cli::Stream::Err => sys.getattr("stderr"),
+            cellsim_cli::Stream::Progress => {
+                let _ = progress.call_method1("show", (text,));
+                continue;
+            }
         }
+        .and_then(|file| file.call_method1("write", (text,)));
     }
 }
 

@@ -206,3 +206,32 @@ def test_what_a_run_prints_goes_to_pythons_streams(trace, tmp_path, capsys):
     assert rows(printed.out) == rows(done.stdout)
     assert len(rows(printed.out)) == 4 and rows(printed.out)[0] == ["policy", "first-fit"]
     assert "run: " in printed.err  # the progress line at the end
+
+
+def test_progress_is_one_line_updated_in_place_in_a_notebook(trace, tmp_path, capsys,
+                                                              monkeypatch):
+    """In a Jupyter kernel each command's progress lines go to one display, updated in place
+    (a fake display here records the calls), not to sys.stderr; the report still goes to
+    sys.stdout."""
+    from cellsim import _progress
+
+    calls = []
+
+    def display(text, handle):
+        calls.append((text, handle))
+        return handle if handle is not None else object()
+
+    monkeypatch.setattr(_progress, "_in_notebook", lambda: True)
+    monkeypatch.setattr(_progress, "_display", display)
+    cellsim.run(trace, "first-fit", hours=1, out=tmp_path / "one")
+    first = len(calls)
+    cellsim.run(trace, "first-fit", hours=1, out=tmp_path / "two")
+    printed = capsys.readouterr()
+    assert first >= 1 and len(calls) > first
+    assert all(text.startswith("run: ") and "\n" not in text for text, _ in calls)
+    assert "100.0%" in calls[first - 1][0] and "100.0%" in calls[-1][0]
+    # Each command starts a display of its own, then updates it.
+    assert calls[0][1] is None and calls[first][1] is None
+    assert all(handle is not None for _, handle in calls[1:first] + calls[first + 1:])
+    assert "run: " not in printed.err
+    assert "outputs in" in printed.out
