@@ -80,3 +80,32 @@ fn every_part_says_whose_it_is() {
     assert_ne!(kv["cellsim.run"], expected["cellsim.run"]);
     assert_ne!(kv["cellsim.config_hash"], expected["cellsim.config_hash"]);
 }
+
+/// Every column of a run's output and of an ingested trace carries the column order readers
+/// before PARQUET-2249 know (`TYPE_DEFINED_ORDER`), float columns included: parquet 60 marks
+/// floats `IEEE_754_TOTAL_ORDER`, and polars before 2.0 then cannot open the file at all
+/// (pola-rs/polars#27893), so the writer is held below 60 (`engine/Cargo.toml`).
+#[test]
+fn every_column_order_is_one_older_readers_know() {
+    use parquet::basic::{ColumnOrder, Type};
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated_cell(root.path(), 60, 0.5, 5);
+    let out = root.path().join("run");
+    let config = RunConfig::from_toml("hours = 0.5\n", Path::new("test.toml")).unwrap();
+    run_policy(&config, &parquet, &out);
+    let parts =
+        [out.join("ticks"), parquet.join("task_events")].map(|dir| common::parts(&dir).remove(0));
+    for part in parts {
+        let reader = SerializedFileReader::new(File::open(&part).unwrap()).unwrap();
+        let meta = reader.metadata().file_metadata();
+        let floats = (meta.schema_descr().columns().iter())
+            .filter(|c| matches!(c.physical_type(), Type::FLOAT | Type::DOUBLE))
+            .count();
+        assert!(floats > 0, "{part:?} has float columns");
+        let orders = meta.column_orders().expect("column orders written");
+        assert!(
+            (orders.iter()).all(|o| matches!(o, ColumnOrder::TYPE_DEFINED_ORDER(_))),
+            "{part:?}: {orders:?}"
+        );
+    }
+}
