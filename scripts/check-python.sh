@@ -25,10 +25,17 @@ CELLSIM_WORK=$work/runs python3 -m nbconvert --to notebook --execute \
     analysis/notebooks/compare-policies.ipynb --output-dir "$work" --output compare-policies.ipynb
 echo "the package's notebook ran; executed copy: $work/compare-policies.ipynb"
 
-# The interpreter for CPython $1 (3.9, ...), from PATH or pyenv; nothing if none.
+# The interpreter for CPython $1 (3.9, ...), from PATH or pyenv, that runs (a pyenv shim for
+# a version not selected does not); nothing if none.
 interpreter() {
-    command -v "python$1" 2>/dev/null && return
-    ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/python 2>/dev/null | sort -V | tail -1
+    local candidate
+    for candidate in $(command -v "python$1" 2>/dev/null) \
+        $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/python 2>/dev/null | sort -V); do
+        if "$candidate" -c "" 2>/dev/null; then
+            echo "$candidate"
+            return
+        fi
+    done
 }
 for version in 3.9 3.13; do
     python=$(interpreter "$version")
