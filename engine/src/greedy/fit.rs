@@ -26,7 +26,7 @@ use crate::ids::TaskIdx;
 pub type Amounts = [i64; 4];
 
 /// The amounts a task adds to the node it is placed on (units).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Need {
     /// CPU the rule charges: the request, or the usage (the request until measured).
     pub cpu: u32,

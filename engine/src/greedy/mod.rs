@@ -13,7 +13,8 @@
 //!
 //! Invariants: the queue is [`waiting::Waiting`]'s. Within a tick, a task that needs at least as
 //! much as one no node had room for ([`fit::Need::at_least`]), with the same constraints or that
-//! one with none, is not looked for: placements only take room away, so none would have it. For
+//! one with none, is not looked for: placements only take room away, so none would have it
+//! (kept by need class, `classes.rs`, for a choice that draws nothing). For
 //! the same reason, a choice that takes the first qualifying node ([`NodeChoice::TAKES_FIRST`])
 //! looks for such a task only from the node the other was placed on: every node before it had
 //! no room for the other then, so none has room for this one now (a job's many equal tasks no
@@ -25,6 +26,7 @@
 //! constraints is looked for only on the nodes meeting them, kept per constraint set in a
 //! [`MatchMemo`] (which follows attribute changes node by node).
 
+mod classes;
 pub mod fit;
 pub mod unplaced;
 pub mod waiting;
@@ -41,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use choice::qualifies;
 pub use choice::{BestFit, FirstFit, NodeChoice, Random, Search};
+use classes::NeedClasses;
 use fit::Need;
 use room::RoomIndex;
 use staircase::Staircase;
@@ -80,6 +83,8 @@ pub struct Greedy<C> {
     phases: Phases,
     /// The waiting tasks no node could take in the last pass (a pure cache, not saved).
     unplaced: Unplaced,
+    /// The waiting tasks' need classes, and which found no node this pass (a pure cache).
+    classes: NeedClasses,
     /// The nodes meeting the waiting tasks' constraint sets (a pure cache, not saved).
     meeting: MatchMemo,
     /// Tests: search for every task from the first node, as without the pass's memories.
@@ -97,6 +102,7 @@ impl<C: NodeChoice> Greedy<C> {
             stairs: Staircase::default(),
             phases: Phases::of_terms(outputs.terms()),
             unplaced: Unplaced::default(),
+            classes: NeedClasses::default(),
             meeting: MatchMemo::default(),
             exhaustive: false,
             outputs,
@@ -180,12 +186,12 @@ impl Admission for AdmitAll {
     fn placed(&mut self, _: &Cell, _: TaskIdx) {}
 }
 
-/// The cell and the pass's indexes of it: room, free pairs, unplaceable tasks, constraint
-/// matches.
+/// The cell and the pass's indexes of it: room, free pairs, unplaceable tasks and need classes,
+/// constraint matches.
 type Indexes<'a> = (
     &'a mut Cell,
     (&'a mut RoomIndex, &'a mut Staircase),
-    &'a mut Unplaced,
+    (&'a mut Unplaced, &'a mut NeedClasses),
     &'a mut MatchMemo,
 );
 
@@ -194,7 +200,7 @@ type Indexes<'a> = (
 /// spares them a search while nothing that could change that has happened: `unplaced.rs`).
 fn place_waiting<C: NodeChoice>(
     choice: &C,
-    (cell, (room, stairs), unplaced, memo): Indexes<'_>,
+    (cell, (room, stairs), (unplaced, classes), memo): Indexes<'_>,
     waiting: &[(TaskIdx, u32)],
     (rng, admission): (&mut Rng, &mut impl Admission),
     (now_us, exhaustive): (i64, bool),
@@ -206,10 +212,11 @@ fn place_waiting<C: NodeChoice>(
         Vec::with_capacity(PLACED_KEPT);
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
-    // Kept only where it is read: not for a choice that draws (see below).
+    // Kept only where they are read: not for a choice that draws (see below).
     let use_stairs = !C::DRAWS && !exhaustive;
     if use_stairs {
         stairs.rebuild(&cell.nodes);
+        classes.begin_pass(waiting.len());
     }
     unplaced.begin_pass(cell);
     // The memo follows attribute changes by epoch, which only the index counts (a no-op when
@@ -228,25 +235,46 @@ fn place_waiting<C: NodeChoice>(
         let harder = |s: ConstraintSetIdx, f: &Need, r: &Range<usize>| {
             (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f) && *r == nodes
         };
-        // The O(1) tests first (no node has room: the index's root; a smaller need failed this
-        // pass), then whether any node has its CPU and memory free together (`staircase.rs`,
-        // O(log nodes)), then, for a task with constraints, the touched nodes (`unplaced.rs`): each only
-        // skips a task no node can take now, so their order changes no placement. A task
+        // The O(1) tests first (its need class is dead: `classes.rs`, or for a choice that
+        // draws, a smaller need failed this pass; no node has room: the index's root), then
+        // whether any node has its CPU and memory free together (`staircase.rs`, O(log
+        // nodes)), then, for a task with constraints, the touched nodes (`unplaced.rs`): each
+        // only skips a task no node can take now, so their order changes no placement. A task
         // without constraints goes straight to the room index, whose leaves have room exactly
         // where the fit rule holds: its search answers what the touched nodes would, in far
         // fewer steps when thousands of nodes changed (many tasks waiting on a cell whose
         // requests are full, fitting by requests).
+        // No node can take the task now. Only a task with constraints is asked about across
+        // passes (`Unplaced::still_unplaceable`, below), so only its mark is kept (with ~170k
+        // tasks waiting, a mark for each was 7 % of first-fit's time).
+        let remember = |unplaced: &mut Unplaced| {
+            if set != ConstraintSetIdx::EMPTY {
+                unplaced.mark(cell, (t, set, &need));
+            }
+        };
+        let class = use_stairs.then(|| classes.class_of(cell, t, (&need, set, &nodes)));
+        let fails = |classes: &mut NeedClasses| {
+            if let Some(class) = class {
+                classes.failed(class);
+            }
+        };
+        if class.is_some_and(|c| classes.dead(c)) {
+            remember(unplaced);
+            continue;
+        }
         if !room.any(&need)
-            || failed.iter().any(|(s, f, r)| harder(*s, f, r))
+            || (class.is_none() && failed.iter().any(|(s, f, r)| harder(*s, f, r)))
             || (use_stairs && !stairs.may_fit(&need))
         {
-            unplaced.mark(cell, (t, set, &need));
+            remember(unplaced);
+            fails(classes);
             continue;
         }
         if !C::DRAWS
             && set != ConstraintSetIdx::EMPTY
             && unplaced.still_unplaceable(cell, (t, set, &need))
         {
+            fails(classes);
             continue;
         }
         let from = (placed.iter())
@@ -289,8 +317,9 @@ fn place_waiting<C: NodeChoice>(
                 }
             }
             None => {
-                unplaced.mark(cell, (t, set, &need));
-                if failed.len() < FAILED_KEPT {
+                remember(unplaced);
+                fails(classes);
+                if class.is_none() && failed.len() < FAILED_KEPT {
                     failed.push((set, need, nodes));
                 }
             }
@@ -314,7 +343,7 @@ impl<C: NodeChoice> Greedy<C> {
         let at = (
             &mut *cell,
             (&mut self.room, &mut self.stairs),
-            &mut self.unplaced,
+            (&mut self.unplaced, &mut self.classes),
             &mut self.meeting,
         );
         let admission = &mut Gated { gate, admission };
@@ -557,7 +586,7 @@ mod tests {
             let memories = (
                 &mut RoomIndex::default(),
                 &mut Staircase::default(),
-                &mut Unplaced::default(),
+                (&mut Unplaced::default(), &mut NeedClasses::default()),
                 &mut MatchMemo::default(),
             );
             let (room, stairs, unplaced, memo) = memories;
