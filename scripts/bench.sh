@@ -27,7 +27,9 @@ bin=$PWD/target/release/cellsim
 work=${WORK:-$(mktemp -d -t cellsim-bench.XXXXXX)}
 mkdir -p "$work"
 trace=${1:-}
+trace_kind="as given"
 if [ -z "$trace" ]; then
+  trace_kind="the generated 12.5k-machine cell"
   trace=$work/parquet
   if [ ! -f "$trace/ingest-summary.json" ]; then
     echo "generating the 12.5k-machine trace in $work" >&2
@@ -69,7 +71,7 @@ cat <<HEAD
 - date: $(date -u +%Y-%m-%dT%H:%MZ)
 - commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo " (+ uncommitted changes)")
 - machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB
-- trace: \`$trace\` (the generated 12.5k-machine cell); 8x = \`--multiply 8\`
+- trace: \`$trace\` ($trace_kind); 8x = \`--multiply 8\`
 - command: \`cellsim run [--config C] --trace TRACE --policy P --multiply K --hours H --threads T --snapshot-every-wall-minutes 0 --out D\`
   then \`cellsim report D --timing\`; H = $hours_1x at 1x, $hours_8x at 8x; $runs runs per line, interleaved; medians
 - phases: median wall ms per tick after the first (which places the whole initial cell); mean
