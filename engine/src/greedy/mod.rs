@@ -212,9 +212,10 @@ fn place_waiting<C: NodeChoice>(
         Vec::with_capacity(PLACED_KEPT);
     let mut placements = 0usize;
     room.rebuild(&cell.nodes);
-    // Kept only where they are read: not for a choice that draws (see below).
-    let use_stairs = !C::DRAWS && !exhaustive;
-    if use_stairs {
+    // The pass's pruning memories (free pairs, need classes), kept only where they are read:
+    // not for a choice that draws (see below).
+    let prunes = !C::DRAWS && !exhaustive;
+    if prunes {
         stairs.rebuild(&cell.nodes);
         classes.begin_pass(waiting.len());
     }
@@ -235,6 +236,21 @@ fn place_waiting<C: NodeChoice>(
         let harder = |s: ConstraintSetIdx, f: &Need, r: &Range<usize>| {
             (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f) && *r == nodes
         };
+        // `remember`: no node can take the task now. Only a task with constraints is asked
+        // about across passes (`Unplaced::still_unplaceable`, below), so only its mark is kept
+        // (with ~170k tasks waiting, a mark for each was 7 % of first-fit's time). `fails`: nor
+        // any task of its need class, or of one needing more, this pass.
+        let remember = |unplaced: &mut Unplaced| {
+            if set != ConstraintSetIdx::EMPTY {
+                unplaced.mark(cell, (t, set, &need));
+            }
+        };
+        let class = prunes.then(|| classes.class_of(cell, t, (&need, set, &nodes)));
+        let fails = |classes: &mut NeedClasses| {
+            if let Some(class) = class {
+                classes.failed(class);
+            }
+        };
         // The O(1) tests first (its need class is dead: `classes.rs`, or for a choice that
         // draws, a smaller need failed this pass; no node has room: the index's root), then
         // whether any node has its CPU and memory free together (`staircase.rs`, O(log
@@ -244,27 +260,13 @@ fn place_waiting<C: NodeChoice>(
         // where the fit rule holds: its search answers what the touched nodes would, in far
         // fewer steps when thousands of nodes changed (many tasks waiting on a cell whose
         // requests are full, fitting by requests).
-        // No node can take the task now. Only a task with constraints is asked about across
-        // passes (`Unplaced::still_unplaceable`, below), so only its mark is kept (with ~170k
-        // tasks waiting, a mark for each was 7 % of first-fit's time).
-        let remember = |unplaced: &mut Unplaced| {
-            if set != ConstraintSetIdx::EMPTY {
-                unplaced.mark(cell, (t, set, &need));
-            }
-        };
-        let class = use_stairs.then(|| classes.class_of(cell, t, (&need, set, &nodes)));
-        let fails = |classes: &mut NeedClasses| {
-            if let Some(class) = class {
-                classes.failed(class);
-            }
-        };
         if class.is_some_and(|c| classes.dead(c)) {
             remember(unplaced);
             continue;
         }
         if !room.any(&need)
             || (class.is_none() && failed.iter().any(|(s, f, r)| harder(*s, f, r)))
-            || (use_stairs && !stairs.may_fit(&need))
+            || (prunes && !stairs.may_fit(&need))
         {
             remember(unplaced);
             fails(classes);
@@ -304,7 +306,7 @@ fn place_waiting<C: NodeChoice>(
                 cell.place(t, n, now_us);
                 admission.placed(cell, t);
                 room.update(&cell.nodes, n.index());
-                if use_stairs {
+                if prunes {
                     stairs.update(before, staircase::free_pair(&cell.nodes, n.index()));
                 }
                 if C::TAKES_FIRST {
