@@ -7,9 +7,9 @@
 //! exists, is online, meets the task's constraints and has room for it under the run's fit rule
 //! (`greedy::fit`, as every placer keeps it), for a task still pending (not placed twice). A
 //! migration must name a running task, not migrating, and an online node other than its own
-//! that meets its constraints and has room for it. The first
-//! decision that breaks one of these stops the tick: what was applied before it stays (the run
-//! then fails, so nothing is written as if the tick had completed).
+//! that meets its constraints and has room for it. The first decision that breaks one of these
+//! stops the tick: what was applied before it stays (the run then fails, so nothing is written
+//! as if the tick had completed).
 
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Need, charged, fits};

@@ -6,10 +6,11 @@
 //! queue every placer keeps) and asks its [`Decider`] for a node per task (or none) and,
 //! optionally, migrations and evictions. The engine checks each decision against its own
 //! invariants as it applies it (`decisions.rs`): a wrong one stops the run with an error naming
-//! the task, and so does a decider's own error. An evicted task waits again, at the queue's
-//! end, from the next tick (as a task displaced by a machine removal). Placed tasks run their recorded time from the tick's end, as
-//! under every policy that replays the workload (`replay/deferred.rs`); a migration moves a
-//! running task at once (its run goes on). The `tasks/` and `jobs/` tables are the greedy
+//! the task, and so does a decider's own error. Placed tasks run their recorded time from the
+//! tick's end, as under every policy that replays the workload (`replay/deferred.rs`); a
+//! migration moves a running task at once (its run goes on); an evicted task waits again, at
+//! the queue's end, from the next tick, and its run restarts when placed (as a task displaced by
+//! a machine removal). The `tasks/` and `jobs/` tables are the greedy
 //! placers' (`queue_outputs.rs`), so a decider that places as first-fit does writes first-fit's
 //! outputs.
 //!
