@@ -4,9 +4,9 @@ instance to :func:`cellsim.run` (``policy=MyPolicy()``).
 Each tick the engine applies the trace's events, then calls ``schedule`` once with a
 :class:`Tick`: the waiting tasks (in the order they became pending) and the nodes as numpy
 arrays, and a seeded :class:`numpy.random.Generator`. ``schedule`` returns a node index per
-waiting task (``-1``: leave it waiting), or a :class:`Decisions` with migrations too. The engine
-checks every decision (the node exists, is online, meets the task's constraints and has room
-for it under the run's fit rule, ``tick.fit_by``) and stops the run with a
+waiting task (``-1``: leave it waiting), or a :class:`Decisions` with migrations and evictions.
+The engine checks every decision (the node exists, is online, meets the task's constraints and
+has room for it under the run's fit rule, ``tick.fit_by``) and stops the run with a
 :class:`cellsim.CellsimError` naming the tick and the task for the first wrong one; an exception
 raised in ``schedule`` stops it too and is raised as itself.
 
