@@ -9,9 +9,9 @@
 //! first-fit's time.) Only for choices that draw nothing: a skipped search would shift a drawing
 //! choice's random stream.
 //!
-//! A task's class is cached per task slot (with its generation) and checked against its key
-//! each pass (requests change while a task waits), so most tasks cost a comparison, not a hash
-//! lookup. A class met for the first time in a pass is checked against the pass's failures so
+//! A task's class is cached per task slot and checked against its key each pass (requests
+//! change while a task waits, slots are reused: the key decides, so no generation is read), so
+//! most tasks cost a comparison, not a hash lookup. A class met for the first time in a pass is checked against the pass's failures so
 //! far; a new failure kills the classes met so far that it dominates.
 //!
 //! Invariants: a class is dead in a pass only if some class it needs at least as much as (the
@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::fit::Need;
-use crate::cell::Cell;
 use crate::ids::{ConstraintSetIdx, TaskIdx};
 
 /// What makes two tasks alike in a pass.
@@ -46,8 +45,8 @@ impl ClassKey {
 /// The need classes and which are dead in the current pass (module doc).
 #[derive(Debug, Clone, Default)]
 pub struct NeedClasses {
-    /// Per task slot: the generation and class it was last seen with.
-    slots: Vec<(u32, u32)>,
+    /// Per task slot: the class it was last seen with (`u32::MAX`: none).
+    slots: Vec<u32>,
     /// Per class: its key, the pass it was last met in, the pass it died in.
     keys: Vec<ClassKey>,
     met_in: Vec<u32>,
@@ -79,7 +78,6 @@ impl NeedClasses {
     /// this pass.
     pub fn class_of(
         &mut self,
-        cell: &Cell,
         t: TaskIdx,
         (need, set, nodes): (&Need, ConstraintSetIdx, &Range<usize>),
     ) -> u32 {
@@ -88,15 +86,12 @@ impl NeedClasses {
             set,
             nodes: (nodes.start, nodes.end),
         };
-        let (i, generation) = (t.index(), cell.tasks.generation()[t.index()]);
+        let i = t.index();
         if self.slots.len() <= i {
-            self.slots.resize(i + 1, (0, u32::MAX));
+            self.slots.resize(i + 1, u32::MAX);
         }
-        let (seen_generation, class) = self.slots[i];
-        let class = match class != u32::MAX
-            && seen_generation == generation
-            && self.keys[class as usize] == key
-        {
+        let class = self.slots[i];
+        let class = match class != u32::MAX && self.keys[class as usize] == key {
             true => class,
             false => {
                 let class = *self.of_key.entry(key).or_insert_with(|| {
@@ -105,7 +100,7 @@ impl NeedClasses {
                     self.dead_in.push(0);
                     self.keys.len() as u32 - 1
                 });
-                self.slots[i] = (generation, class);
+                self.slots[i] = class;
                 class
             }
         };
@@ -161,7 +156,7 @@ mod tests {
     /// gets another class.
     #[test]
     fn a_failure_kills_the_classes_it_dominates() {
-        let mut cell = Cell::with_machines(1, 100, 100);
+        let mut cell = crate::cell::Cell::with_machines(1, 100, 100);
         let tasks: Vec<TaskIdx> = (0..6).map(|i| cell.tasks.alloc(1, i, 0, 0)).collect();
         let mut classes = NeedClasses::default();
         let all = 0..1;
@@ -169,7 +164,7 @@ mod tests {
         let (one, two) = (ConstraintSetIdx(1), ConstraintSetIdx(2));
         classes.begin_pass(6);
         let mut class = |t: usize, n: Need, set, nodes: &Range<usize>| {
-            classes.class_of(&cell, tasks[t], (&n, set, nodes))
+            classes.class_of(tasks[t], (&n, set, nodes))
         };
         let bigger = class(0, need(70, 10, false), none, &all);
         let failing = class(1, need(60, 10, false), none, &all);
@@ -185,19 +180,19 @@ mod tests {
         classes.failed(failing);
         assert!(classes.dead(failing) && classes.dead(bigger) && classes.dead(constrained));
         assert!(!classes.dead(smaller) && !classes.dead(elsewhere));
-        let later = classes.class_of(&cell, tasks[5], (&need(60, 20, false), none, &all));
+        let later = classes.class_of(tasks[5], (&need(60, 20, false), none, &all));
         assert!(classes.dead(later), "met after the failure");
-        let production = classes.class_of(&cell, tasks[5], (&need(60, 10, true), none, &all));
+        let production = classes.class_of(tasks[5], (&need(60, 10, true), none, &all));
         assert!(classes.dead(production), "production needs more");
-        let small_one = classes.class_of(&cell, tasks[3], (&need(40, 10, false), one, &all));
-        let bigger_one = classes.class_of(&cell, tasks[4], (&need(45, 10, false), one, &all));
-        let bigger_two = classes.class_of(&cell, tasks[2], (&need(45, 10, false), two, &all));
+        let small_one = classes.class_of(tasks[3], (&need(40, 10, false), one, &all));
+        let bigger_one = classes.class_of(tasks[4], (&need(45, 10, false), one, &all));
+        let bigger_two = classes.class_of(tasks[2], (&need(45, 10, false), two, &all));
         classes.failed(small_one);
         assert!(classes.dead(bigger_one));
         assert!(!classes.dead(bigger_two), "another constraint set");
         classes.begin_pass(6);
         assert!(!classes.dead(failing) && !classes.dead(bigger));
-        let reused = classes.class_of(&cell, tasks[1], (&need(10, 10, false), none, &all));
+        let reused = classes.class_of(tasks[1], (&need(10, 10, false), none, &all));
         assert_ne!(reused, failing);
     }
 }

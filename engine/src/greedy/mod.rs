@@ -245,7 +245,7 @@ fn place_waiting<C: NodeChoice>(
                 unplaced.mark(cell, (t, set, &need));
             }
         };
-        let class = prunes.then(|| classes.class_of(cell, t, (&need, set, &nodes)));
+        let class = prunes.then(|| classes.class_of(t, (&need, set, &nodes)));
         let fails = |classes: &mut NeedClasses| {
             if let Some(class) = class {
                 classes.failed(class);
