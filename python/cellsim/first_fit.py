@@ -31,7 +31,7 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from .policy import Policy, Tick
+from .policy import Policy, Tick, free_amounts
 
 __all__ = ["FirstFit"]
 
@@ -61,19 +61,6 @@ def _may_take(free: np.ndarray, needs: np.ndarray) -> np.ndarray:
     if production.any():
         may &= ~production | _may_fit(free[2], free[3], needs[:, PROD_CPU], needs[:, PROD_MEM])
     return may
-
-
-def _free(nodes: Any) -> np.ndarray:
-    """The nodes' free amounts as the fit rule reads them (4 rows; -1 on an offline node)."""
-    online = nodes.online
-    cap_cpu = nodes.cpu_cap.astype(np.int64)
-    cap_mem = nodes.mem_cap.astype(np.int64)
-    return np.stack([
-        np.where(online, cap_cpu - nodes.cpu, -1),
-        np.where(online, cap_mem - nodes.mem, -1),
-        np.where(online, cap_cpu - nodes.prod_cpu_req, -1),
-        np.where(online, cap_mem - nodes.prod_mem_req, -1),
-    ])
 
 
 #: The task columns a need is made of.
@@ -186,7 +173,7 @@ class FirstFit(Policy):
     def schedule(self, tick: Tick) -> np.ndarray:
         tasks = tick.tasks
         chosen = np.full(len(tasks), -1, dtype=np.int64)
-        free = _free(tick.nodes)
+        free = free_amounts(tick.nodes)
         if tick.attributes_epoch != self._epoch or \
                 (self._end is not None and self._end.shape[1] != free.shape[1]):
             self._meets.clear()  # the constraint masks read for other attributes or nodes

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Columns", "Decisions", "Policy", "Room", "Tick"]
+__all__ = ["Columns", "Decisions", "Policy", "Room", "Tick", "free_amounts"]
 
 
 class Columns:
@@ -115,19 +115,27 @@ class Tick:
         return f"Tick({self.index}, {len(self.tasks)} waiting, {len(self.nodes)} nodes)"
 
 
+def free_amounts(nodes: Columns) -> np.ndarray:
+    """The nodes' free amounts as the run's fit rule reads them, four rows (int64): CPU,
+    memory, and the production reservations' CPU and memory; -1 on an offline node."""
+    online = nodes.online
+    cap_cpu, cap_mem = nodes.cpu_cap.astype(np.int64), nodes.mem_cap.astype(np.int64)
+    return np.stack([
+        np.where(online, cap_cpu - nodes.cpu, -1),
+        np.where(online, cap_mem - nodes.mem, -1),
+        np.where(online, cap_cpu - nodes.prod_cpu_req, -1),
+        np.where(online, cap_mem - nodes.prod_mem_req, -1),
+    ])
+
+
 class Room:
     """The nodes' free amounts as the run's fit rule reads them (``cpu``, ``mem``, and the
-    production reservations' ``prod_cpu``, ``prod_mem``; -1 on an offline node), for a policy
-    to place against and take from as it places, so that two tasks of one tick never share
-    the same room."""
+    production reservations' ``prod_cpu``, ``prod_mem``: the rows of :func:`free_amounts`), for
+    a policy to place against and take from as it places, so that two tasks of one tick never
+    share the same room."""
 
     def __init__(self, tick: "Tick") -> None:
-        nodes = tick.nodes
-        cap_cpu, cap_mem = nodes.cpu_cap.astype(np.int64), nodes.mem_cap.astype(np.int64)
-        self.cpu = np.where(nodes.online, cap_cpu - nodes.cpu, -1)
-        self.mem = np.where(nodes.online, cap_mem - nodes.mem, -1)
-        self.prod_cpu = np.where(nodes.online, cap_cpu - nodes.prod_cpu_req, -1)
-        self.prod_mem = np.where(nodes.online, cap_mem - nodes.prod_mem_req, -1)
+        self.cpu, self.mem, self.prod_cpu, self.prod_mem = free_amounts(tick.nodes)
         self._tick = tick
 
     def fits(self, i: int) -> np.ndarray:

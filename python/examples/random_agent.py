@@ -42,10 +42,10 @@ def main(hours=24.0, trace=None, out=None, seed=7):
     while True:
         # Each waiting task (slot) once, and none of them running. (A job's task can wait
         # twice over: a run the trace ended while it waited here, and the trace's next one.)
-        assert len(np.unique(obs.tasks.task)) == len(obs.tasks), "a task listed twice"
-        assert not np.isin(obs.tasks.task, obs.running().task).any(), "a waiting task runs"
-        # Each node's requested amounts are the sums of its running tasks' requests.
         running, count = obs.running(), len(obs.nodes)
+        assert len(np.unique(obs.tasks.task)) == len(obs.tasks), "a task listed twice"
+        assert not np.isin(obs.tasks.task, running.task).any(), "a waiting task runs"
+        # Each node's requested amounts are the sums of its running tasks' requests.
         for amount in ("cpu_req", "mem_req"):
             sums = np.bincount(running.node, weights=running[amount], minlength=count)
             assert (sums == obs.nodes[amount]).all(), f"{amount}: nodes' sums differ"

@@ -39,16 +39,17 @@ impl Waiting {
     /// Brings the queue up to date with the cell and this tick's `events`.
     pub fn update(&mut self, cell: &Cell, events: &TickEvents) {
         self.keep_pending(cell);
-        self.enqueue(cell, events.submitted.iter().chain(&events.displaced_tasks));
+        let tasks = events.submitted.iter().chain(&events.displaced_tasks);
+        self.enqueue(cell, tasks.copied());
     }
 
     /// Appends `tasks` that are pending and not queued yet, in order (after [`keep_pending`]
     /// this tick: its marks cover every slot).
     ///
     /// [`keep_pending`]: Waiting::keep_pending
-    pub fn enqueue<'a>(&mut self, cell: &Cell, tasks: impl IntoIterator<Item = &'a TaskIdx>) {
+    pub fn enqueue(&mut self, cell: &Cell, tasks: impl IntoIterator<Item = TaskIdx>) {
         let (columns, queued) = (&cell.tasks, &mut self.queued);
-        for &t in tasks {
+        for t in tasks {
             let i = t.index();
             if columns.state()[i] == TaskState::Pending && !queued[i] {
                 queued[i] = true;

@@ -128,10 +128,7 @@ impl Policy for Hosted {
         });
         self.waiting.keep_pending(cell);
         match evicted {
-            Ok(slots) => {
-                let evicted: Vec<TaskIdx> = slots.iter().map(|&s| TaskIdx(s as u32)).collect();
-                self.waiting.enqueue(cell, &evicted);
-            }
+            Ok(slots) => (self.waiting).enqueue(cell, slots.iter().map(|&s| TaskIdx(s as u32))),
             Err(problem) => self.fail(problem),
         }
     }
