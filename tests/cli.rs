@@ -367,6 +367,23 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         row.map(str::to_string)
     };
     assert!(median_row(&["report", &run, "--timing"]).is_some());
+    // The one-thread share (issue 62 item 2): a percentage, and its phase rows "a/b" with the
+    // parallel part of each phase no larger than the phase (the phases read from timing/).
+    let out = cellsim(&["report", &run, "--timing"]);
+    let stdout = text(&out.stdout);
+    let value = |label: &str| {
+        let line = stdout.lines().find(|l| l.starts_with(label));
+        let line = line.unwrap_or_else(|| panic!("{label}: {stdout}"));
+        line[24..].trim().to_string()
+    };
+    let share: f64 = value("one-thread share (%)").parse().unwrap();
+    assert!((0.0..=100.0).contains(&share), "{stdout}");
+    for phase in ["trace apply", "policy", "metrics", "output"] {
+        let pair = value(&format!("  {phase} (1/par)"));
+        let (one, par) = pair.split_once('/').unwrap();
+        let (one, par): (f64, f64) = (one.parse().unwrap(), par.parse().unwrap());
+        assert!(one >= 0.0 && par >= 0.0, "{phase}: {pair}");
+    }
 
     // The allocation classes over time (seed 000, Figures 8 and 9), one panel per run: a PNG of
     // two panels, and an SVG holding a line per class in each. A path of another kind is

@@ -301,6 +301,56 @@ pub fn render_timing(names: &[String], timings: &[Option<crate::timing::PhaseMed
     row("ms per tick (mean)", &|t| t.mean_ms);
     row("snapshots written", &|t| t.snapshots as f64);
     row("snapshot write (ms)", &|t| t.snapshot_ms);
+    if timings.iter().flatten().any(|t| t.split.is_some()) {
+        o.push_str(&render_split(timings, width));
+    }
+    o
+}
+
+/// The one-thread / parallel split of the ticks' time (means per tick over the same window as
+/// the medians) and the speed-ups Amdahl's law allows from the one-thread share.
+fn render_split(timings: &[Option<crate::timing::PhaseMedians>], width: usize) -> String {
+    use crate::timing::PhaseSplit;
+    let mut o = String::new();
+    let mut row = |label: &str, cell: &dyn Fn(&PhaseSplit) -> String| {
+        let _ = write!(o, "{label:<24}");
+        for t in timings {
+            let v = t
+                .as_ref()
+                .and_then(|t| t.split.as_ref())
+                .map_or("-".into(), cell);
+            let _ = write!(o, " {v:>width$}");
+        }
+        o.push('\n');
+    };
+    let per_tick = |ms: f64, s: &PhaseSplit| ms / s.ticks.max(1) as f64;
+    row("one-thread share (%)", &|s| {
+        format!("{:.1}", 100.0 * s.one_thread_share())
+    });
+    row("ms 1 thread/parallel", &|s| {
+        let parallel = per_tick(s.parallel_ms.iter().sum(), s);
+        format!(
+            "{:.2}/{parallel:.2}",
+            (per_tick(s.wall_ms, s) - parallel).max(0.0)
+        )
+    });
+    let phases = ["trace apply", "policy", "metrics", "output"];
+    for (k, phase) in phases.iter().enumerate() {
+        row(&format!("  {phase} (1/par)"), &|s| {
+            let parallel = per_tick(s.parallel_ms[k], s);
+            let one = per_tick(s.phase_ms[k], s) - parallel;
+            format!("{:.2}/{parallel:.2}", one.max(0.0))
+        });
+    }
+    for threads in [8, 16, 32, 64] {
+        row(&format!("Amdahl x at {threads} threads"), &|s| {
+            format!("{:.1}", PhaseSplit::amdahl(s.one_thread_share(), threads))
+        });
+    }
+    o.push_str(
+        "(one-thread share: of the ticks' time, what ran outside data-parallel sweeps; the \
+         speed-ups over one thread it allows hold for a run measured at --threads 1)\n",
+    );
     o
 }
 
@@ -344,6 +394,7 @@ mod tests {
             mean_ms: 0.18,
             snapshots: 3,
             snapshot_ms: 12.5,
+            split: None,
         };
         let names = ["a".to_string(), "b".to_string()];
         let text = render_timing(&names, &[Some(t), None]);
@@ -355,5 +406,44 @@ mod tests {
         assert_eq!(row("ms per tick (median)"), ["0.11", "-"]);
         assert_eq!(row("snapshots written"), ["3", "-"]);
         assert_eq!(row("snapshot write (ms)"), ["12.50", "-"]);
+        assert!(!text.contains("one-thread share"));
+    }
+
+    /// The split rows, hand-worked: 2 ticks of 30 ms in all, 10 ms of them in parallel sweeps
+    /// (3 in the apply phase of 15 ms, 7 in the policy's 12): 66.7 % on one thread; Amdahl's
+    /// 1 / (2/3 + 1/3 / 8) = 1.41 at 8 threads; `-` for a run without the split.
+    #[test]
+    fn split_rows_show_shares_phases_and_projections() {
+        use crate::timing::PhaseSplit;
+        let with = PhaseMedians {
+            ticks: 3,
+            first_tick_ms: 100.0,
+            medians: [15.0, 7.5, 6.0, 0.75, 0.75],
+            mean_ms: 15.0,
+            snapshots: 0,
+            snapshot_ms: 0.0,
+            split: Some(PhaseSplit {
+                ticks: 2,
+                wall_ms: 30.0,
+                phase_ms: [15.0, 12.0, 1.5, 1.5],
+                parallel_ms: [3.0, 7.0, 0.0, 0.0],
+            }),
+        };
+        let without = PhaseMedians {
+            split: None,
+            ..with.clone()
+        };
+        let names = ["a".to_string(), "b".to_string()];
+        let text = render_timing(&names, &[Some(with), Some(without)]);
+        let row = |label: &str| {
+            let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+            line[24..].split_whitespace().collect::<Vec<_>>()
+        };
+        assert_eq!(row("one-thread share (%)"), ["66.7", "-"]);
+        assert_eq!(row("ms 1 thread/parallel"), ["10.00/5.00", "-"]);
+        assert_eq!(row("  trace apply (1/par)"), ["6.00/1.50", "-"]);
+        assert_eq!(row("  policy (1/par)"), ["2.50/3.50", "-"]);
+        assert_eq!(row("Amdahl x at 8 threads"), ["1.4", "-"]);
+        assert_eq!(row("Amdahl x at 64 threads"), ["1.5", "-"]);
     }
 }

@@ -158,13 +158,15 @@ pub fn run_active_round<P: Policy>(
         };
         let shared: &P = policy;
         let inbox: &Mailbox<P::Msg> = mailbox;
-        work.into_par_iter()
-            .zip(scratch.chunks.par_iter_mut())
-            .with_max_len(1)
-            .for_each(|((base, states, ids), output)| {
-                let ids = ids.iter().map(|&a| a as usize);
-                output.step((shared, &ctx, inbox), (states, base), ids, kinds);
-            });
+        crate::parallel_time::region(|| {
+            work.into_par_iter()
+                .zip(scratch.chunks.par_iter_mut())
+                .with_max_len(1)
+                .for_each(|((base, states, ids), output)| {
+                    let ids = ids.iter().map(|&a| a as usize);
+                    output.step((shared, &ctx, inbox), (states, base), ids, kinds);
+                });
+        });
     }
     let RoundScratch {
         chunks: outputs,

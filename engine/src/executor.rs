@@ -406,16 +406,18 @@ pub fn run_round<P: Policy>(
         let shared: &P = policy;
         let inbox: &Mailbox<P::Msg> = mailbox;
         let (first, rest) = agents.split_at_mut(heavy);
-        first
-            .par_chunks_mut(1)
-            .chain(rest.par_chunks_mut(chunk))
-            .zip(scratch.chunks.par_iter_mut())
-            .enumerate()
-            .with_max_len(1)
-            .for_each(|(c, (states, output))| {
-                let ids = base(c)..base(c) + states.len();
-                output.step((shared, &ctx, inbox), (states, base(c)), ids, kinds);
-            });
+        crate::parallel_time::region(|| {
+            first
+                .par_chunks_mut(1)
+                .chain(rest.par_chunks_mut(chunk))
+                .zip(scratch.chunks.par_iter_mut())
+                .enumerate()
+                .with_max_len(1)
+                .for_each(|(c, (states, output))| {
+                    let ids = base(c)..base(c) + states.len();
+                    output.step((shared, &ctx, inbox), (states, base(c)), ids, kinds);
+                });
+        });
     }
     for output in &scratch.chunks[..chunks] {
         for (total, k) in counts.iter_mut().zip(&output.counted) {

@@ -19,8 +19,8 @@
 //!               the cell's columns, the trace replay driving them, the workload's terms
 //! 1 rules:      trace scale classify fit_by release usage_model
 //!               the trace's reader and the rules the cell applies
-//! 0 base:       ids units sim_time ties csr error codec run_times preload surge
-//!               indices, units, time, errors, the snapshot file's encoding
+//! 0 base:       ids units sim_time ties csr error codec run_times preload surge parallel_time
+//!               indices, units, time, errors, the snapshot file's encoding, the clock of parallel time
 //! ```
 //!
 //! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts;
@@ -62,6 +62,7 @@ pub mod metrics;
 pub mod nbs;
 pub mod omniscient;
 pub mod output;
+pub mod parallel_time;
 pub mod phases;
 pub mod policies;
 pub mod policy;

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::cell::{Cell, Constraint};
 use crate::ids::{ConstraintSetIdx, NodeIdx};
+use crate::parallel_time::region;
 
 /// A cell's attribute epoch and the nodes whose attributes changed since an earlier epoch
 /// (`None` when that epoch is not a past one of the cell).
@@ -185,9 +186,11 @@ impl MatchMemo {
     pub fn refresh_used(&mut self, cell: &Cell) {
         let changes = |since| cell.attribute_changes_since(since);
         let epoch = cell.attributes_epoch();
-        (self.sets.par_iter_mut().filter(|s| s.used)).for_each(|s| {
-            let meets = |n: NodeIdx| cell.meets(n, &s.key);
-            s.matched.follow((epoch, &changes), &meets);
+        region(|| {
+            (self.sets.par_iter_mut().filter(|s| s.used)).for_each(|s| {
+                let meets = |n: NodeIdx| cell.meets(n, &s.key);
+                s.matched.follow((epoch, &changes), &meets);
+            })
         });
         let nodes = cell.nodes.len() as u32;
         let todo: Vec<&MemoSet> = (self.sets.iter())
@@ -196,23 +199,25 @@ impl MatchMemo {
         let Some(from) = todo.iter().map(|s| s.matched.done).min() else {
             return;
         };
-        let blocks: Vec<Vec<Vec<u32>>> = (from..nodes)
-            .step_by(MATCH_BLOCK as usize)
-            .collect::<Vec<u32>>()
-            .into_par_iter()
-            .map(|start| {
-                let end = (start + MATCH_BLOCK).min(nodes);
-                let mut found = vec![Vec::new(); todo.len()];
-                for n in start..end {
-                    for (s, found) in todo.iter().zip(&mut found) {
-                        if n >= s.matched.done && cell.meets(NodeIdx(n), &s.key) {
-                            found.push(n);
+        let blocks: Vec<Vec<Vec<u32>>> = region(|| {
+            (from..nodes)
+                .step_by(MATCH_BLOCK as usize)
+                .collect::<Vec<u32>>()
+                .into_par_iter()
+                .map(|start| {
+                    let end = (start + MATCH_BLOCK).min(nodes);
+                    let mut found = vec![Vec::new(); todo.len()];
+                    for n in start..end {
+                        for (s, found) in todo.iter().zip(&mut found) {
+                            if n >= s.matched.done && cell.meets(NodeIdx(n), &s.key) {
+                                found.push(n);
+                            }
                         }
                     }
-                }
-                found
-            })
-            .collect();
+                    found
+                })
+                .collect()
+        });
         let todo = (self.sets.iter_mut()).filter(|s| s.used && s.matched.done < nodes);
         for (k, s) in todo.enumerate() {
             s.matched

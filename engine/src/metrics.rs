@@ -158,21 +158,23 @@ fn classify_all(
 ) -> Partial {
     figures.resize(cell.nodes.len(), NodeFigures::default());
     // The class column is written while the other columns are read.
-    let partials: Vec<Partial> = cell.classify_nodes(|classes, view| {
-        classes
-            .par_chunks_mut(NODES_PER_CHUNK)
-            .zip(figures.par_chunks_mut(NODES_PER_CHUNK))
-            .enumerate()
-            .map(|(c, (out, figures))| {
-                let mut p = Partial::default();
-                for (k, (slot, node)) in out.iter_mut().zip(figures).enumerate() {
-                    *node = NodeFigures::of(view, c * NODES_PER_CHUNK + k, thresholds);
-                    *slot = node.class;
-                    p.add(node, 1);
-                }
-                p
-            })
-            .collect()
+    let partials: Vec<Partial> = crate::parallel_time::region(|| {
+        cell.classify_nodes(|classes, view| {
+            classes
+                .par_chunks_mut(NODES_PER_CHUNK)
+                .zip(figures.par_chunks_mut(NODES_PER_CHUNK))
+                .enumerate()
+                .map(|(c, (out, figures))| {
+                    let mut p = Partial::default();
+                    for (k, (slot, node)) in out.iter_mut().zip(figures).enumerate() {
+                        *node = NodeFigures::of(view, c * NODES_PER_CHUNK + k, thresholds);
+                        *slot = node.class;
+                        p.add(node, 1);
+                    }
+                    p
+                })
+                .collect()
+        })
     });
     partials
         .into_iter()

@@ -25,6 +25,7 @@ use crate::error::{EngineError, Result};
 use crate::executor::{Granularity, Mailbox, RoundScratch, fair_order_key, run_round};
 use crate::ids::Tick;
 use crate::output::{FileMetadata, OutputState, RunOutputs, TickTiming};
+use crate::parallel_time::parallel_ns;
 use crate::policies::WithPolicy;
 use crate::policy::{Due, Envelope, Policy, PolicyCounters, TableRows};
 use crate::replay::Replay;
@@ -706,11 +707,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let config = self.config;
         let tick = self.next_tick;
         let t0 = Instant::now();
+        let p0 = parallel_ns();
         let tick_us = config.tick.us();
         let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
         self.cell.enter_usage_window(tick as i64 * tick_us);
         let events = self.replay.advance(&mut self.cell, end_us)?;
-        let t1 = Instant::now();
+        let (t1, p1) = (Instant::now(), parallel_ns());
         let mut counters = PolicyCounters::default();
         let mut counts = vec![0u64; self.kinds.len()];
         let mut inject = Vec::new();
@@ -808,7 +810,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         self.policy.take_samples(agents, &mut samples);
         let mut rows = TableRows::default();
         self.policy.take_rows(&mut rows);
-        let t2 = Instant::now();
+        let (t2, p2) = (Instant::now(), parallel_ns());
         if config.check_invariants {
             cell.check()
                 .map_err(|problem| EngineError::Invariant { tick, problem })?;
@@ -830,13 +832,14 @@ impl<'a, P: Policy> Simulation<'a, P> {
         });
         self.acc
             .add(&row, (self.policy.counter_kinds(), self.kinds));
-        let t3 = Instant::now();
+        let (t3, p3) = (Instant::now(), parallel_ns());
         self.outputs.samples(&mut samples)?;
         if tick.is_multiple_of(config.nodes_every_ticks()) {
             self.outputs.node_snapshot(cell, tick, end_us)?;
         }
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-        let t4 = Instant::now();
+        let (t4, p4) = (Instant::now(), parallel_ns());
+        let parallel_ms = |a: u64, b: u64| (b - a) as f64 / 1e6;
         let timing = TickTiming {
             tick,
             wall_ms: ms(t0, t4),
@@ -846,6 +849,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
             output_ms: ms(t3, t4),
             snapshot_ms: 0.0,
             solver_ms: self.policy.take_solver_ms(),
+            parallel_ms: [
+                parallel_ms(p0, p1),
+                parallel_ms(p1, p2),
+                parallel_ms(p2, p3),
+                parallel_ms(p3, p4),
+            ],
         };
         self.outputs.tick(row, timing, &mut rows)?;
         self.next_tick += 1;

@@ -53,33 +53,35 @@ impl JobFacts {
         // thread would make them.
         let tasks = &cell.tasks;
         let jobs_ro: &Jobs = jobs;
-        let parts: Vec<Part> = (0..tasks.len())
-            .into_par_iter()
-            .with_min_len(TASKS_PER_CHUNK)
-            .map(|i| {
-                let running = match tasks.state()[i] {
-                    TaskState::Running => true,
-                    TaskState::Pending => false,
-                    TaskState::Free => return Part::None,
-                };
-                let Some(r) = jobs_ro.row(tasks.job_id()[i]) else {
-                    return Part::None;
-                };
-                let run_us = self.run_times.of(tasks.job_id()[i], tasks.task_index()[i]);
-                if run_us == RunTimes::UNKNOWN {
-                    return Part::None;
-                }
-                if !running && gate.holds(tasks.job_id()[i], tasks.task_index()[i]) {
-                    return Part::Reduce(r, run_us as f64 / 1e6);
-                }
-                let left_us = if running {
-                    (run_us - (now_us - tasks.start_us()[i])).max(0)
-                } else {
-                    run_us
-                };
-                Part::Work(r, tasks.cpu_req()[i] as f64 * left_us as f64 / 1e6)
-            })
-            .collect();
+        let parts: Vec<Part> = crate::parallel_time::region(|| {
+            (0..tasks.len())
+                .into_par_iter()
+                .with_min_len(TASKS_PER_CHUNK)
+                .map(|i| {
+                    let running = match tasks.state()[i] {
+                        TaskState::Running => true,
+                        TaskState::Pending => false,
+                        TaskState::Free => return Part::None,
+                    };
+                    let Some(r) = jobs_ro.row(tasks.job_id()[i]) else {
+                        return Part::None;
+                    };
+                    let run_us = self.run_times.of(tasks.job_id()[i], tasks.task_index()[i]);
+                    if run_us == RunTimes::UNKNOWN {
+                        return Part::None;
+                    }
+                    if !running && gate.holds(tasks.job_id()[i], tasks.task_index()[i]) {
+                        return Part::Reduce(r, run_us as f64 / 1e6);
+                    }
+                    let left_us = if running {
+                        (run_us - (now_us - tasks.start_us()[i])).max(0)
+                    } else {
+                        run_us
+                    };
+                    Part::Work(r, tasks.cpu_req()[i] as f64 * left_us as f64 / 1e6)
+                })
+                .collect()
+        });
         for part in parts {
             match part {
                 Part::None => {}

@@ -132,17 +132,21 @@ impl Jobs {
         // A reduce task the gate holds is not demand yet; its job has a map task active, so
         // the job has its row all the same.
         active.clear();
-        active.par_extend((0..tasks.len()).into_par_iter().filter_map(|i| {
-            let (job, running) = match tasks.state()[i] {
-                TaskState::Running => (tasks.job_id()[i], true),
-                TaskState::Pending => (tasks.job_id()[i], false),
-                TaskState::Free => return None,
-            };
-            let held = !running && gate.holds(job, tasks.task_index()[i]);
-            (!held).then_some((job, tasks.cpu_req()[i] as u64, running))
-        }));
+        crate::parallel_time::region(|| {
+            active.par_extend((0..tasks.len()).into_par_iter().filter_map(|i| {
+                let (job, running) = match tasks.state()[i] {
+                    TaskState::Running => (tasks.job_id()[i], true),
+                    TaskState::Pending => (tasks.job_id()[i], false),
+                    TaskState::Free => return None,
+                };
+                let held = !running && gate.holds(job, tasks.task_index()[i]);
+                (!held).then_some((job, tasks.cpu_req()[i] as u64, running))
+            }));
+        });
         // Unstable: a job's tasks in any order give the same sums and maxima below.
-        active.par_sort_unstable_by_key(|a| a.0);
+        crate::parallel_time::region(|| {
+            active.par_sort_unstable_by_key(|a| a.0);
+        });
         let mut jobs = Jobs {
             clusters: previous.clusters,
             ..Jobs::default()

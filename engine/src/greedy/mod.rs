@@ -459,12 +459,14 @@ pub fn fitting_waiting_tasks<P: Policy>(cell: &Cell, policy: &P) -> u64 {
         .filter(|&t| !cell.held(t))
         .collect();
     policy.startable(cell, &mut waiting);
-    (waiting.par_iter())
-        .filter(|&&t| {
-            let need = Need::of(cell, t);
-            (0..cell.nodes.len()).any(|n| qualifies(cell, t, &need, n))
-        })
-        .count() as u64
+    crate::parallel_time::region(|| {
+        (waiting.par_iter())
+            .filter(|&&t| {
+                let need = Need::of(cell, t);
+                (0..cell.nodes.len()).any(|n| qualifies(cell, t, &need, n))
+            })
+            .count() as u64
+    })
 }
 
 #[cfg(test)]

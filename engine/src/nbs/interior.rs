@@ -499,66 +499,74 @@ impl Program {
         let mut block = Buf::filled(n, [0.0; 9]);
         let mut coupling = Buf::filled(n * t, [0.0; 3]);
         // Each chunk of jobs its own part of the Schur complement, summed in chunk order.
-        let parts: Vec<Vec<f64>> = (d.par_chunks_mut(JOBS_PER_CHUNK * t))
-            .zip(w_inv.par_chunks_mut(JOBS_PER_CHUNK))
-            .zip(block.par_chunks_mut(JOBS_PER_CHUNK))
-            .zip(coupling.par_chunks_mut(JOBS_PER_CHUNK * t))
-            .enumerate()
-            .map(|(chunk, (((d, w_inv), block), coupling))| {
-                let first = chunk * JOBS_PER_CHUNK;
-                let mut m = vec![0.0; t * t];
-                let mut solved = vec![[0.0; 3]; t];
-                let mut square_root: Vec<[f64; 3]> = Vec::with_capacity(t + 3);
-                for (local, (w_inv, block)) in w_inv.iter_mut().zip(block.iter_mut()).enumerate() {
-                    let j = first + local;
-                    let (d, coupling) = (
-                        &mut d[local * t..(local + 1) * t],
-                        &mut coupling[local * t..(local + 1) * t],
-                    );
-                    for k in 0..t {
-                        let at = j * t + k;
-                        let mut inv = pt.z_pos[at] / pt.x[at];
-                        if self.rate[j].is_finite() {
-                            inv += pt.z_rate[at] / pt.s_rate[at];
+        let parts: Vec<Vec<f64>> = crate::parallel_time::region(|| {
+            (d.par_chunks_mut(JOBS_PER_CHUNK * t))
+                .zip(w_inv.par_chunks_mut(JOBS_PER_CHUNK))
+                .zip(block.par_chunks_mut(JOBS_PER_CHUNK))
+                .zip(coupling.par_chunks_mut(JOBS_PER_CHUNK * t))
+                .enumerate()
+                .map(|(chunk, (((d, w_inv), block), coupling))| {
+                    let first = chunk * JOBS_PER_CHUNK;
+                    let mut m = vec![0.0; t * t];
+                    let mut solved = vec![[0.0; 3]; t];
+                    let mut square_root: Vec<[f64; 3]> = Vec::with_capacity(t + 3);
+                    for (local, (w_inv, block)) in
+                        w_inv.iter_mut().zip(block.iter_mut()).enumerate()
+                    {
+                        let j = first + local;
+                        let (d, coupling) = (
+                            &mut d[local * t..(local + 1) * t],
+                            &mut coupling[local * t..(local + 1) * t],
+                        );
+                        for k in 0..t {
+                            let at = j * t + k;
+                            let mut inv = pt.z_pos[at] / pt.x[at];
+                            if self.rate[j].is_finite() {
+                                inv += pt.z_rate[at] / pt.s_rate[at];
+                            }
+                            d[k] = 1.0 / inv;
                         }
-                        d[k] = 1.0 / inv;
-                    }
-                    *w_inv = self.row_weights(pt, y, j);
-                    // The block is B' B with B's rows g sqrt(D) per slot and diag(w)^1/2 T:
-                    // its Cholesky factor from B's QR, which keeps the digits of w that
-                    // forming B' B would lose beside G D G' (a binding row's w is ~1e-16 of
-                    // it).
-                    let [t01, t02] = self.basis(j);
-                    let [wu, wh, wt] = w_inv.map(f64::sqrt);
-                    square_root.clear();
-                    for k in 0..t {
-                        let g = self.row_coefficients(j, k);
-                        let root = d[k].sqrt();
-                        square_root.push(g.map(|g| g * root));
-                        for r in 0..3 {
-                            coupling[k][r] = self.c[j] * d[k] * g[r];
+                        *w_inv = self.row_weights(pt, y, j);
+                        // The block is B' B with B's rows g sqrt(D) per slot and diag(w)^1/2 T:
+                        // its Cholesky factor from B's QR, which keeps the digits of w that
+                        // forming B' B would lose beside G D G' (a binding row's w is ~1e-16 of
+                        // it).
+                        let [t01, t02] = self.basis(j);
+                        let [wu, wh, wt] = w_inv.map(f64::sqrt);
+                        square_root.clear();
+                        for k in 0..t {
+                            let g = self.row_coefficients(j, k);
+                            let root = d[k].sqrt();
+                            square_root.push(g.map(|g| g * root));
+                            for r in 0..3 {
+                                coupling[k][r] = self.c[j] * d[k] * g[r];
+                            }
+                            m[k * t + k] += self.c[j] * self.c[j] * d[k];
                         }
-                        m[k * t + k] += self.c[j] * self.c[j] * d[k];
-                    }
-                    square_root.extend([[wu, wu * t01, wu * t02], [0.0, wh, 0.0], [0.0, 0.0, wt]]);
-                    let l = cholesky_by_qr(&mut square_root);
-                    *block = l;
-                    // M -= N_cj N_jj^-1 N_jc.
-                    for k in 0..t {
-                        solved[k] = coupling[k];
-                        cholesky_solve3(&l, &mut solved[k]);
-                    }
-                    for r in 0..t {
-                        let cr = coupling[r];
-                        for col in 0..=r {
-                            let sc = solved[col];
-                            m[r * t + col] -= cr[0] * sc[0] + cr[1] * sc[1] + cr[2] * sc[2];
+                        square_root.extend([
+                            [wu, wu * t01, wu * t02],
+                            [0.0, wh, 0.0],
+                            [0.0, 0.0, wt],
+                        ]);
+                        let l = cholesky_by_qr(&mut square_root);
+                        *block = l;
+                        // M -= N_cj N_jj^-1 N_jc.
+                        for k in 0..t {
+                            solved[k] = coupling[k];
+                            cholesky_solve3(&l, &mut solved[k]);
+                        }
+                        for r in 0..t {
+                            let cr = coupling[r];
+                            for col in 0..=r {
+                                let sc = solved[col];
+                                m[r * t + col] -= cr[0] * sc[0] + cr[1] * sc[1] + cr[2] * sc[2];
+                            }
                         }
                     }
-                }
-                m
-            })
-            .collect();
+                    m
+                })
+                .collect()
+        });
         let mut m = vec![0.0; t * t];
         for k in 0..t {
             m[k * t + k] = pt.s_cap[k] / pt.z_cap[k];
@@ -593,18 +601,20 @@ impl Program {
     fn rows_t_map(&self, dz: &RowSteps, then: impl Fn(usize, f64) -> f64 + Sync) -> Buf<f64> {
         let t = self.slots;
         let mut out = Buf::zeros(self.n * t);
-        (out.par_chunks_mut(JOBS_PER_CHUNK * t).enumerate()).for_each(|(chunk, out)| {
-            let first = chunk * JOBS_PER_CHUNK * t;
-            for (local, o) in out.iter_mut().enumerate() {
-                let at = first + local;
-                let (j, k) = (at / t, at % t);
-                let g = self.row_coefficients(j, k);
-                let gz = self.c[j] * dz.cap[k]
-                    + g[0] * dz.job[j][0]
-                    + g[1] * dz.job[j][1]
-                    + g[2] * dz.job[j][2];
-                *o = then(at, gz);
-            }
+        crate::parallel_time::region(|| {
+            (out.par_chunks_mut(JOBS_PER_CHUNK * t).enumerate()).for_each(|(chunk, out)| {
+                let first = chunk * JOBS_PER_CHUNK * t;
+                for (local, o) in out.iter_mut().enumerate() {
+                    let at = first + local;
+                    let (j, k) = (at / t, at % t);
+                    let g = self.row_coefficients(j, k);
+                    let gz = self.c[j] * dz.cap[k]
+                        + g[0] * dz.job[j][0]
+                        + g[1] * dz.job[j][1]
+                        + g[2] * dz.job[j][2];
+                    *o = then(at, gz);
+                }
+            });
         });
         out
     }
@@ -613,28 +623,30 @@ impl Program {
     fn rows_mul(&self, v: &[f64], scale: Option<&[f64]>) -> RowSteps {
         let t = self.slots;
         let mut job = Buf::filled(self.n, [0.0; 3]);
-        let parts: Vec<Vec<f64>> = (job.par_chunks_mut(JOBS_PER_CHUNK))
-            .zip(v.par_chunks(JOBS_PER_CHUNK * t))
-            .enumerate()
-            .map(|(chunk, (job, v))| {
-                let mut cap = vec![0.0; t];
-                for (local, out) in job.iter_mut().enumerate() {
-                    let j = chunk * JOBS_PER_CHUNK + local;
-                    for k in 0..t {
-                        let g = self.row_coefficients(j, k);
-                        let x = match scale {
-                            Some(d) => v[local * t + k] * d[j * t + k],
-                            None => v[local * t + k],
-                        };
-                        cap[k] += self.c[j] * x;
-                        for r in 0..3 {
-                            out[r] += g[r] * x;
+        let parts: Vec<Vec<f64>> = crate::parallel_time::region(|| {
+            (job.par_chunks_mut(JOBS_PER_CHUNK))
+                .zip(v.par_chunks(JOBS_PER_CHUNK * t))
+                .enumerate()
+                .map(|(chunk, (job, v))| {
+                    let mut cap = vec![0.0; t];
+                    for (local, out) in job.iter_mut().enumerate() {
+                        let j = chunk * JOBS_PER_CHUNK + local;
+                        for k in 0..t {
+                            let g = self.row_coefficients(j, k);
+                            let x = match scale {
+                                Some(d) => v[local * t + k] * d[j * t + k],
+                                None => v[local * t + k],
+                            };
+                            cap[k] += self.c[j] * x;
+                            for r in 0..3 {
+                                out[r] += g[r] * x;
+                            }
                         }
                     }
-                }
-                cap
-            })
-            .collect();
+                    cap
+                })
+                .collect()
+        });
         RowSteps {
             cap: sum_parts(vec![0.0; t], &parts),
             job,
@@ -658,38 +670,42 @@ impl Program {
     fn normal_solve(&self, f: &Factor, rhs: &RowSteps) -> RowSteps {
         let t = self.slots;
         let mut job = rhs.job.clone();
-        let parts: Vec<Vec<f64>> = (job.par_chunks_mut(JOBS_PER_CHUNK))
-            .zip(f.block.par_chunks(JOBS_PER_CHUNK))
-            .zip(f.coupling.par_chunks(JOBS_PER_CHUNK * t))
-            .map(|((job, block), coupling)| {
-                let mut eliminated = vec![0.0; t];
-                for (local, v) in job.iter_mut().enumerate() {
-                    cholesky_solve3(&block[local], v);
-                    for k in 0..t {
-                        let c = coupling[local * t + k];
-                        eliminated[k] -= c[0] * v[0] + c[1] * v[1] + c[2] * v[2];
+        let parts: Vec<Vec<f64>> = crate::parallel_time::region(|| {
+            (job.par_chunks_mut(JOBS_PER_CHUNK))
+                .zip(f.block.par_chunks(JOBS_PER_CHUNK))
+                .zip(f.coupling.par_chunks(JOBS_PER_CHUNK * t))
+                .map(|((job, block), coupling)| {
+                    let mut eliminated = vec![0.0; t];
+                    for (local, v) in job.iter_mut().enumerate() {
+                        cholesky_solve3(&block[local], v);
+                        for k in 0..t {
+                            let c = coupling[local * t + k];
+                            eliminated[k] -= c[0] * v[0] + c[1] * v[1] + c[2] * v[2];
+                        }
                     }
-                }
-                eliminated
-            })
-            .collect();
+                    eliminated
+                })
+                .collect()
+        });
         let mut cap = sum_parts(rhs.cap.clone(), &parts);
         cholesky_solve(&f.chol, t, &mut cap);
-        (job.par_iter_mut().with_min_len(JOBS_PER_CHUNK))
-            .zip(rhs.job.par_iter())
-            .zip(f.block.par_iter())
-            .zip(f.coupling.par_chunks(t))
-            .for_each(|(((v, rhs), block), coupling)| {
-                let mut r = *rhs;
-                for k in 0..t {
-                    let c = coupling[k];
-                    for q in 0..3 {
-                        r[q] -= c[q] * cap[k];
+        crate::parallel_time::region(|| {
+            (job.par_iter_mut().with_min_len(JOBS_PER_CHUNK))
+                .zip(rhs.job.par_iter())
+                .zip(f.block.par_iter())
+                .zip(f.coupling.par_chunks(t))
+                .for_each(|(((v, rhs), block), coupling)| {
+                    let mut r = *rhs;
+                    for k in 0..t {
+                        let c = coupling[k];
+                        for q in 0..3 {
+                            r[q] -= c[q] * cap[k];
+                        }
                     }
-                }
-                cholesky_solve3(block, &mut r);
-                *v = r;
-            });
+                    cholesky_solve3(block, &mut r);
+                    *v = r;
+                });
+        });
         RowSteps { cap, job }
     }
 
@@ -920,11 +936,13 @@ fn dual_step(z: &[f64], ds: &[f64], rc: &[f64], s: &[f64]) -> Buf<f64> {
 /// number of threads).
 fn par_map(len: usize, f: impl Fn(usize) -> f64 + Sync) -> Buf<f64> {
     let mut out = Buf::zeros(len);
-    (out.par_chunks_mut(ELEMENTS_PER_CHUNK).enumerate()).for_each(|(chunk, out)| {
-        let first = chunk * ELEMENTS_PER_CHUNK;
-        out.iter_mut()
-            .enumerate()
-            .for_each(|(k, o)| *o = f(first + k));
+    crate::parallel_time::region(|| {
+        (out.par_chunks_mut(ELEMENTS_PER_CHUNK).enumerate()).for_each(|(chunk, out)| {
+            let first = chunk * ELEMENTS_PER_CHUNK;
+            out.iter_mut()
+                .enumerate()
+                .for_each(|(k, o)| *o = f(first + k));
+        });
     });
     out
 }

@@ -45,7 +45,9 @@ mod policy_tables;
 pub mod schema;
 mod tables;
 pub use policy_tables::schema_of as policy_table_schema;
-pub use tables::{TickTiming, counters_schema, nodes_schema, ticks_schema, timing_schema};
+pub use tables::{
+    PARALLEL_COLUMNS, TickTiming, counters_schema, nodes_schema, ticks_schema, timing_schema,
+};
 use tables::{counters_batch, nodes_batch, ticks_batch, timing_batch};
 
 fn props(file_metadata: &[KeyValue]) -> WriterProperties {

@@ -262,7 +262,18 @@ pub struct TickTiming {
     pub snapshot_ms: f64,
     /// Within the policy's time: its optimisation solver (`nbs`; 0 for the others).
     pub solver_ms: f64,
+    /// Within each phase (apply, policy, metrics, output): the time spent in data-parallel
+    /// sweeps over the pool ([`crate::parallel_time`]); the rest of the phase ran on one thread.
+    pub parallel_ms: [f64; 4],
 }
+
+/// The `timing/` columns of [`TickTiming::parallel_ms`], in its order.
+pub const PARALLEL_COLUMNS: [&str; 4] = [
+    "apply_parallel_ms",
+    "policy_parallel_ms",
+    "metrics_parallel_ms",
+    "output_parallel_ms",
+];
 
 /// The `timing/` schema.
 pub fn timing_schema() -> SchemaRef {
@@ -275,7 +286,10 @@ pub fn timing_schema() -> SchemaRef {
         "output_ms",
         "snapshot_ms",
         "solver_ms",
-    ] {
+    ]
+    .into_iter()
+    .chain(PARALLEL_COLUMNS)
+    {
         f.push(Field::new(name, DataType::Float64, false));
     }
     schema(f)
@@ -285,7 +299,7 @@ pub(super) fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBat
     let f64s = |f: fn(&TickTiming) -> f64| {
         Arc::new(Float64Array::from_iter_values(rows.iter().map(f))) as ArrayRef
     };
-    let cols: Vec<ArrayRef> = vec![
+    let mut cols: Vec<ArrayRef> = vec![
         Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.tick))),
         f64s(|r| r.wall_ms),
         f64s(|r| r.apply_ms),
@@ -295,5 +309,10 @@ pub(super) fn timing_batch(schema: &SchemaRef, rows: &[TickTiming]) -> RecordBat
         f64s(|r| r.snapshot_ms),
         f64s(|r| r.solver_ms),
     ];
+    cols.extend((0..PARALLEL_COLUMNS.len()).map(|k| {
+        Arc::new(Float64Array::from_iter_values(
+            rows.iter().map(|r| r.parallel_ms[k]),
+        )) as ArrayRef
+    }));
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }

@@ -108,11 +108,13 @@ impl Replay {
             None => (None, 0, 0),
         };
         // Read-only: both threads look up, in order (the result does not depend on the split).
-        tasks.par_extend(
-            rows.par_iter()
-                .with_min_len(USAGE_LOOKUPS_PER_JOB)
-                .map(lookup),
-        );
+        crate::parallel_time::region(|| {
+            tasks.par_extend(
+                rows.par_iter()
+                    .with_min_len(USAGE_LOOKUPS_PER_JOB)
+                    .map(lookup),
+            );
+        });
         let batches = rows
             .chunks(preload::BATCH)
             .zip(tasks.chunks(preload::BATCH));

@@ -453,58 +453,60 @@ impl Masb {
             forced: false,
         };
         b.asks.resize(order.len() * INITIAL_TOP, unset);
-        order
-            .par_chunks(per_block)
-            .zip(b.asks.par_chunks_mut(per_block * INITIAL_TOP))
-            .zip(blocks[..blocks_used].par_iter_mut())
-            .with_max_len(1)
-            .for_each(|((order, region), block)| {
-                let OfferBlock {
-                    scratch,
-                    offers,
-                    sampled_lines,
-                } = block;
-                offers.clear();
-                let mut used = 0;
-                // In window order the assignment is read at random places: a batch of it
-                // loaded first (`preload`), then its tasks offered.
-                for batch in order.chunks(preload::BATCH) {
-                    preload::preload(batch, |&(_, i)| assigned[i as usize].task.1);
-                    for &(_, i) in batch {
-                        let Assigned { task, set, demand } = assigned[i as usize];
-                        let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-                        let mut rng = stream_of(i as usize);
-                        let view = view_of(set);
-                        let count = initial_asks(
-                            view,
-                            &demand,
-                            at,
-                            &mut rng,
-                            &matches,
-                            INITIAL_TOP,
-                            scratch,
-                            &mut region[used..],
-                        );
-                        let asks = &region[used..used + count];
-                        if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
-                            // The whole order: the first ask, drawn, then the rest as they will
-                            // be drawn.
-                            let (first, rest) = asks.split_at(asks.len().min(1));
-                            let order = [first, &drawn_order(rest, &rng)].concat();
-                            let line = serde_json::json!({
-                                "kind": "initial_scoring", "tick": ctx.tick.0,
-                                "round": ctx.round, "broker": me.0,
-                                "task": task_json(ctx, task.0, &demand),
-                                "scored": recs_json(ctx, scratch.ranked()),
-                                "ask_order": recs_json(ctx, &order),
-                            });
-                            sampled_lines.push((i, line.to_string()));
+        crate::parallel_time::region(|| {
+            order
+                .par_chunks(per_block)
+                .zip(b.asks.par_chunks_mut(per_block * INITIAL_TOP))
+                .zip(blocks[..blocks_used].par_iter_mut())
+                .with_max_len(1)
+                .for_each(|((order, region), block)| {
+                    let OfferBlock {
+                        scratch,
+                        offers,
+                        sampled_lines,
+                    } = block;
+                    offers.clear();
+                    let mut used = 0;
+                    // In window order the assignment is read at random places: a batch of it
+                    // loaded first (`preload`), then its tasks offered.
+                    for batch in order.chunks(preload::BATCH) {
+                        preload::preload(batch, |&(_, i)| assigned[i as usize].task.1);
+                        for &(_, i) in batch {
+                            let Assigned { task, set, demand } = assigned[i as usize];
+                            let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
+                            let mut rng = stream_of(i as usize);
+                            let view = view_of(set);
+                            let count = initial_asks(
+                                view,
+                                &demand,
+                                at,
+                                &mut rng,
+                                &matches,
+                                INITIAL_TOP,
+                                scratch,
+                                &mut region[used..],
+                            );
+                            let asks = &region[used..used + count];
+                            if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
+                                // The whole order: the first ask, drawn, then the rest as they will
+                                // be drawn.
+                                let (first, rest) = asks.split_at(asks.len().min(1));
+                                let order = [first, &drawn_order(rest, &rng)].concat();
+                                let line = serde_json::json!({
+                                    "kind": "initial_scoring", "tick": ctx.tick.0,
+                                    "round": ctx.round, "broker": me.0,
+                                    "task": task_json(ctx, task.0, &demand),
+                                    "scored": recs_json(ctx, scratch.ranked()),
+                                    "ask_order": recs_json(ctx, &order),
+                                });
+                                sampled_lines.push((i, line.to_string()));
+                            }
+                            offers.push((i, used as u32, (used + count) as u32, rng));
+                            used += count;
                         }
-                        offers.push((i, used as u32, (used + count) as u32, rng));
-                        used += count;
                     }
-                }
-            });
+                });
+        });
         let mut closed = 0;
         for (k, block) in blocks[..blocks_used].iter_mut().enumerate() {
             let (region, used) = (
