@@ -16,7 +16,7 @@ use ingest::rng::hash_keys;
 use rayon::prelude::*;
 
 use crate::cell::Cell;
-use crate::csr::Scatter;
+use crate::csr::Grouping;
 use crate::ids::{AgentIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx};
 use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
@@ -29,6 +29,9 @@ pub fn fair_order_key(seed: u64, global_round: u64) -> u64 {
     const INBOX_ORDER: u64 = 0x1b0c_5e7d_0a11_f00d;
     hash_keys(seed, &[INBOX_ORDER, global_round])
 }
+
+/// Inboxes per parallel work item of [`Mailbox::shuffle_inboxes`].
+const INBOXES_PER_SHUFFLE: usize = 4096;
 
 /// Parallelism knobs.
 #[derive(Debug, Clone, Copy)]
@@ -56,8 +59,8 @@ impl Default for Granularity {
 pub struct Mailbox<M> {
     messages: Vec<Envelope<M>>,
     offsets: Vec<u32>,
-    /// Scratch: each receiver's next slot while grouping.
-    cursors: Vec<u32>,
+    /// Scratch: the grouping's buffers.
+    grouping: Grouping<Envelope<M>>,
     /// Sparse form: the agents with messages, ascending (empty in the dense form).
     receivers: Vec<u32>,
     /// Sparse form: where each receiver's messages start, and the end (empty in the dense form).
@@ -75,7 +78,7 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
         Mailbox {
             messages: Vec::new(),
             offsets: vec![0; agents + 1],
-            cursors: Vec::new(),
+            grouping: Grouping::default(),
             receivers: Vec::new(),
             starts: Vec::new(),
         }
@@ -86,6 +89,7 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     pub(crate) fn release_surge(&mut self, expected: usize) {
         let used = self.len().max(expected);
         release_surge(&mut self.messages, used, SURGE_BYTES);
+        self.grouping.release_surge(used, SURGE_BYTES);
     }
 
     /// Agent `a`'s messages in sender order.
@@ -183,17 +187,28 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
             let receiver = tie_key(draw, u64::from(first.to.0));
             inbox.sort_by_key(|e| tie_key(receiver, u64::from(e.from.0)));
         };
-        if self.starts.is_empty() {
-            let len = self.len();
-            let messages = &mut self.messages[..len];
-            for w in self.offsets.windows(2) {
-                shuffle(&mut messages[w[0] as usize..w[1] as usize]);
-            }
-        } else {
-            for w in self.starts.windows(2) {
-                shuffle(&mut self.messages[w[0] as usize..w[1] as usize]);
-            }
+        let len = self.len();
+        let bounds = match self.starts.is_empty() {
+            true => &self.offsets[..],
+            false => &self.starts[..],
+        };
+        // Blocks of inboxes, each its own slice of the messages, shuffled in parallel.
+        let mut blocks = Vec::with_capacity(bounds.len().div_ceil(INBOXES_PER_SHUFFLE));
+        let mut rest = &mut self.messages[..len];
+        for block in (0..bounds.len().saturating_sub(1)).step_by(INBOXES_PER_SHUFFLE) {
+            let ends = &bounds[block..(block + INBOXES_PER_SHUFFLE + 1).min(bounds.len())];
+            let (first, last) = (ends[0], ends[ends.len() - 1]);
+            let (messages, after) = std::mem::take(&mut rest).split_at_mut((last - first) as usize);
+            rest = after;
+            blocks.push((ends, first, messages));
         }
+        crate::parallel_time::region(|| {
+            blocks.into_par_iter().for_each(|(ends, first, messages)| {
+                for w in ends.windows(2) {
+                    shuffle(&mut messages[(w[0] - first) as usize..(w[1] - first) as usize]);
+                }
+            })
+        });
     }
 
     /// True when no messages are held.
@@ -204,24 +219,24 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
     /// Groups `sent` by receiver (stable); messages to agents beyond `agents` are dropped.
     pub fn group(sent: &[Envelope<M>], agents: usize) -> Mailbox<M> {
         let mut mailbox = Mailbox::new(agents);
-        mailbox.regroup(|| sent.iter().map(|e| (e.to.index(), e)), agents);
+        mailbox.regroup((1, |_| sent.iter().map(|e| (e.to.index(), e))), agents);
         mailbox
     }
 
-    /// Groups the messages `items()` yields with their receivers into `self` by receiver
-    /// (stable), reusing its buffers; messages to agents beyond `agents` are dropped. A counting
-    /// sort on two threads (`csr.rs`): `items` is called up to four times and must yield the same
-    /// messages each time; a message is read only where it is written.
-    fn regroup<'m, I>(&mut self, items: impl Fn() -> I + Sync, agents: usize)
+    /// Groups the messages of `parts` ordered parts (`items(p)` yields part `p`'s with their
+    /// receivers) into `self` by receiver (stable), reusing its buffers; messages to agents
+    /// beyond `agents` are dropped. A counting sort over the pool (`csr.rs`): `items` is called
+    /// up to three times per part and must yield the same messages each time.
+    fn regroup<'m, I>(&mut self, (parts, items): (usize, impl Fn(usize) -> I + Sync), agents: usize)
     where
         M: 'm,
         I: Iterator<Item = (usize, &'m Envelope<M>)>,
     {
         self.receivers.clear();
         self.starts.clear();
-        let (offsets, cursors) = (&mut self.offsets, &mut self.cursors);
-        let (by, messages) = (Scatter::TwoThreads, &mut self.messages);
-        crate::csr::group_by_key(agents, by, items, offsets, cursors, messages);
+        let (offsets, grouping) = (&mut self.offsets, &mut self.grouping);
+        let messages = &mut self.messages;
+        crate::csr::group_by_key(agents, (parts, items), offsets, grouping, messages);
     }
 }
 
@@ -439,7 +454,7 @@ pub fn run_round<P: Policy>(
                 policy.apply(cell, now_us, &output.actions, counters);
             }
         },
-        || spare.regroup(|| outputs.iter().flat_map(ChunkOutput::sent), agent_count),
+        || spare.regroup((outputs.len(), |p| outputs[p].sent()), agent_count),
     );
     std::mem::swap(mailbox, &mut scratch.spare);
     // The spare now holds the messages this round delivered; the next grouping into it needs
@@ -485,7 +500,8 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            mailbox.regroup(|| parts.iter().flatten().map(|e| (e.to.index(), e)), agents);
+            let part = |p: usize| parts[p].iter().map(|e| (e.to.index(), e));
+            mailbox.regroup((parts.len(), part), agents);
             let all: Vec<Envelope<u32>> = parts.iter().flatten().copied().collect();
             let mut expected_all = Vec::new();
             for a in 0..agents {
@@ -526,7 +542,7 @@ mod tests {
         let mut mailbox = Mailbox::new(0);
         for n in [surge, 1_000, surge, SURGE_BYTES / size / 2, 3] {
             let messages = sent(n);
-            mailbox.regroup(|| messages.iter().map(|e| (e.to.index(), e)), 40);
+            mailbox.regroup((1, |_| messages.iter().map(|e| (e.to.index(), e))), 40);
             let before = mailbox.messages.capacity();
             mailbox.release_surge(0);
             let after = mailbox.messages.capacity();

@@ -21,7 +21,7 @@ use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::reports::Reports;
 use super::select::{CacheEntry, Demand};
 use crate::cell::{Cell, TaskState};
-use crate::csr::Scatter;
+use crate::csr::Grouping;
 use crate::ids::{AgentIdx, ConstraintSetIdx, NodeIdx, TaskIdx, Tick};
 use crate::match_memo::MatchMemo;
 use crate::policy::{
@@ -97,6 +97,9 @@ pub(super) struct Assigned {
     pub demand: Demand,
 }
 
+/// Task slots per part of the running-task index's grouping (`csr.rs`).
+const TASKS_PER_PART: usize = 1 << 16;
+
 /// The MASB policy's shared state.
 #[derive(Debug, Clone)]
 pub struct Masb {
@@ -112,7 +115,7 @@ pub struct Masb {
     node_task_offsets: Vec<u32>,
     node_tasks: Vec<TaskIdx>,
     /// Scratch of the running-task index's grouping.
-    node_task_cursors: Vec<u32>,
+    node_task_grouping: Grouping<TaskIdx>,
     /// Each broker's pending tasks of this tick, with their constraint sets in `memo`.
     pub(super) assigned: Vec<Vec<Assigned>>,
     /// The brokers' shared match memo: current in every round for the constraint sets of the
@@ -161,7 +164,7 @@ impl Masb {
             seed,
             node_task_offsets: Vec::new(),
             node_tasks: Vec::new(),
-            node_task_cursors: Vec::new(),
+            node_task_grouping: Grouping::default(),
             assigned: Vec::new(),
             memo: MatchMemo::default(),
             fit: FitIndex::default(),
@@ -265,22 +268,24 @@ impl Masb {
         memo.refresh_used(cell);
     }
 
-    /// Rebuilds the per-node index of running tasks (`csr.rs`) into `offsets` and `out`, the
-    /// buffers of the last tick (`cursors`: scratch).
+    /// Rebuilds the per-node index of running tasks (`csr.rs`, over the pool by parts of
+    /// [`TASKS_PER_PART`] task slots) into `offsets` and `out`, the buffers of the last tick
+    /// (`grouping`: scratch).
     fn index_tasks(
         cell: &Cell,
         offsets: &mut Vec<u32>,
-        cursors: &mut Vec<u32>,
+        grouping: &mut Grouping<TaskIdx>,
         out: &mut Vec<TaskIdx>,
     ) {
         let tasks = &cell.tasks;
-        let running = || {
-            (0..tasks.len())
+        let parts = tasks.len().div_ceil(TASKS_PER_PART);
+        let running = |p: usize| {
+            (p * TASKS_PER_PART..tasks.len().min((p + 1) * TASKS_PER_PART))
                 .filter(|&i| tasks.state()[i] == TaskState::Running)
                 .map(|i| (tasks.node()[i].index(), TaskIdx(i as u32)))
         };
         let nodes = cell.nodes.len();
-        crate::csr::group_by_key(nodes, Scatter::OneThread, running, offsets, cursors, out);
+        crate::csr::group_by_key(nodes, (parts, running), offsets, grouping, out);
     }
 
     /// Completes the migrations whose transfer has ended by `now_us` (cost / bandwidth after they
@@ -390,7 +395,7 @@ impl Policy for Masb {
         let Masb {
             node_task_offsets,
             node_tasks,
-            node_task_cursors,
+            node_task_grouping,
             pending,
             pending_peak,
             assigned,
@@ -407,7 +412,7 @@ impl Policy for Masb {
         // tasks assigned to brokers with the match memo; the fit index.
         let online = |n: NodeIdx| cell.nodes.is_online(n);
         rayon::join(
-            || Self::index_tasks(cell, node_task_offsets, node_task_cursors, node_tasks),
+            || Self::index_tasks(cell, node_task_offsets, node_task_grouping, node_tasks),
             || {
                 rayon::join(
                     || {
