@@ -5,11 +5,13 @@
 //! Invariant of the result: key `k`'s items are `out[offsets[k]..offsets[k + 1]]`, in the order
 //! the items came. The items come in ordered parts (a round's chunk outputs; ranges of tasks).
 //! On one thread: counted per key in one pass, then written to their slots in a second. On more,
-//! the parts are split into one run of consecutive parts per thread ([`Grouping`] keeps their
-//! buffers), each run grouped on its own in parallel, then the offsets summed and the runs'
-//! items copied into place in parallel over blocks of keys (a block's slots are one slice of
-//! `out`, so every write is to a slot only that block owns). A key's items are its runs' items
-//! in run order, so the result is the same for any number of threads.
+//! in three parallel passes, none of which loops over keys per run: the parts are split into one
+//! run of consecutive parts per thread, and each run sorts its `(key, item)` pairs by *block* of
+//! [`KEYS_PER_BLOCK`] keys (a counting sort over a few dozen blocks); then each block counts its
+//! keys' items over the runs' slices for it and sums them into `offsets`; the blocks' totals are
+//! carried; then each block writes its items, run by run, into its own slice of `out` (a block's
+//! slots are one slice, so every write is to a slot only that block owns). A key's items are its
+//! runs' items in run order, so the result is the same for any number of threads.
 
 use std::borrow::Borrow;
 use std::ops::Range;
@@ -19,24 +21,43 @@ use rayon::prelude::*;
 use crate::parallel_time::region;
 use crate::surge::release_surge;
 
-/// Keys per parallel work item when summing offsets and copying the runs' items into place.
-const KEYS_PER_BLOCK: usize = 8192;
+/// Keys per block of the parallel passes.
+const KEYS_PER_BLOCK: usize = 4096;
 
-/// The buffers a grouping keeps between calls: the cursors of the one-thread pass, and per run
-/// of parts its own offsets and items.
+/// One run's pairs sorted by block, and where each block starts (`blocks + 1` entries).
+#[derive(Debug, Clone)]
+struct Run<T> {
+    pairs: Vec<(u32, T)>,
+    starts: Vec<u32>,
+    /// Scratch: each block's next slot while sorting.
+    cursors: Vec<u32>,
+}
+
+impl<T> Default for Run<T> {
+    fn default() -> Self {
+        Run {
+            pairs: Vec::new(),
+            starts: Vec::new(),
+            cursors: Vec::new(),
+        }
+    }
+}
+
+/// The buffers a grouping keeps between calls: the cursors of the one-thread pass and of each
+/// block, and each run's pairs.
 #[derive(Debug, Clone)]
 pub struct Grouping<T> {
     cursors: Vec<u32>,
-    runs: Vec<(Vec<u32>, Vec<u32>, Vec<T>)>,
+    runs: Vec<Run<T>>,
 }
 
 impl<T> Grouping<T> {
-    /// Gives back the room the runs' item buffers kept from a surge ([`release_surge`] over
+    /// Gives back the room the runs' buffers kept from a surge ([`release_surge`] over
     /// `min_bytes`), each keeping room for its share of the `used` items.
     pub fn release_surge(&mut self, used: usize, min_bytes: usize) {
         let share = used.div_ceil(self.runs.len().max(1));
-        for (_, _, items) in &mut self.runs {
-            release_surge(items, share, min_bytes);
+        for run in &mut self.runs {
+            release_surge(&mut run.pairs, share, min_bytes);
         }
     }
 }
@@ -71,86 +92,139 @@ where
 {
     let runs = parts.min(rayon::current_num_threads()).max(1);
     if runs == 1 {
-        // The pool's one thread: the run a pool of more would split.
+        // The pool's one thread: the work a pool of more would split.
         let all = || (0..parts).flat_map(&items);
         return region(|| group_one_run(keys, all, offsets, &mut grouping.cursors, out));
     }
-    let run_parts = |r: usize| r * parts / runs..(r + 1) * parts / runs;
-    let buffers = &mut grouping.runs;
-    buffers.resize_with(runs, Default::default);
-    region(|| {
-        (buffers[..runs].par_iter_mut().enumerate()).for_each(|(r, (offsets, cursors, out))| {
-            let pairs = || run_parts(r).flat_map(&items);
-            group_one_run(keys, pairs, offsets, cursors, out);
-        })
-    });
-    let buffers = &buffers[..runs];
-    let n = sum_offsets(keys, buffers, offsets);
-    if out.len() < n {
-        let first = buffers.iter().find_map(|(_, _, items)| items.first());
-        out.resize(n, *first.expect("n > 0 items"));
-    }
-    // Each block of keys owns the slots from its first key's offset to the next block's.
-    let mut blocks = Vec::with_capacity(keys.div_ceil(KEYS_PER_BLOCK));
-    let mut rest = &mut out[..n];
-    for first in (0..keys).step_by(KEYS_PER_BLOCK) {
-        let block = first..(first + KEYS_PER_BLOCK).min(keys);
-        let len = (offsets[block.end] - offsets[block.start]) as usize;
-        let (slots, after) = std::mem::take(&mut rest).split_at_mut(len);
-        rest = after;
-        blocks.push((block, slots));
-    }
-    region(|| {
-        blocks.into_par_iter().for_each(|(block, slots)| {
-            let mut at = 0;
-            for k in block {
-                for (run_offsets, _, items) in buffers {
-                    let run = &items[run_offsets[k] as usize..run_offsets[k + 1] as usize];
-                    slots[at..at + run.len()].copy_from_slice(run);
-                    at += run.len();
-                }
-            }
-        })
-    });
-    n
-}
-
-/// `offsets` from the runs' own: key `k` starts after every item of the keys before it, in
-/// parallel over blocks of keys (each block's counts summed, then the blocks' totals carried).
-fn sum_offsets<T: Sync>(
-    keys: usize,
-    runs: &[(Vec<u32>, Vec<u32>, Vec<T>)],
-    offsets: &mut Vec<u32>,
-) -> usize {
-    offsets.clear();
-    offsets.resize(keys + 1, 0);
-    let count = |k: usize| -> u32 { runs.iter().map(|(o, _, _)| o[k + 1] - o[k]).sum() };
+    let blocks = keys.div_ceil(KEYS_PER_BLOCK);
     let block_of =
         |b: usize| -> Range<usize> { b * KEYS_PER_BLOCK..keys.min((b + 1) * KEYS_PER_BLOCK) };
-    // offsets[k + 1] holds the count of the keys of k's block up to k, then the carried total.
+    let Grouping {
+        cursors,
+        runs: buffers,
+    } = grouping;
+    buffers.resize_with(runs, Run::default);
+    let buffers = &mut buffers[..runs];
+    region(|| {
+        (buffers.par_iter_mut().enumerate()).for_each(|(r, run)| {
+            let pairs = || {
+                let pairs = (r * parts / runs..(r + 1) * parts / runs).flat_map(&items);
+                pairs
+                    .filter(|(k, _)| *k < keys)
+                    .map(|(k, item)| (k, *item.borrow()))
+            };
+            run.sort_by_block(pairs, blocks);
+        })
+    });
+    let buffers = &*buffers;
+    // Each block's keys' counts, summed within the block: offsets[k + 1] before the carry.
+    offsets.clear();
+    offsets.resize(keys + 1, 0);
     let totals: Vec<u32> = region(|| {
         (offsets[1..].par_chunks_mut(KEYS_PER_BLOCK).enumerate())
             .map(|(b, ends)| {
+                let first = b * KEYS_PER_BLOCK;
+                for run in buffers {
+                    for &(k, _) in run.block(b) {
+                        ends[k as usize - first] += 1;
+                    }
+                }
                 let mut total = 0;
-                for (end, k) in ends.iter_mut().zip(block_of(b)) {
-                    total += count(k);
+                for end in ends.iter_mut() {
+                    total += *end;
                     *end = total;
                 }
                 total
             })
             .collect()
     });
-    let mut carried = Vec::with_capacity(totals.len());
-    let mut before = 0;
+    let mut carried = Vec::with_capacity(blocks);
+    let mut n = 0u32;
     for total in totals {
-        carried.push(before);
-        before += total;
+        carried.push(n);
+        n += total;
     }
+    let n = n as usize;
+    if out.len() < n {
+        let first = buffers.iter().find_map(|run| run.pairs.first());
+        out.resize(n, first.expect("n > 0 items").1);
+    }
+    // Each block owns the slots from its first key's offset to the next block's.
+    let mut slices = Vec::with_capacity(blocks);
+    let mut rest = &mut out[..n];
+    for b in 0..blocks {
+        let end = carried.get(b + 1).map_or(n, |&c| c as usize);
+        let (slots, after) = std::mem::take(&mut rest).split_at_mut(end - carried[b] as usize);
+        rest = after;
+        slices.push(slots);
+    }
+    cursors.clear();
+    cursors.resize(keys, 0);
     region(|| {
-        (offsets[1..].par_chunks_mut(KEYS_PER_BLOCK).zip(carried))
-            .for_each(|(ends, before)| ends.iter_mut().for_each(|e| *e += before))
+        (offsets[1..].par_chunks_mut(KEYS_PER_BLOCK))
+            .zip(cursors.par_chunks_mut(KEYS_PER_BLOCK))
+            .zip(slices)
+            .zip(carried)
+            .enumerate()
+            .for_each(|(b, (((ends, cursors), slots), before))| {
+                let first = block_of(b).start;
+                // A key's cursor (within the block's slots) starts where the key before ends.
+                let mut start = 0;
+                for (end, cursor) in ends.iter_mut().zip(cursors.iter_mut()) {
+                    *cursor = start;
+                    start = *end;
+                    *end += before;
+                }
+                for run in buffers {
+                    for &(k, item) in run.block(b) {
+                        let cursor = &mut cursors[k as usize - first];
+                        slots[*cursor as usize] = item;
+                        *cursor += 1;
+                    }
+                }
+            })
     });
-    before as usize
+    n
+}
+
+impl<T: Copy> Run<T> {
+    /// The pairs of block `b`.
+    fn block(&self, b: usize) -> &[(u32, T)] {
+        &self.pairs[self.starts[b] as usize..self.starts[b + 1] as usize]
+    }
+
+    /// Sorts `pairs` (keys below `blocks * KEYS_PER_BLOCK`) by block, stably, into this run.
+    fn sort_by_block<I>(&mut self, pairs: impl Fn() -> I, blocks: usize)
+    where
+        I: Iterator<Item = (usize, T)>,
+    {
+        let Run {
+            pairs: out,
+            starts,
+            cursors,
+        } = self;
+        starts.clear();
+        starts.resize(blocks + 1, 0);
+        for (k, _) in pairs() {
+            starts[k / KEYS_PER_BLOCK + 1] += 1;
+        }
+        for b in 0..blocks {
+            starts[b + 1] += starts[b];
+        }
+        let n = starts[blocks] as usize;
+        cursors.clear();
+        cursors.extend_from_slice(&starts[..blocks]);
+        out.clear();
+        let Some((k, item)) = pairs().next() else {
+            return;
+        };
+        out.resize(n, (k as u32, item));
+        for (k, item) in pairs() {
+            let cursor = &mut cursors[k / KEYS_PER_BLOCK];
+            out[*cursor as usize] = (k as u32, item);
+            *cursor += 1;
+        }
+    }
 }
 
 /// The one-thread grouping: keys counted in one pass over the pairs, items written in a second.
