@@ -4,6 +4,10 @@
 # threads (parallel efficiency), peak RSS, and the median wall milliseconds per tick by phase
 # (trace apply, policy, metrics, output; from each run's timing/). Medians of RUNS runs,
 # interleaved. Builds release; generates and ingests the 12.5k trace when none is given.
+# Issue 62 item 2: a second table splits each phase's mean ms per tick into what ran on one
+# thread and what ran in data-parallel sweeps (`report --timing`), with the one-thread share,
+# the measured 1 -> 2 thread speed-up and, from the share measured at 1 thread, the speed-ups
+# Amdahl's law allows at 8, 16, 32 and 64 threads.
 #
 # A policy may be given with a run config, POLICY@CONFIG.toml (e.g.
 # sparrow@scripts/bench/sparrow-100ms.toml: Sparrow at 100 ms ticks; nbs@scripts/bench/nbs-gcd.toml:
@@ -41,6 +45,8 @@ fi
 . scripts/lib.sh # (the working directory is the repository root)
 declare -A res
 rows=("speed (x real time)" "peak RSS (MB)" "first tick (ms)" "ms per tick (median)" "  trace apply" "  policy" "  metrics" "  output" "ms per tick (mean)")
+# The split rows: "one thread/parallel" pairs, kept as two values each.
+split_rows=("ms 1 thread/parallel" "  trace apply (1/par)" "  policy (1/par)" "  metrics (1/par)" "  output (1/par)")
 for i in $(seq "$runs"); do
   for policy in $policies; do
     for cell in $cells; do
@@ -58,6 +64,12 @@ for i in $(seq "$runs"); do
         for row in "${rows[@]}"; do
           v=$(report_value "$report" "$row")
           res["$policy|$cell|$t|$row"]+="$v "
+        done
+        res["$policy|$cell|$t|share"]+="$(report_value "$report" "one-thread share (%)") "
+        for row in "${split_rows[@]}"; do
+          v=$(report_value "$report" "$row")
+          res["$policy|$cell|$t|$row|1"]+="${v%/*} "
+          res["$policy|$cell|$t|$row|par"]+="${v#*/} "
         done
         echo "  speed $(report_value "$report" "speed (x real time)")x, peak RSS $(report_value "$report" "peak RSS (MB)") MB" >&2
         rm -rf "$d"
@@ -98,6 +110,48 @@ for policy in $policies; do
       eff=$(echo "$s2 / $s1 / 2" | bc -l)
       echo "|  | ${cell}x | 1 -> 2 | parallel efficiency $(printf '%.2f' "$eff") (speed-up $(printf '%.2f' "$(echo "$s2 / $s1" | bc -l)")x) |  |  |  |  |  |  |  |  |"
     fi
+  done
+done
+cat <<SPLIT
+
+## One thread and parallel (issue 62 item 2)
+
+Mean ms per tick over the same ticks, as \`one thread / parallel\` (medians of the runs for
+each): the parallel part is the wall time of the phase's data-parallel sweeps (agents, nodes,
+tasks, groupings; \`engine/src/parallel_time.rs\`), the one-thread part the rest (a two- or
+three-way \`rayon::join\` counts as one thread). At 1 thread the one-thread share is Amdahl's serial
+fraction s, and the projected speed-up at N threads is 1 / (s + (1 - s) / N). At 2 threads a
+sweep run by a thread that stole it from a join is not counted, so the 2-thread shares are upper
+bounds.
+
+| policy | cell | threads | one-thread share % | tick | apply | policy | metrics | output |
+|---|---|---|---|---|---|---|---|---|
+SPLIT
+for policy in $policies; do
+  for cell in $cells; do
+    for t in $threads_list; do
+      line="| ${policy%%@*} | ${cell}x | $t | $(echo "${res["$policy|$cell|$t|share"]}" | median)"
+      for row in "${split_rows[@]}"; do
+        line+=" | $(echo "${res["$policy|$cell|$t|$row|1"]}" | median) / $(echo "${res["$policy|$cell|$t|$row|par"]}" | median)"
+      done
+      echo "$line |"
+    done
+  done
+done
+echo
+echo "| policy | cell | measured 1 -> 2 | Amdahl 8 | 16 | 32 | 64 threads (from the 1-thread share) |"
+echo "|---|---|---|---|---|---|---|"
+for policy in $policies; do
+  for cell in $cells; do
+    s1=$(echo "${res["$policy|$cell|1|speed (x real time)"]:-}" | median)
+    s2=$(echo "${res["$policy|$cell|2|speed (x real time)"]:-}" | median)
+    share=$(echo "${res["$policy|$cell|1|share"]:-}" | median)
+    [ "$s1" = "-" ] || [ "$s2" = "-" ] || [ "$share" = "-" ] && continue
+    line="| ${policy%%@*} | ${cell}x | $(printf '%.2f' "$(echo "$s2 / $s1" | bc -l)")x"
+    for n in 8 16 32 64; do
+      line+=" | $(printf '%.1f' "$(echo "1 / ($share / 100 + (1 - $share / 100) / $n)" | bc -l)")x"
+    done
+    echo "$line |"
   done
 done
 echo
