@@ -14,7 +14,6 @@
 //! runs' items in run order, so the result is the same for any number of threads.
 
 use std::borrow::Borrow;
-use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -24,7 +23,8 @@ use crate::surge::release_surge;
 /// Keys per block of the parallel passes.
 const KEYS_PER_BLOCK: usize = 4096;
 
-/// One run's pairs sorted by block, and where each block starts (`blocks + 1` entries).
+/// One run's pairs sorted by block (the first `starts[blocks]` of them; entries beyond
+/// are left from larger groupings), and where each block starts (`blocks + 1` entries).
 #[derive(Debug, Clone)]
 struct Run<T> {
     pairs: Vec<(u32, T)>,
@@ -97,8 +97,6 @@ where
         return region(|| group_one_run(keys, all, offsets, &mut grouping.cursors, out));
     }
     let blocks = keys.div_ceil(KEYS_PER_BLOCK);
-    let block_of =
-        |b: usize| -> Range<usize> { b * KEYS_PER_BLOCK..keys.min((b + 1) * KEYS_PER_BLOCK) };
     let Grouping {
         cursors,
         runs: buffers,
@@ -167,7 +165,7 @@ where
             .zip(carried)
             .enumerate()
             .for_each(|(b, (((ends, cursors), slots), before))| {
-                let first = block_of(b).start;
+                let first = b * KEYS_PER_BLOCK;
                 // A key's cursor (within the block's slots) starts where the key before ends.
                 let mut start = 0;
                 for (end, cursor) in ends.iter_mut().zip(cursors.iter_mut()) {
@@ -214,11 +212,11 @@ impl<T: Copy> Run<T> {
         let n = starts[blocks] as usize;
         cursors.clear();
         cursors.extend_from_slice(&starts[..blocks]);
-        out.clear();
-        let Some((k, item)) = pairs().next() else {
-            return;
-        };
-        out.resize(n, (k as u32, item));
+        if out.len() < n {
+            // Slots beyond the last grouping's (whose entries stay beyond `n` otherwise).
+            let (k, item) = pairs().next().expect("n > 0 pairs");
+            out.resize(n, (k as u32, item));
+        }
         for (k, item) in pairs() {
             let cursor = &mut cursors[k / KEYS_PER_BLOCK];
             out[*cursor as usize] = (k as u32, item);
