@@ -15,9 +15,12 @@
 //! capacity ([`LoadShare`]), so that scoring a window needs no division. Scores, their order and
 //! the random draws are exactly those of the plain scan (tested against it).
 
+use rayon::prelude::*;
+
 use super::MasbConfig;
 use super::select::CacheEntry;
 use crate::ids::NodeIdx;
+use crate::parallel_time::region;
 
 /// CPU headroom thresholds of the position lists (normalised CPU).
 const THRESHOLDS: [f64; 10] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6];
@@ -28,6 +31,13 @@ const SLACK: f64 = 1e-9;
 
 /// Positions per step of the coarse index into each list.
 const STEP: usize = 64;
+
+/// Cache positions per parallel block of [`FitIndex::rebuild`] (a few in unit tests, so that
+/// their caches span blocks).
+#[cfg(not(test))]
+const POSITIONS_PER_BLOCK: usize = 8192;
+#[cfg(test)]
+const POSITIONS_PER_BLOCK: usize = 16;
 
 /// An entry's load (the one SIAS reads, `sias_node_load`) as shares of its capacity, and the
 /// share one normalised unit makes: the load after a placement is `cpu + cpu_req * per_cpu`,
@@ -72,6 +82,8 @@ pub struct FitIndex {
     /// Per offset, where the window of `initial_candidates` fresh-and-online entries from it
     /// ends, and whether it wraps.
     ends: Vec<(u32, bool)>,
+    /// Scratch: per block of the rebuild, its positions of each list.
+    block_lists: Vec<Vec<Vec<u32>>>,
 }
 
 /// The list holding every node SIAS could score above 0 for a task requesting `cpu`: the highest
@@ -84,63 +96,105 @@ fn list_for(cpu: f64) -> usize {
 }
 
 impl FitIndex {
-    /// Rebuilds the index over `cache` at `now_s`; `online` says whether a node is online.
+    /// Rebuilds the index over `cache` at `now_s`; `online` says whether a node is online. The
+    /// positions' levels, shares and list entries are made in parallel blocks of
+    /// [`POSITIONS_PER_BLOCK`] (each block's counts of fresh-and-online entries carried into the
+    /// next's), the lists' step indexes one list per job.
     pub fn rebuild(
         &mut self,
         cache: &[CacheEntry],
         now_s: f64,
         config: &MasbConfig,
-        online: &dyn Fn(NodeIdx) -> bool,
+        online: &(dyn Fn(NodeIdx) -> bool + Sync),
     ) {
         let ttl = config.cache_ttl_s as f64;
-        self.ok_before.clear();
-        self.ok_before.push(0);
-        self.lists.resize_with(THRESHOLDS.len(), Vec::new);
-        for l in &mut self.lists {
-            l.clear();
-        }
-        self.levels.clear();
-        self.shares.clear();
-        let mut count = 0u32;
-        for (p, e) in cache.iter().enumerate() {
-            let mut level = 0;
-            let mut share = LoadShare::NONE;
-            if now_s - e.reported_s <= ttl && online(e.node) {
-                count += 1;
-                let load = e.sias_load(config.sias_node_load);
-                if e.cpu_cap > 0.0 && e.mem_cap > 0.0 {
-                    share = LoadShare {
-                        cpu: load.cpu / e.cpu_cap,
-                        mem: load.mem / e.mem_cap,
-                        per_cpu: 1.0 / e.cpu_cap,
-                        per_mem: 1.0 / e.mem_cap,
-                    };
-                }
-                let room = config.max_use * e.cpu_cap - load.cpu;
-                for (k, &t) in THRESHOLDS.iter().enumerate() {
-                    if room < t {
-                        break;
-                    }
-                    self.lists[k].push(p as u32);
-                    level = k as u8 + 1;
-                }
-            }
-            self.levels.push(level);
-            self.shares.push(share);
-            self.ok_before.push(count);
-        }
         let n = cache.len();
-        self.steps.resize_with(THRESHOLDS.len(), Vec::new);
-        for (list, steps) in self.lists.iter().zip(&mut self.steps) {
-            steps.clear();
-            let mut below = 0;
-            for j in 0..=n.div_ceil(STEP) {
-                while below < list.len() && (list[below] as usize) < j * STEP {
-                    below += 1;
-                }
-                steps.push(below as u32);
-            }
+        self.ok_before.clear();
+        self.ok_before.resize(n + 1, 0);
+        self.levels.clear();
+        self.levels.resize(n, 0);
+        self.shares.clear();
+        self.shares.resize(n, LoadShare::NONE);
+        // Per block: its fresh-and-online count, and its positions of each list.
+        let block_count = n.div_ceil(POSITIONS_PER_BLOCK);
+        let blocks = &mut self.block_lists;
+        blocks.resize_with(block_count, || vec![Vec::new(); THRESHOLDS.len()]);
+        let blocks = &mut blocks[..block_count];
+        let counts: Vec<u32> = region(|| {
+            (cache.par_chunks(POSITIONS_PER_BLOCK))
+                .zip(self.levels.par_chunks_mut(POSITIONS_PER_BLOCK))
+                .zip(self.shares.par_chunks_mut(POSITIONS_PER_BLOCK))
+                .zip(self.ok_before[1..].par_chunks_mut(POSITIONS_PER_BLOCK))
+                .zip(blocks.par_iter_mut())
+                .enumerate()
+                .map(|(b, ((((entries, levels), shares), ok_before), lists))| {
+                    let first = b * POSITIONS_PER_BLOCK;
+                    lists.iter_mut().for_each(Vec::clear);
+                    let mut count = 0u32;
+                    for (local, e) in entries.iter().enumerate() {
+                        if now_s - e.reported_s <= ttl && online(e.node) {
+                            count += 1;
+                            let load = e.sias_load(config.sias_node_load);
+                            if e.cpu_cap > 0.0 && e.mem_cap > 0.0 {
+                                shares[local] = LoadShare {
+                                    cpu: load.cpu / e.cpu_cap,
+                                    mem: load.mem / e.mem_cap,
+                                    per_cpu: 1.0 / e.cpu_cap,
+                                    per_mem: 1.0 / e.mem_cap,
+                                };
+                            }
+                            let room = config.max_use * e.cpu_cap - load.cpu;
+                            for (k, &t) in THRESHOLDS.iter().enumerate() {
+                                if room < t {
+                                    break;
+                                }
+                                lists[k].push((first + local) as u32);
+                                levels[local] = k as u8 + 1;
+                            }
+                        }
+                        // Within the block until the carry below.
+                        ok_before[local] = count;
+                    }
+                    count
+                })
+                .collect()
+        });
+        let blocks = &*blocks;
+        let mut carried = Vec::with_capacity(block_count);
+        let mut count = 0u32;
+        for block in counts {
+            carried.push(count);
+            count += block;
         }
+        region(|| {
+            (self.ok_before[1..]
+                .par_chunks_mut(POSITIONS_PER_BLOCK)
+                .zip(carried))
+            .for_each(|(ok_before, before)| ok_before.iter_mut().for_each(|c| *c += before))
+        });
+        self.lists.resize_with(THRESHOLDS.len(), Vec::new);
+        self.steps.resize_with(THRESHOLDS.len(), Vec::new);
+        region(|| {
+            (self
+                .lists
+                .par_iter_mut()
+                .zip(self.steps.par_iter_mut())
+                .enumerate())
+            .for_each(|(k, (list, steps))| {
+                list.clear();
+                for lists in blocks {
+                    list.extend_from_slice(&lists[k]);
+                }
+                steps.clear();
+                let mut below = 0;
+                for j in 0..=n.div_ceil(STEP) {
+                    while below < list.len() && (list[below] as usize) < j * STEP {
+                        below += 1;
+                    }
+                    steps.push(below as u32);
+                }
+            })
+        });
         let limit = config.initial_candidates as usize;
         self.ends.clear();
         let total = count as usize;
