@@ -384,6 +384,12 @@ mod tests {
         assert!(render_policy_tables(&names, &[vec![], vec![]]).is_empty());
     }
 
+    /// The cells of `render_timing`'s row labelled `label`, one per run.
+    fn timing_cells<'t>(text: &'t str, label: &str) -> Vec<&'t str> {
+        let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+        line[24..].split_whitespace().collect()
+    }
+
     /// Times to two decimals, the snapshot count as a count, `-` for a run without timing.
     #[test]
     fn timing_rows_show_times_counts_and_missing_runs() {
@@ -398,10 +404,7 @@ mod tests {
         };
         let names = ["a".to_string(), "b".to_string()];
         let text = render_timing(&names, &[Some(t), None]);
-        let row = |label: &str| {
-            let line = text.lines().find(|l| l.starts_with(label)).unwrap();
-            line[24..].split_whitespace().collect::<Vec<_>>()
-        };
+        let row = |label: &str| timing_cells(&text, label);
         assert_eq!(row("first tick (ms)"), ["21.65", "-"]);
         assert_eq!(row("ms per tick (median)"), ["0.11", "-"]);
         assert_eq!(row("snapshots written"), ["3", "-"]);
@@ -435,10 +438,7 @@ mod tests {
         };
         let names = ["a".to_string(), "b".to_string()];
         let text = render_timing(&names, &[Some(with), Some(without)]);
-        let row = |label: &str| {
-            let line = text.lines().find(|l| l.starts_with(label)).unwrap();
-            line[24..].split_whitespace().collect::<Vec<_>>()
-        };
+        let row = |label: &str| timing_cells(&text, label);
         assert_eq!(row("one-thread share (%)"), ["66.7", "-"]);
         assert_eq!(row("ms 1 thread/parallel"), ["10.00/5.00", "-"]);
         assert_eq!(row("  trace apply (1/par)"), ["6.00/1.50", "-"]);

@@ -107,9 +107,7 @@ where
         (buffers.par_iter_mut().enumerate()).for_each(|(r, run)| {
             let pairs = || {
                 let pairs = (r * parts / runs..(r + 1) * parts / runs).flat_map(&items);
-                pairs
-                    .filter(|(k, _)| *k < keys)
-                    .map(|(k, item)| (k, *item.borrow()))
+                pairs.filter(|(k, _)| *k < keys)
             };
             run.sort_by_block(pairs, blocks);
         })
@@ -191,10 +189,12 @@ impl<T: Copy> Run<T> {
         &self.pairs[self.starts[b] as usize..self.starts[b + 1] as usize]
     }
 
-    /// Sorts `pairs` (keys below `blocks * KEYS_PER_BLOCK`) by block, stably, into this run.
-    fn sort_by_block<I>(&mut self, pairs: impl Fn() -> I, blocks: usize)
+    /// Sorts `pairs` (keys below `blocks * KEYS_PER_BLOCK`) by block, stably, into this run (an
+    /// item is read only where it is written, not by the pass that counts blocks).
+    fn sort_by_block<R, I>(&mut self, pairs: impl Fn() -> I, blocks: usize)
     where
-        I: Iterator<Item = (usize, T)>,
+        R: Borrow<T>,
+        I: Iterator<Item = (usize, R)>,
     {
         let Run {
             pairs: out,
@@ -215,11 +215,11 @@ impl<T: Copy> Run<T> {
         if out.len() < n {
             // Slots beyond the last grouping's (whose entries stay beyond `n` otherwise).
             let (k, item) = pairs().next().expect("n > 0 pairs");
-            out.resize(n, (k as u32, item));
+            out.resize(n, (k as u32, *item.borrow()));
         }
         for (k, item) in pairs() {
             let cursor = &mut cursors[k / KEYS_PER_BLOCK];
-            out[*cursor as usize] = (k as u32, item);
+            out[*cursor as usize] = (k as u32, *item.borrow());
             *cursor += 1;
         }
     }

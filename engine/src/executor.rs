@@ -440,8 +440,9 @@ pub fn run_round<P: Policy>(
         }
         scratch.delayed.extend_from_slice(&output.delayed);
     }
-    // The actions change the cell, the grouping reads only the chunks' messages: one thread each.
-    // The chunks' actions are applied chunk by chunk, in agent order (not copied into one list).
+    // The actions change the cell, the grouping reads only the chunks' messages: side by side
+    // (the grouping over the threads the actions leave, `csr.rs`). The chunks' actions are
+    // applied chunk by chunk, in agent order (not copied into one list).
     let RoundScratch {
         chunks: outputs,
         spare,
