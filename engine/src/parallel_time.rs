@@ -10,8 +10,11 @@
 //! Invariants: only the outermost region on a thread counts (a region entered from inside
 //! another, or by a thread that stole work while waiting inside one, adds nothing), so the
 //! figure never exceeds the wall time between two reads; the clock is per thread, so runs on
-//! other threads (tests in one process) never mix. Time only: nothing here touches the
-//! simulation, so outputs are the same with or without it.
+//! other threads (tests in one process) never mix. Exact at one thread, where the one-thread
+//! share is Amdahl's serial fraction; on more, a region that another thread runs (a stolen
+//! `join` branch) is not counted on the run's thread, so the share read there is an upper
+//! bound. Time only: nothing here touches the simulation, so outputs are the same with or
+//! without it.
 
 use std::cell::Cell;
 use std::time::Instant;
