@@ -297,7 +297,8 @@ pub struct ReportArgs {
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
     /// Also print the wall-clock profile: the first tick and the median milliseconds per tick,
-    /// whole and by phase (from timing/).
+    /// whole and by phase, and the share that ran on one thread outside the parallel sweeps with
+    /// Amdahl's speed-ups from it (from timing/).
     #[arg(long)]
     pub timing: bool,
     /// With --timing: the medians over the ticks from this one on (e.g. the window a run resumed
