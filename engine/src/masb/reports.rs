@@ -10,11 +10,13 @@
 //! order the mailbox delivered them in). With one round per tick a tick's book is due at the next
 //! tick's first round, so two books are kept and a snapshot saves the one still due.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::select::CacheEntry;
 use crate::cell::Cell;
 use crate::ids::{AgentIdx, NodeIdx};
+use crate::parallel_time::region;
 use crate::units::to_normalised;
 
 /// The reports of one round, by broker, and the global round the brokers read them at.
@@ -50,17 +52,24 @@ impl ReportBook {
     /// Takes the reports of every online node of `cell` for `brokers` brokers, made at
     /// `reported_s` and read at global round `due_round` (the buffers of the book's last use
     /// are reused).
+    /// The brokers' lists are made in parallel, one job per broker: a broker's nodes are every
+    /// `brokers`-th from its own index ([`broker_of`]), in node order.
     pub fn take(&mut self, cell: &Cell, brokers: u32, reported_s: f64, due_round: u64) {
         self.due_round = Some(due_round);
         self.by_broker.resize_with(brokers as usize, Vec::new);
-        for reports in &mut self.by_broker {
-            reports.clear();
-        }
-        let online = (0..cell.nodes.len()).filter(|&i| cell.nodes.online()[i]);
-        for n in online.map(|i| NodeIdx(i as u32)) {
-            let broker = broker_of(n, brokers).index();
-            self.by_broker[broker].push(report(cell, n, reported_s));
-        }
+        let nodes = cell.nodes.len();
+        region(|| {
+            (self.by_broker.par_iter_mut().enumerate()).for_each(|(b, reports)| {
+                reports.clear();
+                for i in (b..nodes).step_by(brokers as usize) {
+                    let n = NodeIdx(i as u32);
+                    debug_assert_eq!(broker_of(n, brokers).index(), b);
+                    if cell.nodes.online()[i] {
+                        reports.push(report(cell, n, reported_s));
+                    }
+                }
+            })
+        });
     }
 
     /// Broker `broker`'s reports read at global round `round` (none unless the book is due then).
