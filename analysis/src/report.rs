@@ -390,10 +390,9 @@ mod tests {
         line[24..].split_whitespace().collect()
     }
 
-    /// Times to two decimals, the snapshot count as a count, `-` for a run without timing.
-    #[test]
-    fn timing_rows_show_times_counts_and_missing_runs() {
-        let t = PhaseMedians {
+    /// A run's timing without the one-thread split.
+    fn timing_fixture() -> PhaseMedians {
+        PhaseMedians {
             ticks: 10,
             first_tick_ms: 21.654,
             medians: [0.114, 0.09, 0.0, 0.01, 0.004],
@@ -401,7 +400,13 @@ mod tests {
             snapshots: 3,
             snapshot_ms: 12.5,
             split: None,
-        };
+        }
+    }
+
+    /// Times to two decimals, the snapshot count as a count, `-` for a run without timing.
+    #[test]
+    fn timing_rows_show_times_counts_and_missing_runs() {
+        let t = timing_fixture();
         let names = ["a".to_string(), "b".to_string()];
         let text = render_timing(&names, &[Some(t), None]);
         let row = |label: &str| timing_cells(&text, label);
@@ -419,25 +424,16 @@ mod tests {
     fn split_rows_show_shares_phases_and_projections() {
         use crate::timing::PhaseSplit;
         let with = PhaseMedians {
-            ticks: 3,
-            first_tick_ms: 100.0,
-            medians: [15.0, 7.5, 6.0, 0.75, 0.75],
-            mean_ms: 15.0,
-            snapshots: 0,
-            snapshot_ms: 0.0,
             split: Some(PhaseSplit {
                 ticks: 2,
                 wall_ms: 30.0,
                 phase_ms: [15.0, 12.0, 1.5, 1.5],
                 parallel_ms: [3.0, 7.0, 0.0, 0.0],
             }),
-        };
-        let without = PhaseMedians {
-            split: None,
-            ..with.clone()
+            ..timing_fixture()
         };
         let names = ["a".to_string(), "b".to_string()];
-        let text = render_timing(&names, &[Some(with), Some(without)]);
+        let text = render_timing(&names, &[Some(with), Some(timing_fixture())]);
         let row = |label: &str| timing_cells(&text, label);
         assert_eq!(row("one-thread share (%)"), ["66.7", "-"]);
         assert_eq!(row("ms 1 thread/parallel"), ["10.00/5.00", "-"]);

@@ -134,12 +134,7 @@ where
             })
             .collect()
     });
-    let mut carried = Vec::with_capacity(blocks);
-    let mut n = 0u32;
-    for total in totals {
-        carried.push(n);
-        n += total;
-    }
+    let (carried, n) = carried(&totals);
     let n = n as usize;
     if out.len() < n {
         let first = buffers.iter().find_map(|run| run.pairs.first());
@@ -223,6 +218,20 @@ impl<T: Copy> Run<T> {
             *cursor += 1;
         }
     }
+}
+
+/// Each block's start from the blocks' totals (the totals of the blocks before it), and the
+/// sum of all: what a parallel pass over blocks adds to its block-local counts.
+pub fn carried(totals: &[u32]) -> (Vec<u32>, u32) {
+    let mut sum = 0;
+    let starts = totals
+        .iter()
+        .map(|&total| {
+            sum += total;
+            sum - total
+        })
+        .collect();
+    (starts, sum)
 }
 
 /// The one-thread grouping: keys counted in one pass over the pairs, items written in a second.

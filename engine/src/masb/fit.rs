@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use super::MasbConfig;
 use super::select::CacheEntry;
+use crate::csr::carried;
 use crate::ids::NodeIdx;
 use crate::parallel_time::region;
 
@@ -95,6 +96,51 @@ fn list_for(cpu: f64) -> usize {
         .unwrap_or(0)
 }
 
+/// One block of [`FitIndex::rebuild`]'s positions, from `first` on: each entry's level and
+/// share, the block's running count of fresh-and-online entries (to be carried), and its
+/// positions of each list; returns the block's count.
+fn index_block(
+    entries: &[CacheEntry],
+    (first, levels, shares, ok_before, lists): BlockOut<'_>,
+    (now_s, ttl, config, online): (f64, f64, &MasbConfig, &(dyn Fn(NodeIdx) -> bool + Sync)),
+) -> u32 {
+    lists.iter_mut().for_each(Vec::clear);
+    let mut count = 0u32;
+    for (local, e) in entries.iter().enumerate() {
+        if now_s - e.reported_s <= ttl && online(e.node) {
+            count += 1;
+            let load = e.sias_load(config.sias_node_load);
+            if e.cpu_cap > 0.0 && e.mem_cap > 0.0 {
+                shares[local] = LoadShare {
+                    cpu: load.cpu / e.cpu_cap,
+                    mem: load.mem / e.mem_cap,
+                    per_cpu: 1.0 / e.cpu_cap,
+                    per_mem: 1.0 / e.mem_cap,
+                };
+            }
+            let room = config.max_use * e.cpu_cap - load.cpu;
+            for (k, &t) in THRESHOLDS.iter().enumerate() {
+                if room < t {
+                    break;
+                }
+                lists[k].push((first + local) as u32);
+                levels[local] = k as u8 + 1;
+            }
+        }
+        ok_before[local] = count;
+    }
+    count
+}
+
+/// A block's first position and its slices of the index's columns, and its lists.
+type BlockOut<'a> = (
+    usize,
+    &'a mut [u8],
+    &'a mut [LoadShare],
+    &'a mut [u32],
+    &'a mut Vec<Vec<u32>>,
+);
+
 impl FitIndex {
     /// Rebuilds the index over `cache` at `now_s`; `online` says whether a node is online. The
     /// positions' levels, shares and list entries are made in parallel blocks of
@@ -128,44 +174,13 @@ impl FitIndex {
                 .zip(blocks.par_iter_mut())
                 .enumerate()
                 .map(|(b, ((((entries, levels), shares), ok_before), lists))| {
-                    let first = b * POSITIONS_PER_BLOCK;
-                    lists.iter_mut().for_each(Vec::clear);
-                    let mut count = 0u32;
-                    for (local, e) in entries.iter().enumerate() {
-                        if now_s - e.reported_s <= ttl && online(e.node) {
-                            count += 1;
-                            let load = e.sias_load(config.sias_node_load);
-                            if e.cpu_cap > 0.0 && e.mem_cap > 0.0 {
-                                shares[local] = LoadShare {
-                                    cpu: load.cpu / e.cpu_cap,
-                                    mem: load.mem / e.mem_cap,
-                                    per_cpu: 1.0 / e.cpu_cap,
-                                    per_mem: 1.0 / e.mem_cap,
-                                };
-                            }
-                            let room = config.max_use * e.cpu_cap - load.cpu;
-                            for (k, &t) in THRESHOLDS.iter().enumerate() {
-                                if room < t {
-                                    break;
-                                }
-                                lists[k].push((first + local) as u32);
-                                levels[local] = k as u8 + 1;
-                            }
-                        }
-                        // Within the block until the carry below.
-                        ok_before[local] = count;
-                    }
-                    count
+                    let block = (b * POSITIONS_PER_BLOCK, levels, shares, ok_before, lists);
+                    index_block(entries, block, (now_s, ttl, config, online))
                 })
                 .collect()
         });
         let blocks = &*blocks;
-        let mut carried = Vec::with_capacity(block_count);
-        let mut count = 0u32;
-        for block in counts {
-            carried.push(count);
-            count += block;
-        }
+        let (carried, count) = carried(&counts);
         region(|| {
             (self.ok_before[1..]
                 .par_chunks_mut(POSITIONS_PER_BLOCK)
