@@ -23,10 +23,13 @@ use crate::usage_model::RequestUse;
 
 mod columns;
 mod constraints;
+mod need_log;
 
 pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
 pub use constraints::Constraint;
 pub(crate) use constraints::{AttributeIndex, ConstraintSets};
+pub use need_log::NEED_LOG_MAX;
+use need_log::NeedLog;
 /// Nodes, tasks, task constraints and node attributes.
 #[derive(Debug, Default, Clone)]
 pub struct Cell {
@@ -70,6 +73,8 @@ pub struct Cell {
     pub(crate) touched: Vec<u32>,
     /// Per node, whether it is in `touched` (grown on demand).
     pub(crate) touched_mark: Vec<bool>,
+    /// Pending tasks whose need changed (`cell/need_log.rs`; not saved).
+    pub(crate) need_log: NeedLog,
 }
 
 impl Cell {
@@ -291,6 +296,33 @@ impl Cell {
         }
     }
 
+    /// Logs task `t`'s need as changed if it is pending (`cell/need_log.rs`).
+    pub(crate) fn need_changed(&mut self, t: TaskIdx) {
+        if self.tasks.state[t.index()] == TaskState::Pending {
+            self.need_log.push(t);
+        }
+    }
+
+    /// Logs task `t`'s need as changed if it is pending and the fit rule reads usage (a task's
+    /// usage is no part of its need when fitting by requests).
+    fn usage_changed(&mut self, t: TaskIdx) {
+        if self.nodes.fit_by == crate::fit_by::FitBy::Usage {
+            self.need_changed(t);
+        }
+    }
+
+    /// The pending tasks whose requests, usage, priority or constraints changed since position
+    /// `since` of the cell's need log, in change order (possibly more than once); `None` when
+    /// those changes were forgotten (look at every waiting task again: `cell/need_log.rs`).
+    pub fn need_changes_since(&self, since: u64) -> Option<&[TaskIdx]> {
+        self.need_log.since(since)
+    }
+
+    /// The need log's position after its last change ([`Cell::need_changes_since`]).
+    pub fn need_log_end(&self) -> u64 {
+        self.need_log.end()
+    }
+
     /// What task `t` takes of its node's room under the fit rule (`fit_by.rs`): the CPU and
     /// memory charged (requests or usage), then its CPU and memory requests if production (0
     /// otherwise); the order of `greedy::fit::Amounts`.
@@ -312,6 +344,7 @@ impl Cell {
     /// Sets what the greedy fit rule reads (`fit_by.rs`).
     pub fn set_fit_by(&mut self, fit_by: crate::fit_by::FitBy) {
         self.nodes.fit_by = fit_by;
+        self.need_log.forget(); // every task's need may read other columns now
     }
 
     /// Holds waiting tasks until the trace schedules them (`release = "trace-schedule"` in a
@@ -333,6 +366,7 @@ impl Cell {
     /// Sets what a task uses of its request until measured.
     pub fn set_request_use(&mut self, request_use: RequestUse) {
         self.request_use = request_use;
+        self.need_log.forget(); // later usage derives otherwise
     }
 
     /// Enters the usage model's window holding `elapsed_us` (time since the trace's start,
@@ -355,6 +389,7 @@ impl Cell {
                 self.modify(TaskIdx(i as u32), |tasks, i| {
                     (tasks.cpu_use[i], tasks.mem_use[i]) = now;
                 });
+                self.usage_changed(TaskIdx(i as u32));
             }
         }
     }
@@ -367,6 +402,7 @@ impl Cell {
             tasks.mem_req[i] = mem;
             Self::use_request(tasks, i, request_use);
         });
+        self.need_changed(t);
     }
 
     /// While task `i`'s usage derives from its request: sets it from the request and priority.
@@ -411,6 +447,7 @@ impl Cell {
         tasks.mem_use[i] = mem;
         tasks.use_is_request[i] = false;
         tasks.use_until_us[i] = until_us;
+        self.usage_changed(t);
     }
 
     /// Reads the columns [`Cell::set_usage`] and the deferred-event check before it read for
@@ -454,6 +491,7 @@ impl Cell {
             tasks.production[i] = priority >= ingest::codes::PRODUCTION_PRIORITY;
             Self::use_request(tasks, i, request_use);
         });
+        self.need_changed(t);
     }
 
     /// Verifies the invariants in the module doc; returns the first violation.

@@ -163,6 +163,7 @@ impl Cell {
             self.tasks.constraint_set[i] = set;
         }
         self.constraint_sets = sets;
+        self.need_log.forget(); // every set has another number
     }
 
     /// Gives task `t` the constraints `rows` (at most 65,535), replacing any it had.
@@ -180,6 +181,7 @@ impl Cell {
         self.tasks.constraint_len[i] = rows.len() as u16;
         self.tasks.constraint_set[i] = self.constraint_sets.intern(rows);
         self.constraints.extend_from_slice(rows);
+        self.need_changed(t);
         if self.tasks.state[i] == TaskState::Running {
             self.touch_constraints(self.tasks.node[i]);
             self.touch_constraints(self.tasks.migrating_to[i]);

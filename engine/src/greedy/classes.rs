@@ -26,16 +26,16 @@ use crate::ids::{ConstraintSetIdx, TaskIdx};
 
 /// What makes two tasks alike in a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct ClassKey {
-    need: Need,
-    set: ConstraintSetIdx,
+pub(super) struct ClassKey {
+    pub need: Need,
+    pub set: ConstraintSetIdx,
     /// The nodes the task may use (`Admission::nodes`).
-    nodes: (usize, usize),
+    pub nodes: (usize, usize),
 }
 
 impl ClassKey {
     /// Whether a task of this class finds no node whenever one of `failed` found none.
-    fn harder_than(&self, failed: &ClassKey) -> bool {
+    pub fn harder_than(&self, failed: &ClassKey) -> bool {
         self.nodes == failed.nodes
             && (failed.set == self.set || failed.set == ConstraintSetIdx::EMPTY)
             && self.need.at_least(&failed.need)

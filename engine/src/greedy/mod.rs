@@ -26,6 +26,7 @@
 //! constraints is looked for only on the nodes meeting them, kept per constraint set in a
 //! [`MatchMemo`] (which follows attribute changes node by node).
 
+mod class_queues;
 mod classes;
 pub mod fit;
 pub mod unplaced;
@@ -43,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use choice::qualifies;
 pub use choice::{BestFit, FirstFit, NodeChoice, Random, Search};
+use class_queues::{ClassQueues, Outcome};
 use classes::NeedClasses;
 use fit::Need;
 use room::RoomIndex;
@@ -85,6 +87,9 @@ pub struct Greedy<C> {
     unplaced: Unplaced,
     /// The waiting tasks' need classes, and which found no node this pass (a pure cache).
     classes: NeedClasses,
+    /// The waiting tasks kept by need class across ticks (a pure cache, not saved; the
+    /// placements of [`place_queued`] when it applies).
+    queues: ClassQueues,
     /// The nodes meeting the waiting tasks' constraint sets (a pure cache, not saved).
     meeting: MatchMemo,
     /// Tests: search for every task from the first node, as without the pass's memories.
@@ -103,6 +108,7 @@ impl<C: NodeChoice> Greedy<C> {
             phases: Phases::of_terms(outputs.terms()),
             unplaced: Unplaced::default(),
             classes: NeedClasses::default(),
+            queues: ClassQueues::default(),
             meeting: MatchMemo::default(),
             exhaustive: false,
             outputs,
@@ -123,6 +129,7 @@ impl<C: NodeChoice> Greedy<C> {
     #[cfg(test)]
     fn search_exhaustively(&mut self) {
         self.unplaced = Unplaced::default();
+        self.queues.clear();
         self.exhaustive = true;
     }
 
@@ -140,6 +147,11 @@ impl<C: NodeChoice> Greedy<C> {
 /// Which waiting tasks a placer may place (a controller's shares, `controlled/`): asked before
 /// a node is looked for, told of each placement.
 pub trait Admission {
+    /// True when [`Admission::nodes`] is every node for every task: what a task may use then
+    /// depends on the cell alone, so waiting tasks can be kept by need class across ticks
+    /// (`class_queues.rs`).
+    const ALL_NODES: bool = false;
+
     /// Whether task `t` may be placed now.
     fn admits(&self, cell: &Cell, t: TaskIdx) -> bool;
     /// Task `t` was placed.
@@ -161,6 +173,8 @@ struct Gated<'a, A> {
 }
 
 impl<A: Admission> Admission for Gated<'_, A> {
+    const ALL_NODES: bool = A::ALL_NODES;
+
     fn admits(&self, cell: &Cell, t: TaskIdx) -> bool {
         let (job, index) = (
             cell.tasks.job_id()[t.index()],
@@ -179,6 +193,8 @@ impl<A: Admission> Admission for Gated<'_, A> {
 }
 
 impl Admission for AdmitAll {
+    const ALL_NODES: bool = true;
+
     fn admits(&self, _: &Cell, _: TaskIdx) -> bool {
         true
     }
@@ -195,103 +211,124 @@ type Indexes<'a> = (
     &'a mut MatchMemo,
 );
 
-/// Places each of `waiting` that is still pending and admitted where `choice` picks, in order;
-/// `unplaced` remembers the tasks no node qualifies for (and, for a choice that draws nothing,
-/// spares them a search while nothing that could change that has happened: `unplaced.rs`).
-fn place_waiting<C: NodeChoice>(
-    choice: &C,
-    (cell, (room, stairs), (unplaced, classes), memo): Indexes<'_>,
-    waiting: &[(TaskIdx, u32)],
-    (rng, admission): (&mut Rng, &mut impl Admission),
-    (now_us, exhaustive): (i64, bool),
-) {
-    // Each with the nodes the task might use (`Admission::nodes`): a memory holds only for
-    // tasks confined to the same ones.
-    let mut failed: Vec<(ConstraintSetIdx, Need, Range<usize>)> = Vec::new();
-    let mut placed: Vec<(ConstraintSetIdx, Need, usize, Range<usize>)> =
-        Vec::with_capacity(PLACED_KEPT);
-    let mut placements = 0usize;
-    room.rebuild(&cell.nodes);
-    // The pass's pruning memories (free pairs, need classes), kept only where they are read:
-    // not for a choice that draws (see below).
-    let prunes = !C::DRAWS && !exhaustive;
-    if prunes {
-        stairs.rebuild(&cell.nodes);
-        classes.begin_pass(waiting.len());
-    }
-    unplaced.begin_pass(cell);
-    // The memo follows attribute changes by epoch, which only the index counts (a no-op when
-    // the replay has indexed them already).
-    cell.index_attributes();
-    memo.trim();
-    for &(t, _) in waiting {
-        if cell.tasks.state()[t.index()] != TaskState::Pending || !admission.admits(cell, t) {
-            continue;
+/// A pass placing waiting tasks one at a time: the cell, its indexes, and what the pass
+/// remembers of its failures and placements (each with the nodes the task might use,
+/// `Admission::nodes`: a memory holds only for tasks confined to the same ones).
+struct Pass<'a, C, A> {
+    choice: &'a C,
+    cell: &'a mut Cell,
+    room: &'a mut RoomIndex,
+    stairs: &'a mut Staircase,
+    unplaced: &'a mut Unplaced,
+    memo: &'a mut MatchMemo,
+    rng: &'a mut Rng,
+    admission: &'a mut A,
+    now_us: i64,
+    exhaustive: bool,
+    /// Whether the pass's pruning memories (free pairs, need classes) are kept: not for a
+    /// choice that draws (a skipped search would shift its draws), nor in tests searching
+    /// exhaustively.
+    prunes: bool,
+    failed: Vec<(ConstraintSetIdx, Need, Range<usize>)>,
+    placed: Vec<(ConstraintSetIdx, Need, usize, Range<usize>)>,
+    placements: usize,
+}
+
+impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
+    /// Starts a pass: the room index and (when pruning) free pairs rebuilt, the unplaced marks
+    /// and the constraint memo brought up to date.
+    fn begin(
+        choice: &'a C,
+        (cell, (room, stairs), unplaced, memo): Indexes4<'a>,
+        (rng, admission): (&'a mut Rng, &'a mut A),
+        (now_us, exhaustive): (i64, bool),
+    ) -> Self {
+        let prunes = !C::DRAWS && !exhaustive;
+        room.rebuild(&cell.nodes);
+        if prunes {
+            stairs.rebuild(&cell.nodes);
         }
-        let need = Need::of(cell, t);
-        let set = cell.constraint_set(t);
-        let nodes = admission.nodes(cell, t);
+        unplaced.begin_pass(cell);
+        // The memo follows attribute changes by epoch, which only the index counts (a no-op
+        // when the replay has indexed them already).
+        cell.index_attributes();
+        memo.trim();
+        Pass {
+            choice,
+            cell,
+            room,
+            stairs,
+            unplaced,
+            memo,
+            rng,
+            admission,
+            now_us,
+            exhaustive,
+            prunes,
+            failed: Vec::new(),
+            placed: Vec::with_capacity(PLACED_KEPT),
+            placements: 0,
+        }
+    }
+
+    /// Looks for a node for admitted task `t`, which needs `need` and has constraint set `set`,
+    /// among `nodes`, and places it there if one qualifies. `classed`: the caller keeps need
+    /// classes (a failure kills the task's class there, not in this pass's own short list).
+    fn consider(
+        &mut self,
+        t: TaskIdx,
+        (need, set, nodes): (Need, ConstraintSetIdx, Range<usize>),
+        classed: bool,
+    ) -> Outcome {
+        let cell = &mut *self.cell;
         // Every node that lacked room for `f` (with constraints `s`, among `r`) lacks it for
         // this task.
         let harder = |s: ConstraintSetIdx, f: &Need, r: &Range<usize>| {
             (s == set || s == ConstraintSetIdx::EMPTY) && need.at_least(f) && *r == nodes
         };
-        // `remember`: no node can take the task now. Only a task with constraints is asked
-        // about across passes (`Unplaced::still_unplaceable`, below), so only its mark is kept
-        // (with ~170k tasks waiting, a mark for each was 7 % of first-fit's time). `fails`: nor
-        // any task of its need class, or of one needing more, this pass.
-        let remember = |unplaced: &mut Unplaced| {
+        // No node can take the task now. Only a task with constraints is asked about across
+        // passes (`Unplaced::still_unplaceable`, below), so only its mark is kept (with ~170k
+        // tasks waiting, a mark for each was 7 % of first-fit's time).
+        let remember = |unplaced: &mut Unplaced, cell: &Cell| {
             if set != ConstraintSetIdx::EMPTY {
                 unplaced.mark(cell, (t, set, &need));
             }
         };
-        let class = prunes.then(|| classes.class_of(t, (&need, set, &nodes)));
-        let fails = |classes: &mut NeedClasses| {
-            if let Some(class) = class {
-                classes.failed(class);
-            }
-        };
-        // The O(1) tests first (its need class is dead: `classes.rs`, or for a choice that
-        // draws, a smaller need failed this pass; no node has room: the index's root), then
-        // whether any node has its CPU and memory free together (`staircase.rs`, O(log
-        // nodes)), then, for a task with constraints, the touched nodes (`unplaced.rs`): each
-        // only skips a task no node can take now, so their order changes no placement. A task
-        // without constraints goes straight to the room index, whose leaves have room exactly
-        // where the fit rule holds: its search answers what the touched nodes would, in far
-        // fewer steps when thousands of nodes changed (many tasks waiting on a cell whose
-        // requests are full, fitting by requests).
-        if class.is_some_and(|c| classes.dead(c)) {
-            remember(unplaced);
-            continue;
-        }
-        if !room.any(&need)
-            || (class.is_none() && failed.iter().any(|(s, f, r)| harder(*s, f, r)))
-            || (prunes && !stairs.may_fit(&need))
+        // The O(1) tests first (no node has room: the index's root; for a choice that draws, a
+        // smaller need failed this pass), then whether any node has its CPU and memory free
+        // together (`staircase.rs`, O(log nodes)), then, for a task with constraints, the
+        // touched nodes (`unplaced.rs`): each only skips a task no node can take now, so their
+        // order changes no placement. A task without constraints goes straight to the room
+        // index, whose leaves have room exactly where the fit rule holds: its search answers
+        // what the touched nodes would, in far fewer steps when thousands of nodes changed
+        // (many tasks waiting on a cell whose requests are full, fitting by requests).
+        if !self.room.any(&need)
+            || (!classed && (self.failed.iter()).any(|(s, f, r)| harder(*s, f, r)))
+            || (self.prunes && !self.stairs.may_fit(&need))
         {
-            remember(unplaced);
-            fails(classes);
-            continue;
+            remember(self.unplaced, cell);
+            return Outcome::Failed { searched: false };
         }
         if !C::DRAWS
             && set != ConstraintSetIdx::EMPTY
-            && unplaced.still_unplaceable(cell, (t, set, &need))
+            && self.unplaced.still_unplaceable(cell, (t, set, &need))
         {
-            fails(classes);
-            continue;
+            return Outcome::Failed { searched: true };
         }
-        let from = (placed.iter())
-            .filter(|(s, f, _, r)| !exhaustive && harder(*s, f, r))
+        let from = (self.placed.iter())
+            .filter(|(s, f, _, r)| !self.exhaustive && harder(*s, f, r))
             .map(|p| p.2)
             .max()
             .unwrap_or(0)
             .max(nodes.start);
-        let meeting = (set != ConstraintSetIdx::EMPTY && !exhaustive)
+        let meeting = (set != ConstraintSetIdx::EMPTY && !self.exhaustive)
             .then(|| {
                 let changes = |since| cell.attribute_changes_since(since);
                 let meets = |n: NodeIdx| cell.meets(n, cell.constraints_of(t));
                 let attributes = (cell.attributes_epoch(), &changes as _);
                 let key = (set, cell.constraints_of(t));
-                memo.positions(attributes, key, cell.nodes.len(), &meets)
+                self.memo
+                    .positions(attributes, key, cell.nodes.len(), &meets)
             })
             .flatten();
         let search = Search {
@@ -300,62 +337,148 @@ fn place_waiting<C: NodeChoice>(
             until: nodes.end,
             meeting,
         };
-        match choice.choose((cell, room), t, search, rng) {
+        match self.choice.choose((cell, self.room), t, search, self.rng) {
             Some(n) => {
                 let before = staircase::free_pair(&cell.nodes, n.index());
-                cell.place(t, n, now_us);
-                admission.placed(cell, t);
-                room.update(&cell.nodes, n.index());
-                if prunes {
-                    stairs.update(before, staircase::free_pair(&cell.nodes, n.index()));
+                cell.place(t, n, self.now_us);
+                self.admission.placed(cell, t);
+                self.room.update(&cell.nodes, n.index());
+                if self.prunes {
+                    let after = staircase::free_pair(&cell.nodes, n.index());
+                    self.stairs.update(before, after);
                 }
                 if C::TAKES_FIRST {
                     let entry = (set, need, n.index(), nodes);
-                    match placed.get_mut(placements % PLACED_KEPT) {
+                    match self.placed.get_mut(self.placements % PLACED_KEPT) {
                         Some(slot) => *slot = entry,
-                        None => placed.push(entry),
+                        None => self.placed.push(entry),
                     }
-                    placements += 1;
+                    self.placements += 1;
                 }
+                Outcome::Placed
             }
             None => {
-                remember(unplaced);
-                fails(classes);
-                if class.is_none() && failed.len() < FAILED_KEPT {
-                    failed.push((set, need, nodes));
+                remember(self.unplaced, cell);
+                if !classed && self.failed.len() < FAILED_KEPT {
+                    self.failed.push((set, need, nodes));
                 }
+                Outcome::Failed { searched: true }
             }
         }
     }
 }
 
+/// The cell and the indexes a [`Pass`] keeps up to date.
+type Indexes4<'a> = (
+    &'a mut Cell,
+    (&'a mut RoomIndex, &'a mut Staircase),
+    &'a mut Unplaced,
+    &'a mut MatchMemo,
+);
+
+/// Places each of `waiting` that is still pending and admitted where `choice` picks, in order;
+/// `unplaced` remembers the tasks no node qualifies for (and, for a choice that draws nothing,
+/// spares them a search while nothing that could change that has happened: `unplaced.rs`).
+/// Looks at every waiting task: for a choice that draws, for tasks whose admitted nodes may
+/// change ([`Admission::ALL_NODES`] false), and in tests searching exhaustively
+/// ([`place_queued`] otherwise).
+fn place_waiting<C: NodeChoice>(
+    choice: &C,
+    (cell, rooms, (unplaced, classes), memo): Indexes<'_>,
+    waiting: &[(TaskIdx, u32)],
+    (rng, admission): (&mut Rng, &mut impl Admission),
+    at: (i64, bool),
+) {
+    let mut pass = Pass::begin(choice, (cell, rooms, unplaced, memo), (rng, admission), at);
+    if pass.prunes {
+        classes.begin_pass(waiting.len());
+    }
+    for &(t, _) in waiting {
+        let cell = &*pass.cell;
+        if cell.tasks.state()[t.index()] != TaskState::Pending || !pass.admission.admits(cell, t) {
+            continue;
+        }
+        let need = Need::of(cell, t);
+        let set = cell.constraint_set(t);
+        let nodes = pass.admission.nodes(cell, t);
+        let class = (pass.prunes).then(|| classes.class_of(t, (&need, set, &nodes)));
+        // Its need class is dead (`classes.rs`): no node can take it.
+        if class.is_some_and(|c| classes.dead(c)) {
+            if set != ConstraintSetIdx::EMPTY {
+                pass.unplaced.mark(cell, (t, set, &need));
+            }
+            continue;
+        }
+        let outcome = pass.consider(t, (need, set, nodes), class.is_some());
+        if let (Some(class), Outcome::Failed { .. }) = (class, outcome) {
+            classes.failed(class);
+        }
+    }
+}
+
+/// [`place_waiting`] for a choice that draws nothing, tasks that may use every node, and no
+/// exhaustive search, over the waiting tasks kept by need class (`class_queues.rs`, brought up
+/// to date with the queue before): the same placements, looking only at the tasks of classes
+/// still alive.
+fn place_queued<C: NodeChoice>(
+    choice: &C,
+    indexes: Indexes4<'_>,
+    queues: &mut ClassQueues,
+    (rng, admission): (&mut Rng, &mut impl Admission),
+    now_us: i64,
+) {
+    debug_assert!(!C::DRAWS);
+    let mut pass = Pass::begin(choice, indexes, (rng, admission), (now_us, false));
+    queues.begin_pass(|need| pass.room.any(need) && pass.stairs.may_fit(need));
+    while let Some((t, class, need)) = queues.next(pass.cell) {
+        let cell = &*pass.cell;
+        debug_assert_eq!(need, Need::of(cell, t), "task {t:?}'s class is current");
+        if !pass.admission.admits(cell, t) {
+            queues.settle(class, Outcome::Skipped);
+            continue;
+        }
+        let nodes = 0..cell.nodes.len();
+        let outcome = pass.consider(t, (need, cell.constraint_set(t), nodes), true);
+        queues.settle(class, outcome);
+    }
+    queues.end_pass();
+}
+
 impl<C: NodeChoice> Greedy<C> {
     /// A tick of the placer (its [`Policy::begin_tick`]) placing only what `admission` admits
     /// and `gate` (this tick's, [`Greedy::gate`]) does not hold back.
-    pub fn place_admitted(
+    pub fn place_admitted<A: Admission>(
         &mut self,
         cell: &mut Cell,
         (now_us, gate): (i64, &Gate),
         events: &TickEvents,
-        admission: &mut impl Admission,
+        admission: &mut A,
     ) {
-        self.waiting.update(cell, events);
+        let new_from = self.waiting.update(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
-        let at = (
-            &mut *cell,
-            (&mut self.room, &mut self.stairs),
-            (&mut self.unplaced, &mut self.classes),
-            &mut self.meeting,
-        );
         let admission = &mut Gated { gate, admission };
-        place_waiting(
-            &self.choice,
-            at,
-            self.waiting.tasks(),
-            (&mut rng, admission),
-            (now_us, self.exhaustive),
-        );
+        let rooms = (&mut self.room, &mut self.stairs);
+        if !C::DRAWS && !self.exhaustive && A::ALL_NODES {
+            self.queues.sync(cell, self.waiting.tasks(), new_from);
+            let at = (&mut *cell, rooms, &mut self.unplaced, &mut self.meeting);
+            place_queued(
+                &self.choice,
+                at,
+                &mut self.queues,
+                (&mut rng, admission),
+                now_us,
+            );
+        } else {
+            let at = (
+                &mut *cell,
+                rooms,
+                (&mut self.unplaced, &mut self.classes),
+                &mut self.meeting,
+            );
+            let (waiting, at_us) = (self.waiting.tasks(), (now_us, self.exhaustive));
+            place_waiting(&self.choice, at, waiting, (&mut rng, admission), at_us);
+        }
         self.waiting.keep_pending(cell);
     }
 }

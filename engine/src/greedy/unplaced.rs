@@ -163,8 +163,8 @@ impl Unplaced {
 /// Drives `policies[0]` (with its memory) and `policies[1]` (whose memory `forget` clears
 /// before every pass, so it searches for every task) through the same 39 random passes over
 /// two copies of a random cell: between passes tasks arrive (some with constraints), tasks end
-/// (running or waiting), usage and requests change, machines leave, come back or are resized
-/// and attributes change; the metrics take the touched nodes after each pass, as in a run.
+/// (running or waiting), usage and requests change, waiting tasks change priority or
+/// constraints, machines leave, come back or are resized and attributes change; the metrics take the touched nodes after each pass, as in a run.
 /// Asserts after every pass that both cells have every task in the same state on the same
 /// node; returns the sum over passes of `waiting(&policies[0])` (how many tasks waited: the
 /// memory only matters when many do).
@@ -195,7 +195,7 @@ pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
         let mut submitted = Vec::new();
         // The same changes to both cells (their slots evolve alike).
         let changes: Vec<(u64, u64, u64)> = (0..12)
-            .map(|_| (r.below(9), r.below(1 << 20), r.below(1 << 20)))
+            .map(|_| (r.below(10), r.below(1 << 20), r.below(1 << 20)))
             .collect();
         for (k, cell) in cells.iter_mut().enumerate() {
             let mut r = ingest::rng::Rng::new(seed ^ pass as u64, 1);
@@ -227,6 +227,12 @@ pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
                     (5, _) => cell.set_attribute(n, 1, ((b % 3) as u32 + 1, None)),
                     (6, _) => cell.remove_attribute(n, 1),
                     (7, Some(t)) if state(t) == TaskState::Pending => cell.end(t),
+                    (8, Some(t)) if state(t) == TaskState::Pending => {
+                        cell.set_priority(t, if b % 2 == 0 { 9 } else { 0 })
+                    }
+                    (9, Some(t)) if state(t) == TaskState::Pending => {
+                        cell.set_constraints(t, &rows(1 + (b % 3) as u32))
+                    }
                     _ => {}
                 }
             }

@@ -36,11 +36,14 @@ impl Waiting {
         });
     }
 
-    /// Brings the queue up to date with the cell and this tick's `events`.
-    pub fn update(&mut self, cell: &Cell, events: &TickEvents) {
+    /// Brings the queue up to date with the cell and this tick's `events`; returns where the
+    /// tasks that joined it begin.
+    pub fn update(&mut self, cell: &Cell, events: &TickEvents) -> usize {
         self.keep_pending(cell);
+        let joined = self.waiting.len();
         let tasks = events.submitted.iter().chain(&events.displaced_tasks);
         self.enqueue(cell, tasks.copied());
+        joined
     }
 
     /// Appends `tasks` that are pending and not queued yet, in order (after [`keep_pending`]

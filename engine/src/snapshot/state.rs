@@ -256,7 +256,8 @@ mod tests {
         // Placements the replay has not taken yet are not saved (a restored replay looks at
         // every task awaiting its start), nor constraint stamps (nor what policies derive from
         // them), nor the nodes touched since the last metrics (a restored run classifies every
-        // node); all else comes back.
+        // node), nor the log of waiting tasks' need changes (its readers start afresh); all
+        // else comes back.
         let mut started = Vec::new();
         cell.take_started(&mut started);
         assert_eq!(started, [t, u]);
@@ -272,6 +273,8 @@ mod tests {
         cell.take_touched(&mut touched);
         assert_eq!(touched.len(), 2, "both nodes touched");
         cell.touched_mark.clear();
+        assert!(cell.need_changes_since(0).is_some_and(|c| c.contains(&t)));
+        (cell.need_log, back.need_log) = Default::default();
         assert_eq!(format!("{back:?}"), format!("{cell:?}"));
         assert_eq!(
             back.tasks.alloc(7, 0, 0, 0),
