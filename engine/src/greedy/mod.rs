@@ -235,18 +235,22 @@ struct Pass<'a, C, A> {
 }
 
 impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
-    /// Starts a pass: the room index and (when pruning) free pairs rebuilt, the unplaced marks
-    /// and the constraint memo brought up to date.
+    /// Starts a pass: the room index rebuilt, (when pruning) the free pairs rebuilt or, when
+    /// `follows` (the cell's touched nodes are every change since the last pass: a greedy
+    /// policy's own pass, `Staircase::refresh`), refreshed; the unplaced marks and the
+    /// constraint memo brought up to date.
     fn begin(
         choice: &'a C,
         (cell, (room, stairs), unplaced, memo): Indexes4<'a>,
         (rng, admission): (&'a mut Rng, &'a mut A),
-        (now_us, exhaustive): (i64, bool),
+        (now_us, exhaustive, follows): (i64, bool, bool),
     ) -> Self {
         let prunes = !C::DRAWS && !exhaustive;
         room.rebuild(&cell.nodes);
-        if prunes {
-            stairs.rebuild(&cell.nodes);
+        match (prunes, follows) {
+            (true, true) => stairs.refresh(&cell.nodes, cell.touched()),
+            (true, false) => stairs.rebuild(&cell.nodes),
+            (false, _) => stairs.forget(),
         }
         unplaced.begin_pass(cell);
         // The memo follows attribute changes by epoch, which only the index counts (a no-op
@@ -339,13 +343,12 @@ impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
         };
         match self.choice.choose((cell, self.room), t, search, self.rng) {
             Some(n) => {
-                let before = staircase::free_pair(&cell.nodes, n.index());
                 cell.place(t, n, self.now_us);
                 self.admission.placed(cell, t);
                 self.room.update(&cell.nodes, n.index());
                 if self.prunes {
                     let after = staircase::free_pair(&cell.nodes, n.index());
-                    self.stairs.update(before, after);
+                    self.stairs.update(n.index(), after);
                 }
                 if C::TAKES_FIRST {
                     let entry = (set, need, n.index(), nodes);
@@ -387,8 +390,9 @@ fn place_waiting<C: NodeChoice>(
     (cell, rooms, (unplaced, classes), memo): Indexes<'_>,
     waiting: &[(TaskIdx, u32)],
     (rng, admission): (&mut Rng, &mut impl Admission),
-    at: (i64, bool),
+    (now_us, exhaustive): (i64, bool),
 ) {
+    let at = (now_us, exhaustive, false);
     let mut pass = Pass::begin(choice, (cell, rooms, unplaced, memo), (rng, admission), at);
     if pass.prunes {
         classes.begin_pass(waiting.len());
@@ -428,7 +432,7 @@ fn place_queued<C: NodeChoice>(
     now_us: i64,
 ) {
     debug_assert!(!C::DRAWS);
-    let mut pass = Pass::begin(choice, indexes, (rng, admission), (now_us, false));
+    let mut pass = Pass::begin(choice, indexes, (rng, admission), (now_us, false, true));
     queues.begin_pass(|need| pass.room.any(need) && pass.stairs.may_fit(need));
     while let Some((t, class, need)) = queues.next(pass.cell) {
         let cell = &*pass.cell;
