@@ -5,8 +5,9 @@
 //! of first-fit's time).
 //!
 //! Each class (need, constraint set, the cell's nodes: `classes.rs`'s key) holds its members'
-//! queue positions in order. A pass merges the classes' members by position (a heap holding
-//! each live class's next member), so the tasks it looks at come in queue order, as in
+//! queue positions in order. A pass merges the classes' members by position (the classes'
+//! first members sorted, and a heap of the next members of the few classes the pass moved on
+//! in: with ~5k classes and ~600 tasks looked at, a heap of every class was twice as slow), so the tasks it looks at come in queue order, as in
 //! [`super::place_waiting`]; once a class is *dead* in the pass (one of its tasks found no
 //! node, or a class it needs at least as much as did in a search) its remaining members are
 //! never looked at. Which tasks a pass places is therefore the queue-order pass's: a task is
@@ -77,7 +78,11 @@ pub struct ClassQueues {
     cursors: Vec<u32>,
     /// The classes whose searches failed this pass.
     failures: Vec<u32>,
-    /// Each live class's next member to look at: (position, class), least first.
+    /// The live classes' first members at the pass's start, (position, class) ascending, and
+    /// how many of them the pass has taken.
+    heads: Vec<(u64, u32)>,
+    heads_taken: usize,
+    /// The next member of each class the pass moved on in: (position, class), least first.
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     /// The current pass (from 1).
     pass: u32,
@@ -210,6 +215,8 @@ impl ClassQueues {
         }
         self.failures.clear();
         self.heap.clear();
+        self.heads.clear();
+        self.heads_taken = 0;
         for (c, members) in self.members.iter().enumerate() {
             let front = self.fronts[c];
             self.cursors[c] = front;
@@ -217,17 +224,18 @@ impl ClassQueues {
                 continue;
             };
             match may_fit(&self.keys[c].need) {
-                true => self.heap.push(Reverse((m.position, c as u32))),
+                true => self.heads.push((m.position, c as u32)),
                 false => self.dead_in[c] = self.pass,
             }
         }
+        self.heads.sort_unstable();
     }
 
     /// The next task of the pass, in queue order, among the classes alive now, with its class
     /// and need; `None` when every class is dead or done. Report what became of it with
     /// [`ClassQueues::settle`].
     pub fn next(&mut self, cell: &Cell) -> Option<(TaskIdx, u32, Need)> {
-        while let Some(Reverse((position, class))) = self.heap.pop() {
+        while let Some((position, class)) = self.pop_least() {
             let c = class as usize;
             if self.dead_in[c] == self.pass || self.dies_of_failures(class) {
                 continue;
@@ -253,6 +261,19 @@ impl ClassQueues {
             }
         }
         None
+    }
+
+    /// The least of the next first member and the heap's least, taken.
+    fn pop_least(&mut self) -> Option<(u64, u32)> {
+        let head = self.heads.get(self.heads_taken).copied();
+        match (head, self.heap.peek()) {
+            (Some(h), Some(&Reverse(m))) if m < h => self.heap.pop().map(|Reverse(m)| m),
+            (Some(h), _) => {
+                self.heads_taken += 1;
+                Some(h)
+            }
+            (None, _) => self.heap.pop().map(|Reverse(m)| m),
+        }
     }
 
     /// Whether a failure of this pass not yet checked kills `class`.
