@@ -59,6 +59,27 @@ impl Block {
         }
     }
 
+    /// `mem_max` after `pair` was inserted at `k` (or, `None`, the pair at `k` removed): only
+    /// the entries up to `k` can change, and from the first that does not, none before it does.
+    fn follow(&mut self, k: usize, pair: Option<(i64, i64)>) {
+        match pair {
+            Some(_) => self.mem_max.insert(k, i64::MIN),
+            None => {
+                self.mem_max.remove(k);
+            }
+        }
+        let mut above = self.mem_max.get(k + usize::from(pair.is_some())).copied();
+        let end = if pair.is_some() { k + 1 } else { k };
+        for j in (0..end).rev() {
+            let now = self.pairs[j].1.max(above.unwrap_or(i64::MIN));
+            if j < k && self.mem_max[j] == now {
+                break;
+            }
+            self.mem_max[j] = now;
+            above = Some(now);
+        }
+    }
+
     /// The most free memory in the block.
     fn most(&self) -> i64 {
         self.mem_max.first().copied().unwrap_or(i64::MIN)
@@ -204,7 +225,7 @@ impl Staircase {
             self.blocks.remove(old);
             self.above.remove(old);
         } else {
-            self.blocks[old].refresh();
+            self.blocks[old].follow(at, None);
         }
         Some(old)
     }
@@ -222,7 +243,7 @@ impl Staircase {
         let block = &mut self.blocks[new];
         let k = block.pairs.partition_point(|p| *p < after);
         block.pairs.insert(k, after);
-        block.refresh();
+        block.follow(k, Some(after));
         let mut touched = new;
         if self.blocks[new].pairs.len() > 2 * self.block {
             let half = self.blocks[new].pairs.split_off(self.block);
@@ -243,6 +264,19 @@ impl Staircase {
         };
         let k = block.pairs.partition_point(|p| p.0 < cpu);
         block.mem_max[k].max(self.above[b]) >= mem
+    }
+
+    /// Whether every block's `mem_max` and `above` are what recomputing them gives (tests).
+    #[cfg(test)]
+    fn maxima_hold(&self) -> bool {
+        let blocks_hold = self.blocks.iter().all(|b| {
+            let mut again = b.clone();
+            again.refresh();
+            again.mem_max == b.mem_max
+        });
+        let mut again = self.clone();
+        again.refresh_above(again.blocks.len());
+        blocks_hold && again.above == self.above
     }
 
     /// Every pair, in order (tests).
@@ -297,6 +331,7 @@ mod tests {
                         let mut rebuilt = Staircase::default();
                         rebuilt.rebuild(&nodes);
                         assert_eq!(stairs.pairs(), rebuilt.pairs());
+                        assert!(stairs.maxima_hold());
                         assert!(
                             (stairs.blocks.iter())
                                 .all(|b| !b.pairs.is_empty() && b.pairs.len() <= 2 * block),
@@ -357,6 +392,7 @@ mod tests {
                 let mut rebuilt = Staircase::default();
                 rebuilt.rebuild(&nodes);
                 assert_eq!(stairs.pairs(), rebuilt.pairs());
+                assert!(stairs.maxima_hold());
                 for _ in 0..5 {
                     let need = Need {
                         cpu: r.below(60) as u32,
