@@ -379,7 +379,8 @@ type Indexes4<'a> = (
     &'a mut MatchMemo,
 );
 
-/// Places each of `waiting` that is still pending and admitted where `choice` picks, in order;
+/// Places each of `waiting` that is still pending (in its generation) and admitted where
+/// `choice` picks, in order;
 /// `unplaced` remembers the tasks no node qualifies for (and, for a choice that draws nothing,
 /// spares them a search while nothing that could change that has happened: `unplaced.rs`).
 /// Looks at every waiting task: for a choice that draws, for tasks whose admitted nodes may
@@ -397,9 +398,13 @@ fn place_waiting<C: NodeChoice>(
     if pass.prunes {
         classes.begin_pass(waiting.len());
     }
-    for &(t, _) in waiting {
+    for &(t, generation) in waiting {
         let cell = &*pass.cell;
-        if cell.tasks.state()[t.index()] != TaskState::Pending || !pass.admission.admits(cell, t) {
+        let (tasks, i) = (&cell.tasks, t.index());
+        if tasks.generation()[i] != generation
+            || tasks.state()[i] != TaskState::Pending
+            || !pass.admission.admits(cell, t)
+        {
             continue;
         }
         let need = Need::of(cell, t);
@@ -460,7 +465,8 @@ impl<C: NodeChoice> Greedy<C> {
         events: &TickEvents,
         admission: &mut A,
     ) {
-        let new_from = self.waiting.update(cell, events);
+        // Every pass skips entries no longer current: one pass over the queue a tick, at its end.
+        let new_from = self.waiting.join(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let admission = &mut Gated { gate, admission };
@@ -715,7 +721,8 @@ mod tests {
                 cell.set_request(t, cpu, 10);
                 tasks.push(t);
             }
-            let waiting: Vec<(TaskIdx, u32)> = tasks.iter().map(|&t| (t, 0)).collect();
+            let generation = |t: TaskIdx| cell.tasks.generation()[t.index()];
+            let waiting: Vec<(TaskIdx, u32)> = tasks.iter().map(|&t| (t, generation(t))).collect();
             let memories = (
                 &mut RoomIndex::default(),
                 &mut Staircase::default(),
