@@ -293,21 +293,20 @@ impl Staircase {
 mod tests {
     use super::super::fit::fits;
     use super::*;
+    use ingest::rng::Rng;
 
     /// On random cells, a need fits some node (by the fit rule, production requests aside)
     /// exactly when the staircase says it may; after nodes take more, the updated staircase is
     /// the rebuilt one.
     #[test]
     fn the_staircase_is_a_scan_of_cpu_and_memory() {
-        let mut r = ingest::rng::Rng::new(9, 0);
+        let mut r = Rng::new(9, 0);
         for _ in 0..300 {
             let mut nodes = Nodes::default();
             let count = r.below(40) as usize;
             for m in 0..count {
                 nodes.push(m as u64);
-                let cap = (50 + r.below(50) as u32, 50 + r.below(50) as u32);
-                let used = (r.below(110) as u32, r.below(110) as u32);
-                nodes.set_for_test(m, r.below(8) > 0, cap, used, (0, 0));
+                random_node(&mut nodes, m, &mut r);
             }
             // Blocks of 1 to 4 pairs, so that blocks split and empty.
             let block = 1 + r.below(4) as usize;
@@ -328,10 +327,6 @@ mod tests {
                         );
                         nodes.set_for_test(n, true, cap, used, (0, 0));
                         stairs.update(n, free_pair(&nodes, n));
-                        let mut rebuilt = Staircase::default();
-                        rebuilt.rebuild(&nodes);
-                        assert_eq!(stairs.pairs(), rebuilt.pairs());
-                        assert!(stairs.maxima_hold());
                         assert!(
                             (stairs.blocks.iter())
                                 .all(|b| !b.pairs.is_empty() && b.pairs.len() <= 2 * block),
@@ -339,15 +334,7 @@ mod tests {
                         );
                     }
                 }
-                let need = Need {
-                    cpu: r.below(60) as u32,
-                    mem: r.below(60) as u32,
-                    cpu_req: 0,
-                    mem_req: 0,
-                    production: false,
-                };
-                let scan = (0..count).any(|n| fits(&nodes, n, &need));
-                assert_eq!(stairs.may_fit(&need), scan, "{need:?}");
+                assert_follows(&stairs, &nodes, &mut r);
             }
         }
     }
@@ -357,15 +344,10 @@ mod tests {
     /// usage row touched), the staircase is the rebuilt one, whether it moved pairs or rebuilt.
     #[test]
     fn a_refresh_from_the_touched_nodes_is_a_rebuild() {
-        let mut r = ingest::rng::Rng::new(11, 0);
+        let mut r = Rng::new(11, 0);
         for _ in 0..200 {
             let mut nodes = Nodes::default();
             let count = 1 + r.below(60) as usize;
-            let mut random_node = |nodes: &mut Nodes, m: usize, r: &mut ingest::rng::Rng| {
-                let cap = (50 + r.below(50) as u32, 50 + r.below(50) as u32);
-                let used = (r.below(110) as u32, r.below(110) as u32);
-                nodes.set_for_test(m, r.below(8) > 0, cap, used, (0, 0));
-            };
             for m in 0..count {
                 nodes.push(m as u64);
                 random_node(&mut nodes, m, &mut r);
@@ -389,22 +371,35 @@ mod tests {
                     touched.push(listed); // touched, not changed
                 }
                 stairs.refresh(&nodes, &touched);
-                let mut rebuilt = Staircase::default();
-                rebuilt.rebuild(&nodes);
-                assert_eq!(stairs.pairs(), rebuilt.pairs());
-                assert!(stairs.maxima_hold());
                 for _ in 0..5 {
-                    let need = Need {
-                        cpu: r.below(60) as u32,
-                        mem: r.below(60) as u32,
-                        cpu_req: 0,
-                        mem_req: 0,
-                        production: false,
-                    };
-                    let scan = (0..count).any(|n| fits(&nodes, n, &need));
-                    assert_eq!(stairs.may_fit(&need), scan, "{need:?}");
+                    assert_follows(&stairs, &nodes, &mut r);
                 }
             }
         }
+    }
+
+    /// Node `m` made random: online 7 times in 8, capacities 50-99, use 0-109 (some over).
+    fn random_node(nodes: &mut Nodes, m: usize, r: &mut Rng) {
+        let cap = (50 + r.below(50) as u32, 50 + r.below(50) as u32);
+        let used = (r.below(110) as u32, r.below(110) as u32);
+        nodes.set_for_test(m, r.below(8) > 0, cap, used, (0, 0));
+    }
+
+    /// `stairs` is what a rebuild from `nodes` gives, maxima and all, and answers a random need
+    /// as a scan over the nodes does.
+    fn assert_follows(stairs: &Staircase, nodes: &Nodes, r: &mut Rng) {
+        let mut rebuilt = Staircase::default();
+        rebuilt.rebuild(nodes);
+        assert_eq!(stairs.pairs(), rebuilt.pairs());
+        assert!(stairs.maxima_hold());
+        let need = Need {
+            cpu: r.below(60) as u32,
+            mem: r.below(60) as u32,
+            cpu_req: 0,
+            mem_req: 0,
+            production: false,
+        };
+        let scan = (0..nodes.len()).any(|n| fits(nodes, n, &need));
+        assert_eq!(stairs.may_fit(&need), scan, "{need:?}");
     }
 }
