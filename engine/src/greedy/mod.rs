@@ -441,7 +441,12 @@ fn place_queued<C: NodeChoice>(
     // Only the room index's root at the start (O(1)): the staircase's O(log nodes) test, for
     // each of ~7k classes, cost more than it saved; most classes die of a failure first.
     queues.begin_pass(|need| pass.room.any(need));
-    while let Some((t, class, need)) = queues.next(pass.cell) {
+    loop {
+        let (room, stairs) = (&*pass.room, &*pass.stairs);
+        let may_fit = |need: &Need| room.any(need) && stairs.may_fit(need);
+        let Some((t, class, need)) = queues.next(pass.cell, may_fit) else {
+            break;
+        };
         let cell = &*pass.cell;
         debug_assert_eq!(need, Need::of(cell, t), "task {t:?}'s class is current");
         if !pass.admission.admits(cell, t) {
