@@ -28,7 +28,6 @@ mod need_log;
 pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
 pub use constraints::Constraint;
 pub(crate) use constraints::{AttributeIndex, ConstraintSets};
-pub use need_log::NEED_LOG_MAX;
 use need_log::NeedLog;
 /// Nodes, tasks, task constraints and node attributes.
 #[derive(Debug, Default, Clone)]

@@ -1,13 +1,13 @@
 //! The waiting tasks kept by need class across ticks, so that a pass of a placer that draws
 //! nothing costs what its live classes cost, not what its queue holds (issue 62: ~170k tasks
-//! wait on the generated cell fitting by requests, in ~5.6k classes, and a pass places ~340
+//! wait on the generated cell fitting by requests, in ~5-7k classes, and a pass places ~340
 //! and searches in vain for ~16; looking at each waiting task, as `classes.rs` does, was most
 //! of first-fit's time).
 //!
 //! Each class (need, constraint set, the cell's nodes: `classes.rs`'s key) holds its members'
 //! queue positions in order. A pass merges the classes' members by position (the classes'
 //! first members sorted, and a heap of the next members of the few classes the pass moved on
-//! in: with ~5k classes and ~600 tasks looked at, a heap of every class was twice as slow), so the tasks it looks at come in queue order, as in
+//! in: a heap of every class was slower), so the tasks it looks at come in queue order, as in
 //! [`super::place_waiting`]; once a class is *dead* in the pass (one of its tasks found no
 //! node, or a class it needs at least as much as did in a search) its remaining members are
 //! never looked at. Which tasks a pass places is therefore the queue-order pass's: a task is
@@ -94,8 +94,9 @@ impl ClassQueues {
         *self = ClassQueues::default();
     }
 
-    /// Brings the classes up to date with the queue `waiting` (in queue order, each pending
-    /// task once), whose entries from `new_from` on joined it since the last call.
+    /// Brings the classes up to date with the queue `waiting` (in queue order, each task slot's
+    /// generation at most once; entries whose slot no longer holds theirs, or is not pending,
+    /// are passed over), whose entries from `new_from` on joined it since the last call.
     pub fn sync(&mut self, cell: &Cell, waiting: &[(TaskIdx, u32)], new_from: usize) {
         let changes = self.synced.and_then(|(since, nodes)| {
             (nodes == cell.nodes.len()).then(|| cell.need_changes_since(since))?
@@ -189,11 +190,15 @@ impl ClassQueues {
             &mut self.fronts[to as usize],
         );
         let at = members.partition_point(|m| m.position < position);
-        members.insert(at, Member { position, task: t });
+        let member = Member { position, task: t };
+        // Back in a class it left: its old member there is current again.
+        if members.get(at) != Some(&member) {
+            members.insert(at, member);
+            self.entries += 1;
+        }
         // Every member before the front is stale: the front may start at the new one.
         *front = (*front).min(at as u32);
         self.slot_class[i] = to;
-        self.entries += 1;
     }
 
     /// Whether `member` of `class` is current (module doc).

@@ -14,7 +14,9 @@
 //! Invariants: the queue is [`waiting::Waiting`]'s. Within a tick, a task that needs at least as
 //! much as one no node had room for ([`fit::Need::at_least`]), with the same constraints or that
 //! one with none, is not looked for: placements only take room away, so none would have it
-//! (kept by need class, `classes.rs`, for a choice that draws nothing). For
+//! (kept by need class, `classes.rs`, for a choice that draws nothing; across ticks, in
+//! `class_queues.rs`, for the policies' own passes, which then look only at the classes still
+//! alive instead of at every waiting task). For
 //! the same reason, a choice that takes the first qualifying node ([`NodeChoice::TAKES_FIRST`])
 //! looks for such a task only from the node the other was placed on: every node before it had
 //! no room for the other then, so none has room for this one now (a job's many equal tasks no
@@ -241,7 +243,7 @@ impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
     /// constraint memo brought up to date.
     fn begin(
         choice: &'a C,
-        (cell, (room, stairs), unplaced, memo): Indexes4<'a>,
+        (cell, (room, stairs), unplaced, memo): PassIndexes<'a>,
         (rng, admission): (&'a mut Rng, &'a mut A),
         (now_us, exhaustive, follows): (i64, bool, bool),
     ) -> Self {
@@ -372,7 +374,7 @@ impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
 }
 
 /// The cell and the indexes a [`Pass`] keeps up to date.
-type Indexes4<'a> = (
+type PassIndexes<'a> = (
     &'a mut Cell,
     (&'a mut RoomIndex, &'a mut Staircase),
     &'a mut Unplaced,
@@ -380,9 +382,9 @@ type Indexes4<'a> = (
 );
 
 /// Places each of `waiting` that is still pending (in its generation) and admitted where
-/// `choice` picks, in order;
-/// `unplaced` remembers the tasks no node qualifies for (and, for a choice that draws nothing,
-/// spares them a search while nothing that could change that has happened: `unplaced.rs`).
+/// `choice` picks, in order; `unplaced` remembers the tasks no node qualifies for (and, for a
+/// choice that draws nothing, spares them a search while nothing that could change that has
+/// happened: `unplaced.rs`).
 /// Looks at every waiting task: for a choice that draws, for tasks whose admitted nodes may
 /// change ([`Admission::ALL_NODES`] false), and in tests searching exhaustively
 /// ([`place_queued`] otherwise).
@@ -431,7 +433,7 @@ fn place_waiting<C: NodeChoice>(
 /// still alive.
 fn place_queued<C: NodeChoice>(
     choice: &C,
-    indexes: Indexes4<'_>,
+    indexes: PassIndexes<'_>,
     queues: &mut ClassQueues,
     (rng, admission): (&mut Rng, &mut impl Admission),
     now_us: i64,

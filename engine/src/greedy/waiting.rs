@@ -44,10 +44,7 @@ impl Waiting {
     /// tasks that joined it begin.
     pub fn update(&mut self, cell: &Cell, events: &TickEvents) -> usize {
         self.keep_pending(cell);
-        let joined = self.waiting.len();
-        let tasks = events.submitted.iter().chain(&events.displaced_tasks);
-        self.enqueue(cell, tasks.copied());
-        joined
+        self.join(cell, events)
     }
 
     /// [`Waiting::update`] for a placer that ended its last tick with
