@@ -409,6 +409,40 @@ mod tests {
         seen
     }
 
+    /// By hand: a waiting task whose request goes from 1 to 2 and back to 1 between passes
+    /// moves to the class of 2 and back, keeping its place before a later task of the class of
+    /// 1; it is looked at once, before that task, with one member in its class (not a second).
+    #[test]
+    fn a_need_that_returns_keeps_one_member_at_its_place() {
+        let mut cell = Cell::with_machines(1, 100, 100);
+        let [t, u] = [0, 1].map(|k| {
+            let t = cell.tasks.alloc(1, k, 0, 0);
+            cell.set_request(t, 1, 1);
+            t
+        });
+        let waiting: Vec<(TaskIdx, u32)> = [t, u]
+            .map(|t| (t, cell.tasks.generation()[t.index()]))
+            .to_vec();
+        let mut queues = ClassQueues::default();
+        let everywhere = |_: &Need| true;
+        queues.sync(&cell, &waiting, 0);
+        for cpu in [2, 1] {
+            cell.set_request(t, cpu, 1);
+            queues.sync(&cell, &waiting, waiting.len());
+        }
+        queues.begin_pass(everywhere);
+        let mut seen = Vec::new();
+        while let Some((task, class, _)) = queues.next(&cell, everywhere) {
+            seen.push(task);
+            queues.settle(class, Outcome::Skipped);
+        }
+        assert_eq!(seen, [t, u]);
+        assert_eq!(
+            queues.entries, 3,
+            "t's member in the class of 2 and one in that of 1, u's"
+        );
+    }
+
     /// Over 60 random runs of 30 passes, the queues look at exactly the tasks the model does,
     /// in the same order, while between passes tasks join, end (waiting or running), change
     /// requests, priority or constraints while waiting, and placed tasks come off their node
