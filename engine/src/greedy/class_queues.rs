@@ -22,7 +22,9 @@
 //! queue whenever it cannot be brought up to date (first pass, a forgotten log, nodes added).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
 
 use super::classes::ClassKey;
 use super::fit::Need;
@@ -60,7 +62,7 @@ pub struct ClassQueues {
     keys: Vec<ClassKey>,
     members: Vec<Vec<Member>>,
     fronts: Vec<u32>,
-    of_key: HashMap<ClassKey, u32>,
+    of_key: FxHashMap<ClassKey, u32>,
     /// Per task slot: the class, position and generation it was last queued with.
     slot_class: Vec<u32>,
     slot_position: Vec<u64>,
@@ -113,9 +115,7 @@ impl ClassQueues {
                 }
             }
             _ => {
-                let pass = self.pass;
                 self.clear();
-                self.pass = pass;
                 for &(t, generation) in waiting {
                     self.join(cell, t, generation);
                 }

@@ -18,7 +18,7 @@
 //! conditions above) found no node in that pass; the classes are a pure cache (not saved, and
 //! renumbered from scratch when most are no longer waiting).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 
 use super::fit::Need;
@@ -51,7 +51,7 @@ pub struct NeedClasses {
     keys: Vec<ClassKey>,
     met_in: Vec<u32>,
     dead_in: Vec<u32>,
-    of_key: HashMap<ClassKey, u32>,
+    of_key: FxHashMap<ClassKey, u32>,
     /// The classes met in this pass, and those that found no node in it.
     met: Vec<u32>,
     failed: Vec<u32>,
