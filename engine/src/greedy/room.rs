@@ -1,7 +1,12 @@
 //! The greedy placers' index of room on the nodes: a segment tree over node indices holding, per
 //! subtree, the most room any of its nodes has in each of the four amounts the fit rule reads
 //! ([`super::fit`]: CPU and memory as the rule charges them, production CPU and memory
-//! requests). A search visits
+//! requests), and in a fifth, the lesser of a node's CPU and memory room. The per-amount maxima
+//! of a subtree may come from different nodes (one with CPU to spare, another with memory), so
+//! on a full cell they let a search into many subtrees where no node has both; a node with room
+//! for a need has at least the lesser of its CPU and memory in both, so the fifth amount's
+//! maximum shuts most of those (first-fit on the generated 12.5k cell: 238 tree nodes visited per
+//! search -> 32). A search visits
 //! only subtrees that might hold a node with room, in index order, and checks each leaf it
 //! reaches with the fit rule itself: the tree is a bound, never the rule, so it cannot change a
 //! placement, only skip nodes that cannot take the task.
@@ -14,34 +19,38 @@
 use super::fit::Need;
 use crate::cell::Nodes;
 
-/// A node's room in (CPU, memory as the rule charges them, production CPU, production memory), each one more
-/// than the amount free (0 for an offline node), so that a need of 0 still requires an online
-/// node.
-type Room = [u32; 4];
+/// A node's room in (CPU, memory as the rule charges them, production CPU, production memory,
+/// the lesser of the first two), each one more than the amount free (0 for an offline node), so
+/// that a need of 0 still requires an online node.
+type Room = [u32; 5];
 
 /// Node `n`'s room.
 fn room_of(nodes: &Nodes, n: usize) -> Room {
     if !nodes.online()[n] {
-        return [0; 4];
+        return [0; 5];
     }
     let free = |used: u32, cap: u32| cap.saturating_sub(used).saturating_add(1);
     let (cpu, mem) = super::fit::charged(nodes, n);
+    let (cpu, mem) = (free(cpu, nodes.cpu_cap()[n]), free(mem, nodes.mem_cap()[n]));
     [
-        free(cpu, nodes.cpu_cap()[n]),
-        free(mem, nodes.mem_cap()[n]),
+        cpu,
+        mem,
         free(nodes.prod_cpu_req()[n], nodes.cpu_cap()[n]),
         free(nodes.prod_mem_req()[n], nodes.mem_cap()[n]),
+        cpu.min(mem),
     ]
 }
 
 /// What a node needs to have room for `need` (an upper bound of the fit rule).
 fn wanted(need: &Need) -> Room {
     let prod = |v: u32| if need.production { v } else { 0 };
+    let (cpu, mem) = (need.cpu.saturating_add(1), need.mem.saturating_add(1));
     [
-        need.cpu.saturating_add(1),
-        need.mem.saturating_add(1),
+        cpu,
+        mem,
         prod(need.cpu_req).saturating_add(1),
         prod(need.mem_req).saturating_add(1),
+        cpu.min(mem),
     ]
 }
 
@@ -64,7 +73,7 @@ impl RoomIndex {
         self.nodes = nodes.len();
         self.size = self.nodes.next_power_of_two().max(1);
         self.room.clear();
-        self.room.resize(2 * self.size, [0; 4]);
+        self.room.resize(2 * self.size, [0; 5]);
         for n in 0..self.nodes {
             self.room[self.size + n] = room_of(nodes, n);
         }
@@ -81,7 +90,7 @@ impl RoomIndex {
     /// Rules node `n` out of every search until its next [`RoomIndex::update`] or rebuild (a
     /// node a policy keeps for tasks already waiting for it).
     pub fn close(&mut self, n: usize) {
-        self.set(n, [0; 4]);
+        self.set(n, [0; 5]);
     }
 
     fn set(&mut self, n: usize, room: Room) {
@@ -163,12 +172,7 @@ impl RoomIndex {
 }
 
 fn max(a: &Room, b: &Room) -> Room {
-    [
-        a[0].max(b[0]),
-        a[1].max(b[1]),
-        a[2].max(b[2]),
-        a[3].max(b[3]),
-    ]
+    std::array::from_fn(|k| a[k].max(b[k]))
 }
 
 #[cfg(test)]
@@ -235,5 +239,38 @@ mod tests {
             rebuilt.rebuild(&nodes);
             assert_eq!(index.room, rebuilt.room);
         }
+    }
+
+    /// Two nodes, one with CPU to spare and one with memory: the per-amount maxima of the pair
+    /// admit a need of both, the lesser-of-the-two amount shuts the pair (no node is visited),
+    /// while a need either node has room for still finds it.
+    #[test]
+    fn room_split_across_nodes_is_not_visited() {
+        let mut nodes = Nodes::default();
+        for m in 0..2 {
+            nodes.push(m);
+        }
+        let prod_req = (0, 0);
+        nodes.set_for_test(0, true, (100, 100), (10, 95), prod_req); // CPU 90 free, memory 5
+        nodes.set_for_test(1, true, (100, 100), (95, 10), prod_req); // CPU 5 free, memory 90
+        let mut index = RoomIndex::default();
+        index.rebuild(&nodes);
+        let need = |cpu, mem| Need {
+            cpu,
+            mem,
+            cpu_req: cpu,
+            mem_req: mem,
+            production: false,
+        };
+        let mut visited = Vec::new();
+        let both = need(50, 50);
+        let found = index.first(&both, 0, |n| {
+            visited.push(n);
+            true
+        });
+        assert_eq!(found, None);
+        assert!(visited.is_empty() && !index.any(&both));
+        assert_eq!(index.first(&need(5, 50), 0, |_| true), Some(1));
+        assert_eq!(index.first(&need(50, 5), 0, |_| true), Some(0));
     }
 }
