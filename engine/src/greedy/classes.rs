@@ -176,7 +176,6 @@ mod tests {
         let smaller = class(2, need(50, 10, false), none, &all);
         let constrained = class(3, need(60, 10, false), one, &all);
         let elsewhere = class(4, need(60, 10, false), none, &(1..2));
-        drop(class);
         classes.failed(failing);
         assert!(classes.dead(failing) && classes.dead(bigger) && classes.dead(constrained));
         assert!(!classes.dead(smaller) && !classes.dead(elsewhere));
