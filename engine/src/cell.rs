@@ -29,6 +29,11 @@ pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
 pub use constraints::Constraint;
 pub(crate) use constraints::{AttributeIndex, ConstraintSets};
 use need_log::NeedLog;
+/// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched`].
+const TOUCHED: u8 = 1;
+/// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched_for_fit`].
+const TOUCHED_FOR_FIT: u8 = 2;
+
 /// Nodes, tasks, task constraints and node attributes.
 #[derive(Debug, Default, Clone)]
 pub struct Cell {
@@ -70,8 +75,12 @@ pub struct Cell {
     /// Nodes whose columns changed since [`Cell::take_touched`] was last called, each once (not
     /// saved: a restored run's metrics classify every node first, `metrics::Classifier`).
     pub(crate) touched: Vec<u32>,
-    /// Per node, whether it is in `touched` (grown on demand).
-    pub(crate) touched_mark: Vec<bool>,
+    /// Those of `touched` where a column the fit rule reads changed: all but the nodes whose
+    /// usage alone changed, when fitting by requests ([`Cell::touched_for_fit`]).
+    pub(crate) touched_for_fit: Vec<u32>,
+    /// Per node, whether it is in `touched` ([`TOUCHED`]) and in `touched_for_fit`
+    /// ([`TOUCHED_FOR_FIT`]); grown on demand.
+    pub(crate) touched_mark: Vec<u8>,
     /// Pending tasks whose need changed (`cell/need_log.rs`; not saved).
     pub(crate) need_log: NeedLog,
 }
@@ -86,14 +95,41 @@ impl Cell {
         }
     }
 
-    /// Notes that node `n`'s columns changed (for the metrics' incremental classification).
+    /// Notes that node `n`'s columns changed (for the metrics' incremental classification), in
+    /// a way the fit rule reads.
     fn touch(&mut self, n: usize) {
+        self.touch_as(n, TOUCHED | TOUCHED_FOR_FIT);
+    }
+
+    /// Notes that node `n`'s usage sums changed: a change the fit rule reads only when fitting
+    /// by usage.
+    fn touch_usage(&mut self, n: usize) {
+        let by_usage = self.nodes.fit_by == crate::fit_by::FitBy::Usage;
+        self.touch_as(
+            n,
+            if by_usage {
+                TOUCHED | TOUCHED_FOR_FIT
+            } else {
+                TOUCHED
+            },
+        );
+    }
+
+    /// Adds node `n` to the lists `marks` names that do not hold it yet.
+    fn touch_as(&mut self, n: usize, marks: u8) {
         if n >= self.touched_mark.len() {
-            self.touched_mark.resize(n + 1, false);
+            self.touched_mark.resize(n + 1, 0);
         }
-        if !self.touched_mark[n] {
-            self.touched_mark[n] = true;
+        let new = marks & !self.touched_mark[n];
+        if new == 0 {
+            return;
+        }
+        self.touched_mark[n] |= new;
+        if new & TOUCHED != 0 {
             self.touched.push(n as u32);
+        }
+        if new & TOUCHED_FOR_FIT != 0 {
+            self.touched_for_fit.push(n as u32);
         }
     }
 
@@ -103,14 +139,23 @@ impl Cell {
         &self.touched
     }
 
+    /// Those of [`Cell::touched`] where a column the fit rule reads changed (`fit_by.rs`): capacity,
+    /// online, requests, and usage when fitting by usage; in the order they first did, each
+    /// once. What a placer's indexes of room follow.
+    pub fn touched_for_fit(&self) -> &[u32] {
+        &self.touched_for_fit
+    }
+
     /// Puts into `out` (cleared) the nodes whose columns changed since the last call, in the
-    /// order they first changed, each once; `out`'s old buffer collects the next ones.
+    /// order they first changed, each once; `out`'s old buffer collects the next ones. Clears
+    /// [`Cell::touched_for_fit`] too.
     pub fn take_touched(&mut self, out: &mut Vec<u32>) {
         out.clear();
         std::mem::swap(&mut self.touched, out);
         for &n in out.iter() {
-            self.touched_mark[n as usize] = false;
+            self.touched_mark[n as usize] = 0;
         }
+        self.touched_for_fit.clear();
     }
 
     fn add_to(&mut self, t: TaskIdx, node: NodeIdx, sign: i64) {
@@ -437,7 +482,7 @@ impl Cell {
                     let (n, nodes) = (node.index(), &mut self.nodes);
                     nodes.cpu_used[n] = (nodes.cpu_used[n] as i64 + d_cpu) as u32;
                     nodes.mem_used[n] = (nodes.mem_used[n] as i64 + d_mem) as u32;
-                    self.touch(n);
+                    self.touch_usage(n);
                 }
             }
         }
@@ -587,6 +632,36 @@ mod tests {
             d.prod_mem_req[i],
             d.task_count[i],
         ]
+    }
+
+    /// A usage change touches its node for the metrics, and for the fit only when the fit rule
+    /// reads usage; a placement touches it for both; each list holds a node once, in first-change
+    /// order, and both empty when taken.
+    #[test]
+    fn usage_touches_a_node_for_the_fit_only_when_fitting_by_usage() {
+        for fit_by in [crate::fit_by::FitBy::Requests, crate::fit_by::FitBy::Usage] {
+            let mut cell = Cell::default();
+            cell.set_fit_by(fit_by);
+            let (a, b) = (cell.add_machine(1, 100, 100), cell.add_machine(2, 100, 100));
+            let t = cell.tasks.alloc(1, 0, 0, 0);
+            cell.set_request(t, 10, 10);
+            cell.place(t, a, 0);
+            cell.take_touched(&mut Vec::new());
+            cell.set_usage(t, 5, 5, 100);
+            let u = cell.tasks.alloc(1, 1, 0, 0);
+            cell.place(u, b, 0);
+            cell.set_usage(t, 6, 6, 200);
+            let by_usage = fit_by == crate::fit_by::FitBy::Usage;
+            let fit: Vec<u32> = if by_usage { vec![0, 1] } else { vec![1] };
+            assert_eq!(cell.touched(), &[0, 1], "{fit_by:?}");
+            assert_eq!(cell.touched_for_fit(), &fit[..], "{fit_by:?}");
+            let mut taken = Vec::new();
+            cell.take_touched(&mut taken);
+            assert!(cell.touched().is_empty() && cell.touched_for_fit().is_empty());
+            cell.set_usage(t, 7, 7, 300);
+            assert_eq!(cell.touched(), &[0]);
+            assert_eq!(cell.touched_for_fit().len(), usize::from(by_usage));
+        }
     }
 
     #[test]

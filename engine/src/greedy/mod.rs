@@ -237,9 +237,9 @@ struct Pass<'a, C, A> {
 }
 
 impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
-    /// Starts a pass: the room index rebuilt, (when pruning) the free pairs rebuilt or, when
-    /// `follows` (the cell's touched nodes are every change since the last pass: a greedy
-    /// policy's own pass, `Staircase::refresh`), refreshed; the unplaced marks and the
+    /// Starts a pass: the room index and (when pruning) the free pairs rebuilt or, when
+    /// `follows` (the cell's nodes touched for the fit are every change the fit rule reads since
+    /// the last pass: a greedy policy's own pass, `Staircase::refresh`), refreshed; the unplaced marks and the
     /// constraint memo brought up to date.
     fn begin(
         choice: &'a C,
@@ -248,9 +248,12 @@ impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
         (now_us, exhaustive, follows): (i64, bool, bool),
     ) -> Self {
         let prunes = !C::DRAWS && !exhaustive;
-        room.rebuild(&cell.nodes);
+        match follows {
+            true => room.refresh(&cell.nodes, cell.touched_for_fit()),
+            false => room.rebuild(&cell.nodes),
+        }
         match (prunes, follows) {
-            (true, true) => stairs.refresh(&cell.nodes, cell.touched()),
+            (true, true) => stairs.refresh(&cell.nodes, cell.touched_for_fit()),
             (true, false) => stairs.rebuild(&cell.nodes),
             (false, _) => stairs.forget(),
         }

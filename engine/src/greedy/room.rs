@@ -13,8 +13,8 @@
 //!
 //! Invariants: `room[size + n]` is node `n`'s [`room_of`], `room[i]` the component-wise maximum
 //! of its two children, for the cell as of the last [`RoomIndex::rebuild`] and the
-//! [`RoomIndex::update`]s since. Rebuilt every tick (O(nodes)); updated after each placement
-//! (O(log nodes)).
+//! [`RoomIndex::update`]s since. Rebuilt (O(nodes)) or refreshed from the nodes touched since
+//! (O(log nodes) each) at each pass; updated after each placement (O(log nodes)).
 
 use super::fit::Need;
 use crate::cell::Nodes;
@@ -79,6 +79,18 @@ impl RoomIndex {
         }
         for i in (1..self.size).rev() {
             self.room[i] = max(&self.room[2 * i], &self.room[2 * i + 1]);
+        }
+    }
+
+    /// Brings the tree up to date from `touched`, the nodes whose room may have changed since
+    /// it was last built or refreshed (each once): updated one by one, or rebuilt when they are
+    /// many or nodes came or went.
+    pub fn refresh(&mut self, nodes: &Nodes, touched: &[u32]) {
+        if self.nodes != nodes.len() || self.room.is_empty() || touched.len() > nodes.len() / 8 {
+            return self.rebuild(nodes);
+        }
+        for &n in touched {
+            self.update(nodes, n as usize);
         }
     }
 
@@ -238,6 +250,19 @@ mod tests {
             let mut rebuilt = RoomIndex::default();
             rebuilt.rebuild(&nodes);
             assert_eq!(index.room, rebuilt.room);
+            // Refreshing from the nodes changed since matches a rebuild, whether it updates
+            // them one by one (a few) or rebuilds (many).
+            let changed: Vec<u32> = (0..count as u32).filter(|_| r.below(12) == 0).collect();
+            for &m in &changed {
+                let m = m as usize;
+                let used = (r.below(110) as u32, r.below(110) as u32);
+                let cap = (nodes.cpu_cap()[m], nodes.mem_cap()[m]);
+                let prod_req = (nodes.prod_cpu_req()[m], nodes.prod_mem_req()[m]);
+                nodes.set_for_test(m, r.below(10) > 0, cap, used, prod_req);
+            }
+            index.refresh(&nodes, &changed);
+            rebuilt.rebuild(&nodes);
+            assert_eq!(index.room, rebuilt.room, "case {case}");
         }
     }
 

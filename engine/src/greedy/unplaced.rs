@@ -89,7 +89,7 @@ impl Unplaced {
     /// in ways the cell does not see, such as a queue of its own that lost a task) as touched.
     pub fn begin_pass_with(&mut self, cell: &Cell, also: &[u32]) {
         self.pass = self.pass.wrapping_add(1).max(1);
-        let touched = cell.touched();
+        let touched = cell.touched_for_fit();
         self.usable = touched.len() + also.len() <= cell.nodes.len() / 8;
         self.touched.clear();
         self.touched_room = None;
