@@ -140,9 +140,9 @@ impl<C: NodeChoice> Greedy<C> {
         self.phases.gate(cell)
     }
 
-    /// Tasks waiting to be placed (in queue order).
-    pub fn waiting(&self) -> &[(TaskIdx, u32)] {
-        self.waiting.tasks()
+    /// Tasks waiting to be placed in `cell` (in queue order).
+    pub fn waiting(&self, cell: &Cell) -> Vec<(TaskIdx, u32)> {
+        self.waiting.current(cell)
     }
 }
 
@@ -437,7 +437,7 @@ fn place_waiting<C: NodeChoice>(
 fn place_queued<C: NodeChoice>(
     choice: &C,
     indexes: PassIndexes<'_>,
-    queues: &mut ClassQueues,
+    (queues, waiting): (&mut ClassQueues, &mut Waiting),
     (rng, admission): (&mut Rng, &mut impl Admission),
     now_us: i64,
 ) {
@@ -460,6 +460,9 @@ fn place_queued<C: NodeChoice>(
         }
         let nodes = 0..cell.nodes.len();
         let outcome = pass.consider(t, (need, cell.constraint_set(t), nodes), true);
+        if outcome == Outcome::Placed {
+            waiting.leave(t);
+        }
         queues.settle(class, outcome);
     }
     queues.end_pass();
@@ -475,7 +478,8 @@ impl<C: NodeChoice> Greedy<C> {
         events: &TickEvents,
         admission: &mut A,
     ) {
-        // Every pass skips entries no longer current: one pass over the queue a tick, at its end.
+        // Every pass skips entries no longer current: one pass over the queue a tick at most, at
+        // its end (`waiting.rs`).
         let new_from = self.waiting.join(cell, events);
         self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
@@ -487,11 +491,17 @@ impl<C: NodeChoice> Greedy<C> {
             place_queued(
                 &self.choice,
                 at,
-                &mut self.queues,
+                (&mut self.queues, &mut self.waiting),
                 (&mut rng, admission),
                 now_us,
             );
+            self.waiting.settle(cell);
         } else {
+            // Entries of tasks placed by a pass over classes (before a switch to searching
+            // exhaustively) go first: this pass reads the entries alone.
+            if self.waiting.has_left() {
+                self.waiting.keep_pending(cell);
+            }
             let at = (
                 &mut *cell,
                 rooms,
@@ -500,8 +510,8 @@ impl<C: NodeChoice> Greedy<C> {
             );
             let (waiting, at_us) = (self.waiting.tasks(), (now_us, self.exhaustive));
             place_waiting(&self.choice, at, waiting, (&mut rng, admission), at_us);
+            self.waiting.keep_pending(cell);
         }
-        self.waiting.keep_pending(cell);
     }
 }
 
@@ -645,7 +655,7 @@ mod tests {
         fn check<C: NodeChoice>(seed: u64) -> usize {
             let policies = [0, 1].map(|_| Greedy::<C>::new(seed, QueueOutputs::default()));
             let forget = |p: &mut Greedy<C>| p.search_exhaustively();
-            let waiting = |p: &Greedy<C>| p.waiting().len();
+            let waiting = |p: &Greedy<C>, cell: &Cell| p.waiting(cell).len();
             unplaced::same_placements_with_and_without(seed, policies, (forget, waiting))
         }
         let waited: usize = (0..30).map(check::<FirstFit>).sum::<usize>()
@@ -675,17 +685,17 @@ mod tests {
         assert_eq!(cell.tasks.state()[tasks[2].index()], TaskState::Pending);
         assert_eq!(node(&cell, tasks[3]), 0);
         assert_eq!(
-            policy.waiting(),
-            &[(tasks[2], cell.tasks.generation()[tasks[2].index()])]
+            policy.waiting(&cell),
+            [(tasks[2], cell.tasks.generation()[tasks[2].index()])]
         );
         cell.check().unwrap();
         // Nothing frees: it waits. Then task 1 ends: task 2 goes to node 1.
         tick(&mut policy, &mut cell, &TickEvents::default(), 2);
-        assert_eq!(policy.waiting().len(), 1);
+        assert_eq!(policy.waiting(&cell).len(), 1);
         cell.end(tasks[1]);
         tick(&mut policy, &mut cell, &TickEvents::default(), 3);
         assert_eq!(node(&cell, tasks[2]), 1);
-        assert!(policy.waiting().is_empty());
+        assert!(policy.waiting(&cell).is_empty());
         // A task displaced by a machine removal queues again.
         cell.unplace(tasks[3]);
         let events = TickEvents {
@@ -796,10 +806,10 @@ mod tests {
         restored
             .load_state(&mut snap.section("policy").unwrap())
             .unwrap();
-        assert_eq!(restored.waiting(), policy.waiting());
+        assert_eq!(restored.waiting(&cell), policy.waiting(&cell));
         cell.end(tasks[0]);
         tick(&mut restored, &mut cell, &TickEvents::default(), 2);
         assert_eq!(cell.tasks.node()[tasks[2].index()].0, 0);
-        assert_eq!(restored.waiting().len(), 0);
+        assert_eq!(restored.waiting(&cell).len(), 0);
     }
 }

@@ -166,13 +166,13 @@ impl Unplaced {
 /// (running or waiting), usage and requests change, waiting tasks change priority or
 /// constraints, machines leave, come back or are resized and attributes change; the metrics take the touched nodes after each pass, as in a run.
 /// Asserts after every pass that both cells have every task in the same state on the same
-/// node; returns the sum over passes of `waiting(&policies[0])` (how many tasks waited: the
+/// node; returns the sum over passes of `waiting(&policies[0], &cells[0])` (how many tasks waited: the
 /// memory only matters when many do).
 #[cfg(test)]
 pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
     seed: u64,
     mut policies: [P; 2],
-    (forget, waiting): (impl Fn(&mut P), impl Fn(&P) -> usize),
+    (forget, waiting): (impl Fn(&mut P), impl Fn(&P, &Cell) -> usize),
 ) -> usize {
     use crate::cell::{Constraint, TaskState};
     use crate::ids::{NodeIdx, Tick};
@@ -266,7 +266,7 @@ pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
             placed(&cells[1]),
             "seed {seed} pass {pass}"
         );
-        waited += waiting(&policies[0]);
+        waited += waiting(&policies[0], &cells[0]);
     }
     waited
 }

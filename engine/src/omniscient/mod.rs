@@ -667,7 +667,7 @@ mod tests {
                     .with_tick(60 * S)
             });
             let forget = |p: &mut Omniscient| p.unplaced = Unplaced::default();
-            let waiting = |p: &Omniscient| p.unplanned.len();
+            let waiting = |p: &Omniscient, _: &Cell| p.unplanned.len();
             unplanned += crate::greedy::unplaced::same_placements_with_and_without(
                 seed,
                 policies,
