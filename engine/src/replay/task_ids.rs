@@ -27,7 +27,7 @@ const RECLAIM_MIN: usize = 1 << 16;
 
 /// One job's range in the arena.
 #[derive(Clone, Copy, Debug)]
-struct JobRange {
+pub struct JobRange {
     start: u32,
     cap: u32,
     live: u32,
@@ -46,11 +46,30 @@ pub struct TaskIds {
     live: usize,
 }
 
+/// The last job a run of look-ups found ([`TaskIds::get_near`]): rows of one job come together
+/// in the trace (85 % of the generated cell's usage rows follow a row of their job).
+pub type JobCache = Option<(u64, JobRange)>;
+
 impl TaskIds {
     /// The slot of task `(job, index)`, if live.
     #[inline]
-    pub fn get(&self, &(job, index): &(u64, u32)) -> Option<TaskIdx> {
-        if let Some(r) = self.jobs.get(&job)
+    pub fn get(&self, key: &(u64, u32)) -> Option<TaskIdx> {
+        self.get_near(key, &mut None)
+    }
+
+    /// [`TaskIds::get`] remembering in `cache` the job it found, so that the next look-up of
+    /// the same job skips the job table (valid while the IDs do not change).
+    #[inline]
+    pub fn get_near(&self, &(job, index): &(u64, u32), cache: &mut JobCache) -> Option<TaskIdx> {
+        let range = match *cache {
+            Some((cached, r)) if cached == job => Some(r),
+            _ => {
+                let r = self.jobs.get(&job).copied();
+                *cache = r.map(|r| (job, r));
+                r
+            }
+        };
+        if let Some(r) = range
             && index < r.cap
         {
             let t = self.slots[(r.start + index) as usize];
@@ -210,6 +229,16 @@ mod tests {
             assert_eq!(ids.get(&probe), plain.get(&probe).copied(), "step {step}");
             assert_eq!(ids.get(&key), plain.get(&key).copied(), "step {step}");
             assert_eq!(ids.len(), plain.len());
+            if step % 1_000 == 0 {
+                // Runs of look-ups sharing a job cache (jobs repeating, as the trace's rows do)
+                // find what the plain map holds.
+                let mut cache = None;
+                for _ in 0..200 {
+                    let probe = (rng.below(3), rng.below(4_100) as u32);
+                    let found = ids.get_near(&probe, &mut cache);
+                    assert_eq!(found, plain.get(&probe).copied(), "step {step}");
+                }
+            }
             if step % 20_000 == 0 {
                 let mut all: Vec<_> = ids.iter().collect();
                 all.sort_unstable();

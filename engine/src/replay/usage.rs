@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::Replay;
 use super::deferred::{self, DeferredKind};
 use super::rows::UsageReading;
+use super::task_ids::JobCache;
 use crate::cell::Cell;
 use crate::error::Result;
 use crate::ids::TaskIdx;
@@ -100,7 +101,7 @@ impl Replay {
         let mut tasks = std::mem::take(&mut self.usage.tasks);
         tasks.clear();
         let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
-        let lookup = |u: &UsageRow| match task_of.get(&u.key) {
+        let lookup = |cache: &mut JobCache, u: &UsageRow| match task_of.get_near(&u.key, cache) {
             Some(t) => {
                 let delay = deferred::start_delay_us(workload_mode, cell, t);
                 (Some(t), delay, cell.tasks.generation()[t.index()])
@@ -112,7 +113,7 @@ impl Replay {
             tasks.par_extend(
                 rows.par_iter()
                     .with_min_len(USAGE_LOOKUPS_PER_JOB)
-                    .map(lookup),
+                    .map_init(|| None, lookup),
             );
         });
         let batches = rows
