@@ -139,9 +139,9 @@ impl Cell {
         &self.touched
     }
 
-    /// Those of [`Cell::touched`] where a column the fit rule reads changed (`fit_by.rs`): capacity,
-    /// online, requests, and usage when fitting by usage; in the order they first did, each
-    /// once. What a placer's indexes of room follow.
+    /// Those of [`Cell::touched`] where a column the fit rule reads changed (`fit_by.rs`):
+    /// capacity, online, requests, and usage when fitting by usage; in the order they first
+    /// did, each once. What a placer's indexes of room follow.
     pub fn touched_for_fit(&self) -> &[u32] {
         &self.touched_for_fit
     }

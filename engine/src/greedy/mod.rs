@@ -238,9 +238,9 @@ struct Pass<'a, C, A> {
 
 impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
     /// Starts a pass: the room index and (when pruning) the free pairs rebuilt or, when
-    /// `follows` (the cell's nodes touched for the fit are every change the fit rule reads since
-    /// the last pass: a greedy policy's own pass, `Staircase::refresh`), refreshed; the unplaced marks and the
-    /// constraint memo brought up to date.
+    /// `follows` (the cell's nodes touched for the fit are every change the fit rule reads
+    /// since the last pass: a greedy policy's own pass, `Staircase::refresh`), refreshed; the
+    /// unplaced marks and the constraint memo brought up to date.
     fn begin(
         choice: &'a C,
         (cell, (room, stairs), unplaced, memo): PassIndexes<'a>,

@@ -166,8 +166,8 @@ impl Unplaced {
 /// (running or waiting), usage and requests change, waiting tasks change priority or
 /// constraints, machines leave, come back or are resized and attributes change; the metrics take the touched nodes after each pass, as in a run.
 /// Asserts after every pass that both cells have every task in the same state on the same
-/// node; returns the sum over passes of `waiting(&policies[0], &cells[0])` (how many tasks waited: the
-/// memory only matters when many do).
+/// node; returns the sum over passes of `waiting(&policies[0], &cells[0])` (how many tasks
+/// waited: the memory only matters when many do).
 #[cfg(test)]
 pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
     seed: u64,
