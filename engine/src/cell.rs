@@ -24,11 +24,13 @@ use crate::usage_model::RequestUse;
 mod columns;
 mod constraints;
 mod need_log;
+mod usage_batch;
 
 pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
 pub use constraints::Constraint;
 pub(crate) use constraints::{AttributeIndex, ConstraintSets};
 use need_log::NeedLog;
+pub use usage_batch::{UsageBatch, UsageChange};
 /// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched`].
 const TOUCHED: u8 = 1;
 /// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched_for_fit`].
@@ -133,21 +135,22 @@ impl Cell {
         }
     }
 
-    /// The nodes whose columns changed since the last [`Cell::take_touched`], in the order they
-    /// first changed, each once.
+    /// The nodes whose columns changed since the last [`Cell::take_touched`], each once, in the
+    /// order they first changed but for a [`Cell::set_usage_batch`]'s, which come by node
+    /// range: a set, which its readers (the metrics, the placers' indexes) take in any order.
     pub fn touched(&self) -> &[u32] {
         &self.touched
     }
 
     /// Those of [`Cell::touched`] where a column the fit rule reads changed (`fit_by.rs`):
-    /// capacity, online, requests, and usage when fitting by usage; in the order they first
-    /// did, each once. What a placer's indexes of room follow.
+    /// capacity, online, requests, and usage when fitting by usage; each once, in the order of
+    /// [`Cell::touched`]. What a placer's indexes of room follow.
     pub fn touched_for_fit(&self) -> &[u32] {
         &self.touched_for_fit
     }
 
-    /// Puts into `out` (cleared) the nodes whose columns changed since the last call, in the
-    /// order they first changed, each once; `out`'s old buffer collects the next ones. Clears
+    /// Puts into `out` (cleared) the nodes whose columns changed since the last call
+    /// ([`Cell::touched`]); `out`'s old buffer collects the next ones. Clears
     /// [`Cell::touched_for_fit`] too.
     pub fn take_touched(&mut self, out: &mut Vec<u32>) {
         out.clear();

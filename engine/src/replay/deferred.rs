@@ -16,14 +16,17 @@ use serde::{Deserialize, Serialize};
 
 use super::queue::LaneKey;
 use super::{EndedTask, Replay, TickEvents};
-use crate::cell::{Cell, NOT_SCHEDULED, TaskState};
+use crate::cell::{Cell, NOT_SCHEDULED, TaskState, UsageChange};
 use crate::ids::TaskIdx;
 use crate::preload;
 
 /// Lanes of deferred ends from task_events (`queue.rs`).
 const LANE_TASK_EVENTS: u8 = 0;
-/// Due deferred events applied per batch (their tasks' columns are read first).
+/// Due deferred events applied one by one per batch (their tasks' columns are read first).
 const DUE_CHUNK: usize = 1024;
+/// Due deferred events popped at a time ([`Replay::apply_due_batch`]): enough for the usage
+/// samples among them to fill every thread.
+const DUE_BATCH: usize = 1 << 16;
 /// Lanes of deferred usage rows.
 pub(super) const LANE_USAGE: u8 = 1;
 
@@ -166,19 +169,53 @@ impl Replay {
         let mut due = std::mem::take(&mut self.due_events);
         loop {
             due.clear();
-            self.deferred.pop_due_into(end_us, &mut due, DUE_CHUNK);
+            self.deferred.pop_due_into(end_us, &mut due, DUE_BATCH);
             if due.is_empty() {
                 break;
             }
-            // A batch is popped whole (applying an event changes nothing the queue holds), its
-            // tasks' columns read first (`preload`, `Cell::preload_usage`), then the events
-            // applied in order.
-            preload::preload(&due, |d| cell.preload_usage(d.task));
-            for d in &due {
-                apply_due(cell, d, &mut ev.ended);
-            }
+            self.apply_due_batch(cell, &due, &mut ev.ended);
         }
         self.due_events = due;
+    }
+
+    /// Applies `due` (popped whole: applying an event changes nothing the queue holds) as one by
+    /// one in order. The events of tasks that end in it go one by one, in order (an end frees
+    /// its slot and is reported in order), their columns read first (`preload`); every other
+    /// task's usage samples in one batch on every thread (`cell/usage_batch.rs`): they touch
+    /// their own tasks' columns and add to node sums, so they commute with those events.
+    fn apply_due_batch(&mut self, cell: &mut Cell, due: &[Deferred], ended: &mut Vec<EndedTask>) {
+        let is_end = |d: &&Deferred| d.kind == DeferredKind::End;
+        self.ending.clear();
+        self.ending
+            .extend(due.iter().filter(is_end).map(|d| d.task));
+        let (mut one_by_one, mut changes) = (
+            std::mem::take(&mut self.due_one_by_one),
+            std::mem::take(&mut self.usage_changes),
+        );
+        one_by_one.clear();
+        changes.clear();
+        for d in due {
+            match d.kind {
+                DeferredKind::Usage { cpu, mem, until_us } if !self.ending.contains(&d.task) => {
+                    changes.push(UsageChange {
+                        task: d.task,
+                        generation: d.generation,
+                        cpu,
+                        mem,
+                        until_us,
+                    })
+                }
+                _ => one_by_one.push(*d),
+            }
+        }
+        for events in one_by_one.chunks(DUE_CHUNK) {
+            preload::preload(events, |d| cell.preload_usage(d.task));
+            for d in events {
+                apply_due(cell, d, ended);
+            }
+        }
+        cell.set_usage_batch(&changes, &mut self.usage_batch);
+        (self.due_one_by_one, self.usage_changes) = (one_by_one, changes);
     }
 
     /// The trace ends `t`'s run at `now_us`: at once in borg-replay mode, shifted in workload mode.
@@ -235,9 +272,10 @@ mod tests {
     use super::*;
     use crate::ids::NodeIdx;
 
-    /// Several batches' worth of due events (usage samples, ends, events for ended or reused
-    /// slots) leave the cell exactly as applying them one by one in `(due_us, seq)` order does;
-    /// events not yet due stay queued.
+    /// Several batches' worth of due events (usage samples, ends amid samples of the same
+    /// tasks, events for ended or reused slots) leave the cell exactly as applying them one by
+    /// one in `(due_us, seq)` order does (samples of ending tasks put in the parallel batch
+    /// fail it); events not yet due stay queued.
     #[test]
     fn batched_due_events_apply_as_one_by_one() {
         let mut r = ingest::rng::Rng::new(11, 0);

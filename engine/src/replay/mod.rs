@@ -220,6 +220,12 @@ pub struct Replay {
     started_runs: Vec<AwaitingStart>,
     /// Scratch: deferred events due this tick, a batch at a time.
     due_events: Vec<Deferred>,
+    /// Scratch: the tasks that end in a batch of due events, those of its events applied one by
+    /// one, and its other usage samples with the buffers of their batch (`deferred.rs`).
+    ending: HashSet<TaskIdx>,
+    due_one_by_one: Vec<Deferred>,
+    usage_changes: Vec<crate::cell::UsageChange>,
+    usage_batch: crate::cell::UsageBatch,
     pub(crate) scale: Scale,
     /// Scratch: the instances of the row being applied.
     instances: Vec<(u64, u32)>,
@@ -276,6 +282,10 @@ impl Replay {
             started_tasks: Vec::new(),
             started_runs: Vec::new(),
             due_events: Vec::new(),
+            ending: HashSet::default(),
+            due_one_by_one: Vec::new(),
+            usage_changes: Vec::new(),
+            usage_batch: crate::cell::UsageBatch::default(),
             scale: Scale::default(),
             instances: Vec::new(),
             copy_ids: CopyIds::default(),

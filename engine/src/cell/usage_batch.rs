@@ -1,0 +1,331 @@
+//! A batch of usage changes applied on every thread ([`Cell::set_usage_batch`]): what applying
+//! each with [`Cell::set_usage`] in order does, in parallel sweeps.
+//!
+//! A change writes only its own task's usage columns, and moves its node's (and migration
+//! target's) usage sums by the difference, in integers that wrap as `set_usage`'s do, so sums
+//! commute. The changes are grouped by range of task slots (stably: a task's changes stay in
+//! order) and each range applied on its own, its tasks' columns its own slice; the differences
+//! it makes are grouped by range of nodes and each range adds them to its own slice of the sums.
+//! What comes out as in `set_usage`, one by one: every column and sum, the need log (pending
+//! tasks' changes when fitting by usage, in change order), and the nodes touched as a set; they
+//! come in node-range order, not in first-change order (`Cell::touched`'s readers do not depend on
+//! its order). The ranges are fixed sizes, so the result is the same for any number of threads.
+
+use rayon::prelude::*;
+
+use super::{Cell, TOUCHED, TOUCHED_FOR_FIT, TaskState};
+use crate::csr::{Grouping, group_by_key};
+use crate::fit_by::FitBy;
+use crate::ids::TaskIdx;
+use crate::parallel_time::region;
+
+/// Task slots per range of the first sweep.
+const TASKS_PER_RANGE: usize = 1 << 14;
+/// Nodes per range of the second sweep.
+const NODES_PER_RANGE: usize = 1 << 12;
+/// Changes per part of the grouping.
+const CHANGES_PER_PART: usize = 1 << 12;
+
+/// One usage change: task `task`'s usage, if its slot still holds `generation` and is not free,
+/// is `cpu` and `mem` until `until_us` (as [`Cell::set_usage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageChange {
+    /// The task.
+    pub task: TaskIdx,
+    /// Its slot generation when the change was made.
+    pub generation: u32,
+    /// CPU units.
+    pub cpu: u32,
+    /// Memory units.
+    pub mem: u32,
+    /// End of the sample, microseconds.
+    pub until_us: i64,
+}
+
+/// A node's usage sums moved by a change.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moved {
+    node: u32,
+    cpu: i64,
+    mem: i64,
+}
+
+/// What a range of task slots made: the sums it moved, and its pending tasks' changes for the
+/// need log (change index, task).
+#[derive(Debug, Clone, Default)]
+struct RangeOut {
+    moved: Vec<Moved>,
+    logged: Vec<(u32, TaskIdx)>,
+}
+
+/// The buffers a batch keeps between calls.
+#[derive(Debug, Clone, Default)]
+pub struct UsageBatch {
+    offsets: Vec<u32>,
+    grouping: Grouping<u32>,
+    by_task: Vec<u32>,
+    ranges: Vec<RangeOut>,
+    node_offsets: Vec<u32>,
+    node_grouping: Grouping<Moved>,
+    by_node: Vec<Moved>,
+    /// Per node range, the nodes it touched first and the marks it set.
+    touched: Vec<Vec<(u32, u8)>>,
+    logged: Vec<(u32, TaskIdx)>,
+}
+
+impl Cell {
+    /// Applies `changes` as [`Cell::set_usage`] on each in order would (skipping a change whose
+    /// task slot no longer holds its generation or is free), on every thread (module doc); the
+    /// nodes touched come in node order by ranges.
+    pub fn set_usage_batch(&mut self, changes: &[UsageChange], batch: &mut UsageBatch) {
+        if changes.is_empty() {
+            return;
+        }
+        let by_usage = self.nodes.fit_by == FitBy::Usage;
+        let ranges = self.tasks.len().div_ceil(TASKS_PER_RANGE);
+        let parts = changes.len().div_ceil(CHANGES_PER_PART);
+        let of_part = |p: usize| {
+            let part = p * CHANGES_PER_PART..((p + 1) * CHANGES_PER_PART).min(changes.len());
+            part.map(|k| (changes[k].task.index() / TASKS_PER_RANGE, k as u32))
+        };
+        let grouped = (&mut batch.offsets, &mut batch.grouping);
+        let n = group_by_key(
+            ranges,
+            (parts, of_part),
+            grouped.0,
+            grouped.1,
+            &mut batch.by_task,
+        );
+        let (offsets, by_task) = (&batch.offsets, &batch.by_task[..n]);
+        batch.ranges.resize_with(ranges, RangeOut::default);
+        let super::Tasks {
+            state,
+            node,
+            migrating_to,
+            generation,
+            cpu_use,
+            mem_use,
+            use_is_request,
+            use_until_us,
+            ..
+        } = &mut self.tasks;
+        let (state, node, migrating_to, generation) =
+            (&*state, &*node, &*migrating_to, &*generation);
+        let columns = (cpu_use.par_chunks_mut(TASKS_PER_RANGE))
+            .zip(mem_use.par_chunks_mut(TASKS_PER_RANGE))
+            .zip(use_is_request.par_chunks_mut(TASKS_PER_RANGE))
+            .zip(use_until_us.par_chunks_mut(TASKS_PER_RANGE));
+        region(|| {
+            (columns.zip(batch.ranges.par_iter_mut()).enumerate()).for_each(
+                |(r, ((((cpu_use, mem_use), use_is_request), use_until_us), out))| {
+                    out.moved.clear();
+                    out.logged.clear();
+                    let first = r * TASKS_PER_RANGE;
+                    let range = offsets[r] as usize..offsets[r + 1] as usize;
+                    for &k in &by_task[range] {
+                        let c = changes[k as usize];
+                        let (i, s) = (c.task.index(), state[c.task.index()]);
+                        if generation[i] != c.generation || s == TaskState::Free {
+                            continue;
+                        }
+                        let j = i - first;
+                        if s == TaskState::Running {
+                            let cpu = c.cpu as i64 - cpu_use[j] as i64;
+                            let mem = c.mem as i64 - mem_use[j] as i64;
+                            for at in [node[i], migrating_to[i]] {
+                                if at.is_some() {
+                                    out.moved.push(Moved {
+                                        node: at.0,
+                                        cpu,
+                                        mem,
+                                    });
+                                }
+                            }
+                        }
+                        (cpu_use[j], mem_use[j]) = (c.cpu, c.mem);
+                        (use_is_request[j], use_until_us[j]) = (false, c.until_us);
+                        if by_usage && s == TaskState::Pending {
+                            out.logged.push((k, c.task));
+                        }
+                    }
+                },
+            )
+        });
+        self.move_usage_sums(batch, by_usage);
+        batch.logged.clear();
+        batch
+            .logged
+            .extend(batch.ranges.iter().flat_map(|r| &r.logged));
+        batch.logged.sort_unstable_by_key(|&(k, _)| k);
+        for &(_, t) in &batch.logged {
+            self.need_log.push(t);
+        }
+    }
+
+    /// Adds the ranges' moved sums to the nodes', node range by node range, and marks the
+    /// nodes touched.
+    fn move_usage_sums(&mut self, batch: &mut UsageBatch, by_usage: bool) {
+        let nodes = self.nodes.len();
+        let ranges = nodes.div_ceil(NODES_PER_RANGE);
+        let moved = &batch.ranges;
+        let of_range =
+            |r: usize| (moved[r].moved.iter()).map(|m| (m.node as usize / NODES_PER_RANGE, m));
+        let grouped = (&mut batch.node_offsets, &mut batch.node_grouping);
+        let n = group_by_key(
+            ranges,
+            (moved.len(), of_range),
+            grouped.0,
+            grouped.1,
+            &mut batch.by_node,
+        );
+        let (offsets, by_node) = (&batch.node_offsets, &batch.by_node[..n]);
+        if self.touched_mark.len() < nodes {
+            self.touched_mark.resize(nodes, 0);
+        }
+        batch.touched.resize_with(ranges, Vec::new);
+        let marks = if by_usage {
+            TOUCHED | TOUCHED_FOR_FIT
+        } else {
+            TOUCHED
+        };
+        let sums = (self.nodes.cpu_used.par_chunks_mut(NODES_PER_RANGE))
+            .zip(self.nodes.mem_used.par_chunks_mut(NODES_PER_RANGE))
+            .zip(self.touched_mark[..nodes].par_chunks_mut(NODES_PER_RANGE));
+        region(|| {
+            (sums.zip(batch.touched.par_iter_mut()).enumerate()).for_each(
+                |(r, (((cpu_used, mem_used), touched_mark), touched))| {
+                    touched.clear();
+                    let first = r * NODES_PER_RANGE;
+                    for m in &by_node[offsets[r] as usize..offsets[r + 1] as usize] {
+                        let j = m.node as usize - first;
+                        cpu_used[j] = (cpu_used[j] as i64 + m.cpu) as u32;
+                        mem_used[j] = (mem_used[j] as i64 + m.mem) as u32;
+                        let new = marks & !touched_mark[j];
+                        if new != 0 {
+                            touched_mark[j] |= new;
+                            touched.push((m.node, new));
+                        }
+                    }
+                },
+            )
+        });
+        for &(n, new) in batch.touched.iter().flatten() {
+            if new & TOUCHED != 0 {
+                self.touched.push(n);
+            }
+            if new & TOUCHED_FOR_FIT != 0 {
+                self.touched_for_fit.push(n);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::NodeIdx;
+
+    /// On random cells (running, migrating, pending and ended tasks; both fit rules) and random
+    /// batches (several changes of one task, stale generations, sums going down and up), the
+    /// batch leaves every column, sum and the need log as `set_usage` one by one
+    /// does, and the same nodes touched; on pools of 1, 2 and 5 threads alike.
+    #[test]
+    fn a_batch_applies_as_set_usage_one_by_one() {
+        let mut r = ingest::rng::Rng::new(21, 0);
+        let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
+            .map(|n| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .unwrap()
+            })
+            .into();
+        for case in 0..30 {
+            let mut cell = Cell::default();
+            let fit_by = if case % 2 == 0 {
+                FitBy::Usage
+            } else {
+                FitBy::Requests
+            };
+            cell.set_fit_by(fit_by);
+            let node_count = 1 + r.below(3 * NODES_PER_RANGE as u64) as u32;
+            let nodes: Vec<NodeIdx> = (0..node_count)
+                .map(|m| cell.add_machine(m as u64, 1 << 20, 1 << 20))
+                .collect();
+            let task_count = 1 + r.below(3 * TASKS_PER_RANGE as u64) as u32;
+            let tasks: Vec<TaskIdx> = (0..task_count)
+                .map(|i| {
+                    let t = cell.tasks.alloc(1, i, 0, 0);
+                    cell.set_request(t, 10, 10);
+                    if r.below(4) > 0 {
+                        let at = nodes[r.below(node_count as u64) as usize];
+                        cell.place(t, at, 0);
+                    }
+                    t
+                })
+                .collect();
+            for &t in &tasks {
+                match r.below(20) {
+                    0 => cell.end(t),
+                    1 if cell.tasks.state()[t.index()] == TaskState::Running => {
+                        let to = nodes[r.below(node_count as u64) as usize];
+                        let _ = cell.start_migration(t, to);
+                    }
+                    _ => {}
+                }
+            }
+            cell.take_touched(&mut Vec::new());
+            let since = cell.need_log_end();
+            let changes: Vec<UsageChange> = (0..r.below(40_000))
+                .map(|k| {
+                    let t = tasks[r.below(task_count as u64) as usize];
+                    let stale = u32::from(r.below(30) == 0);
+                    UsageChange {
+                        task: t,
+                        generation: cell.tasks.generation()[t.index()] + stale,
+                        cpu: r.below(1 << 24) as u32,
+                        mem: r.below(1 << 24) as u32,
+                        until_us: k as i64,
+                    }
+                })
+                .collect();
+            let mut expected = cell.clone();
+            for c in &changes {
+                let i = c.task.index();
+                let current = expected.tasks.generation()[i] == c.generation
+                    && expected.tasks.state()[i] != TaskState::Free;
+                if current {
+                    expected.set_usage(c.task, c.cpu, c.mem, c.until_us);
+                }
+            }
+            let sorted = |v: &[u32]| {
+                let mut v = v.to_vec();
+                v.sort_unstable();
+                v
+            };
+            for pool in &pools {
+                let mut got = cell.clone();
+                pool.install(|| got.set_usage_batch(&changes, &mut UsageBatch::default()));
+                let t = (&got.tasks, &expected.tasks);
+                assert_eq!(t.0.cpu_use(), t.1.cpu_use(), "case {case}");
+                assert_eq!(t.0.mem_use(), t.1.mem_use());
+                assert_eq!(t.0.use_is_request(), t.1.use_is_request());
+                assert_eq!(t.0.use_until_us(), t.1.use_until_us());
+                assert_eq!(
+                    got.nodes.cpu_used(),
+                    expected.nodes.cpu_used(),
+                    "case {case}"
+                );
+                assert_eq!(got.nodes.mem_used(), expected.nodes.mem_used());
+                assert_eq!(sorted(got.touched()), sorted(expected.touched()));
+                let (fit, fit_expected) = (got.touched_for_fit(), expected.touched_for_fit());
+                assert_eq!(sorted(fit), sorted(fit_expected), "case {case}");
+                assert_eq!(
+                    got.need_changes_since(since),
+                    expected.need_changes_since(since)
+                );
+                got.check().unwrap();
+            }
+        }
+    }
+}
