@@ -269,6 +269,13 @@ where
     n
 }
 
+/// Rayon pools of each of `threads` threads (for tests: a result must not depend on the count).
+#[cfg(test)]
+pub(crate) fn pools(threads: &[usize]) -> Vec<rayon::ThreadPool> {
+    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build();
+    threads.iter().map(|&n| pool(n).unwrap()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,14 +288,7 @@ mod tests {
     #[test]
     fn groups_stably_by_key() {
         let mut r = ingest::rng::Rng::new(9, 0);
-        let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
-            .map(|t| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(t)
-                    .build()
-                    .unwrap()
-            })
-            .into();
+        let pools = pools(&[1, 2, 5]);
         let mut grouping = Grouping::default();
         let (mut offsets, mut out) = (vec![7; 50], vec![(0, 0); 80]);
         for case in 0..240 {

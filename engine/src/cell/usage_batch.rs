@@ -227,19 +227,12 @@ mod tests {
 
     /// On random cells (running, migrating, pending and ended tasks; both fit rules) and random
     /// batches (several changes of one task, stale generations, sums going down and up), the
-    /// batch leaves every column, sum and the need log as `set_usage` one by one
-    /// does, and the same nodes touched; on pools of 1, 2 and 5 threads alike.
+    /// batch leaves every column, sum and the need log as `set_usage` one by one does, and the
+    /// same nodes touched; on pools of 1, 2 and 5 threads alike.
     #[test]
     fn a_batch_applies_as_set_usage_one_by_one() {
         let mut r = ingest::rng::Rng::new(21, 0);
-        let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
-            .map(|n| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .unwrap()
-            })
-            .into();
+        let pools = crate::csr::pools(&[1, 2, 5]);
         for case in 0..30 {
             let mut cell = Cell::default();
             let fit_by = if case % 2 == 0 {
