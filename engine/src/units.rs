@@ -57,8 +57,9 @@ mod tests {
     }
 
     /// `to_units` equals `f64::round` of the product (clamped to `u32`) on every 97th positive
-    /// `f32` up to infinity, on each half-unit boundary up to 4,300 machines' worth with its
-    /// neighbours, and on the edges (zero, subnormals, `u32::MAX`, infinity).
+    /// `f32` up to infinity, on the first 100,000 half-unit boundaries and every 9,973rd up to
+    /// 4,300 machines' worth, each with its neighbours, and on the edges (zero, subnormals,
+    /// `u32::MAX`, infinity).
     #[test]
     fn to_units_rounds_as_f64_round_does() {
         let reference = |v: f32| -> u32 {
