@@ -106,15 +106,16 @@ impl Cell {
     /// Notes that node `n`'s usage sums changed: a change the fit rule reads only when fitting
     /// by usage.
     fn touch_usage(&mut self, n: usize) {
-        let by_usage = self.nodes.fit_by == crate::fit_by::FitBy::Usage;
-        self.touch_as(
-            n,
-            if by_usage {
-                TOUCHED | TOUCHED_FOR_FIT
-            } else {
-                TOUCHED
-            },
-        );
+        self.touch_as(n, self.usage_marks());
+    }
+
+    /// The lists a usage change puts its nodes in: both when fitting by usage, else only
+    /// [`Cell::touched`].
+    fn usage_marks(&self) -> u8 {
+        match self.nodes.fit_by {
+            crate::fit_by::FitBy::Usage => TOUCHED | TOUCHED_FOR_FIT,
+            crate::fit_by::FitBy::Requests => TOUCHED,
+        }
     }
 
     /// Adds node `n` to the lists `marks` names that do not hold it yet.
@@ -127,11 +128,16 @@ impl Cell {
             return;
         }
         self.touched_mark[n] |= new;
+        self.list_touched(n as u32, new);
+    }
+
+    /// Appends node `n`, newly marked `new`, to the lists those marks name.
+    fn list_touched(&mut self, n: u32, new: u8) {
         if new & TOUCHED != 0 {
-            self.touched.push(n as u32);
+            self.touched.push(n);
         }
         if new & TOUCHED_FOR_FIT != 0 {
-            self.touched_for_fit.push(n as u32);
+            self.touched_for_fit.push(n);
         }
     }
 

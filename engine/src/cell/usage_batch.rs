@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use super::{Cell, TOUCHED, TOUCHED_FOR_FIT, TaskState};
+use super::{Cell, TaskState};
 use crate::csr::{Grouping, group_by_key};
 use crate::fit_by::FitBy;
 use crate::ids::TaskIdx;
@@ -151,7 +151,7 @@ impl Cell {
                 },
             )
         });
-        self.move_usage_sums(batch, by_usage);
+        self.move_usage_sums(batch);
         batch.logged.clear();
         batch
             .logged
@@ -164,7 +164,7 @@ impl Cell {
 
     /// Adds the ranges' moved sums to the nodes', node range by node range, and marks the
     /// nodes touched.
-    fn move_usage_sums(&mut self, batch: &mut UsageBatch, by_usage: bool) {
+    fn move_usage_sums(&mut self, batch: &mut UsageBatch) {
         let nodes = self.nodes.len();
         let ranges = nodes.div_ceil(NODES_PER_RANGE);
         let moved = &batch.ranges;
@@ -183,11 +183,7 @@ impl Cell {
             self.touched_mark.resize(nodes, 0);
         }
         batch.touched.resize_with(ranges, Vec::new);
-        let marks = if by_usage {
-            TOUCHED | TOUCHED_FOR_FIT
-        } else {
-            TOUCHED
-        };
+        let marks = self.usage_marks();
         let sums = (self.nodes.cpu_used.par_chunks_mut(NODES_PER_RANGE))
             .zip(self.nodes.mem_used.par_chunks_mut(NODES_PER_RANGE))
             .zip(self.touched_mark[..nodes].par_chunks_mut(NODES_PER_RANGE));
@@ -210,12 +206,7 @@ impl Cell {
             )
         });
         for &(n, new) in batch.touched.iter().flatten() {
-            if new & TOUCHED != 0 {
-                self.touched.push(n);
-            }
-            if new & TOUCHED_FOR_FIT != 0 {
-                self.touched_for_fit.push(n);
-            }
+            self.list_touched(n, new);
         }
     }
 }

@@ -196,7 +196,9 @@ impl Replay {
         changes.clear();
         for d in due {
             match d.kind {
-                DeferredKind::Usage { cpu, mem, until_us } if !self.ending.contains(&d.task) => {
+                DeferredKind::Usage { cpu, mem, until_us }
+                    if self.ending.is_empty() || !self.ending.contains(&d.task) =>
+                {
                     changes.push(UsageChange {
                         task: d.task,
                         generation: d.generation,
