@@ -5,6 +5,7 @@
 //! run the policy started late outlives its entry; its end comes from the deferred queue).
 
 use ingest::codes::{machine_event, task_event};
+use rayon::prelude::*;
 
 use super::MachineChange;
 use super::rows::{MachineEventRow, TaskEventRow};
@@ -23,7 +24,7 @@ impl Replay {
 
     /// Takes the running tasks off the nodes removed in this tick's machine events
     /// ([`Replay::removed`]), into `ev.displaced_tasks`, and aborts migrations towards them: one
-    /// pass over the tasks, however many removals. Each task's outcome is the one of handling
+    /// scan of the tasks on every thread, however many removals. Each task's outcome is the one of handling
     /// the removals one by one; only the order of `displaced_tasks` (ascending here) differs.
     ///
     /// In workload mode a displaced run restarts: placed again, it runs its whole recorded run
@@ -49,10 +50,23 @@ impl Replay {
             gone[n.index()] = true;
         }
         let on_gone = |n: NodeIdx| n.is_some() && gone[n.index()];
-        for t in 0..cell.tasks.len() {
-            if cell.tasks.state()[t] != TaskState::Running {
-                continue;
-            }
+        // Which tasks run on or towards a removed node, found on every thread (a read-only scan
+        // of every slot), then handled one by one in slot order: handling one changes no other.
+        let tasks = &cell.tasks;
+        let hit = |&t: &usize| {
+            tasks.state()[t] == TaskState::Running
+                && (on_gone(tasks.migrating_to()[t]) || on_gone(tasks.node()[t]))
+        };
+        let mut hits = Vec::new();
+        crate::parallel_time::region(|| {
+            hits.par_extend(
+                (0..tasks.len())
+                    .into_par_iter()
+                    .with_min_len(1 << 14)
+                    .filter(hit),
+            )
+        });
+        for t in hits {
             if on_gone(cell.tasks.migrating_to()[t]) {
                 cell.abort_migration(TaskIdx(t as u32));
             }
