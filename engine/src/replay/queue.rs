@@ -92,14 +92,28 @@ impl Lane {
         }
     }
 
-    /// Removes the front event; an emptied block goes back to `pool`.
-    fn pop_front(&mut self, pool: &mut Vec<Vec<Deferred>>) -> Option<Deferred> {
-        let first = self.blocks.front()?;
-        let d = first[self.head];
-        self.head += 1;
-        if self.head == first.len() {
-            let mut block = self.blocks.pop_front()?;
-            if block.capacity() == BLOCK {
+    /// Moves the front events for which `takes` holds to `out`, up to `max` of them in all
+    /// there (`takes` must hold for a prefix of the lane: true, then false); emptied blocks go
+    /// back to `pool`. A block's events go as one slice.
+    fn pop_while(
+        &mut self,
+        pool: &mut Vec<Vec<Deferred>>,
+        out: &mut Vec<Deferred>,
+        max: usize,
+        takes: impl Fn(&Deferred) -> bool,
+    ) {
+        while let Some(first) = self.blocks.front() {
+            let rest = &first[self.head..];
+            let room = max.saturating_sub(out.len()).min(rest.len());
+            let n = rest[..room].partition_point(&takes);
+            out.extend_from_slice(&rest[..n]);
+            self.head += n;
+            if self.head < first.len() {
+                return;
+            }
+            if let Some(mut block) = self.blocks.pop_front()
+                && block.capacity() == BLOCK
+            {
                 block.clear();
                 pool.push(block);
             }
@@ -108,7 +122,6 @@ impl Lane {
                 self.next_block = FIRST_BLOCK;
             }
         }
-        Some(d)
     }
 }
 
@@ -189,13 +202,8 @@ impl DeferredQueue {
             let bound = earlier(self.lanes_first(), other_first);
             let queue = &mut self.lanes[l as usize];
             let before = out.len();
-            while out.len() < max
-                && let Some(d) = queue.front()
-                && d.due_us < end_us
-                && bound.is_none_or(|b| key(d) < b)
-            {
-                out.extend(queue.pop_front(&mut self.pool));
-            }
+            let takes = |d: &Deferred| d.due_us < end_us && bound.is_none_or(|b| key(d) < b);
+            queue.pop_while(&mut self.pool, out, max, takes);
             self.len -= out.len() - before;
             if let Some(f) = queue.front() {
                 self.fronts.push(Reverse((f.due_us, f.seq, l)));
