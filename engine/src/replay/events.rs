@@ -24,8 +24,9 @@ impl Replay {
 
     /// Takes the running tasks off the nodes removed in this tick's machine events
     /// ([`Replay::removed`]), into `ev.displaced_tasks`, and aborts migrations towards them: one
-    /// scan of the tasks on every thread, however many removals. Each task's outcome is the one of handling
-    /// the removals one by one; only the order of `displaced_tasks` (ascending here) differs.
+    /// scan of the tasks on every thread, however many removals. Each task's outcome is the one
+    /// of handling the removals one by one; only the order of `displaced_tasks` (ascending here)
+    /// differs.
     ///
     /// In workload mode a displaced run restarts: placed again, it runs its whole recorded run
     /// time (the work done is lost, as seed 002's task masters re-launch a dead node's tasks),

@@ -233,7 +233,8 @@ mod tests {
     use crate::replay::DeferredKind;
 
     /// Random pushes (in-order lanes, out-of-order rows, laneless events) and pops up to moving
-    /// horizons, 1 to 40 at a time, give exactly the order of one binary heap.
+    /// (now and then receding) horizons, 0 to 40 at a time, with pushes between the pops of a
+    /// step, give exactly the order of one binary heap (lanes cross blocks of 3 events here).
     #[test]
     fn pops_in_the_order_of_one_heap() {
         let mut r = Rng::new(5, 0);
@@ -243,45 +244,49 @@ mod tests {
             let mut popped = 0;
             for step in 0..200i64 {
                 let now = step * 60;
-                for _ in 0..r.below(20) {
-                    seq += 1;
-                    let shift = 60 * r.below(4) as i64;
-                    // Mostly in time order within a step; now and then a row out of order.
-                    let time = if r.below(10) == 0 {
-                        now - 30
-                    } else {
-                        now + seq as i64 % 60
-                    };
-                    let d = Deferred {
-                        due_us: time + shift + 60,
-                        seq,
-                        task: TaskIdx(r.below(100) as u32),
-                        generation: 0,
-                        kind: DeferredKind::End,
-                    };
-                    let lane = (r.below(8) != 0).then_some((shift, (case % 2) as u8));
-                    queue.push(d, lane);
-                    heap.push(Reverse(d));
-                }
                 let horizon = now + 60 * r.below(3) as i64;
-                let mut expected = Vec::new();
-                while let Some(d) = heap.peek().filter(|d| d.0.due_us < horizon) {
-                    expected.push(d.0);
-                    heap.pop();
-                }
-                let mut got = Vec::new();
-                loop {
-                    let max = got.len() + 1 + r.below(40) as usize;
-                    queue.pop_due_into(horizon, &mut got, max);
-                    if got.len() < max {
-                        break;
+                let mut max = 1 + r.below(40) as usize;
+                for round in 0..3 {
+                    for _ in 0..r.below(12) {
+                        seq += 1;
+                        let shift = 60 * r.below(4) as i64;
+                        // Mostly in time order within a step; now and then a row out of order.
+                        let time = if r.below(10) == 0 {
+                            now - 30
+                        } else {
+                            now + seq as i64 % 60
+                        };
+                        let d = Deferred {
+                            due_us: time + shift + 60,
+                            seq,
+                            task: TaskIdx(r.below(100) as u32),
+                            generation: 0,
+                            kind: DeferredKind::End,
+                        };
+                        let lane = (r.below(8) != 0).then_some((shift, (case % 2) as u8));
+                        queue.push(d, lane);
+                        heap.push(Reverse(d));
                     }
+                    let mut expected = Vec::new();
+                    while expected.len() < max
+                        && let Some(d) = heap.peek().filter(|d| d.0.due_us < horizon)
+                    {
+                        expected.push(d.0);
+                        heap.pop();
+                    }
+                    let mut got = Vec::new();
+                    queue.pop_due_into(horizon, &mut got, max);
+                    assert_eq!(got, expected, "case {case}, step {step}, round {round}");
+                    popped += got.len();
+                    assert_eq!(queue.len(), heap.len());
+                    max = if round == 1 {
+                        usize::MAX
+                    } else {
+                        r.below(40) as usize
+                    };
                 }
-                assert_eq!(got, expected, "case {case}, step {step}");
-                popped += got.len();
-                assert_eq!(queue.len(), heap.len());
             }
-            assert!(popped > 500, "{popped}");
+            assert!(popped > 1000, "{popped}");
         }
     }
 
