@@ -5,7 +5,9 @@
 //! sorted by time, and `seq` grows), so each such *lane* is a FIFO and only the lanes' fronts are
 //! ordered, in a small heap. Whatever would break a lane's order (ends of awaited runs, rows out
 //! of time order, a restored snapshot) goes to a general heap. Invariants: every lane is sorted
-//! by `(due_us, seq)`; `fronts` holds one entry per non-empty lane, its front's key.
+//! by `(due_us, seq)`; `fronts` holds one entry per non-empty lane, its front's key; `lane_of`
+//! maps exactly the non-empty lanes' keys to them; emptied lanes wait in `free_lanes` for a new
+//! key.
 //!
 //! Events come in bursts (the usage rows of five minutes arrive in one tick, over a million at
 //! 8x) and leave as runs of one lane: [`DeferredQueue::pop_due_into`] takes a lane's events for
@@ -49,6 +51,9 @@ pub struct DeferredQueue {
     len: usize,
     /// Empty blocks (capacity [`BLOCK`]) for lanes to fill.
     pool: Vec<Vec<Deferred>>,
+    /// Lanes emptied, for new keys: a lane lives while it holds events, so the lanes and their
+    /// map stay as many as the shifts with events held, not every shift a run ever had.
+    free_lanes: Vec<u32>,
 }
 
 /// One lane: its events in order, in blocks (all full but the last: [`FIRST_BLOCK`] events,
@@ -60,6 +65,8 @@ struct Lane {
     head: usize,
     /// Capacity of the next block (0: [`FIRST_BLOCK`]).
     next_block: usize,
+    /// Its key in `lane_of`.
+    key: LaneKey,
 }
 
 impl Lane {
@@ -151,11 +158,10 @@ impl DeferredQueue {
             self.other.push(Reverse(d));
             return;
         };
-        let next = self.lanes.len() as u32;
-        let l = *self.lane_of.entry(key).or_insert(next);
-        if l == next {
-            self.lanes.push(Lane::default());
-        }
+        let l = match self.lane_of.get(&key) {
+            Some(&l) => l,
+            None => self.new_lane(key),
+        };
         let queue = &mut self.lanes[l as usize];
         match queue.back() {
             Some(last) if (last.due_us, last.seq) > (d.due_us, d.seq) => {
@@ -167,6 +173,17 @@ impl DeferredQueue {
                 self.fronts.push(Reverse((d.due_us, d.seq, l)));
             }
         }
+    }
+
+    /// A lane for `key`, which has none: an emptied one, or a new one.
+    fn new_lane(&mut self, key: LaneKey) -> u32 {
+        let l = self.free_lanes.pop().unwrap_or_else(|| {
+            self.lanes.push(Lane::default());
+            self.lanes.len() as u32 - 1
+        });
+        self.lanes[l as usize].key = key;
+        self.lane_of.insert(key, l);
+        l
     }
 
     /// The key of the first event in the lanes.
@@ -205,8 +222,12 @@ impl DeferredQueue {
             let takes = |d: &Deferred| d.due_us < end_us && bound.is_none_or(|b| key(d) < b);
             queue.pop_while(&mut self.pool, out, max, takes);
             self.len -= out.len() - before;
-            if let Some(f) = queue.front() {
-                self.fronts.push(Reverse((f.due_us, f.seq, l)));
+            match queue.front() {
+                Some(f) => self.fronts.push(Reverse((f.due_us, f.seq, l))),
+                None => {
+                    self.lane_of.remove(&queue.key);
+                    self.free_lanes.push(l);
+                }
             }
         }
     }
@@ -288,6 +309,50 @@ mod tests {
             }
             assert!(popped > 1000, "{popped}");
         }
+    }
+
+    /// With a shift of its own for nearly every event (as a policy that starts tasks at
+    /// sub-second times makes), lanes emptied are taken again: their count stays at the most
+    /// held at once, and the order is still one heap's.
+    #[test]
+    fn emptied_lanes_are_taken_again() {
+        let mut r = Rng::new(7, 0);
+        let (mut queue, mut heap) = (DeferredQueue::default(), BinaryHeap::new());
+        let (mut seq, mut most_held) = (0, 0);
+        for step in 0..300i64 {
+            let now = step * 60;
+            for _ in 0..r.below(30) {
+                seq += 1;
+                let shift = r.below(100_000) as i64;
+                let d = Deferred {
+                    due_us: now + shift % 120,
+                    seq,
+                    task: TaskIdx(0),
+                    generation: 0,
+                    kind: DeferredKind::End,
+                };
+                queue.push(d, Some((shift, 1)));
+                heap.push(Reverse(d));
+            }
+            most_held = most_held.max(queue.len());
+            let mut expected = Vec::new();
+            while let Some(d) = heap.peek().filter(|d| d.0.due_us < now + 60) {
+                expected.push(d.0);
+                heap.pop();
+            }
+            let mut got = Vec::new();
+            queue.pop_due_into(now + 60, &mut got, usize::MAX);
+            assert_eq!(got, expected, "step {step}");
+            assert_eq!(
+                queue.lane_of.len(),
+                queue.lanes.len() - queue.free_lanes.len()
+            );
+        }
+        assert!(
+            seq > 3000 && queue.lanes.len() <= most_held,
+            "{}",
+            queue.lanes.len()
+        );
     }
 
     #[test]
