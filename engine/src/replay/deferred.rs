@@ -184,10 +184,13 @@ impl Replay {
     /// task's usage samples in one batch on every thread (`cell/usage_batch.rs`): they touch
     /// their own tasks' columns and add to node sums, so they commute with those events.
     fn apply_due_batch(&mut self, cell: &mut Cell, due: &[Deferred], ended: &mut Vec<EndedTask>) {
-        let is_end = |d: &&Deferred| d.kind == DeferredKind::End;
-        self.ending.clear();
-        self.ending
-            .extend(due.iter().filter(is_end).map(|d| d.task));
+        // The ending tasks' slots marked in a bit set (cleared below: only their words).
+        let ending = &mut self.ending;
+        ending.resize(ending.len().max(cell.tasks.len().div_ceil(64)), 0);
+        let ends = due.iter().filter(|d| d.kind == DeferredKind::End);
+        let bit = |t: TaskIdx| (t.index() / 64, 1u64 << (t.index() % 64));
+        ends.clone()
+            .for_each(|d| ending[bit(d.task).0] |= bit(d.task).1);
         let (mut one_by_one, mut changes) = (
             std::mem::take(&mut self.due_one_by_one),
             std::mem::take(&mut self.usage_changes),
@@ -197,7 +200,7 @@ impl Replay {
         for d in due {
             match d.kind {
                 DeferredKind::Usage { cpu, mem, until_us }
-                    if self.ending.is_empty() || !self.ending.contains(&d.task) =>
+                    if ending[bit(d.task).0] & bit(d.task).1 == 0 =>
                 {
                     changes.push(UsageChange {
                         task: d.task,
@@ -210,6 +213,7 @@ impl Replay {
                 _ => one_by_one.push(*d),
             }
         }
+        ends.for_each(|d| ending[bit(d.task).0] = 0);
         for events in one_by_one.chunks(DUE_CHUNK) {
             preload::preload(events, |d| cell.preload_usage(d.task));
             for d in events {

@@ -220,9 +220,10 @@ pub struct Replay {
     started_runs: Vec<AwaitingStart>,
     /// Scratch: deferred events due this tick, a batch at a time.
     due_events: Vec<Deferred>,
-    /// Scratch: the tasks that end in a batch of due events, those of its events applied one by
-    /// one, and its other usage samples with the buffers of their batch (`deferred.rs`).
-    ending: HashSet<TaskIdx>,
+    /// Scratch: the tasks that end in a batch of due events (a bit per task slot, all clear
+    /// between batches), those of its events applied one by one, and its other usage samples
+    /// with the buffers of their batch (`deferred.rs`).
+    ending: Vec<u64>,
     due_one_by_one: Vec<Deferred>,
     usage_changes: Vec<crate::cell::UsageChange>,
     usage_batch: crate::cell::UsageBatch,
@@ -282,7 +283,7 @@ impl Replay {
             started_tasks: Vec::new(),
             started_runs: Vec::new(),
             due_events: Vec::new(),
-            ending: HashSet::default(),
+            ending: Vec::new(),
             due_one_by_one: Vec::new(),
             usage_changes: Vec::new(),
             usage_batch: crate::cell::UsageBatch::default(),
