@@ -309,7 +309,9 @@ fn sparrow_gives_every_task_the_same_times_at_any_tick() {
 
 /// Sparrow and its variants on an overloaded random scenario (8 heterogeneous nodes) give the
 /// same bytes with 1 and 2 threads and across a snapshot and resume at 10 ms ticks, and every
-/// task runs.
+/// task runs. With a 25 ms network delay and exchanges every 40 ms, every view exchange
+/// outlives the tick it was sent in, so the snapshot holds exchanges in flight (their entries
+/// wait beside the messages, `sparrow/exchanges.rs`).
 #[test]
 fn sparrow_is_deterministic_across_threads_and_resume_at_sub_second_ticks() {
     let root = tempfile::tempdir().unwrap();
@@ -323,7 +325,18 @@ fn sparrow_is_deterministic_across_threads_and_resume_at_sub_second_ticks() {
         },
     );
     use engine::sparrow::SparrowConfig as S;
-    for (name, policy) in [("base", S::default()), ("gradient", S::gradient_search())] {
+    let ms = |ms: i64| engine::sim_time::SimDuration::from_us(ms * 1_000);
+    let slow_net = S {
+        net_delay: ms(25),
+        gossip_period: ms(40),
+        ..S::gradient_search()
+    };
+    let variants = [
+        ("base", S::default()),
+        ("gradient", S::gradient_search()),
+        ("gradient-25ms", slow_net),
+    ];
+    for (name, policy) in variants {
         let mut outputs = Vec::new();
         let config = |threads| {
             let mut c = sparrow_config(policy.clone(), threads);

@@ -30,6 +30,7 @@
 
 mod config;
 pub mod detector;
+pub mod exchanges;
 mod peer;
 mod play;
 mod protocol;
@@ -42,6 +43,7 @@ pub use peer::{DATACENTER, MasterTask, Peer, Placeholder, ProbeRecord, agent_of,
 pub use play::Delivery;
 pub use protocol::{Action, MESSAGE_KINDS, Msg};
 
+use exchanges::Exchanges;
 use sampling::Ring;
 use timeline::Timeline;
 
@@ -78,6 +80,8 @@ pub struct Sparrow {
     outputs: QueueOutputs,
     /// Messages and wake-ups not yet due (`timeline.rs`).
     timeline: Timeline,
+    /// The entries of the view exchanges among them (`exchanges.rs`).
+    exchanges: Exchanges,
     /// Per node: room of tasks ended later in the tick than the instant being played.
     held: Vec<Amounts>,
     /// (end, node, room) of those tasks.
@@ -111,6 +115,25 @@ impl Sparrow {
             .as_mut()
             .map(std::mem::take)
             .unwrap_or_default()
+    }
+
+    /// One agent's turn at an instant (`play.rs`; the engine runs no rounds for Sparrow, so
+    /// never steps it): the exchanges it receives are read from, and those it sends kept in,
+    /// `exchanges`.
+    fn step_agent(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        agent: &mut Peer,
+        inbox: &[Envelope<Msg>],
+        out: &mut Outbox<'_, Msg, Action>,
+        exchanges: &mut Exchanges,
+    ) {
+        if me == DATACENTER {
+            self.datacenter_step(ctx, agent, inbox, out, exchanges);
+        } else {
+            self.peer_step(ctx, me, agent, inbox, out, exchanges);
+        }
     }
 
     fn build_topology(&mut self, cell: &Cell) {
@@ -303,21 +326,6 @@ impl Policy for Sparrow {
         self.play(cell, agents, (end_us, self.seed), counters);
     }
 
-    fn step(
-        &self,
-        ctx: &StepCtx<'_>,
-        me: AgentIdx,
-        agent: &mut Peer,
-        inbox: &[Envelope<Msg>],
-        out: &mut Outbox<'_, Msg, Action>,
-    ) {
-        if me == DATACENTER {
-            self.datacenter_step(ctx, agent, inbox, out);
-        } else {
-            self.peer_step(ctx, me, agent, inbox, out);
-        }
-    }
-
     fn apply(
         &mut self,
         cell: &mut Cell,
@@ -399,12 +407,14 @@ impl Policy for Sparrow {
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&(&self.queue_len, &self.failed_us, &self.retry, &self.placed));
         w.serde(&(&self.timeline, self.round_us, self.instants));
+        w.serde(&self.exchanges);
         self.outputs.save_state(w);
     }
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         (self.queue_len, self.failed_us, self.retry, self.placed) = r.serde()?;
         (self.timeline, self.round_us, self.instants) = r.serde()?;
+        self.exchanges = r.serde()?;
         self.outputs.load_state(r)?;
         self.topology_built = false;
         Ok(())

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
 use super::config::{Binding, QueueOrder, Scheduler, ViewKind};
+use super::exchanges::{ExchangeId, Exchanges};
 use super::protocol::{Action, Msg};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
 use super::view::{Exchanged, ViewEntry, best, cyclon_merge, oldest, shuffle_length, tman_merge};
@@ -131,6 +132,8 @@ struct Turn<'a, 'b, 'c> {
     node: NodeIdx,
     rng: Rng,
     out: &'a mut Outbox<'c, Msg, Action>,
+    /// The view exchanges in flight (`exchanges.rs`).
+    exchanges: &'a mut Exchanges,
     /// The node's free room less the worker's reservations.
     free: Amounts,
 }
@@ -504,7 +507,7 @@ impl Turn<'_, '_, '_> {
             let mut entries = vec![own];
             entries.extend(others);
             let msg = Msg::Shuffle {
-                entries: Exchanged::of(&entries),
+                entries: self.exchange(&entries),
                 reply: false,
             };
             self.send(agent_of(NodeIdx(partner)), msg);
@@ -534,12 +537,17 @@ impl Turn<'_, '_, '_> {
     }
 
     /// This node's descriptor and its best-ranked entries but `partner`'s (T-Man's message).
-    fn ranked(&self, peer: &Peer, own: ViewEntry, partner: u32) -> Exchanged {
+    fn ranked(&mut self, peer: &Peer, own: ViewEntry, partner: u32) -> ExchangeId {
         let shuffle = shuffle_length(self.policy.config.view_size as usize);
         let mut entries = vec![own];
         let best = peer.view.iter().filter(|e| e.node != partner);
         entries.extend(best.take(shuffle - 1).copied());
-        Exchanged::of(&entries)
+        self.exchange(&entries)
+    }
+
+    /// Keeps the first [`MAX_EXCHANGED`] of `entries` for a message to carry.
+    fn exchange(&mut self, entries: &[ViewEntry]) -> ExchangeId {
+        self.exchanges.insert(Exchanged::of(entries))
     }
 
     /// A Cyclon shuffle from `from` (answered when it is a request) or its answer.
@@ -554,7 +562,7 @@ impl Turn<'_, '_, '_> {
             let view = Self::random_view(peer, gradient);
             let answer = self.pick(view, shuffle_length(size), node_of(from).0);
             let msg = Msg::Shuffle {
-                entries: Exchanged::of(&answer),
+                entries: self.exchange(&answer),
                 reply: true,
             };
             self.send(from, msg);
@@ -598,6 +606,7 @@ impl Sparrow {
         peer: &mut Peer,
         inbox: &[Envelope<Msg>],
         out: &mut Outbox<'_, Msg, Action>,
+        exchanges: &mut Exchanges,
     ) {
         if self.config.scheduler == Scheduler::One {
             let turn = Turn {
@@ -607,6 +616,7 @@ impl Sparrow {
                 node: NodeIdx::NONE,
                 rng: ctx.rng(DATACENTER),
                 out,
+                exchanges,
                 free: [0; 4],
             };
             turn.serve(peer, inbox);
@@ -636,6 +646,7 @@ impl Sparrow {
         peer: &mut Peer,
         inbox: &[Envelope<Msg>],
         out: &mut Outbox<'_, Msg, Action>,
+        exchanges: &mut Exchanges,
     ) {
         let node = node_of(me);
         let nodes = &ctx.cell.nodes;
@@ -674,6 +685,7 @@ impl Sparrow {
             node,
             rng: ctx.rng(me),
             out,
+            exchanges,
             free,
         };
         turn.serve(peer, inbox);
@@ -754,8 +766,14 @@ impl Turn<'_, '_, '_> {
                 Msg::Dead { node: dead } => self.dead(peer, dead),
                 // A start, or a restart after the node was offline at its planned exchange.
                 Msg::Gossip if peer.next_gossip_us <= self.policy.round_us => self.gossip(peer),
-                Msg::Shuffle { entries, reply } => self.shuffled(peer, e.from, &entries, reply),
-                Msg::Rank { entries, reply } => self.ranked_by(peer, e.from, &entries, reply),
+                Msg::Shuffle { entries, reply } => {
+                    let entries = *self.exchanges.get(entries);
+                    self.shuffled(peer, e.from, &entries, reply);
+                }
+                Msg::Rank { entries, reply } => {
+                    let entries = *self.exchanges.get(entries);
+                    self.ranked_by(peer, e.from, &entries, reply);
+                }
                 Msg::Finished | Msg::Submit { .. } | Msg::Arrive { .. } | Msg::Gossip => {}
             }
         }

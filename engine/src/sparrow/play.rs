@@ -113,6 +113,7 @@ impl Sparrow {
         // Latest end first: each instant pops what it releases (not a scan of the tick's ends).
         self.ending.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
         let mut s = std::mem::take(&mut self.scratch);
+        let mut exchanges = std::mem::take(&mut self.exchanges);
         s.slot.resize(agents.len(), u32::MAX);
         s.counted.resize(self.sent.len(), 0);
         while let Some(at) = self.timeline.next_due().filter(|&at| at < end_us) {
@@ -163,11 +164,22 @@ impl Sparrow {
                     wakes: &mut s.wakes,
                     delayed: &mut s.delayed,
                 };
-                self.step(&ctx, a, &mut agents[a.index()], &s.inboxes[k], &mut out);
+                let agent = &mut agents[a.index()];
+                self.step_agent(&ctx, a, agent, &s.inboxes[k], &mut out, &mut exchanges);
                 s.inboxes[k].clear();
                 s.slot[a.index()] = u32::MAX;
             }
             s.receivers.clear();
+            // The exchanges due now were read (or their receiver was gone): their slots free.
+            for item in &s.due {
+                if let Item::Message(Envelope {
+                    msg: Msg::Shuffle { entries, .. } | Msg::Rank { entries, .. },
+                    ..
+                }) = item
+                {
+                    exchanges.remove(*entries);
+                }
+            }
             for e in s.sent.drain(..) {
                 self.post(at, e);
             }
@@ -191,5 +203,6 @@ impl Sparrow {
         self.release_ended(i64::MAX);
         self.round_us = end_us;
         self.scratch = s;
+        self.exchanges = exchanges;
     }
 }

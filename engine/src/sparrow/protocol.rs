@@ -4,7 +4,7 @@
 //! Agent 0 is the DATACENTER that issues tasks; agent `n + 1` is node `n`'s peer, both a TASK
 //! MASTER (ResourceManager) and an EXECUTOR (RmWorker).
 
-use super::view::Exchanged;
+use super::exchanges::ExchangeId;
 use crate::greedy::fit::Need;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
 
@@ -91,16 +91,16 @@ pub enum Msg {
     /// Cyclon's shuffle (`view.rs`): a peer's own descriptor and some of its random view to its
     /// oldest neighbour (`reply` false), or the neighbour's answer (`reply` true).
     Shuffle {
-        /// The entries given.
-        entries: Exchanged,
+        /// The entries given (`exchanges.rs`).
+        entries: ExchangeId,
         /// Whether this answers a shuffle.
         reply: bool,
     },
     /// T-Man's exchange (`view.rs`): a peer's own descriptor and its best-ranked entries to its
     /// best-ranked neighbour, or the neighbour's answer.
     Rank {
-        /// The entries given.
-        entries: Exchanged,
+        /// The entries given (`exchanges.rs`).
+        entries: ExchangeId,
         /// Whether this answers an exchange.
         reply: bool,
     },
@@ -200,10 +200,11 @@ mod tests {
     use super::*;
     use crate::policy::Envelope;
 
-    /// A message is held in the timeline until due (`timeline.rs`): a view exchange's six
-    /// descriptors make the largest.
+    /// A message is held in the timeline until due (`timeline.rs`), hundreds of thousands at
+    /// once in a GCD cell's first tick: a probe (its task, master and REQUISITES) makes the
+    /// largest; a view exchange's descriptors wait beside it (`exchanges.rs`).
     #[test]
     fn envelopes_stay_small() {
-        assert!(std::mem::size_of::<Envelope<Msg>>() <= 176);
+        assert!(std::mem::size_of::<Envelope<Msg>>() <= 48);
     }
 }

@@ -39,8 +39,9 @@ impl Item {
 #[serde(from = "Saved", into = "Saved")]
 pub struct Timeline {
     /// (due time, sequence) -> slot in `items`: the ordered index moves 24-byte entries, not
-    /// the items (a view exchange's message is ~170 bytes; moving them in the tree's nodes was
-    /// a seventh of a GCD run).
+    /// the items (when a view exchange's entries rode in its message, every item was ~170
+    /// bytes and moving them in the tree's nodes was a seventh of a GCD run; an item is now
+    /// under 64 bytes, the entries waiting in `exchanges.rs`).
     pending: BTreeMap<(i64, u64), u32>,
     items: Vec<Item>,
     /// Slots of `items` free for reuse.
