@@ -44,9 +44,15 @@ pub struct Delivery {
 #[derive(Debug, Default, Clone)]
 pub(super) struct Scratch {
     due: Vec<Item>,
-    /// Receivers in order of their first item, and each one's messages.
+    /// Receivers in order of their first item.
     receivers: Vec<AgentIdx>,
-    inboxes: Vec<Vec<Envelope<Msg>>>,
+    /// Each due item's receiver, as its position in `receivers` (u32::MAX: none).
+    item_slot: Vec<u32>,
+    /// The instant's messages grouped by receiver, in sending order within each: receiver
+    /// `k`'s inbox is `mail[starts[k]..starts[k + 1]]` (one buffer, so a burst's capacity is
+    /// kept once, not per receiver position).
+    mail: Vec<Envelope<Msg>>,
+    starts: Vec<u32>,
     /// Position of an agent in `receivers` (u32::MAX: none this instant).
     slot: Vec<u32>,
     sent: Vec<Envelope<Msg>>,
@@ -121,28 +127,16 @@ impl Sparrow {
             s.due.clear();
             self.timeline.take_due_at(at, &mut s.due);
             self.round_us = at;
-            for item in &s.due {
-                let a = item.receiver();
-                if a.index() >= agents.len() {
-                    continue; // a node beyond the cell (never sent to)
-                }
-                if s.slot[a.index()] == u32::MAX {
-                    s.slot[a.index()] = s.receivers.len() as u32;
-                    s.receivers.push(a);
-                    if s.inboxes.len() < s.receivers.len() {
-                        s.inboxes.push(Vec::new());
-                    }
-                }
-                if let Item::Message(e) = item {
-                    s.inboxes[s.slot[a.index()] as usize].push(*e);
-                    if let Some(log) = &mut self.deliveries {
-                        log.push(Delivery {
-                            at_us: at,
-                            from: e.from.0,
-                            to: e.to.0,
-                            msg: e.msg,
-                        });
-                    }
+            s.group_by_receiver(agents.len());
+            if let Some(log) = &mut self.deliveries {
+                let delivered = s.due.iter().zip(&s.item_slot).filter(|d| *d.1 != u32::MAX);
+                for e in delivered.filter_map(|d| d.0.message()) {
+                    log.push(Delivery {
+                        at_us: at,
+                        from: e.from.0,
+                        to: e.to.0,
+                        msg: e.msg,
+                    });
                 }
             }
             // The agents' random streams follow the instants counted over the run, not the
@@ -164,9 +158,9 @@ impl Sparrow {
                     wakes: &mut s.wakes,
                     delayed: &mut s.delayed,
                 };
+                let inbox = &s.mail[s.starts[k] as usize..s.starts[k + 1] as usize];
                 let agent = &mut agents[a.index()];
-                self.step_agent(&ctx, a, agent, &s.inboxes[k], &mut out, &mut exchanges);
-                s.inboxes[k].clear();
+                self.step_agent(&ctx, a, agent, inbox, &mut out, &mut exchanges);
                 s.slot[a.index()] = u32::MAX;
             }
             s.receivers.clear();
@@ -204,5 +198,114 @@ impl Sparrow {
         self.round_us = end_us;
         self.scratch = s;
         self.exchanges = exchanges;
+    }
+}
+
+impl Scratch {
+    /// Groups the instant's `due` items by receiver (agents below `agents` only), receivers in
+    /// the order of their first item and each one's messages in sending order (a stable
+    /// counting sort into `mail`).
+    fn group_by_receiver(&mut self, agents: usize) {
+        let Scratch {
+            due,
+            receivers,
+            item_slot,
+            mail,
+            starts,
+            slot,
+            ..
+        } = self;
+        item_slot.clear();
+        starts.clear();
+        for item in due.iter() {
+            let a = item.receiver();
+            if a.index() >= agents {
+                item_slot.push(u32::MAX); // a node beyond the cell (never sent to)
+                continue;
+            }
+            if slot[a.index()] == u32::MAX {
+                slot[a.index()] = receivers.len() as u32;
+                receivers.push(a);
+                starts.push(0);
+            }
+            let k = slot[a.index()];
+            item_slot.push(k);
+            if let Item::Message(_) = item {
+                starts[k as usize] += 1;
+            }
+        }
+        // Counts to starts (and one past the last).
+        let mut total = 0;
+        for c in starts.iter_mut() {
+            (*c, total) = (total, total + *c);
+        }
+        starts.push(total);
+        let blank = Envelope {
+            from: AgentIdx(0),
+            to: AgentIdx(0),
+            msg: Msg::Finished,
+        };
+        mail.clear();
+        mail.resize(total as usize, blank);
+        // Each receiver's start is its cursor while filling; it then holds the next one's.
+        for (item, &k) in due.iter().zip(item_slot.iter()) {
+            if let (Item::Message(e), true) = (item, k != u32::MAX) {
+                let at = &mut starts[k as usize];
+                mail[*at as usize] = *e;
+                *at += 1;
+            }
+        }
+        starts.rotate_right(1);
+        starts[0] = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(from: u32, to: u32) -> Item {
+        Item::Message(Envelope {
+            from: AgentIdx(from),
+            to: AgentIdx(to),
+            msg: Msg::Gossip,
+        })
+    }
+
+    /// Worked by hand: receivers come in the order of their first item (a wake-up makes one
+    /// with an empty inbox), each inbox in sending order, an agent beyond the table is dropped;
+    /// a second instant reuses the buffers with nothing left over.
+    #[test]
+    fn an_instants_items_are_grouped_by_receiver_in_sending_order() {
+        let mut s = Scratch {
+            slot: vec![u32::MAX; 5],
+            ..Scratch::default()
+        };
+        s.due = vec![
+            message(1, 3),
+            Item::Wake(AgentIdx(4)),
+            message(2, 1),
+            message(4, 3),
+            message(0, 9),
+            message(3, 1),
+            message(0, 3),
+        ];
+        s.group_by_receiver(5);
+        let inbox = |s: &Scratch, k: usize| -> Vec<u32> {
+            let range = s.starts[k] as usize..s.starts[k + 1] as usize;
+            s.mail[range].iter().map(|e| e.from.0).collect()
+        };
+        assert_eq!(s.receivers, [AgentIdx(3), AgentIdx(4), AgentIdx(1)]);
+        assert_eq!(inbox(&s, 0), [1, 4, 0]);
+        assert_eq!(inbox(&s, 1), Vec::<u32>::new());
+        assert_eq!(inbox(&s, 2), [2, 3]);
+        assert_eq!(s.item_slot, [0, 1, 2, 0, u32::MAX, 2, 0]);
+        for a in s.receivers.drain(..) {
+            s.slot[a.index()] = u32::MAX;
+        }
+        s.due = vec![message(2, 0), message(1, 0)];
+        s.group_by_receiver(5);
+        assert_eq!(s.receivers, [AgentIdx(0)]);
+        assert_eq!((inbox(&s, 0), s.starts.len()), (vec![2, 1], 2));
     }
 }

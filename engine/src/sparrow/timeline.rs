@@ -25,6 +25,14 @@ pub enum Item {
 }
 
 impl Item {
+    /// The message, when it is one.
+    pub fn message(&self) -> Option<&Envelope<Msg>> {
+        match self {
+            Item::Message(e) => Some(e),
+            Item::Wake(_) => None,
+        }
+    }
+
     /// Who is stepped for it.
     pub fn receiver(&self) -> AgentIdx {
         match self {
