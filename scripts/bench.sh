@@ -7,7 +7,10 @@
 # Issue 62 item 2: a second table splits each phase's mean ms per tick into what ran on one
 # thread and what ran in data-parallel sweeps (`report --timing`), with the one-thread share,
 # the measured 1 -> 2 thread speed-up and, from the share measured at 1 thread, the speed-ups
-# Amdahl's law allows at 8, 16, 32 and 64 threads.
+# Amdahl's law allows at 8, 16, 32 and 64 threads. The share is given twice: over every tick
+# after the first, and over the ticks after the first hour (`report --timing --from-tick`), the
+# steady state a long run spends its time in (a policy that places the whole initial cell in
+# parallel sweeps in its first hour reads low over a short run); projections use both.
 #
 # A policy may be given with a run config, POLICY@CONFIG.toml (e.g.
 # sparrow@scripts/bench/sparrow-100ms.toml: Sparrow at 100 ms ticks; nbs@scripts/bench/nbs-gcd.toml:
@@ -66,6 +69,11 @@ for i in $(seq "$runs"); do
           res["$policy|$cell|$t|$row"]+="$v "
         done
         res["$policy|$cell|$t|share"]+="$(report_value "$report" "one-thread share (%)") "
+        # The ticks after the first hour (none in a run of an hour or less: "-").
+        hour_tick=$(python3 -c "import json; s = json.load(open('$d/summary.json')); print(round(s['ticks'] * 3600 / s['simulated_s']))")
+        steady=$("$bin" report "$d" --timing --from-tick "$hour_tick" 2> /dev/null || true)
+        v=$(report_value "$steady" "one-thread share (%)")
+        res["$policy|$cell|$t|steady"]+="${v:--} "
         for row in "${split_rows[@]}"; do
           v=$(report_value "$report" "$row")
           res["$policy|$cell|$t|$row|1"]+="${v%/*} "
@@ -124,13 +132,14 @@ fraction s, and the projected speed-up at N threads is 1 / (s + (1 - s) / N). At
 sweep run by a thread that stole it from a join is not counted, so the 2-thread shares are upper
 bounds.
 
-| policy | cell | threads | one-thread share % | tick | apply | policy | metrics | output |
-|---|---|---|---|---|---|---|---|---|
+| policy | cell | threads | one-thread share % | after hour 1 % | tick | apply | policy | metrics | output |
+|---|---|---|---|---|---|---|---|---|---|
 SPLIT
 for policy in $policies; do
   for cell in $cells; do
     for t in $threads_list; do
       line="| ${policy%%@*} | ${cell}x | $t | $(echo "${res["$policy|$cell|$t|share"]}" | median)"
+      line+=" | $(echo "${res["$policy|$cell|$t|steady"]}" | median)"
       for row in "${split_rows[@]}"; do
         line+=" | $(echo "${res["$policy|$cell|$t|$row|1"]}" | median) / $(echo "${res["$policy|$cell|$t|$row|par"]}" | median)"
       done
@@ -139,19 +148,23 @@ for policy in $policies; do
   done
 done
 echo
-echo "| policy | cell | measured 1 -> 2 | Amdahl 8 | 16 | 32 | 64 threads (from the 1-thread share) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| policy | cell | measured 1 -> 2 | share from | Amdahl 8 | 16 | 32 | 64 threads (from the 1-thread share) |"
+echo "|---|---|---|---|---|---|---|---|"
 for policy in $policies; do
   for cell in $cells; do
     s1=$(echo "${res["$policy|$cell|1|speed (x real time)"]:-}" | median)
     s2=$(echo "${res["$policy|$cell|2|speed (x real time)"]:-}" | median)
-    share=$(echo "${res["$policy|$cell|1|share"]:-}" | median)
-    [ "$s1" = "-" ] || [ "$s2" = "-" ] || [ "$share" = "-" ] && continue
-    line="| ${policy%%@*} | ${cell}x | $(printf '%.2f' "$(echo "$s2 / $s1" | bc -l)")x"
-    for n in 8 16 32 64; do
-      line+=" | $(printf '%.1f' "$(echo "1 / ($share / 100 + (1 - $share / 100) / $n)" | bc -l)")x"
+    [ "$s1" = "-" ] || [ "$s2" = "-" ] && continue
+    for which in share steady; do
+      share=$(echo "${res["$policy|$cell|1|$which"]:-}" | median)
+      [ "$share" = "-" ] && continue
+      label="every tick"; [ "$which" = steady ] && label="after hour 1"
+      line="| ${policy%%@*} | ${cell}x | $(printf '%.2f' "$(echo "$s2 / $s1" | bc -l)")x | $label"
+      for n in 8 16 32 64; do
+        line+=" | $(printf '%.1f' "$(echo "1 / ($share / 100 + (1 - $share / 100) / $n)" | bc -l)")x"
+      done
+      echo "$line |"
     done
-    echo "$line |"
   done
 done
 echo
