@@ -545,7 +545,7 @@ impl Turn<'_, '_, '_> {
         self.exchange(&entries)
     }
 
-    /// Keeps the first [`MAX_EXCHANGED`] of `entries` for a message to carry.
+    /// Keeps the first [`super::view::MAX_EXCHANGED`] of `entries` for a message to carry.
     fn exchange(&mut self, entries: &[ViewEntry]) -> ExchangeId {
         self.exchanges.insert(Exchanged::of(entries))
     }
