@@ -54,8 +54,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// requests by default, `fit_by.rs`; 18: the outputs' state lists `counters/` parts, the
 /// policy's counters moved out of `ticks/`, `output/tables.rs`; 19: tasks hold their scheduling
 /// class, `cell/columns.rs`; 20: the outputs' open timing rows hold each phase's parallel time,
-/// `output::TickTiming`).
-pub const VERSION: u32 = 20;
+/// `output::TickTiming`; 21: Sparrow's view exchanges' entries wait in a table of their own
+/// beside its timeline, its messages naming them, `sparrow/exchanges.rs`).
+pub const VERSION: u32 = 21;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -50,6 +50,33 @@ impl Exchanges {
         self.free.push(id.0);
     }
 
+    /// Checks a loaded table against the ids its messages in flight name: each names a kept
+    /// slot, none twice, every kept slot is named, and the free list holds each other slot once.
+    pub fn check_named(&self, mut named: Vec<ExchangeId>) -> Result<(), String> {
+        let mut state = vec![0u8; self.slots.len()]; // 1: free, 2: named
+        for &k in &self.free {
+            match state.get_mut(k as usize) {
+                Some(s @ 0) => *s = 1,
+                _ => {
+                    return Err(format!(
+                        "free exchange slot {k} out of range or listed twice"
+                    ));
+                }
+            }
+        }
+        named.sort_unstable_by_key(|id| id.0);
+        for id in named {
+            match state.get_mut(id.0 as usize) {
+                Some(s @ 0) => *s = 2,
+                _ => return Err(format!("a view exchange names entries not kept ({})", id.0)),
+            }
+        }
+        match state.iter().position(|&s| s == 0) {
+            Some(k) => Err(format!("exchange slot {k} kept but named by no message")),
+            None => Ok(()),
+        }
+    }
+
     /// Ids live.
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len()
@@ -96,5 +123,35 @@ mod tests {
         assert_eq!(x.get(c).entries()[0].node, 3);
         assert_eq!(x.insert(entries(5)), b);
         assert_eq!((x.len(), x.slots.len()), (3, 3));
+    }
+
+    /// A loaded table is accepted only as its messages name it: every kept slot once.
+    #[test]
+    fn a_loaded_table_must_match_the_ids_in_flight() {
+        let mut x = Exchanges::default();
+        let ids: Vec<ExchangeId> = (0..4).map(|n| x.insert(entries(n))).collect();
+        x.remove(ids[1]);
+        assert_eq!(x.check_named(vec![ids[3], ids[0], ids[2]]), Ok(()));
+        assert!(
+            x.check_named(vec![ids[0], ids[2]]).is_err(),
+            "slot 3 unnamed"
+        );
+        assert!(
+            x.check_named(vec![ids[0], ids[2], ids[3], ids[1]]).is_err(),
+            "1 is free"
+        );
+        assert!(
+            x.check_named(vec![ids[0], ids[0], ids[2], ids[3]]).is_err(),
+            "0 twice"
+        );
+        assert!(
+            x.check_named(vec![ids[0], ids[2], ids[3], ExchangeId(9)])
+                .is_err()
+        );
+        x.free.push(1);
+        assert!(
+            x.check_named(vec![ids[3], ids[0], ids[2]]).is_err(),
+            "free twice"
+        );
     }
 }

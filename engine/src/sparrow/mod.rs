@@ -45,7 +45,7 @@ pub use protocol::{Action, MESSAGE_KINDS, Msg};
 
 use exchanges::Exchanges;
 use sampling::Ring;
-use timeline::Timeline;
+use timeline::{Item, Timeline};
 
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Amounts, Need, fits};
@@ -134,6 +134,16 @@ impl Sparrow {
         } else {
             self.peer_step(ctx, me, agent, inbox, out, exchanges);
         }
+    }
+
+    /// Whether the view exchanges held in the timeline name exactly the entries kept, each
+    /// once (`exchanges.rs`'s invariant; a loaded snapshot is checked).
+    fn check_exchanges(&self) -> Result<(), String> {
+        let named = (self.timeline.items().filter_map(Item::message)).filter_map(|e| match e.msg {
+            Msg::Shuffle { entries, .. } | Msg::Rank { entries, .. } => Some(entries),
+            _ => None,
+        });
+        self.exchanges.check_named(named.collect())
     }
 
     fn build_topology(&mut self, cell: &Cell) {
@@ -415,6 +425,8 @@ impl Policy for Sparrow {
         (self.queue_len, self.failed_us, self.retry, self.placed) = r.serde()?;
         (self.timeline, self.round_us, self.instants) = r.serde()?;
         self.exchanges = r.serde()?;
+        self.check_exchanges()
+            .map_err(|problem| r.corrupt(problem))?;
         self.outputs.load_state(r)?;
         self.topology_built = false;
         Ok(())

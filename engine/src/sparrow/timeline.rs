@@ -126,6 +126,11 @@ impl Timeline {
         }
     }
 
+    /// The items held, in no particular order.
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.pending.values().map(|&k| &self.items[k as usize])
+    }
+
     /// Items held.
     pub fn len(&self) -> usize {
         self.pending.len()
