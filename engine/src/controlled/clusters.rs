@@ -31,10 +31,12 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Controller, Jobs, capacity_cpu, whole_tasks};
 use crate::cell::Cell;
+use crate::parallel_time::region;
 use crate::policy::{ColumnSpec, ColumnType, PolicyCounters, TableRows, TableSpec, Value};
 use crate::replay::TickEvents;
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
@@ -124,6 +126,23 @@ pub struct Clusters<Ctl> {
     rows: Vec<Value>,
 }
 
+/// A cluster's price (its `controller`'s quote) for its jobs `own` (`jobs`' rows, ascending)
+/// with new job `r` added, still by job ID; `None` when its solve failed.
+fn quote_with<Ctl: Controller>(
+    controller: &mut Ctl,
+    (jobs, own): (&Jobs, &[usize]),
+    r: usize,
+    capacity: u64,
+    now_us: i64,
+) -> Option<f64> {
+    let at = own.partition_point(|&m| m < r);
+    let rows: Vec<usize> = (own[..at].iter().copied())
+        .chain([r])
+        .chain(own[at..].iter().copied())
+        .collect();
+    controller.quote(&jobs.select(&rows), capacity, now_us)
+}
+
 impl<Ctl: Controller> Clusters<Ctl> {
     /// `count` clusters, each with a copy of `controller`, choosing by `choice` (quoting by
     /// `quote`) under `seed`.
@@ -196,23 +215,38 @@ impl<Ctl: Controller> Clusters<Ctl> {
                 k => members[k as usize].push(r),
             }
         }
-        for k in 0..self.count as usize {
+        // The clusters something changed for allocate, each on its own (on every thread: a
+        // cluster's bargain reads only its jobs and changes only its controller).
+        let capacity = &self.capacity;
+        let allocated: Vec<Option<(Jobs, Option<f64>)>> = region(|| {
+            (self.controllers.par_iter_mut().enumerate())
+                .map(|(k, controller)| {
+                    touched[k].then(|| {
+                        let mut own = jobs.select(&members[k]);
+                        controller.allocate(&mut own, capacity[k], now_us);
+                        whole_tasks(&mut own, capacity[k]);
+                        (own, controller.take_price())
+                    })
+                })
+                .collect()
+        });
+        for (k, allocation) in allocated.into_iter().enumerate() {
             // A cluster that neither allocates nor quoted this tick has no row.
             if !touched[k] && self.quotes[k] == 0 {
                 continue;
             }
-            let mut own = jobs.select(&members[k]);
-            if touched[k] {
-                let controller = &mut self.controllers[k];
-                controller.allocate(&mut own, self.capacity[k], now_us);
-                whole_tasks(&mut own, self.capacity[k]);
-                for (&r, &share) in members[k].iter().zip(&own.share_cpu) {
-                    jobs.share_cpu[r] = share;
+            let own = match allocation {
+                Some((own, price)) => {
+                    for (&r, &share) in members[k].iter().zip(&own.share_cpu) {
+                        jobs.share_cpu[r] = share;
+                    }
+                    if let Some(p) = price {
+                        self.price[k] = Some(p);
+                    }
+                    own
                 }
-                if let Some(p) = controller.take_price() {
-                    self.price[k] = Some(p);
-                }
-            }
+                None => jobs.select(&members[k]),
+            };
             let range = node_range(k as u32, self.count, cell.nodes.len());
             self.rows.extend([
                 Value::I64(now_us),
@@ -248,34 +282,40 @@ impl<Ctl: Controller> Clusters<Ctl> {
         if self.choice == ClusterChoice::Random {
             return open[(salt % open.len() as u64) as usize];
         }
-        // Cluster k's price with job r added (None: its solve failed).
-        let mut quote_with = |k: u32| {
-            let own = &members[k as usize];
-            // The cluster's jobs with this one, still by job ID (rows ascend).
-            let at = own.partition_point(|&m| m < r);
-            let rows: Vec<usize> = (own[..at].iter().copied())
-                .chain([r])
-                .chain(own[at..].iter().copied())
-                .collect();
-            self.quotes[k as usize] += 1;
-            let capacity = self.capacity[k as usize];
-            self.controllers[k as usize].quote(&jobs.select(&rows), capacity, now_us)
-        };
         let quotes: Vec<(u32, f64)> = match self.quote {
             // A cluster whose solve failed quotes no price: it is taken last.
-            ClusterQuote::WithJob => (open.iter())
-                .map(|&k| (k, quote_with(k).unwrap_or(f64::INFINITY)))
-                .collect(),
+            // Every open cluster's quote, each on its own (on every thread), in cluster order.
+            ClusterQuote::WithJob => {
+                let mut is_open = vec![false; self.count as usize];
+                for &k in &open {
+                    is_open[k as usize] = true;
+                    self.quotes[k as usize] += 1;
+                }
+                let capacity = &self.capacity;
+                region(|| {
+                    (self.controllers.par_iter_mut().enumerate())
+                        .filter(|(k, _)| is_open[*k])
+                        .map(|(k, c)| {
+                            let own = (jobs, &members[k][..]);
+                            let price = quote_with(c, own, r, capacity[k], now_us);
+                            (k as u32, price.unwrap_or(f64::INFINITY))
+                        })
+                        .collect()
+                })
+            }
             // A cluster that never solved has had no jobs: nothing congests it.
             ClusterQuote::Published => (open.iter())
                 .map(|&k| (k, self.price[k as usize].unwrap_or(0.0)))
                 .collect(),
         };
         let k = least_by(quotes, |q| q.1, |q| u64::from(q.0), salt).map_or(0, |q| q.0);
-        if self.quote == ClusterQuote::Published
-            && let Some(p) = quote_with(k)
-        {
-            self.price[k as usize] = Some(p);
+        if self.quote == ClusterQuote::Published {
+            let (c, own) = (k as usize, (jobs, &members[k as usize][..]));
+            self.quotes[c] += 1;
+            let price = quote_with(&mut self.controllers[c], own, r, self.capacity[c], now_us);
+            if let Some(p) = price {
+                self.price[c] = Some(p);
+            }
         }
         k
     }
