@@ -24,6 +24,10 @@
 //! jobs submitted, ended or displaced, its online capacity changed; its shares are then rounded
 //! to whole tasks within its capacity ([`whole_tasks`]).
 //!
+//! A new job's quotes, and the allocations of the clusters something changed for, run on every
+//! thread: each cluster's bargain reads only its own jobs and changes only its own controller,
+//! and the results are taken in cluster order, so a run is the same for any number of threads.
+//!
 //! Each tick in which a cluster allocated or quoted is a row of the `clusters/` table
 //! ([`TABLE`]), so no quote is held over a snapshot. Invariant: every job in the
 //! table once sent has a cluster below the count, and the cluster's shares sum to at most its
