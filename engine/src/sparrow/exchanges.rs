@@ -52,7 +52,7 @@ impl Exchanges {
 
     /// Checks a loaded table against the ids its messages in flight name: each names a kept
     /// slot, none twice, every kept slot is named, and the free list holds each other slot once.
-    pub fn check_named(&self, mut named: Vec<ExchangeId>) -> Result<(), String> {
+    pub fn check_named(&self, named: impl IntoIterator<Item = ExchangeId>) -> Result<(), String> {
         let mut state = vec![0u8; self.slots.len()]; // 1: free, 2: named
         for &k in &self.free {
             match state.get_mut(k as usize) {
@@ -64,7 +64,6 @@ impl Exchanges {
                 }
             }
         }
-        named.sort_unstable_by_key(|id| id.0);
         for id in named {
             match state.get_mut(id.0 as usize) {
                 Some(s @ 0) => *s = 2,

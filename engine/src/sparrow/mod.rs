@@ -143,7 +143,7 @@ impl Sparrow {
             Msg::Shuffle { entries, .. } | Msg::Rank { entries, .. } => Some(entries),
             _ => None,
         });
-        self.exchanges.check_named(named.collect())
+        self.exchanges.check_named(named)
     }
 
     fn build_topology(&mut self, cell: &Cell) {
