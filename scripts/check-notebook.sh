@@ -6,8 +6,8 @@
 # release build (in $CARGO_TARGET_DIR when set). `.ci/run` runs it.
 # Usage: scripts/check-notebook.sh [RUN_DIR...]
 #   pip install pandas pyarrow matplotlib nbconvert ipykernel    # once, e.g. in a venv
-# The executed notebook (with its tables and figures) is left in a temporary directory, named
-# at the end.
+# The executed notebook (with its tables and figures) is written to a temporary directory,
+# removed at the end unless KEEP=1 (then named at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! python3 -c "import pandas, pyarrow, matplotlib, nbconvert" 2>/dev/null; then
@@ -15,6 +15,8 @@ if ! python3 -c "import pandas, pyarrow, matplotlib, nbconvert" 2>/dev/null; the
     exit 2
 fi
 work=$(mktemp -d -t cellsim-notebook.XXXXXX)
+# Its runs and the executed copy go when the script ends; KEEP=1 keeps them to look at.
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$work"' EXIT; fi
 runs=("$@")
 if [ ${#runs[@]} -eq 0 ]; then
     cargo build --release --quiet
@@ -29,4 +31,4 @@ if [ ${#runs[@]} -eq 0 ]; then
 fi
 CELLSIM_RUNS=$(IFS=:; echo "${runs[*]}") python3 -m nbconvert --to notebook --execute \
     analysis/notebooks/run-overview.ipynb --output-dir "$work" --output run-overview.ipynb
-echo "the notebook ran on ${runs[*]}; executed copy: $work/run-overview.ipynb"
+echo "the notebook ran on ${runs[*]}${KEEP:+; executed copy: $work/run-overview.ipynb}"

@@ -8,13 +8,16 @@
 # supports (3.9 and 3.13, from PATH or pyenv) with the test extras as pip resolves them for
 # that interpreter (on 3.9: numpy 2.0, polars 1.x, which must read our Parquet files) and runs
 # the suite there too; an interpreter this machine lacks is named as not tested. `.ci/run`
-# runs it.
+# runs it. Its working directory is removed at the end (KEEP=1 keeps it).
 # Usage: scripts/check-python.sh [PYTEST_ARGS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 target=${CARGO_TARGET_DIR:-$PWD/target}
 work=$(mktemp -d -t cellsim-python.XXXXXX)
+# The wheel, the venvs and the notebook's runs (~1.2 GB) go when the script ends, however it
+# ends; KEEP=1 keeps them to look at.
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$work"' EXIT; fi
 pip_quiet=(--quiet --disable-pip-version-check)
 CARGO_TARGET_DIR=$target python3 -m pip wheel "${pip_quiet[@]}" --no-deps ./python -w "$work/wheel"
 wheel=$(ls "$work"/wheel/cellsim-*.whl)
@@ -23,7 +26,7 @@ python3 -m pip install "${pip_quiet[@]}" --force-reinstall --no-deps "$wheel"
 CELLSIM_BIN=$target/release/cellsim python3 -m pytest -q -p no:cacheprovider python/tests "$@"
 CELLSIM_WORK=$work/runs python3 -m nbconvert --to notebook --execute \
     analysis/notebooks/compare-policies.ipynb --output-dir "$work" --output compare-policies.ipynb
-echo "the package's notebook ran; executed copy: $work/compare-policies.ipynb"
+echo "the package's notebook ran${KEEP:+; executed copy: $work/compare-policies.ipynb}"
 
 # The interpreter for CPython $1 (3.9, ...), from PATH or pyenv, that runs (a pyenv shim for
 # a version not selected does not); nothing if none.
