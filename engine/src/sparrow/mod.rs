@@ -45,7 +45,7 @@ pub use protocol::{Action, MESSAGE_KINDS, Msg};
 
 use exchanges::Exchanges;
 use sampling::Ring;
-use timeline::{Item, Timeline};
+use timeline::Timeline;
 
 use crate::cell::{Cell, TaskState};
 use crate::greedy::fit::{Amounts, Need, fits};
@@ -139,10 +139,7 @@ impl Sparrow {
     /// Whether the view exchanges held in the timeline name exactly the entries kept, each
     /// once (`exchanges.rs`'s invariant; a loaded snapshot is checked).
     fn check_exchanges(&self) -> Result<(), String> {
-        let named = (self.timeline.items().filter_map(Item::message)).filter_map(|e| match e.msg {
-            Msg::Shuffle { entries, .. } | Msg::Rank { entries, .. } => Some(entries),
-            _ => None,
-        });
+        let named = (self.timeline.items()).filter_map(|item| item.message()?.msg.exchange());
         self.exchanges.check_named(named)
     }
 

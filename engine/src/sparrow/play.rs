@@ -50,9 +50,10 @@ pub(super) struct Scratch {
     item_slot: Vec<u32>,
     /// The instant's messages grouped by receiver, in sending order within each: receiver
     /// `k`'s inbox is `mail[starts[k]..starts[k + 1]]` (one buffer, so a burst's capacity is
-    /// kept once, not per receiver position).
+    /// kept once, not per receiver position; `group_by_receiver`).
     mail: Vec<Envelope<Msg>>,
     starts: Vec<u32>,
+    grouping: crate::csr::Grouping<Envelope<Msg>>,
     /// Position of an agent in `receivers` (u32::MAX: none this instant).
     slot: Vec<u32>,
     sent: Vec<Envelope<Msg>>,
@@ -165,15 +166,11 @@ impl Sparrow {
             }
             s.receivers.clear();
             // The exchanges due now were read (or their receiver was gone): their slots free.
-            for item in &s.due {
-                if let Item::Message(Envelope {
-                    msg: Msg::Shuffle { entries, .. } | Msg::Rank { entries, .. },
-                    ..
-                }) = item
-                {
-                    exchanges.remove(*entries);
-                }
-            }
+            let named = s
+                .due
+                .iter()
+                .filter_map(|item| item.message()?.msg.exchange());
+            named.for_each(|id| exchanges.remove(id));
             for e in s.sent.drain(..) {
                 self.post(at, e);
             }
@@ -203,8 +200,8 @@ impl Sparrow {
 
 impl Scratch {
     /// Groups the instant's `due` items by receiver (agents below `agents` only), receivers in
-    /// the order of their first item and each one's messages in sending order (a stable
-    /// counting sort into `mail`).
+    /// the order of their first item and each one's messages in sending order, into `mail`
+    /// (`csr::group_by_key`, the engine mailbox's stable counting sort, by receiver position).
     fn group_by_receiver(&mut self, agents: usize) {
         let Scratch {
             due,
@@ -212,51 +209,33 @@ impl Scratch {
             item_slot,
             mail,
             starts,
+            grouping,
             slot,
             ..
         } = self;
         item_slot.clear();
-        starts.clear();
         for item in due.iter() {
             let a = item.receiver();
             if a.index() >= agents {
-                item_slot.push(u32::MAX); // a node beyond the cell (never sent to)
+                item_slot.push(u32::MAX); // a node beyond the cell (never sent to): dropped
                 continue;
             }
             if slot[a.index()] == u32::MAX {
                 slot[a.index()] = receivers.len() as u32;
                 receivers.push(a);
-                starts.push(0);
             }
-            let k = slot[a.index()];
-            item_slot.push(k);
-            if let Item::Message(_) = item {
-                starts[k as usize] += 1;
-            }
+            item_slot.push(slot[a.index()]);
         }
-        // Counts to starts (and one past the last).
-        let mut total = 0;
-        for c in starts.iter_mut() {
-            (*c, total) = (total, total + *c);
-        }
-        starts.push(total);
-        let blank = Envelope {
-            from: AgentIdx(0),
-            to: AgentIdx(0),
-            msg: Msg::Finished,
+        // One part: split for a pool's threads, a burst's (receiver, message) pairs would be
+        // held once more (+20 MB at a 12.5k cell's t = 0).
+        let part = |_| {
+            (due.iter().zip(item_slot.iter()))
+                .filter_map(|(item, &k)| Some((k as usize, item.message()?)))
         };
-        mail.clear();
-        mail.resize(total as usize, blank);
-        // Each receiver's start is its cursor while filling; it then holds the next one's.
-        for (item, &k) in due.iter().zip(item_slot.iter()) {
-            if let (Item::Message(e), true) = (item, k != u32::MAX) {
-                let at = &mut starts[k as usize];
-                mail[*at as usize] = *e;
-                *at += 1;
-            }
-        }
-        starts.rotate_right(1);
-        starts[0] = 0;
+        let parts = (usize::from(!due.is_empty()), part);
+        // Receiver k's inbox is mail[starts[k]..starts[k + 1]] (entries past the last are left
+        // from larger instants: the grouping then writes without initialising slots).
+        crate::csr::group_by_key(receivers.len(), parts, starts, grouping, mail);
     }
 }
 

@@ -123,6 +123,14 @@ pub const MESSAGE_KINDS: [&str; 12] = [
 ];
 
 impl Msg {
+    /// The view exchange's entries it names, for a Cyclon or T-Man exchange (`exchanges.rs`).
+    pub fn exchange(&self) -> Option<ExchangeId> {
+        match *self {
+            Msg::Shuffle { entries, .. } | Msg::Rank { entries, .. } => Some(entries),
+            _ => None,
+        }
+    }
+
     /// Index into [`MESSAGE_KINDS`].
     pub fn kind(&self) -> usize {
         match self {
