@@ -25,12 +25,14 @@ mod columns;
 mod constraints;
 mod need_log;
 mod usage_batch;
+mod usage_slot;
 
 pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
 pub use constraints::Constraint;
 pub(crate) use constraints::{AttributeIndex, ConstraintSets};
 use need_log::NeedLog;
 pub use usage_batch::{UsageBatch, UsageChange};
+pub use usage_slot::UsageSlot;
 /// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched`].
 const TOUCHED: u8 = 1;
 /// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched_for_fit`].
@@ -173,8 +175,8 @@ impl Cell {
         let add = |v: &mut u32, d: u32| *v = (*v as i64 + sign * d as i64) as u32;
         let tasks = &self.tasks;
         let nodes = &mut self.nodes;
-        add(&mut nodes.cpu_used[n], tasks.cpu_use[i]);
-        add(&mut nodes.mem_used[n], tasks.mem_use[i]);
+        add(&mut nodes.cpu_used[n], tasks.usage[i].cpu);
+        add(&mut nodes.mem_used[n], tasks.usage[i].mem);
         add(&mut nodes.cpu_req[n], tasks.cpu_req[i]);
         add(&mut nodes.mem_req[n], tasks.mem_req[i]);
         if tasks.production[i] {
@@ -222,6 +224,7 @@ impl Cell {
     /// its exact time for a policy that starts tasks at exact times ([`Tasks::trace_sched_us`]).
     pub fn record_trace_schedule(&mut self, t: TaskIdx, at_us: i64) {
         self.tasks.trace_sched_us[t.index()] = at_us;
+        self.tasks.mirror(t.index());
     }
 
     /// Running task `t`, displaced by a machine removal, had reached trace time `reached_us` of
@@ -232,6 +235,7 @@ impl Cell {
         let done_us = (reached_us - self.tasks.trace_sched_us[i]).max(0);
         self.tasks.lost_us[i] += done_us;
         self.tasks.trace_sched_us[i] = reached_us;
+        self.tasks.mirror(i);
     }
 
     /// Pending task `t` is submitted again at `now_us`.
@@ -259,6 +263,7 @@ impl Cell {
         self.tasks.node[t.index()] = n;
         self.tasks.state[t.index()] = TaskState::Running;
         self.tasks.start_us[t.index()] = now_us;
+        self.tasks.mirror(t.index());
         self.add_to_node(t, 1);
         self.started.push(t);
         self.placements += 1;
@@ -286,6 +291,7 @@ impl Cell {
         self.add_to_node(t, -1);
         self.tasks.node[t.index()] = NodeIdx::NONE;
         self.tasks.state[t.index()] = TaskState::Pending;
+        self.tasks.mirror(t.index());
     }
 
     /// Starts migrating running task `t` to `target`: from now its resources count on both nodes.
@@ -300,6 +306,7 @@ impl Cell {
             return false;
         }
         self.tasks.migrating_to[i] = target;
+        self.tasks.mirror(i);
         self.add_to(t, target, 1);
         self.migrating += 1;
         true
@@ -315,6 +322,7 @@ impl Cell {
         self.add_to(t, self.tasks.node[i], -1);
         self.tasks.node[i] = target;
         self.tasks.migrating_to[i] = NodeIdx::NONE;
+        self.tasks.mirror(i);
         self.migrating -= 1;
     }
 
@@ -327,6 +335,7 @@ impl Cell {
         }
         self.add_to(t, target, -1);
         self.tasks.migrating_to[i] = NodeIdx::NONE;
+        self.tasks.mirror(i);
         self.migrating -= 1;
     }
 
@@ -334,6 +343,7 @@ impl Cell {
     pub fn end(&mut self, t: TaskIdx) {
         self.unplace(t);
         self.tasks.state[t.index()] = TaskState::Free;
+        self.tasks.mirror(t.index());
         self.tasks.free.push(t);
     }
 
@@ -356,11 +366,11 @@ impl Cell {
         }
     }
 
-    /// Logs task `t`'s need as changed if it is pending and the fit rule reads usage (a task's
-    /// usage is no part of its need when fitting by requests).
-    fn usage_changed(&mut self, t: TaskIdx) {
-        if self.nodes.fit_by == crate::fit_by::FitBy::Usage {
-            self.need_changed(t);
+    /// Logs task `t` (in `state`) as its need changed if it is pending and the fit rule reads
+    /// usage (a task's usage is no part of its need when fitting by requests).
+    fn usage_changed(&mut self, t: TaskIdx, state: TaskState) {
+        if self.nodes.fit_by == crate::fit_by::FitBy::Usage && state == TaskState::Pending {
+            self.need_log.push(t);
         }
     }
 
@@ -383,7 +393,7 @@ impl Cell {
         let (tasks, i) = (&self.tasks, t.index());
         let (cpu, mem) = match self.nodes.fit_by {
             crate::fit_by::FitBy::Requests => (tasks.cpu_req[i], tasks.mem_req[i]),
-            crate::fit_by::FitBy::Usage => (tasks.cpu_use[i], tasks.mem_use[i]),
+            crate::fit_by::FitBy::Usage => (tasks.usage[i].cpu, tasks.usage[i].mem),
         };
         let prod = |v: u32| if tasks.production[i] { v as i64 } else { 0 };
         [
@@ -434,15 +444,15 @@ impl Cell {
         let request_use = self.request_use;
         for i in 0..self.tasks.len() {
             let tasks = &self.tasks;
-            if tasks.state[i] == TaskState::Free || !tasks.use_is_request[i] {
+            if tasks.state[i] == TaskState::Free || !tasks.usage[i].is_request {
                 continue;
             }
             let now = Self::modelled_use(tasks, i, request_use);
-            if now != (tasks.cpu_use[i], tasks.mem_use[i]) {
+            if now != (tasks.usage[i].cpu, tasks.usage[i].mem) {
                 self.modify(TaskIdx(i as u32), |tasks, i| {
-                    (tasks.cpu_use[i], tasks.mem_use[i]) = now;
+                    (tasks.usage[i].cpu, tasks.usage[i].mem) = now;
                 });
-                self.usage_changed(TaskIdx(i as u32));
+                self.usage_changed(TaskIdx(i as u32), self.tasks.state[i]);
             }
         }
     }
@@ -460,8 +470,8 @@ impl Cell {
 
     /// While task `i`'s usage derives from its request: sets it from the request and priority.
     fn use_request(tasks: &mut Tasks, i: usize, request_use: RequestUse) {
-        if tasks.use_is_request[i] {
-            (tasks.cpu_use[i], tasks.mem_use[i]) = Self::modelled_use(tasks, i, request_use);
+        if tasks.usage[i].is_request {
+            (tasks.usage[i].cpu, tasks.usage[i].mem) = Self::modelled_use(tasks, i, request_use);
         }
     }
 
@@ -475,18 +485,18 @@ impl Cell {
         )
     }
 
-    /// Sets the task's measured usage until `until_us`.
+    /// Sets the task's measured usage.
     ///
     /// Only the usage sums of its node (and migration target) change, by the difference: the
     /// same wrapping arithmetic as taking the task off and adding it back ([`Cell::modify`]),
     /// without touching the other sums (the most frequent change: one per usage row).
-    pub fn set_usage(&mut self, t: TaskIdx, cpu: u32, mem: u32, until_us: i64) {
-        let i = t.index();
-        if self.tasks.state[i] == TaskState::Running {
-            let tasks = &self.tasks;
-            let d_cpu = cpu as i64 - tasks.cpu_use[i] as i64;
-            let d_mem = mem as i64 - tasks.mem_use[i] as i64;
-            for node in [tasks.node[i], tasks.migrating_to[i]] {
+    pub fn set_usage(&mut self, t: TaskIdx, cpu: u32, mem: u32) {
+        // One record (`cell/usage_slot.rs`): the copies of state, node and target, then the usage.
+        let u = self.tasks.usage[t.index()];
+        if u.state == TaskState::Running {
+            let d_cpu = cpu as i64 - u.cpu as i64;
+            let d_mem = mem as i64 - u.mem as i64;
+            for node in [u.node, u.migrating_to] {
                 if node.is_some() {
                     let (n, nodes) = (node.index(), &mut self.nodes);
                     nodes.cpu_used[n] = (nodes.cpu_used[n] as i64 + d_cpu) as u32;
@@ -495,27 +505,17 @@ impl Cell {
                 }
             }
         }
-        let tasks = &mut self.tasks;
-        tasks.cpu_use[i] = cpu;
-        tasks.mem_use[i] = mem;
-        tasks.use_is_request[i] = false;
-        tasks.use_until_us[i] = until_us;
-        self.usage_changed(t);
+        let u = &mut self.tasks.usage[t.index()];
+        (u.cpu, u.mem, u.is_request) = (cpu, mem, false);
+        let state = u.state;
+        self.usage_changed(t, state);
     }
 
     /// Reads the columns [`Cell::set_usage`] and the deferred-event check before it read for
     /// task `t`, folded into a value of no meaning: the read of a batch's [`crate::preload`].
     pub fn preload_usage(&self, t: TaskIdx) -> u32 {
-        let i = t.index();
-        let tasks = &self.tasks;
-        tasks.generation[i]
-            ^ tasks.state[i] as u32
-            ^ tasks.node[i].0
-            ^ tasks.migrating_to[i].0
-            ^ tasks.cpu_use[i]
-            ^ tasks.mem_use[i]
-            ^ u32::from(tasks.use_is_request[i])
-            ^ tasks.use_until_us[i] as u32
+        // The record is one aligned half line: a word of it loads the line.
+        self.tasks.usage[t.index()].cpu
     }
 
     /// Reads the columns a task event for task `t` reads first, folded into a value of no
@@ -552,6 +552,12 @@ impl Cell {
         let n = self.nodes.len();
         let mut sums = vec![[0u64; 7]; n];
         for i in 0..self.tasks.len() {
+            let (t, u) = (&self.tasks, &self.tasks.usage[i]);
+            if *u != t.mirrored(i) {
+                return Err(format!(
+                    "task slot {i}'s usage record {u:?} does not copy its columns"
+                ));
+            }
             let constraints_end =
                 self.tasks.constraint_start[i] as usize + self.tasks.constraint_len[i] as usize;
             if self.tasks.state[i] != TaskState::Free {
@@ -576,8 +582,8 @@ impl Cell {
             }
             let prod = self.tasks.production[i] as u64;
             let amounts = [
-                self.tasks.cpu_use[i] as u64,
-                self.tasks.mem_use[i] as u64,
+                self.tasks.usage[i].cpu as u64,
+                self.tasks.usage[i].mem as u64,
                 self.tasks.cpu_req[i] as u64,
                 self.tasks.mem_req[i] as u64,
                 prod * self.tasks.cpu_req[i] as u64,
@@ -656,10 +662,10 @@ mod tests {
             cell.set_request(t, 10, 10);
             cell.place(t, a, 0);
             cell.take_touched(&mut Vec::new());
-            cell.set_usage(t, 5, 5, 100);
+            cell.set_usage(t, 5, 5);
             let u = cell.tasks.alloc(1, 1, 0, 0);
             cell.place(u, b, 0);
-            cell.set_usage(t, 6, 6, 200);
+            cell.set_usage(t, 6, 6);
             let by_usage = fit_by == crate::fit_by::FitBy::Usage;
             let fit: Vec<u32> = if by_usage { vec![0, 1] } else { vec![1] };
             assert_eq!(cell.touched(), &[0, 1], "{fit_by:?}");
@@ -667,7 +673,7 @@ mod tests {
             let mut taken = Vec::new();
             cell.take_touched(&mut taken);
             assert!(cell.touched().is_empty() && cell.touched_for_fit().is_empty());
-            cell.set_usage(t, 7, 7, 300);
+            cell.set_usage(t, 7, 7);
             assert_eq!(cell.touched(), &[0]);
             assert_eq!(cell.touched_for_fit().len(), usize::from(by_usage));
         }
@@ -686,7 +692,7 @@ mod tests {
         cell.place(b, n, 5);
         // Usage derives from requests until a sample arrives (here: usage = requests).
         assert_eq!(sums(&cell, n), [110, 220, 110, 220, 100, 200, 2]);
-        cell.set_usage(a, 50, 150, 300);
+        cell.set_usage(a, 50, 150);
         assert_eq!(sums(&cell, n), [60, 170, 110, 220, 100, 200, 2]);
         // A request change no longer moves usage once it is measured.
         cell.set_request(a, 120, 200);
@@ -698,7 +704,7 @@ mod tests {
         assert_eq!(cell.tasks.state[b.index()], TaskState::Pending);
         assert_eq!(sums(&cell, n), [50, 150, 120, 200, 0, 0, 1]);
         // A pending task's usage moves no node.
-        cell.set_usage(b, 7, 9, 400);
+        cell.set_usage(b, 7, 9);
         assert_eq!(sums(&cell, n), [50, 150, 120, 200, 0, 0, 1]);
         cell.check().unwrap();
         let generation = cell.tasks.generation[a.index()];
@@ -714,8 +720,8 @@ mod tests {
         );
         assert_eq!(
             (
-                cell.tasks.cpu_use[c.index()],
-                cell.tasks.use_is_request[c.index()]
+                cell.tasks.usage[c.index()].cpu,
+                cell.tasks.usage[c.index()].is_request
             ),
             (0, true)
         );
@@ -738,7 +744,7 @@ mod tests {
         );
         assert_eq!(cell.migrating, 1);
         // Usage changes while migrating move both nodes.
-        cell.set_usage(t, 10, 20, 99);
+        cell.set_usage(t, 10, 20);
         assert_eq!(sums(&cell, src), [10, 20, 30, 40, 30, 40, 1]);
         assert_eq!(sums(&cell, dst), [10, 20, 30, 40, 30, 40, 1]);
         cell.check().unwrap();

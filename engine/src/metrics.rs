@@ -313,7 +313,7 @@ mod tests {
         assert_eq!(row.sums[sum::CPU_USED], 1_450);
         classifier.check(&cell, &t).unwrap();
         // 80 % CPU, 20 % memory: DA; only node 1 is classified again.
-        cell.set_usage(pa, 800, 200, 1);
+        cell.set_usage(pa, 800, 200);
         let mut touched = cell.touched.clone();
         touched.sort();
         assert_eq!(touched, [1]);

@@ -63,7 +63,7 @@ fn needs(cell: &Cell, t: TaskIdx) -> [u64; 4] {
     let (tasks, i) = (&cell.tasks, t.index());
     let (cpu, mem) = match cell.nodes.fit_by() {
         FitBy::Requests => (tasks.cpu_req()[i], tasks.mem_req()[i]),
-        FitBy::Usage => (tasks.cpu_use()[i], tasks.mem_use()[i]),
+        FitBy::Usage => (tasks.usage()[i].cpu(), tasks.usage()[i].mem()),
     };
     let prod = |v: u32| if tasks.production()[i] { v } else { 0 };
     [cpu, mem, prod(tasks.cpu_req()[i]), prod(tasks.mem_req()[i])].map(u64::from)

@@ -210,7 +210,7 @@ fn a_waiting_task_fits_by_the_policys_own_rule() {
     let running = cell.tasks.alloc(8, 0, 0, 0);
     cell.set_request(running, to_units(0.8), to_units(0.1));
     cell.place(running, engine::ids::NodeIdx(0), 0);
-    cell.set_usage(running, to_units(0.1), to_units(0.1), i64::MAX);
+    cell.set_usage(running, to_units(0.1), to_units(0.1));
     let masb = engine::masb::policy::Masb::new(engine::masb::MasbConfig::default(), 6, 60, 1);
     let greedy: Greedy<FirstFit> = Greedy::new(1, engine::queue_outputs::QueueOutputs::default());
     for (rule, fitting) in [

@@ -445,8 +445,7 @@ fn initial_allocation_on_a_node_whose_tasks_use_less_than_they_request() {
         };
         let mut h = Harness::with_config(1, config);
         let big = h.task(0, 0.45, 0.1);
-        h.cell
-            .set_usage(big, to_units(0.05), to_units(0.1), i64::MAX);
+        h.cell.set_usage(big, to_units(0.05), to_units(0.1));
         let new = h.submit(0.1, 0.1);
         h.rounds(12);
         let state = h.cell.tasks.state()[new.index()];
@@ -576,8 +575,7 @@ fn a_target_refuses_a_production_task_its_production_requests_cannot_take() {
     }
     let busy = h.task(1, 0.4, 0.1);
     h.cell.set_priority(busy, production);
-    h.cell
-        .set_usage(busy, to_units(0.05), to_units(0.05), i64::MAX);
+    h.cell.set_usage(busy, to_units(0.05), to_units(0.05));
     h.rounds(6);
     assert_eq!(h.messages_in(2), vec![(1, 2, REQUEST), (1, 3, REQUEST)]);
     assert_eq!(h.messages_in(3), vec![(2, 1, REJECT), (3, 1, ACCEPT)]);

@@ -163,7 +163,7 @@ fn apply(cell: &mut Cell, model: &mut Vec<ModelTask>, op: &Op, now_us: i64) {
         }
         Op::SetUsage { task, cpu, mem } => {
             if let Some(k) = pick(task) {
-                cell.set_usage(model[k].slot, cpu, mem, now_us + 300_000_000);
+                cell.set_usage(model[k].slot, cpu, mem);
                 model[k].measured = Some((cpu, mem));
             }
         }

@@ -101,7 +101,7 @@ fn replay_trace(
             .map(|i| cell.tasks.job_id()[i])
             .collect();
         running.sort();
-        let usage = slot(&cell, 1).map(|t| cell.tasks.cpu_use()[t.index()] / to_units(0.01));
+        let usage = slot(&cell, 1).map(|t| cell.tasks.usage()[t.index()].cpu() / to_units(0.01));
         seen.push((running, usage));
     }
     seen

@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use engine::cell::{Cell, TaskState};
+use engine::cell::{Cell, TaskState, Tasks, UsageSlot};
 use engine::greedy::fit::charged;
 use engine::hosted::{Decider, Decisions, TickView};
 use engine::ids::{NodeIdx, TaskIdx};
@@ -74,6 +74,13 @@ fn columns<'py>(
     Ok(dict)
 }
 
+/// An amount of `of`'s usage records (`UsageSlot::cpu` or `mem`), in `of`'s order.
+fn used_by(tasks: &Tasks, of: &[TaskIdx], amount: fn(&UsageSlot) -> u32) -> Vec<u32> {
+    (of.iter())
+        .map(|t| amount(&tasks.usage()[t.index()]))
+        .collect()
+}
+
 /// The waiting tasks' columns, in queue order.
 fn task_columns<'py>(
     py: Python<'py>,
@@ -83,8 +90,9 @@ fn task_columns<'py>(
     let tasks = &cell.tasks;
     let of = |col: &[u32]| waiting.iter().map(|t| col[t.index()]).collect::<Vec<u32>>();
     let usage = cell.nodes.fit_by() == engine::fit_by::FitBy::Usage;
+    let used = |amount| used_by(tasks, waiting, amount);
     let (cpu, mem) = match usage {
-        true => (of(tasks.cpu_use()), of(tasks.mem_use())),
+        true => (used(UsageSlot::cpu), used(UsageSlot::mem)),
         false => (of(tasks.cpu_req()), of(tasks.mem_req())),
     };
     let job: Vec<u64> = waiting.iter().map(|t| tasks.job_id()[t.index()]).collect();
@@ -284,6 +292,7 @@ impl TickAccess {
             .collect();
         let slot: Vec<u32> = running.iter().map(|t| t.0).collect();
         let of = |col: &[u32]| running.iter().map(|t| col[t.index()]).collect::<Vec<u32>>();
+        let used = |amount| used_by(tasks, &running, amount);
         let node: Vec<u32> = running.iter().map(|t| tasks.node()[t.index()].0).collect();
         let job: Vec<u64> = running.iter().map(|t| tasks.job_id()[t.index()]).collect();
         let production: Vec<u8> = running
@@ -302,8 +311,8 @@ impl TickAccess {
                 ("task_index", column(py, "u4", &of(tasks.task_index()))),
                 ("cpu_req", column(py, "u4", &of(tasks.cpu_req()))),
                 ("mem_req", column(py, "u4", &of(tasks.mem_req()))),
-                ("cpu_use", column(py, "u4", &of(tasks.cpu_use()))),
-                ("mem_use", column(py, "u4", &of(tasks.mem_use()))),
+                ("cpu_use", column(py, "u4", &used(UsageSlot::cpu))),
+                ("mem_use", column(py, "u4", &used(UsageSlot::mem))),
                 ("production", column(py, "bool", &production)),
                 ("scheduling_class", column(py, "u1", &class)),
             ],

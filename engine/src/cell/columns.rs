@@ -2,6 +2,7 @@
 //! free list. The invariants that tie them together, and all mutation that keeps node sums
 //! right, are [`Cell`](super::Cell)'s.
 
+use super::usage_slot::{UNUSED, UsageSlot};
 use crate::codec::column::{SnapshotColumn, codes};
 use crate::codec::{SectionReader, SectionWriter, SnapshotError};
 use crate::ids::{ConstraintSetIdx, NodeIdx, TaskIdx};
@@ -257,14 +258,9 @@ columns! {
         cpu_req: u32 = 0,
         /// Memory request.
         mem_req: u32 = 0,
-        /// Current CPU usage.
-        cpu_use: u32 = 0,
-        /// Current memory usage.
-        mem_use: u32 = 0,
-        /// Usage is the request (no task_usage sample applies yet).
-        use_is_request: bool = true,
-        /// End of the usage sample in force (the usage-series cursor), microseconds.
-        use_until_us: i64 = 0,
+        /// Current usage, and copies of the columns a usage row reads (`cell/usage_slot.rs`;
+        /// saved as the three usage columns it replaced).
+        usage: UsageSlot = UNUSED,
         /// Time of the latest SUBMIT.
         submit_us: i64 = 0,
         /// Time the current run started (when running).
@@ -332,7 +328,38 @@ impl Tasks {
         self.production[i] = priority >= ingest::codes::PRODUCTION_PRIORITY;
         self.state[i] = TaskState::Pending;
         self.submit_us[i] = submit_us;
+        self.mirror(i);
         t
+    }
+
+    /// Copies slot `i`'s state, generation, node and migration target, and its run's shift,
+    /// into its usage record (`cell/usage_slot.rs`): after every change of those columns.
+    #[inline]
+    pub(in crate::cell) fn mirror(&mut self, i: usize) {
+        self.usage[i] = self.mirrored(i);
+    }
+
+    /// Slot `i`'s usage record with the copies of [`Tasks::mirror`] made afresh.
+    #[inline]
+    pub(in crate::cell) fn mirrored(&self, i: usize) -> UsageSlot {
+        UsageSlot {
+            state: self.state[i],
+            generation: self.generation[i],
+            node: self.node[i],
+            migrating_to: self.migrating_to[i],
+            shift_us: match self.trace_sched_us[i] {
+                NOT_SCHEDULED => 0,
+                sched_us => (self.start_us[i] - sched_us).max(0),
+            },
+            ..self.usage[i]
+        }
+    }
+
+    /// [`Tasks::mirror`] of every slot: after a snapshot is loaded.
+    pub(crate) fn mirror_all(&mut self) {
+        for i in 0..self.len() {
+            self.mirror(i);
+        }
     }
 
     /// Slots currently in use.

@@ -27,7 +27,7 @@ const NODES_PER_RANGE: usize = 1 << 12;
 const CHANGES_PER_PART: usize = 1 << 12;
 
 /// One usage change: task `task`'s usage, if its slot still holds `generation` and is not free,
-/// is `cpu` and `mem` until `until_us` (as [`Cell::set_usage`]).
+/// is `cpu` and `mem` (as [`Cell::set_usage`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UsageChange {
     /// The task.
@@ -38,8 +38,6 @@ pub struct UsageChange {
     pub cpu: u32,
     /// Memory units.
     pub mem: u32,
-    /// End of the sample, microseconds.
-    pub until_us: i64,
 }
 
 /// A node's usage sums moved by a change.
@@ -98,41 +96,27 @@ impl Cell {
         );
         let (offsets, by_task) = (&batch.offsets, &batch.by_task[..n]);
         batch.ranges.resize_with(ranges, RangeOut::default);
-        let super::Tasks {
-            state,
-            node,
-            migrating_to,
-            generation,
-            cpu_use,
-            mem_use,
-            use_is_request,
-            use_until_us,
-            ..
-        } = &mut self.tasks;
-        let (state, node, migrating_to, generation) =
-            (&*state, &*node, &*migrating_to, &*generation);
-        let columns = (cpu_use.par_chunks_mut(TASKS_PER_RANGE))
-            .zip(mem_use.par_chunks_mut(TASKS_PER_RANGE))
-            .zip(use_is_request.par_chunks_mut(TASKS_PER_RANGE))
-            .zip(use_until_us.par_chunks_mut(TASKS_PER_RANGE));
+        // Each range's records (`cell/usage_slot.rs`: the usage, and copies of the state,
+        // generation, node and target it reads).
+        let records = self.tasks.usage.par_chunks_mut(TASKS_PER_RANGE);
         region(|| {
-            (columns.zip(batch.ranges.par_iter_mut()).enumerate()).for_each(
-                |(r, ((((cpu_use, mem_use), use_is_request), use_until_us), out))| {
+            (records.zip(batch.ranges.par_iter_mut()).enumerate()).for_each(
+                |(r, (records, out))| {
                     out.moved.clear();
                     out.logged.clear();
                     let first = r * TASKS_PER_RANGE;
                     let range = offsets[r] as usize..offsets[r + 1] as usize;
                     for &k in &by_task[range] {
                         let c = changes[k as usize];
-                        let (i, s) = (c.task.index(), state[c.task.index()]);
-                        if generation[i] != c.generation || s == TaskState::Free {
+                        let u = &mut records[c.task.index() - first];
+                        let s = u.state;
+                        if u.generation != c.generation || s == TaskState::Free {
                             continue;
                         }
-                        let j = i - first;
                         if s == TaskState::Running {
-                            let cpu = c.cpu as i64 - cpu_use[j] as i64;
-                            let mem = c.mem as i64 - mem_use[j] as i64;
-                            for at in [node[i], migrating_to[i]] {
+                            let cpu = c.cpu as i64 - u.cpu as i64;
+                            let mem = c.mem as i64 - u.mem as i64;
+                            for at in [u.node, u.migrating_to] {
                                 if at.is_some() {
                                     out.moved.push(Moved {
                                         node: at.0,
@@ -142,8 +126,7 @@ impl Cell {
                                 }
                             }
                         }
-                        (cpu_use[j], mem_use[j]) = (c.cpu, c.mem);
-                        (use_is_request[j], use_until_us[j]) = (false, c.until_us);
+                        (u.cpu, u.mem, u.is_request) = (c.cpu, c.mem, false);
                         if by_usage && s == TaskState::Pending {
                             out.logged.push((k, c.task));
                         }
@@ -261,7 +244,7 @@ mod tests {
             cell.take_touched(&mut Vec::new());
             let since = cell.need_log_end();
             let changes: Vec<UsageChange> = (0..r.below(40_000))
-                .map(|k| {
+                .map(|_| {
                     let t = tasks[r.below(task_count as u64) as usize];
                     let stale = u32::from(r.below(30) == 0);
                     UsageChange {
@@ -269,7 +252,6 @@ mod tests {
                         generation: cell.tasks.generation()[t.index()] + stale,
                         cpu: r.below(1 << 24) as u32,
                         mem: r.below(1 << 24) as u32,
-                        until_us: k as i64,
                     }
                 })
                 .collect();
@@ -279,7 +261,7 @@ mod tests {
                 let current = expected.tasks.generation()[i] == c.generation
                     && expected.tasks.state()[i] != TaskState::Free;
                 if current {
-                    expected.set_usage(c.task, c.cpu, c.mem, c.until_us);
+                    expected.set_usage(c.task, c.cpu, c.mem);
                 }
             }
             let sorted = |v: &[u32]| {
@@ -291,10 +273,7 @@ mod tests {
                 let mut got = cell.clone();
                 pool.install(|| got.set_usage_batch(&changes, &mut UsageBatch::default()));
                 let t = (&got.tasks, &expected.tasks);
-                assert_eq!(t.0.cpu_use(), t.1.cpu_use(), "case {case}");
-                assert_eq!(t.0.mem_use(), t.1.mem_use());
-                assert_eq!(t.0.use_is_request(), t.1.use_is_request());
-                assert_eq!(t.0.use_until_us(), t.1.use_until_us());
+                assert_eq!(t.0.usage(), t.1.usage(), "case {case}");
                 assert_eq!(
                     got.nodes.cpu_used(),
                     expected.nodes.cpu_used(),

@@ -55,8 +55,10 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// policy's counters moved out of `ticks/`, `output/tables.rs`; 19: tasks hold their scheduling
 /// class, `cell/columns.rs`; 20: the outputs' open timing rows hold each phase's parallel time,
 /// `output::TickTiming`; 21: Sparrow's view exchanges' entries wait in a table of their own
-/// beside its timeline, its messages naming them, `sparrow/exchanges.rs`).
-pub const VERSION: u32 = 21;
+/// beside its timeline, its messages naming them, `sparrow/exchanges.rs`; 22: a task's usage
+/// and deferred usage rows are saved without the sample's end, which nothing read,
+/// `cell/usage_slot.rs`).
+pub const VERSION: u32 = 22;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

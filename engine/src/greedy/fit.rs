@@ -58,7 +58,7 @@ impl Need {
         let (tasks, i) = (&cell.tasks, t.index());
         let (cpu, mem) = match cell.nodes.fit_by() {
             FitBy::Requests => (tasks.cpu_req()[i], tasks.mem_req()[i]),
-            FitBy::Usage => (tasks.cpu_use()[i], tasks.mem_use()[i]),
+            FitBy::Usage => (tasks.usage()[i].cpu(), tasks.usage()[i].mem()),
         };
         Need {
             cpu,
@@ -204,7 +204,7 @@ mod tests {
             for (k, priority) in [0u8, 9].into_iter().enumerate() {
                 let t = cell.tasks.alloc(1, k as u32, priority, 0);
                 cell.set_request(t, 300, 200);
-                cell.set_usage(t, 120, 80, i64::MAX);
+                cell.set_usage(t, 120, 80);
                 let want = Need::of(&cell, t).amounts();
                 assert_eq!(cell.charge(t), want, "{fit_by:?} priority {priority}");
                 assert_eq!(want[2] > 0, priority >= ingest::codes::PRODUCTION_PRIORITY);

@@ -219,7 +219,7 @@ pub(crate) fn same_placements_with_and_without<P: crate::policy::Policy>(
                 let state = |t: TaskIdx| cell.tasks.state()[t.index()];
                 match (kind, some) {
                     (0 | 1, Some(t)) if state(t) == TaskState::Running => cell.end(t),
-                    (2, Some(t)) => cell.set_usage(t, (b % 70) as u32, (a % 70) as u32, 0),
+                    (2, Some(t)) => cell.set_usage(t, (b % 70) as u32, (a % 70) as u32),
                     (3, Some(t)) if state(t) == TaskState::Pending => {
                         cell.set_request(t, (b % 50) as u32 + 1, (a % 50) as u32 + 1)
                     }

@@ -112,8 +112,8 @@ impl Masb {
         Demand {
             cpu_req: to_normalised(tasks.cpu_req()[i]),
             mem_req: to_normalised(tasks.mem_req()[i]),
-            cpu_use: to_normalised(tasks.cpu_use()[i]),
-            mem_use: to_normalised(tasks.mem_use()[i]),
+            cpu_use: to_normalised(tasks.usage()[i].cpu()),
+            mem_use: to_normalised(tasks.usage()[i].mem()),
         }
     }
 

@@ -481,8 +481,8 @@ impl Policy for Masb {
                         && cell.nodes.online()[target.index()];
                     if ok && cell.start_migration(task, target) {
                         let (cpu, mem) = (
-                            to_normalised(cell.tasks.cpu_use()[i]),
-                            to_normalised(cell.tasks.mem_use()[i]),
+                            to_normalised(cell.tasks.usage()[i].cpu()),
+                            to_normalised(cell.tasks.usage()[i].mem()),
                         );
                         let cost = migration_cost(cpu, mem, &self.config);
                         let end_us = self.round_us + (cost.duration_s * 1e6) as i64;

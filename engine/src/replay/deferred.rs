@@ -50,14 +50,12 @@ pub struct Deferred {
 pub enum DeferredKind {
     /// The run ends.
     End,
-    /// A usage sample: CPU and memory units, valid until `until_us` (shifted).
+    /// A usage sample: CPU and memory units.
     Usage {
         /// CPU units.
         cpu: u32,
         /// Memory units.
         mem: u32,
-        /// End of the sample, microseconds.
-        until_us: i64,
     },
 }
 
@@ -85,8 +83,8 @@ fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
             ended.push(EndedTask::of(cell, d.task, d.due_us));
             cell.end(d.task);
         }
-        DeferredKind::Usage { cpu, mem, until_us } => {
-            cell.set_usage(d.task, cpu, mem, until_us);
+        DeferredKind::Usage { cpu, mem } => {
+            cell.set_usage(d.task, cpu, mem);
         }
     }
 }
@@ -94,14 +92,12 @@ fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
 /// How far the policy's start of `t` lags the trace's (0 in borg-replay mode, for tasks the
 /// trace has not scheduled, and for tasks the policy started earlier).
 pub(super) fn start_delay_us(workload_mode: bool, cell: &Cell, t: TaskIdx) -> i64 {
-    let i = t.index();
-    if !workload_mode
-        || cell.tasks.state()[i] != TaskState::Running
-        || cell.tasks.trace_sched_us()[i] == NOT_SCHEDULED
-    {
-        return 0;
+    // From the usage record (`cell/usage_slot.rs`): one line, which a usage row reads anyway.
+    let u = &cell.tasks.usage()[t.index()];
+    match workload_mode && u.state() == TaskState::Running {
+        true => u.shift_us(),
+        false => 0,
     }
-    (cell.tasks.start_us()[i] - cell.tasks.trace_sched_us()[i]).max(0)
 }
 
 /// Takes running task `t` off its node at `now_us`, as a machine removal does (and a hosted
@@ -199,15 +195,12 @@ impl Replay {
         changes.clear();
         for d in due {
             match d.kind {
-                DeferredKind::Usage { cpu, mem, until_us }
-                    if ending[bit(d.task).0] & bit(d.task).1 == 0 =>
-                {
+                DeferredKind::Usage { cpu, mem } if ending[bit(d.task).0] & bit(d.task).1 == 0 => {
                     changes.push(UsageChange {
                         task: d.task,
                         generation: d.generation,
                         cpu,
                         mem,
-                        until_us,
                     })
                 }
                 _ => one_by_one.push(*d),
@@ -306,8 +299,7 @@ mod tests {
                 DeferredKind::End
             } else {
                 let (cpu, mem) = (r.below(100) as u32, r.below(100) as u32);
-                let until_us = seq as i64;
-                DeferredKind::Usage { cpu, mem, until_us }
+                DeferredKind::Usage { cpu, mem }
             };
             let generation = cell.tasks.generation()[task.index()] + u32::from(r.below(20) == 0);
             let due_us = r.below(70) as i64; // those from 60 on stay queued
@@ -334,9 +326,7 @@ mod tests {
         replay.apply_deferred(&mut cell, 60, &mut ev);
         assert_eq!(ev.ended, ended);
         assert_eq!(replay.deferred.len(), later);
-        assert_eq!(cell.tasks.cpu_use(), expected.tasks.cpu_use());
-        assert_eq!(cell.tasks.mem_use(), expected.tasks.mem_use());
-        assert_eq!(cell.tasks.use_until_us(), expected.tasks.use_until_us());
+        assert_eq!(cell.tasks.usage(), expected.tasks.usage());
         assert_eq!(cell.tasks.state(), expected.tasks.state());
         assert_eq!(cell.nodes.cpu_used(), expected.nodes.cpu_used());
         assert_eq!(cell.nodes.mem_used(), expected.nodes.mem_used());

@@ -135,8 +135,6 @@ impl TaskEventRow {
 pub(super) struct UsageReading {
     /// Window start, microseconds.
     pub start_us: i64,
-    /// Window end, microseconds.
-    pub end_us: i64,
     /// The task's job.
     pub job_id: u64,
     /// The task's index in its job.
@@ -149,9 +147,8 @@ pub(super) struct UsageReading {
 
 impl UsageReading {
     /// The projection [`UsageReading::read`] reads.
-    pub const COLUMNS: [&'static str; 6] = [
+    pub const COLUMNS: [&'static str; 5] = [
         "start_time",
-        "end_time",
         "job_id",
         "task_index",
         "cpu_rate",
@@ -160,12 +157,11 @@ impl UsageReading {
 
     /// The rows of a batch read with [`UsageReading::COLUMNS`], by row number.
     pub fn reader(b: &RecordBatch) -> impl Fn(usize) -> UsageReading + '_ {
-        let (start_us, end_us) = (i64s(b, 0), i64s(b, 1));
-        let (job_id, task_index) = (u64s(b, 2), u32s(b, 3));
-        let (cpu, memory) = (nullable::<Float32Type>(b, 4), nullable::<Float32Type>(b, 5));
+        let start_us = i64s(b, 0);
+        let (job_id, task_index) = (u64s(b, 1), u32s(b, 2));
+        let (cpu, memory) = (nullable::<Float32Type>(b, 3), nullable::<Float32Type>(b, 4));
         move |r| UsageReading {
             start_us: start_us[r],
-            end_us: end_us[r],
             job_id: job_id[r],
             task_index: task_index[r],
             cpu: cpu(r),

@@ -26,7 +26,6 @@ const USAGE_LOOKUPS_PER_JOB: usize = 4096;
 struct UsageRow {
     key: (u64, u32),
     start_us: i64,
-    end_us: i64,
     cpu: u32,
     mem: u32,
 }
@@ -75,7 +74,6 @@ impl UsageRows {
                 let row = UsageRow {
                     key: (0, index),
                     start_us: reading.start_us,
-                    end_us: reading.end_us,
                     cpu: to_units(reading.cpu.unwrap_or(0.0)),
                     mem: to_units(reading.memory.unwrap_or(0.0)),
                 };
@@ -104,7 +102,7 @@ impl Replay {
         let lookup = |cache: &mut JobCache, u: &UsageRow| match task_of.get_near(&u.key, cache) {
             Some(t) => {
                 let delay = deferred::start_delay_us(workload_mode, cell, t);
-                (Some(t), delay, cell.tasks.generation()[t.index()])
+                (Some(t), delay, cell.tasks.usage()[t.index()].generation())
             }
             None => (None, 0, 0),
         };
@@ -130,17 +128,15 @@ impl Replay {
                     self.stats.usage_rows_unmatched += 1;
                     continue;
                 };
-                let until_us = u.end_us + delay;
                 if delay > 0 {
                     let kind = DeferredKind::Usage {
                         cpu: u.cpu,
                         mem: u.mem,
-                        until_us,
                     };
                     let lane = Some((delay, deferred::LANE_USAGE));
                     self.defer((u.start_us + delay, lane), (t, generation), kind);
                 } else {
-                    cell.set_usage(t, u.cpu, u.mem, until_us);
+                    cell.set_usage(t, u.cpu, u.mem);
                 }
             }
         }

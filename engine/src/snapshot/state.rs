@@ -64,6 +64,7 @@ fn read_nodes(r: &mut SectionReader<'_>) -> R<Nodes> {
 fn read_tasks(r: &mut SectionReader<'_>) -> R<Tasks> {
     let len = read_len(r)?;
     let mut tasks = Tasks::load_columns(r, len)?;
+    tasks.mirror_all();
     // Constraint sets are numbered once the rows are read and checked (`load_cell`).
     tasks.free = r.column::<TaskIdx>()?.to_vec();
     if tasks.free.iter().any(|t| t.index() >= len) {
@@ -229,7 +230,7 @@ mod tests {
         cell.place(t, a, 200);
         cell.place(u, a, 200);
         cell.start_migration(u, b);
-        cell.set_usage(t, 4, 8, 500);
+        cell.set_usage(t, 4, 8);
         cell.end(gone);
         let constraint = Constraint {
             name: 1,
