@@ -233,7 +233,9 @@ pub struct RunArgs {
     /// config's].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Worker threads (default, or 0: one per core); outputs are identical for any count.
+    /// Worker threads (default, or 0: one per core); outputs are identical for any count. Beside
+    /// them, each trace table is decoded ahead on a thread of its own, and the next tick's usage
+    /// rows are read on another while a tick runs.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run directory for the outputs (ticks/, nodes/, migrations/, timing/ Parquet parts,

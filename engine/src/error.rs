@@ -97,6 +97,9 @@ pub enum EngineError {
         /// The output directory.
         path: PathBuf,
     },
+    /// The engine broke a contract of its own: a bug in cellsim.
+    #[error("internal error: {0} (a bug in cellsim; please report it)")]
+    Internal(String),
     /// A filesystem operation failed.
     #[error("{path}: {source}")]
     Io {

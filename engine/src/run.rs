@@ -712,6 +712,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let end_us = TRACE_START_US + (tick as i64 + 1) * tick_us;
         self.cell.enter_usage_window(tick as i64 * tick_us);
         let events = self.replay.advance(&mut self.cell, end_us)?;
+        if tick + 1 < self.total {
+            // The next tick's usage rows are read while this one's policy runs.
+            self.replay.read_usage_ahead(end_us + tick_us);
+        }
         let (t1, p1) = (Instant::now(), parallel_ns());
         let mut counters = PolicyCounters::default();
         let mut counts = vec![0u64; self.kinds.len()];

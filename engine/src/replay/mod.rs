@@ -11,8 +11,8 @@
 //! policy but borg-replay, SPEC 5.5) in `replay/deferred.rs`. Reading overlaps applying
 //! ([`Replay::advance`]): while deferred events are pending, the task event rows are read (their
 //! tasks looked up in the ID map ahead) while those and the machine tables apply
-//! (`replay/task_rows.rs`); the usage rows are read while the task events apply
-//! (`replay/usage.rs`).
+//! (`replay/task_rows.rs`); the usage rows are read while the last tick's policy ran
+//! (`replay/usage_ahead.rs`), or while the task events apply (`replay/usage.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -37,6 +37,7 @@ mod rows;
 mod task_ids;
 mod task_rows;
 mod usage;
+mod usage_ahead;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
 pub use awaiting::AwaitingList;
@@ -199,6 +200,8 @@ pub struct Replay {
     pub(crate) task_rows: TaskEventRows,
     pub(crate) constraints: Cursor,
     pub(crate) usage: UsageRows,
+    /// The thread that reads the next tick's usage rows ahead, once asked to (`usage_ahead.rs`).
+    ahead: Option<usage_ahead::AheadReader>,
     pub(crate) node_of: HashMap<u64, NodeIdx>,
     pub(crate) task_of: TaskIds,
     pub(crate) strings: HashMap<String, u32>,
@@ -268,6 +271,7 @@ impl Replay {
             task_rows: TaskEventRows::new(open(Table::TaskEvents, &TaskEventRow::COLUMNS)?),
             constraints: open(Table::TaskConstraints, &ConstraintRow::COLUMNS)?,
             usage: UsageRows::new(usage),
+            ahead: None,
             node_of: HashMap::default(),
             task_of: TaskIds::default(),
             strings,
@@ -341,7 +345,8 @@ impl Replay {
     /// Applies every event before `end_us` to `cell`; returns what the policy must hear about.
     /// Reading overlaps applying, on two threads: with deferred events pending the tick's task
     /// event rows are read (and their tasks looked up) while they and the machine tables apply
-    /// (`task_rows.rs`); the usage rows are read while the task events and constraints apply
+    /// (`task_rows.rs`); the usage rows were read ahead while the last tick ran
+    /// ([`Replay::read_usage_ahead`]), or are read while the task events and constraints apply
     /// (`usage.rs`); usage is applied last. Errors come in the order of a sequential reading:
     /// machine tables, task events, constraints, usage.
     pub fn advance(&mut self, cell: &mut Cell, end_us: i64) -> Result<TickEvents> {
@@ -355,20 +360,26 @@ impl Replay {
         if ahead {
             self.read_task_rows_ahead(cell, end_us, &mut ev)?;
         }
-        let mut usage = std::mem::take(&mut self.usage);
-        let (applied, usage_read) = rayon::join(
-            || {
-                if ahead {
-                    self.apply_task_rows(cell, &mut ev);
-                } else {
-                    self.apply_machine_tables(cell, end_us, &mut ev)?;
-                    self.apply_task_events(cell, end_us, &mut ev)?;
-                }
-                self.apply_constraints(cell, end_us)
-            },
-            || usage.read_before(&scale, end_us),
-        );
-        self.usage = usage;
+        let mut apply = |s: &mut Replay| {
+            if ahead {
+                s.apply_task_rows(cell, &mut ev);
+            } else {
+                s.apply_machine_tables(cell, end_us, &mut ev)?;
+                s.apply_task_events(cell, end_us, &mut ev)?;
+            }
+            s.apply_constraints(cell, end_us)
+        };
+        // The usage rows read ahead while the last tick ran (`usage_ahead.rs`), or now beside
+        // the task events.
+        let (applied, usage_read) = if self.usage_read_out() {
+            let applied = apply(self);
+            (applied, self.take_usage_read(end_us))
+        } else {
+            let mut usage = std::mem::take(&mut self.usage);
+            let both = rayon::join(|| apply(self), || usage.read_before(&scale, end_us));
+            self.usage = usage;
+            both
+        };
         applied?;
         self.rows[Table::TaskUsage as usize] += usage_read?;
         self.apply_usage(cell);

@@ -1,7 +1,8 @@
 //! The replay's task usage rows. A tick's rows are first read ([`UsageRows::read_before`]:
 //! decoded and expanded to their scaled task instances), which touches only the table's cursor
-//! and buffers of its own, so it runs on the other thread while the task events and constraints
-//! apply; then [`Replay::apply_usage`] looks their tasks up and applies them in order, after the
+//! and buffers of its own, so it runs on a thread of its own while the last tick's policy ran
+//! (`usage_ahead.rs`), or else on the other thread while the task events and constraints apply;
+//! then [`Replay::apply_usage`] looks their tasks up and applies them in order, after the
 //! task events (a task submitted in the tick finds its usage).
 
 use rayon::prelude::*;
