@@ -100,20 +100,28 @@ impl Replay {
         let mut tasks = std::mem::take(&mut self.usage.tasks);
         tasks.clear();
         let (task_of, workload_mode) = (&self.task_of, self.workload_mode);
-        let lookup = |cache: &mut JobCache, u: &UsageRow| match task_of.get_near(&u.key, cache) {
-            Some(t) => {
-                let delay = deferred::start_delay_us(workload_mode, cell, t);
-                (Some(t), delay, cell.tasks.usage()[t.index()].generation())
+        let lookup = |cache: &mut JobCache, u: &UsageRow| (task_of.get_near(&u.key, cache), 0, 0);
+        // Read-only: both threads look up, in order (the result does not depend on the split):
+        // the tasks, then by batch their usage records loaded first (`preload`), then the
+        // shifts and generations read from them.
+        let shift = |(t, delay, generation): &mut (Option<TaskIdx>, i64, u32)| {
+            if let Some(t) = *t {
+                *delay = deferred::start_delay_us(workload_mode, cell, t);
+                *generation = cell.tasks.usage()[t.index()].generation();
             }
-            None => (None, 0, 0),
         };
-        // Read-only: both threads look up, in order (the result does not depend on the split).
         crate::parallel_time::region(|| {
             tasks.par_extend(
                 rows.par_iter()
                     .with_min_len(USAGE_LOOKUPS_PER_JOB)
                     .map_init(|| None, lookup),
             );
+            let batches = tasks.par_chunks_mut(preload::BATCH);
+            let per_job = USAGE_LOOKUPS_PER_JOB / preload::BATCH;
+            batches.with_min_len(per_job).for_each(|batch| {
+                preload::preload(batch, |&(t, _, _)| t.map_or(0, |t| cell.preload_usage(t)));
+                batch.iter_mut().for_each(shift);
+            });
         });
         let batches = rows
             .chunks(preload::BATCH)
