@@ -10,7 +10,9 @@
 //!   `Cell::constraints`, and its `constraint_set` is their number in `Cell::constraint_sets`;
 //! - a task slot is `Free` (on the free list, every other column stale), `Pending` (`node` is
 //!   NONE) or `Running` (on exactly one online-or-just-removed node). A `TaskIdx` stops being valid
-//!   when the task ends: its slot is reused by the next new task.
+//!   when the task ends: its slot is reused by the next new task;
+//! - a slot's usage record copies its state, generation, node, migration target and start shift
+//!   (`cell/usage_slot.rs`).
 //!
 //! All mutation goes through the methods here, which keep the sums right: the columns are private
 //! to this module (`cell/columns.rs`), read everywhere else through accessors of their names
@@ -511,8 +513,8 @@ impl Cell {
         self.usage_changed(t, state);
     }
 
-    /// Reads the columns [`Cell::set_usage`] and the deferred-event check before it read for
-    /// task `t`, folded into a value of no meaning: the read of a batch's [`crate::preload`].
+    /// Reads task `t`'s usage record, all that [`Cell::set_usage`] and a usage row's look-up
+    /// read of it, into a value of no meaning: the read of a batch's [`crate::preload`].
     pub fn preload_usage(&self, t: TaskIdx) -> u32 {
         // The record is one aligned half line: a word of it loads the line.
         self.tasks.usage[t.index()].cpu

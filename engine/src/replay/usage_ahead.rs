@@ -133,16 +133,21 @@ mod tests {
 190000000,240000000,1,0,1,0.07,0.03,0,0,0,0,0,0,0,0,1,0,1,0,0
 ";
 
+    /// The trace of [`TASKS`] and [`USAGE`] on one machine, ingested.
+    fn trace() -> tempfile::TempDir {
+        super::super::ingested(&[
+            ("machine_events", "0,1,0,p,1,1\n"),
+            ("task_events", TASKS),
+            ("task_usage", USAGE),
+        ])
+    }
+
     /// Replays ticks of 60 s to 300 s in workload mode, the stand-in policy starting every
     /// pending task on node 0 at each tick's end from the second on (1/0, scheduled in the
     /// first, starts 60 s late: its later rows are deferred); reads each next tick's usage rows ahead when
     /// `ahead`. Returns per tick the usage records and the replay's counts.
     fn replay(ahead: bool) -> Vec<(Vec<crate::cell::UsageSlot>, super::super::ReplayStats)> {
-        let dir = super::super::ingested(&[
-            ("machine_events", "0,1,0,p,1,1\n"),
-            ("task_events", TASKS),
-            ("task_usage", USAGE),
-        ]);
+        let dir = trace();
         let mut replay = Replay::open(&dir.path().join("parquet")).unwrap();
         replay.set_workload_mode(true);
         let mut cell = Cell::default();
@@ -185,11 +190,7 @@ mod tests {
     /// early or a panic.
     #[test]
     fn an_advance_past_another_bound_is_an_error() {
-        let dir = super::super::ingested(&[
-            ("machine_events", "0,1,0,p,1,1\n"),
-            ("task_events", TASKS),
-            ("task_usage", USAGE),
-        ]);
+        let dir = trace();
         let mut replay = Replay::open(&dir.path().join("parquet")).unwrap();
         let mut cell = Cell::default();
         replay.advance(&mut cell, 60_000_000).unwrap();
