@@ -54,6 +54,10 @@ pub struct DeferredQueue {
     /// Lanes emptied, for new keys: a lane lives while it holds events, so the lanes and their
     /// map stay as many as the shifts with events held, not every shift a run ever had.
     free_lanes: Vec<u32>,
+    /// The lane the last push went to, with its key: the next push's, when it still holds
+    /// events under that key (a burst's rows come by job, whose late runs share their shift),
+    /// without a look-up in `lane_of`.
+    recent: Option<(LaneKey, u32)>,
 }
 
 /// One lane: its events in order, in blocks (all full but the last: [`FIRST_BLOCK`] events,
@@ -67,6 +71,9 @@ struct Lane {
     next_block: usize,
     /// Its key in `lane_of`.
     key: LaneKey,
+    /// `(due_us, seq)` of its last event, while it has one: what a push compares with, without
+    /// reading the last block.
+    last: (i64, u64),
 }
 
 impl Lane {
@@ -74,8 +81,14 @@ impl Lane {
         self.blocks.front().map(|b| &b[self.head])
     }
 
-    fn back(&self) -> Option<&Deferred> {
-        self.blocks.back().and_then(|b| b.last())
+    /// Whether it holds events under `key` (an emptied lane waits for a new key).
+    fn holds(&self, key: LaneKey) -> bool {
+        self.key == key && !self.blocks.is_empty()
+    }
+
+    /// `(due_us, seq)` of its last event, if it has one.
+    fn back(&self) -> Option<(i64, u64)> {
+        (!self.blocks.is_empty()).then_some(self.last)
     }
 
     fn iter(&self) -> impl Iterator<Item = &Deferred> {
@@ -96,6 +109,7 @@ impl Lane {
         }
         if let Some(b) = self.blocks.back_mut() {
             b.push(d);
+            self.last = (d.due_us, d.seq);
         }
     }
 
@@ -158,13 +172,17 @@ impl DeferredQueue {
             self.other.push(Reverse(d));
             return;
         };
-        let l = match self.lane_of.get(&key) {
-            Some(&l) => l,
-            None => self.new_lane(key),
+        let l = match self.recent {
+            Some((k, l)) if k == key && self.lanes[l as usize].holds(key) => l,
+            _ => match self.lane_of.get(&key) {
+                Some(&l) => l,
+                None => self.new_lane(key),
+            },
         };
+        self.recent = Some((key, l));
         let queue = &mut self.lanes[l as usize];
         match queue.back() {
-            Some(last) if (last.due_us, last.seq) > (d.due_us, d.seq) => {
+            Some(last) if last > (d.due_us, d.seq) => {
                 self.other.push(Reverse(d));
             }
             Some(_) => queue.push_back(d, &mut self.pool),
