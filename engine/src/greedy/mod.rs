@@ -236,26 +236,40 @@ struct Pass<'a, C, A> {
     placements: usize,
 }
 
+/// How a pass finds the room index and the free pairs ([`Pass::begin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rooms {
+    /// Rebuilt from the nodes.
+    Rebuild,
+    /// Up to date: refreshed by the caller ([`refresh_rooms`]) from the nodes touched for the
+    /// fit, which are every change the fit rule reads since the last pass (a greedy policy's
+    /// own pass, `Staircase::refresh`).
+    Current,
+}
+
+/// Brings the room index and the free pairs up to date from the nodes the cell touched for the
+/// fit since the last pass (`Rooms::Current`).
+fn refresh_rooms(cell: &Cell, (room, stairs): (&mut RoomIndex, &mut Staircase)) {
+    room.refresh(&cell.nodes, cell.touched_for_fit());
+    stairs.refresh(&cell.nodes, cell.touched_for_fit());
+}
+
 impl<'a, C: NodeChoice, A: Admission> Pass<'a, C, A> {
-    /// Starts a pass: the room index and (when pruning) the free pairs rebuilt or, when
-    /// `follows` (the cell's nodes touched for the fit are every change the fit rule reads
-    /// since the last pass: a greedy policy's own pass, `Staircase::refresh`), refreshed; the
-    /// unplaced marks and the constraint memo brought up to date.
+    /// Starts a pass: the room index and (when pruning) the free pairs rebuilt, or taken as
+    /// they are (`rooms`); the unplaced marks and the constraint memo brought up to date.
     fn begin(
         choice: &'a C,
         (cell, (room, stairs), unplaced, memo): PassIndexes<'a>,
         (rng, admission): (&'a mut Rng, &'a mut A),
-        (now_us, exhaustive, follows): (i64, bool, bool),
+        (now_us, exhaustive, rooms): (i64, bool, Rooms),
     ) -> Self {
         let prunes = !C::DRAWS && !exhaustive;
-        match follows {
-            true => room.refresh(&cell.nodes, cell.touched_for_fit()),
-            false => room.rebuild(&cell.nodes),
-        }
-        match (prunes, follows) {
-            (true, true) => stairs.refresh(&cell.nodes, cell.touched_for_fit()),
-            (true, false) => stairs.rebuild(&cell.nodes),
-            (false, _) => stairs.forget(),
+        if rooms == Rooms::Rebuild {
+            room.rebuild(&cell.nodes);
+            match prunes {
+                true => stairs.rebuild(&cell.nodes),
+                false => stairs.forget(),
+            }
         }
         unplaced.begin_pass(cell);
         // The memo follows attribute changes by epoch, which only the index counts (a no-op
@@ -398,7 +412,7 @@ fn place_waiting<C: NodeChoice>(
     (rng, admission): (&mut Rng, &mut impl Admission),
     (now_us, exhaustive): (i64, bool),
 ) {
-    let at = (now_us, exhaustive, false);
+    let at = (now_us, exhaustive, Rooms::Rebuild);
     let mut pass = Pass::begin(choice, (cell, rooms, unplaced, memo), (rng, admission), at);
     if pass.prunes {
         classes.begin_pass(waiting.len());
@@ -442,7 +456,8 @@ fn place_queued<C: NodeChoice>(
     now_us: i64,
 ) {
     debug_assert!(!C::DRAWS);
-    let mut pass = Pass::begin(choice, indexes, (rng, admission), (now_us, false, true));
+    let at = (now_us, false, Rooms::Current);
+    let mut pass = Pass::begin(choice, indexes, (rng, admission), at);
     // Only the room index's root at the start (O(1)): the staircase's O(log nodes) test, for
     // each of ~7k classes, cost more than it saved; most classes die of a failure first.
     queues.begin_pass(|need| pass.room.any(need));
@@ -481,12 +496,20 @@ impl<C: NodeChoice> Greedy<C> {
         // Every pass skips entries no longer current: one pass over the queue a tick at most, at
         // its end (`waiting.rs`).
         let new_from = self.waiting.join(cell, events);
-        self.outputs.record(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let admission = &mut Gated { gate, admission };
         let rooms = (&mut self.room, &mut self.stairs);
         if !C::DRAWS && !self.exhaustive && A::ALL_NODES {
-            self.queues.sync(cell, self.waiting.tasks(), new_from);
+            // Three parts that read the cell and write only their own: the class queues follow
+            // the waiting tasks, the room index and free pairs the nodes, the tasks/jobs rows
+            // the tick's events; on every thread (each as one thread would do it).
+            let (queues, outputs, waiting) = (&mut self.queues, &mut self.outputs, &self.waiting);
+            let (at, rooms) = (&*cell, (&mut *rooms.0, &mut *rooms.1));
+            rayon::join(
+                || queues.sync(at, waiting.tasks(), new_from),
+                || rayon::join(|| refresh_rooms(at, rooms), || outputs.record(at, events)),
+            );
+            let rooms = (&mut self.room, &mut self.stairs);
             let at = (&mut *cell, rooms, &mut self.unplaced, &mut self.meeting);
             place_queued(
                 &self.choice,
@@ -497,6 +520,7 @@ impl<C: NodeChoice> Greedy<C> {
             );
             self.waiting.settle(cell);
         } else {
+            self.outputs.record(cell, events);
             // Entries of tasks placed by a pass over classes (before a switch to searching
             // exhaustively) go first: this pass reads the entries alone.
             if self.waiting.has_left() {
