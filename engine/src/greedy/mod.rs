@@ -498,13 +498,12 @@ impl<C: NodeChoice> Greedy<C> {
         let new_from = self.waiting.join(cell, events);
         let mut rng = Rng::new(hash_keys(self.seed, &[0x6772_6565_6479, now_us as u64]), 0);
         let admission = &mut Gated { gate, admission };
-        let rooms = (&mut self.room, &mut self.stairs);
         if !C::DRAWS && !self.exhaustive && A::ALL_NODES {
             // Three parts that read the cell and write only their own: the class queues follow
             // the waiting tasks, the room index and free pairs the nodes, the tasks/jobs rows
             // the tick's events; on every thread (each as one thread would do it).
             let (queues, outputs, waiting) = (&mut self.queues, &mut self.outputs, &self.waiting);
-            let (at, rooms) = (&*cell, (&mut *rooms.0, &mut *rooms.1));
+            let (at, rooms) = (&*cell, (&mut self.room, &mut self.stairs));
             rayon::join(
                 || queues.sync(at, waiting.tasks(), new_from),
                 || rayon::join(|| refresh_rooms(at, rooms), || outputs.record(at, events)),
@@ -521,6 +520,7 @@ impl<C: NodeChoice> Greedy<C> {
             self.waiting.settle(cell);
         } else {
             self.outputs.record(cell, events);
+            let rooms = (&mut self.room, &mut self.stairs);
             // Entries of tasks placed by a pass over classes (before a switch to searching
             // exhaustively) go first: this pass reads the entries alone.
             if self.waiting.has_left() {
