@@ -74,8 +74,9 @@ pub struct AwaitingStart {
 /// Applies one due event unless its task slot has ended or been reused since; a run it ends
 /// goes into `ended`.
 fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
-    let i = d.task.index();
-    if cell.tasks.generation()[i] != d.generation || cell.tasks.state()[i] == TaskState::Free {
+    // The slot's generation and state from its usage record, which `set_usage` reads next.
+    let u = &cell.tasks.usage()[d.task.index()];
+    if u.generation() != d.generation || u.state() == TaskState::Free {
         return;
     }
     match d.kind {

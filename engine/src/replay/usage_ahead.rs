@@ -85,13 +85,11 @@ impl Replay {
     /// back in `Replay::usage`: the trace rows it read, or its error.
     pub(super) fn take_usage_read(&mut self, end_us: i64) -> Result<u64> {
         let internal = |problem: String| Err(EngineError::Internal(problem));
-        let Some(ahead) = self.ahead.as_mut() else {
+        let out = (self.ahead.as_mut()).and_then(|a| Some((a.ahead_to.take()?, a.done.recv())));
+        let Some((ahead_to, done)) = out else {
             return internal("no usage read is out".into());
         };
-        let Some(ahead_to) = ahead.ahead_to.take() else {
-            return internal("no usage read is out".into());
-        };
-        let Ok((rows, read)) = ahead.done.recv() else {
+        let Ok((rows, read)) = done else {
             // It cannot: the thread only ends once the sender is dropped.
             return internal("the usage rows' reading thread ended with a read out".into());
         };
