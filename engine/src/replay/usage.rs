@@ -94,7 +94,9 @@ impl Replay {
     /// Applies (or, for runs the policy started late, defers) the usage rows read this tick, in
     /// order. The rows change no task's identity, state or start, so each row's task and shift
     /// are looked up first, on both threads (the hash probes and task columns are cache misses),
-    /// then the rows applied one by one, in batches whose tasks' columns are loaded first.
+    /// then the rows due now applied in order on one thread while the other pushes the rest to
+    /// the deferred queue in order (the two touch disjoint state, so the result is that of one
+    /// pass in row order).
     pub(super) fn apply_usage(&mut self, cell: &mut Cell) {
         let mut rows = std::mem::take(&mut self.usage.rows);
         let mut tasks = std::mem::take(&mut self.usage.tasks);
@@ -123,33 +125,64 @@ impl Replay {
                 batch.iter_mut().for_each(shift);
             });
         });
-        let batches = rows
-            .chunks(preload::BATCH)
-            .zip(tasks.chunks(preload::BATCH));
-        for (rows, tasks) in batches {
-            // The columns of the tasks updated now first (`preload`), then the rows.
-            preload::preload(tasks, |&(t, delay, _)| match t {
-                Some(t) if delay == 0 => cell.preload_usage(t),
-                _ => 0,
-            });
-            for (u, &(t, delay, generation)) in rows.iter().zip(tasks) {
-                let Some(t) = t else {
-                    self.stats.usage_rows_unmatched += 1;
-                    continue;
-                };
-                if delay > 0 {
-                    let kind = DeferredKind::Usage {
-                        cpu: u.cpu,
-                        mem: u.mem,
-                    };
-                    let lane = Some((delay, deferred::LANE_USAGE));
-                    self.defer((u.start_us + delay, lane), (t, generation), kind);
-                } else {
-                    cell.set_usage(t, u.cpu, u.mem);
-                }
-            }
-        }
+        // The rows due now and those held back touch disjoint state (the cell; the deferred
+        // queue and its counter), each in row order: one thread applies, the other defers.
+        let (queue, seq) = (&mut self.deferred, &mut self.deferred_seq);
+        let unmatched = tasks.iter().filter(|(t, _, _)| t.is_none()).count() as u64;
+        self.stats.usage_rows_unmatched += unmatched;
+        rayon::join(
+            || apply_due_now(cell, &rows, &tasks),
+            || defer_late(queue, seq, &rows, &tasks),
+        );
         rows.clear();
         (self.usage.rows, self.usage.tasks) = (rows, tasks);
+    }
+}
+
+/// Applies the rows of runs not held back (start delay 0), in order, in batches whose tasks'
+/// usage records are loaded first (`preload`).
+fn apply_due_now(cell: &mut Cell, rows: &[UsageRow], tasks: &[(Option<TaskIdx>, i64, u32)]) {
+    let batches = rows
+        .chunks(preload::BATCH)
+        .zip(tasks.chunks(preload::BATCH));
+    for (rows, tasks) in batches {
+        preload::preload(tasks, |&(t, delay, _)| match t {
+            Some(t) if delay == 0 => cell.preload_usage(t),
+            _ => 0,
+        });
+        for (u, &(t, delay, _)) in rows.iter().zip(tasks) {
+            if let Some(t) = t
+                && delay == 0
+            {
+                cell.set_usage(t, u.cpu, u.mem);
+            }
+        }
+    }
+}
+
+/// Holds back the rows of runs the policy started late until the run reaches them, in order
+/// (lane: the delay).
+fn defer_late(
+    queue: &mut super::DeferredQueue,
+    seq: &mut u64,
+    rows: &[UsageRow],
+    tasks: &[(Option<TaskIdx>, i64, u32)],
+) {
+    for (u, &(t, delay, generation)) in rows.iter().zip(tasks) {
+        if let Some(t) = t
+            && delay > 0
+        {
+            let kind = DeferredKind::Usage {
+                cpu: u.cpu,
+                mem: u.mem,
+            };
+            let lane = Some((delay, deferred::LANE_USAGE));
+            deferred::defer_into(
+                (queue, seq),
+                (u.start_us + delay, lane),
+                (t, generation),
+                kind,
+            );
+        }
     }
 }
