@@ -6,7 +6,7 @@
 //!
 //! Each class (need, constraint set, the cell's nodes: `classes.rs`'s key) holds its members'
 //! queue positions in order. A pass merges the classes' members by position (the classes'
-//! first members sorted, and a heap of the next members of the few classes the pass moved on
+//! first members, kept sorted across passes, and a heap of the next members of the few classes the pass moved on
 //! in: a heap of every class was slower), so the tasks it looks at come in queue order, as in
 //! [`super::place_waiting`]; once a class is *dead* in the pass (one of its tasks found no
 //! node, or a class it needs at least as much as did in a search) its remaining members are
@@ -80,6 +80,12 @@ pub struct ClassQueues {
     cursors: Vec<u32>,
     /// The classes whose searches failed this pass.
     failures: Vec<u32>,
+    /// Every class's first member (current or stale), (position, class) ascending, as of the
+    /// last pass's start; the classes whose first member changed since (each once, flagged):
+    /// a pass sorts only those into the order the last one left (most fronts stay put).
+    fronts_ordered: Vec<(u64, u32)>,
+    front_moved: Vec<u32>,
+    front_moved_flag: Vec<bool>,
     /// The live classes' first members at the pass's start, (position, class) ascending, and
     /// how many of them the pass has taken.
     heads: Vec<(u64, u32)>,
@@ -142,6 +148,7 @@ impl ClassQueues {
             self.dead_in.push(0);
             self.checked.push((0, 0));
             self.cursors.push(0);
+            self.front_moved_flag.push(false);
             self.keys.len() as u32 - 1
         })
     }
@@ -163,7 +170,11 @@ impl ClassQueues {
         self.slot_class[i] = class;
         self.slot_position[i] = position;
         self.slot_generation[i] = generation;
-        self.members[class as usize].push(Member { position, task: t });
+        let members = &mut self.members[class as usize];
+        members.push(Member { position, task: t });
+        if self.fronts[class as usize] as usize == members.len() - 1 {
+            self.moved_front(class);
+        }
         self.entries += 1;
     }
 
@@ -197,8 +208,52 @@ impl ClassQueues {
             self.entries += 1;
         }
         // Every member before the front is stale: the front may start at the new one.
-        *front = (*front).min(at as u32);
+        if at as u32 <= *front {
+            *front = at as u32;
+            self.moved_front(to);
+        }
         self.slot_class[i] = to;
+    }
+
+    /// Notes that `class`'s first member changed (its place in `fronts_ordered`).
+    fn moved_front(&mut self, class: u32) {
+        let flag = &mut self.front_moved_flag[class as usize];
+        if !*flag {
+            *flag = true;
+            self.front_moved.push(class);
+        }
+    }
+
+    /// Brings `fronts_ordered` up to date: the moved classes' entries out, their first members
+    /// now sorted and merged in.
+    fn order_fronts(&mut self) {
+        if self.front_moved.is_empty() {
+            return;
+        }
+        let moved = &self.front_moved_flag;
+        self.fronts_ordered.retain(|&(_, c)| !moved[c as usize]);
+        let kept = self.fronts_ordered.len();
+        for &c in &self.front_moved {
+            self.front_moved_flag[c as usize] = false;
+            let front = self.fronts[c as usize] as usize;
+            if let Some(m) = self.members[c as usize].get(front) {
+                self.fronts_ordered.push((m.position, c));
+            }
+        }
+        self.front_moved.clear();
+        self.fronts_ordered[kept..].sort_unstable();
+        // Two sorted runs: the stable sort finds them and merges in one sweep.
+        self.fronts_ordered.sort();
+    }
+
+    /// Whether `fronts_ordered` is every class's first member, sorted (after a pass's start).
+    #[cfg(test)]
+    fn fronts_hold(&self) -> bool {
+        let mut fresh: Vec<(u64, u32)> = (self.members.iter().zip(&self.fronts).enumerate())
+            .filter_map(|(c, (m, &f))| Some((m.get(f as usize)?.position, c as u32)))
+            .collect();
+        fresh.sort_unstable();
+        self.front_moved.is_empty() && fresh == self.fronts_ordered
     }
 
     /// Whether `member` of `class` is current (module doc).
@@ -222,18 +277,14 @@ impl ClassQueues {
         self.heap.clear();
         self.heads.clear();
         self.heads_taken = 0;
-        for (c, members) in self.members.iter().enumerate() {
-            let front = self.fronts[c];
-            self.cursors[c] = front;
-            let Some(m) = members.get(front as usize) else {
-                continue;
-            };
-            match may_fit(&self.keys[c].need) {
-                true => self.heads.push((m.position, c as u32)),
-                false => self.dead_in[c] = self.pass,
+        self.cursors.copy_from_slice(&self.fronts);
+        self.order_fronts();
+        for &(position, c) in &self.fronts_ordered {
+            match may_fit(&self.keys[c as usize].need) {
+                true => self.heads.push((position, c)),
+                false => self.dead_in[c as usize] = self.pass,
             }
         }
-        self.heads.sort_unstable();
     }
 
     /// The next task of the pass, in queue order, among the classes alive now, with its class
@@ -271,6 +322,7 @@ impl ClassQueues {
                 }
                 if self.fronts[c] as usize == cursor {
                     self.fronts[c] += 1;
+                    self.moved_front(class);
                 }
                 self.cursors[c] += 1;
             }
@@ -324,6 +376,7 @@ impl ClassQueues {
                 self.slot_class[task.index()] = NONE;
                 if self.fronts[c] == cursor {
                     self.fronts[c] += 1;
+                    self.moved_front(class);
                 }
             }
             Outcome::Skipped => {}
@@ -494,6 +547,7 @@ mod tests {
                 let may_fit = |need: &Need| need.cpu <= limit;
                 queues.sync(&cell, &waiting, joined);
                 queues.begin_pass(may_fit);
+                assert!(queues.fronts_hold(), "seed {seed} pass {pass}");
                 let mut seen = Vec::new();
                 let mut copy = cell.clone();
                 while let Some((t, class, need)) = queues.next(&cell, may_fit) {
