@@ -46,6 +46,12 @@ impl Replay {
         if self.removed.is_empty() {
             return;
         }
+        // A node's task count counts the tasks on it and those migrating to it: none, no scan.
+        let count = |n: &NodeIdx| u64::from(cell.nodes.task_count()[n.index()]);
+        if self.removed.iter().map(count).sum::<u64>() == 0 {
+            self.removed.clear();
+            return;
+        }
         let mut gone = vec![false; cell.nodes.len()];
         for n in self.removed.drain(..) {
             gone[n.index()] = true;
@@ -53,10 +59,12 @@ impl Replay {
         let on_gone = |n: NodeIdx| n.is_some() && gone[n.index()];
         // Which tasks run on or towards a removed node, found on every thread (a read-only scan
         // of every slot), then handled one by one in slot order: handling one changes no other.
-        let tasks = &cell.tasks;
+        // The node column first (the state only for a slot on a removed node), the migration
+        // targets only while some task migrates: the scan reads a column, not three.
+        let (tasks, migrating) = (&cell.tasks, cell.migrating > 0);
         let hit = |&t: &usize| {
-            tasks.state()[t] == TaskState::Running
-                && (on_gone(tasks.migrating_to()[t]) || on_gone(tasks.node()[t]))
+            (on_gone(tasks.node()[t]) || (migrating && on_gone(tasks.migrating_to()[t])))
+                && tasks.state()[t] == TaskState::Running
         };
         let mut hits = Vec::new();
         crate::parallel_time::region(|| {
