@@ -4,10 +4,13 @@
 //! Events held back by the same shift from the same table arrive in due order (each table is
 //! sorted by time, and `seq` grows), so each such *lane* is a FIFO and only the lanes' fronts are
 //! ordered, in a small heap. Whatever would break a lane's order (ends of awaited runs, rows out
-//! of time order, a restored snapshot) goes to a general heap. Invariants: every lane is sorted
-//! by `(due_us, seq)`; `fronts` holds one entry per non-empty lane, its front's key; `lane_of`
-//! maps exactly the non-empty lanes' keys to them; emptied lanes wait in `free_lanes` for a new
-//! key.
+//! of time order, a restored snapshot) is held *outside the lanes*: unordered in `later` until a
+//! pop's horizon reaches it, then sorted into `ready` (a pop takes every event due before its
+//! horizon, so sorting a tick's few hundred costs less than a heap operation for each of them).
+//! Invariants: every lane is sorted by `(due_us, seq)`; `fronts` holds one entry per non-empty
+//! lane, its front's key; `lane_of` maps exactly the non-empty lanes' keys to them; emptied lanes
+//! wait in `free_lanes` for a new key; `ready` is sorted and holds exactly the events outside the
+//! lanes due before `ready_until` (`later` the others, `later_min_due` at most their least due).
 //!
 //! Events come in bursts (the usage rows of five minutes arrive in one tick, over a million at
 //! 8x) and leave as runs of one lane: [`DeferredQueue::pop_due_into`] takes a lane's events for
@@ -47,7 +50,11 @@ pub struct DeferredQueue {
     lanes: Vec<Lane>,
     lane_of: FxHashMap<LaneKey, u32>,
     fronts: BinaryHeap<Reverse<(i64, u64, u32)>>,
-    other: BinaryHeap<Reverse<Deferred>>,
+    ready: VecDeque<Deferred>,
+    later: Vec<Deferred>,
+    /// The last pop's horizon (`None`: no pop yet: every event outside the lanes is `later`).
+    ready_until: Option<i64>,
+    later_min_due: Option<i64>,
     len: usize,
     /// Empty blocks (capacity [`BLOCK`]) for lanes to fill.
     pool: Vec<Vec<Deferred>>,
@@ -162,14 +169,15 @@ impl DeferredQueue {
         self.lanes
             .iter()
             .flat_map(Lane::iter)
-            .chain(self.other.iter().map(|d| &d.0))
+            .chain(self.ready.iter())
+            .chain(self.later.iter())
     }
 
     /// Adds `d`, to the lane `lane` when given and `d` keeps it in order.
     pub fn push(&mut self, d: Deferred, lane: Option<LaneKey>) {
         self.len += 1;
         let Some(key) = lane else {
-            self.other.push(Reverse(d));
+            self.push_outside(d);
             return;
         };
         let l = match self.recent {
@@ -183,7 +191,7 @@ impl DeferredQueue {
         let queue = &mut self.lanes[l as usize];
         match queue.back() {
             Some(last) if last > (d.due_us, d.seq) => {
-                self.other.push(Reverse(d));
+                self.push_outside(d);
             }
             Some(_) => queue.push_back(d, &mut self.pool),
             None => {
@@ -191,6 +199,47 @@ impl DeferredQueue {
                 self.fronts.push(Reverse((d.due_us, d.seq, l)));
             }
         }
+    }
+
+    /// Holds `d` outside the lanes: in order in `ready` when due before the last pop's horizon,
+    /// else in `later`.
+    fn push_outside(&mut self, d: Deferred) {
+        match self.ready_until {
+            Some(until) if d.due_us < until => {
+                let at = self.ready.partition_point(|e| *e < d);
+                self.ready.insert(at, d);
+            }
+            _ => {
+                self.later.push(d);
+                self.later_min_due = Some(self.later_min_due.map_or(d.due_us, |m| m.min(d.due_us)));
+            }
+        }
+    }
+
+    /// Moves the events of `later` due before `end_us` to `ready`, sorted, when `end_us` is
+    /// past the last horizon: each is due at or after the last horizon, so after all of `ready`.
+    fn make_ready(&mut self, end_us: i64) {
+        if self.ready_until.is_some_and(|until| end_us <= until) {
+            return;
+        }
+        self.ready_until = Some(end_us);
+        if self.later_min_due.is_none_or(|m| m >= end_us) {
+            return;
+        }
+        let (ready, mut min) = (&mut self.ready, None::<i64>);
+        let from = ready.len();
+        self.later.retain(|d| match d.due_us < end_us {
+            true => {
+                ready.push_back(*d);
+                false
+            }
+            false => {
+                min = Some(min.map_or(d.due_us, |m| m.min(d.due_us)));
+                true
+            }
+        });
+        self.later_min_due = min;
+        ready.make_contiguous()[from..].sort_unstable();
     }
 
     /// A lane for `key`, which has none: an emptied one, or a new one.
@@ -217,8 +266,11 @@ impl DeferredQueue {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // Every event outside the lanes due before `end_us` is in `ready`, which is what they
+        // are merged from.
+        self.make_ready(end_us);
         while out.len() < max {
-            let other_first = self.other.peek().map(|d| key(&d.0));
+            let other_first = self.ready.front().map(key);
             let Some(first) = earlier(self.lanes_first(), other_first) else {
                 return;
             };
@@ -226,8 +278,17 @@ impl DeferredQueue {
                 return;
             }
             if Some(first) == other_first {
-                out.extend(self.other.pop().map(|d| d.0));
-                self.len -= 1;
+                // Its events before the lanes' first, and due: one run.
+                let bound = self.lanes_first();
+                while out.len() < max
+                    && let Some(&d) = self.ready.front()
+                    && d.due_us < end_us
+                    && bound.is_none_or(|b| key(&d) < b)
+                {
+                    out.push(d);
+                    self.ready.pop_front();
+                    self.len -= 1;
+                }
                 continue;
             }
             let Some(Reverse((_, _, l))) = self.fronts.pop() else {
@@ -252,12 +313,13 @@ impl DeferredQueue {
 }
 
 impl FromIterator<Deferred> for DeferredQueue {
-    /// A queue holding `events` (in the general heap: lanes refill as new events arrive).
+    /// A queue holding `events` (outside the lanes: lanes refill as new events arrive).
     fn from_iter<I: IntoIterator<Item = Deferred>>(events: I) -> Self {
-        let other: BinaryHeap<Reverse<Deferred>> = events.into_iter().map(Reverse).collect();
+        let later: Vec<Deferred> = events.into_iter().collect();
         DeferredQueue {
-            len: other.len(),
-            other,
+            len: later.len(),
+            later_min_due: later.iter().map(|d| d.due_us).min(),
+            later,
             ..DeferredQueue::default()
         }
     }
