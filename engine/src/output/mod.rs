@@ -21,7 +21,9 @@
 //! only on its rows), so a run resumed from a snapshot rewrites exactly the bytes an
 //! uninterrupted run writes. The rows of the open parts and the samples
 //! file's length are what a snapshot keeps of the outputs ([`OutputState`]).
-//! Memory: the rows of the open parts and one node sample.
+//! Parts are encoded and written on a thread of their own (`output/part_writer.rs`); a snapshot's
+//! state and a finished run list only parts written through.
+//! Memory: the rows of the open parts, one node sample and up to two parts being written.
 //! The tables' schemas and batches are built in `output/tables.rs`.
 
 use std::fs::File;
@@ -41,9 +43,11 @@ use crate::error::{EngineError, Result};
 use crate::metrics::TickRow;
 use crate::policy::{CounterKind, TableRows, TableSpec, Value};
 
+mod part_writer;
 mod policy_tables;
 pub mod schema;
 mod tables;
+use part_writer::{PartJob, PartWriter};
 pub use policy_tables::schema_of as policy_table_schema;
 pub use tables::{
     PARALLEL_COLUMNS, TickTiming, counters_schema, nodes_schema, ticks_schema, timing_schema,
@@ -381,6 +385,9 @@ pub struct OpenTable {
 /// Writes the outputs of one run.
 pub struct RunOutputs {
     dir: PathBuf,
+    /// The run directory as the writing thread's parts name it.
+    run_dir: std::sync::Arc<PathBuf>,
+    writer: PartWriter,
     part_ticks: u32,
     part_rows: usize,
     ticks_schema: SchemaRef,
@@ -397,13 +404,13 @@ pub struct RunOutputs {
     /// CRC-32 of the samples written, from the state's.
     samples_crc: crc32fast::Hasher,
     /// Every part's key-value metadata ([`RunOutputs::describe`]; none until then).
-    file_metadata: Vec<KeyValue>,
+    file_metadata: std::sync::Arc<Vec<KeyValue>>,
 }
 
 impl RunOutputs {
     /// Every part written from now on carries `about` as key-value metadata.
     pub fn describe(&mut self, about: &FileMetadata) {
-        self.file_metadata = about.key_values();
+        self.file_metadata = std::sync::Arc::new(about.key_values());
     }
 
     /// Opens the outputs of a run in `dir` (parts of `part_ticks` ticks, policy table parts of
@@ -475,6 +482,8 @@ impl RunOutputs {
             .map_err(EngineError::io(&samples_partial))?;
         Ok(RunOutputs {
             dir: dir.to_path_buf(),
+            run_dir: std::sync::Arc::new(dir.to_path_buf()),
+            writer: PartWriter::spawn(),
             part_ticks: part_ticks.max(1),
             part_rows: usize::try_from(part_rows).unwrap_or(usize::MAX).max(1),
             ticks_schema: ticks_schema(),
@@ -490,7 +499,7 @@ impl RunOutputs {
             ),
             state,
             samples,
-            file_metadata: Vec::new(),
+            file_metadata: std::sync::Arc::default(),
         })
     }
 
@@ -537,17 +546,22 @@ impl RunOutputs {
         Ok(())
     }
 
-    /// Writes `batch` as `table`'s part starting at `first_tick` and records it.
+    /// Hands `batch` to the writing thread as `table`'s part starting at `first_tick`; it is
+    /// recorded once written.
     fn write_table_part(
         &mut self,
         table: &str,
         first_tick: u32,
         batch: &RecordBatch,
     ) -> Result<()> {
-        let name = part_name(first_tick);
-        let written = write_part(&self.dir, (table, &name), batch, &self.file_metadata)?;
-        self.state.parts.push(written);
-        Ok(())
+        let job = PartJob {
+            run_dir: self.run_dir.clone(),
+            table: table.to_string(),
+            name: part_name(first_tick),
+            batch: batch.clone(),
+            file_metadata: self.file_metadata.clone(),
+        };
+        self.writer.write(job, &mut self.state.parts)
     }
 
     /// Writes the open parts of every table. A range whose policy table rows all went into parts
@@ -608,9 +622,10 @@ impl RunOutputs {
         }
     }
 
-    /// The state a snapshot keeps, after writing the samples file through to the disk (the
-    /// parts it lists already are, `write_part`).
+    /// The state a snapshot keeps, after the parts handed over and the samples file are written
+    /// through to the disk.
     pub fn state(&mut self) -> Result<&OutputState> {
+        self.writer.flush(&mut self.state.parts)?;
         let partial = self.samples_partial();
         self.samples.flush().map_err(EngineError::io(&partial))?;
         (self.samples.get_ref().sync_data()).map_err(EngineError::io(&partial))?;
@@ -621,6 +636,7 @@ impl RunOutputs {
     /// directory parts are written in.
     pub fn finish(mut self) -> Result<()> {
         self.write_open_parts()?;
+        self.writer.flush(&mut self.state.parts)?;
         let partial_dir = self.dir.join(PARTIAL_DIR);
         std::fs::remove_dir(&partial_dir).map_err(EngineError::io(&partial_dir))?;
         let partial = self.samples_partial();
