@@ -234,8 +234,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Worker threads (default, or 0: one per core); outputs are identical for any count. Beside
-    /// them, each trace table is decoded ahead on a thread of its own, and the next tick's usage
-    /// rows are read on another while a tick runs.
+    /// them, each trace table is decoded ahead on a thread of its own, the next tick's usage
+    /// rows are read on another while a tick runs, and output parts are written on a third.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run directory for the outputs (ticks/, nodes/, migrations/, timing/ Parquet parts,
