@@ -128,12 +128,11 @@ impl Replay {
         // The rows due now and those held back touch disjoint state (the cell; the deferred
         // queue and its counter), each in row order: one thread applies, the other defers.
         let (queue, seq) = (&mut self.deferred, &mut self.deferred_seq);
-        let unmatched = tasks.iter().filter(|(t, _, _)| t.is_none()).count() as u64;
-        self.stats.usage_rows_unmatched += unmatched;
-        rayon::join(
+        let ((), unmatched) = rayon::join(
             || apply_due_now(cell, &rows, &tasks),
             || defer_late(queue, seq, &rows, &tasks),
         );
+        self.stats.usage_rows_unmatched += unmatched;
         rows.clear();
         (self.usage.rows, self.usage.tasks) = (rows, tasks);
     }
@@ -161,17 +160,20 @@ fn apply_due_now(cell: &mut Cell, rows: &[UsageRow], tasks: &[(Option<TaskIdx>, 
 }
 
 /// Holds back the rows of runs the policy started late until the run reaches them, in order
-/// (lane: the delay).
+/// (lane: the delay); returns how many rows matched no task.
 fn defer_late(
     queue: &mut super::DeferredQueue,
     seq: &mut u64,
     rows: &[UsageRow],
     tasks: &[(Option<TaskIdx>, i64, u32)],
-) {
+) -> u64 {
+    let mut unmatched = 0;
     for (u, &(t, delay, generation)) in rows.iter().zip(tasks) {
-        if let Some(t) = t
-            && delay > 0
-        {
+        let Some(t) = t else {
+            unmatched += 1;
+            continue;
+        };
+        if delay > 0 {
             let kind = DeferredKind::Usage {
                 cpu: u.cpu,
                 mem: u.mem,
@@ -185,4 +187,5 @@ fn defer_late(
             );
         }
     }
+    unmatched
 }
