@@ -6,12 +6,12 @@
 //!
 //! Each class (need, constraint set, the cell's nodes: `classes.rs`'s key) holds its members'
 //! queue positions in order. A pass merges the classes' members by position (the classes'
-//! first members, kept sorted across passes, and a heap of the next members of the few classes the pass moved on
-//! in: a heap of every class was slower), so the tasks it looks at come in queue order, as in
-//! [`super::place_waiting`]; once a class is *dead* in the pass (one of its tasks found no
-//! node, or a class it needs at least as much as did in a search) its remaining members are
-//! never looked at. Which tasks a pass places is therefore the queue-order pass's: a task is
-//! only passed over when no node can take it.
+//! first members, kept sorted across passes, and a heap of the next members of the few classes
+//! the pass moved on in: a heap of every class was slower), so the tasks it looks at come in
+//! queue order, as in [`super::place_waiting`]; once a class is *dead* in the pass (one of its
+//! tasks found no node, or a class it needs at least as much as did in a search) its remaining
+//! members are never looked at. Which tasks a pass places is therefore the queue-order pass's:
+//! a task is only passed over when no node can take it.
 //!
 //! Invariants: a member is current while its task slot holds the generation it was queued with,
 //! is pending, and names this class and this position (`slot_*`); every queued pending task has

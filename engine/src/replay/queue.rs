@@ -50,10 +50,13 @@ pub struct DeferredQueue {
     lanes: Vec<Lane>,
     lane_of: FxHashMap<LaneKey, u32>,
     fronts: BinaryHeap<Reverse<(i64, u64, u32)>>,
+    /// Events outside the lanes due before `ready_until`, in order.
     ready: VecDeque<Deferred>,
+    /// The other events outside the lanes, in no order.
     later: Vec<Deferred>,
     /// The last pop's horizon (`None`: no pop yet: every event outside the lanes is `later`).
     ready_until: Option<i64>,
+    /// At most the least due of `later` (`None`: it is empty).
     later_min_due: Option<i64>,
     len: usize,
     /// Empty blocks (capacity [`BLOCK`]) for lanes to fill.
