@@ -85,6 +85,7 @@ pub mod trace;
 pub mod units;
 pub mod usage_model;
 pub mod watchdog;
+pub mod worker;
 
 pub use config::{InboxOrder, RunConfig};
 pub use policies::PolicyConfig;

@@ -1,6 +1,6 @@
-//! Writing parts on a thread of their own while the run goes on: encoding a part as Parquet
-//! (`write_part`) took ~4 % of first-fit's run thread on the 12.5k cell, outside the ticks'
-//! timed phases.
+//! Writing parts on a thread of their own (`worker.rs`) while the run goes on: encoding a part
+//! as Parquet (`write_part`) took ~4 % of first-fit's run thread on the 12.5k cell, outside the
+//! ticks' timed phases.
 //!
 //! The run builds each part's batch (it reads the run's state) and hands it over; the thread
 //! encodes, writes, syncs and renames it into place, in hand-over order, and hands back its
@@ -15,14 +15,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use parquet::file::metadata::KeyValue;
 
 use super::{PartRecord, write_part};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
+use crate::worker::Worker;
 
 /// Parts handed over and not yet taken by the thread: the run waits beyond that (each holds a
 /// batch: a policy table's part is up to `part_rows` rows).
@@ -38,7 +37,7 @@ pub(super) struct PartJob {
 }
 
 impl PartJob {
-    fn write(&self) -> Result<PartRecord> {
+    fn write(self) -> Result<PartRecord> {
         write_part(
             &self.run_dir,
             (&self.table, &self.name),
@@ -50,58 +49,36 @@ impl PartJob {
 
 /// The run's end of the writing thread (module doc).
 pub(super) struct PartWriter {
-    jobs: Option<SyncSender<PartJob>>,
-    written: Option<Receiver<Result<PartRecord>>>,
+    /// The thread (`None`: parts are written at once).
+    worker: Option<Worker<PartJob, Result<PartRecord>>>,
     /// Parts handed over whose records are not taken back yet.
     pending: usize,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl PartWriter {
     /// Starts the thread (without one, parts are written at once).
     pub(super) fn spawn() -> PartWriter {
-        let (jobs, todo) = sync_channel::<PartJob>(HELD);
-        let (done, written) = std::sync::mpsc::channel();
-        let writer = move || {
-            for job in todo {
-                if done.send(job.write()).is_err() {
-                    return;
-                }
-            }
-        };
-        let thread = std::thread::Builder::new().name("part-writer".into());
-        match thread.spawn(writer) {
-            Ok(thread) => PartWriter {
-                jobs: Some(jobs),
-                written: Some(written),
-                pending: 0,
-                thread: Some(thread),
-            },
-            Err(_) => PartWriter {
-                jobs: None,
-                written: None,
-                pending: 0,
-                thread: None,
-            },
+        PartWriter {
+            worker: Worker::spawn("part-writer", HELD, PartJob::write),
+            pending: 0,
         }
     }
 
     /// Writes `job`'s part (on the thread, or at once without one); the records of parts
     /// written since go to `parts`, in hand-over order.
     pub(super) fn write(&mut self, job: PartJob, parts: &mut Vec<PartRecord>) -> Result<()> {
-        let Some(jobs) = &self.jobs else {
+        let Some(worker) = &self.worker else {
             parts.push(job.write()?);
             return Ok(());
         };
-        match jobs.send(job) {
+        match worker.send(job) {
             Ok(()) => self.pending += 1,
             // The thread is gone (it panicked): write at once.
-            Err(returned) => parts.push(returned.0.write()?),
+            Err(job) => parts.push(job.write()?),
         }
-        while self.pending > 0 {
-            let Some(record) = self.written.as_ref().and_then(|w| w.try_recv().ok()) else {
-                break;
-            };
+        while self.pending > 0
+            && let Some(record) = worker.try_recv()
+        {
             self.pending -= 1;
             parts.push(record?);
         }
@@ -111,28 +88,17 @@ impl PartWriter {
     /// Waits for every part handed over; their records go to `parts`, in hand-over order.
     pub(super) fn flush(&mut self, parts: &mut Vec<PartRecord>) -> Result<()> {
         while self.pending > 0 {
-            let record = self.written.as_ref().and_then(|w| w.recv().ok());
             self.pending -= 1;
-            match record {
+            match self.worker.as_ref().and_then(Worker::recv) {
                 Some(record) => parts.push(record?),
                 None => {
-                    return Err(crate::error::EngineError::Internal(
+                    return Err(EngineError::Internal(
                         "the part-writing thread ended with parts not written".into(),
                     ));
                 }
             }
         }
         Ok(())
-    }
-}
-
-impl Drop for PartWriter {
-    /// Lets the thread finish the parts it holds and end.
-    fn drop(&mut self) {
-        self.jobs = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 
@@ -172,7 +138,7 @@ mod tests {
     fn parts_written_on_the_thread_are_those_written_at_once() {
         let (threaded, at_once) = (run_dir(&["a", "b"]), run_dir(&["a", "b"]));
         let (mut writer, mut parts) = (PartWriter::spawn(), Vec::new());
-        assert!(writer.thread.is_some());
+        assert!(writer.worker.is_some());
         let mut expected = Vec::new();
         for k in 1..=9 {
             let table = if k % 3 == 0 { "b" } else { "a" };

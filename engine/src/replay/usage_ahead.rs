@@ -4,9 +4,9 @@
 //! ([`UsageRows::read_before`]: decoded rows copied out and expanded to their scaled instances)
 //! beside the task events' apply, which takes a fraction of that time: the tick waited for the
 //! read. The read touches only the table's cursor and buffers of its own, so the run hands them
-//! to a thread of this module's after the trace's apply, with the next tick's end; the thread
-//! reads while the policy, the metrics and the outputs run, and the next apply takes the rows
-//! back ([`Replay::take_usage_read`]), waiting only if the read is not done.
+//! to a thread of this module's (`worker.rs`) after the trace's apply, with the next tick's end;
+//! the thread reads while the policy, the metrics and the outputs run, and the next apply takes
+//! the rows back ([`Replay::take_usage_read`]), waiting only if the read is not done.
 //!
 //! Nothing depends on timing: the rows are the same whoever reads them, and read rows count as
 //! consumed (a snapshot's `rows`) only once applied, as before. A read error comes back with
@@ -15,20 +15,18 @@
 //! Invariant: while a read is out, `Replay::usage` is empty and `ahead_to` holds the bound it
 //! reads to; the next [`Replay::advance`] is to that bound.
 
-use std::sync::mpsc::{Receiver, Sender, channel};
-
 use super::Replay;
 use super::usage::UsageRows;
 use crate::error::{EngineError, Result};
 use crate::scale::Scale;
+use crate::worker::Worker;
 
 /// A read handed to the thread: the rows' cursor and buffers, the scaling, the bound.
 type Request = (UsageRows, Scale, i64);
 
 /// The reading thread's end of the hand-over (module doc); the thread ends when this is dropped.
 pub(crate) struct AheadReader {
-    requests: Sender<Request>,
-    done: Receiver<(UsageRows, Result<u64>)>,
+    worker: Worker<Request, (UsageRows, Result<u64>)>,
     /// The bound of the read out, if one is.
     ahead_to: Option<i64>,
 }
@@ -36,21 +34,13 @@ pub(crate) struct AheadReader {
 impl AheadReader {
     /// Starts the thread; `None` if the system would not start one.
     fn spawn() -> Option<AheadReader> {
-        let (requests, todo) = channel::<Request>();
-        let (finished, done) = channel();
-        let reader = move || {
-            for (mut rows, scale, end_us) in todo {
-                let read = rows.read_before(&scale, end_us);
-                if finished.send((rows, read)).is_err() {
-                    return;
-                }
-            }
+        let read = |(mut rows, scale, end_us): Request| {
+            let read = rows.read_before(&scale, end_us);
+            (rows, read)
         };
-        let thread = std::thread::Builder::new().name("usage-ahead".into());
-        thread.spawn(reader).ok()?;
+        let worker = Worker::spawn("usage-ahead", 1, read)?;
         Some(AheadReader {
-            requests,
-            done,
+            worker,
             ahead_to: None,
         })
     }
@@ -70,9 +60,9 @@ impl Replay {
             return;
         };
         let rows = std::mem::take(&mut self.usage);
-        match ahead.requests.send((rows, self.scale, end_us)) {
+        match ahead.worker.send((rows, self.scale, end_us)) {
             Ok(()) => ahead.ahead_to = Some(end_us),
-            Err(returned) => self.usage = returned.0.0,
+            Err(returned) => self.usage = returned.0,
         }
     }
 
@@ -85,12 +75,11 @@ impl Replay {
     /// back in `Replay::usage`: the trace rows it read, or its error.
     pub(super) fn take_usage_read(&mut self, end_us: i64) -> Result<u64> {
         let internal = |problem: String| Err(EngineError::Internal(problem));
-        let out = (self.ahead.as_mut()).and_then(|a| Some((a.ahead_to.take()?, a.done.recv())));
+        let out = (self.ahead.as_mut()).and_then(|a| Some((a.ahead_to.take()?, a.worker.recv())));
         let Some((ahead_to, done)) = out else {
             return internal("no usage read is out".into());
         };
-        let Ok((rows, read)) = done else {
-            // It cannot: the thread only ends once the sender is dropped.
+        let Some((rows, read)) = done else {
             return internal("the usage rows' reading thread ended with a read out".into());
         };
         self.usage = rows;
