@@ -19,8 +19,9 @@
 //!               the cell's columns, the trace replay driving them, the workload's terms
 //! 1 rules:      trace scale classify fit_by release usage_model
 //!               the trace's reader and the rules the cell applies
-//! 0 base:       ids units sim_time ties csr error codec run_times preload surge parallel_time
-//!               indices, units, time, errors, the snapshot file's encoding, the clock of parallel time
+//! 0 base:       ids units sim_time ties csr error codec run_times preload surge parallel_time worker
+//!               indices, units, time, errors, the snapshot file's encoding, the clock of parallel
+//!               time, the helper threads beside the pool
 //! ```
 //!
 //! - [`cell`]: node and task columns with their invariants; [`units`]: fixed-point amounts;
@@ -30,7 +31,7 @@
 //!   [`active`]: rounds that step only the agents with messages or a wake-up due; [`delay`]:
 //!   messages delivered after a latency;
 //!   [`preload`]: overlapping the cache misses of a batch of updates; [`surge`]: buffers giving
-//!   back the room a surge left.
+//!   back the room a surge left; [`worker`]: a helper thread handling requests in order.
 //! - [`policies`]: the registry of the policies a run can be configured with; [`borg`]: the
 //!   `borg-replay` policy; [`masb`]: seed 000's MASB; [`sparrow`]: seed 002's Sparrow;
 //!   [`greedy`]: the first-fit, best-fit and random baselines.
