@@ -65,6 +65,11 @@ pub struct Mailbox<M> {
     receivers: Vec<u32>,
     /// Sparse form: where each receiver's messages start, and the end (empty in the dense form).
     starts: Vec<u32>,
+    /// The most it held (or was to make room for) over its recent rounds: what
+    /// [`Mailbox::release_surge`] keeps. A tick's first round carries most of its messages (at
+    /// 8x ~16x its later rounds'), so measured round by round the room was given back and grown
+    /// again every tick.
+    peak: PeakWindow,
 }
 
 /// A round buffer holding room for more than this many bytes gives back what a surge left
@@ -81,15 +86,18 @@ impl<M: Copy + Send + Sync> Mailbox<M> {
             grouping: Grouping::default(),
             receivers: Vec::new(),
             starts: Vec::new(),
+            peak: PeakWindow::default(),
         }
     }
 
-    /// Gives back the room its buffers kept from a surge of messages ([`release_surge`] over
-    /// [`SURGE_BYTES`]), keeping at least the messages it holds and room for `expected`.
+    /// Notes a round's need (the messages it holds, at least `expected`); once per window
+    /// ([`PeakWindow`]) gives back the room its buffers kept from a surge of messages
+    /// ([`release_surge`] over [`SURGE_BYTES`]) beyond the window's peak.
     pub(crate) fn release_surge(&mut self, expected: usize) {
-        let used = self.len().max(expected);
-        release_surge(&mut self.messages, used, SURGE_BYTES);
-        self.grouping.release_surge(used, SURGE_BYTES);
+        if let Some(used) = self.peak.note(self.len().max(expected)) {
+            release_surge(&mut self.messages, used, SURGE_BYTES);
+            self.grouping.release_surge(used, SURGE_BYTES);
+        }
     }
 
     /// Agent `a`'s messages in sender order.
@@ -470,7 +478,7 @@ pub fn run_round<P: Policy>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::surge::SURGE_FACTOR;
+    use crate::surge::{SURGE_FACTOR, WINDOW_NOTES};
 
     /// Against grouping by filtering, over several parts: every receiver's messages in part
     /// order then sender order, receivers out of range dropped, whatever the split between the
@@ -516,9 +524,10 @@ mod tests {
         }
     }
 
-    /// After a surge (the first tick's placements), a mailbox gives back what it no longer
-    /// needs and groups as before, small or surging again; under [`SURGE_BYTES`], or when the
-    /// round used an eighth or more of it, a buffer is kept whole.
+    /// After a surge (the first tick's placements), a mailbox gives back what a window of
+    /// rounds no longer needed (at the window's end, not before) and groups as before, small or
+    /// surging again; under [`SURGE_BYTES`], or when the window used an eighth or more of it, a
+    /// buffer is kept whole.
     #[test]
     fn a_surge_of_messages_is_given_back_and_grouping_stays_exact() {
         let sent = |n: usize| -> Vec<Envelope<u64>> {
@@ -545,7 +554,13 @@ mod tests {
             let messages = sent(n);
             mailbox.regroup((1, |_| messages.iter().map(|e| (e.to.index(), e))), 40);
             let before = mailbox.messages.capacity();
-            mailbox.release_surge(0);
+            // A window of rounds with this need: only its last gives back.
+            for round in 1..=WINDOW_NOTES {
+                mailbox.release_surge(0);
+                if round < WINDOW_NOTES {
+                    assert_eq!(mailbox.messages.capacity(), before, "round {round}");
+                }
+            }
             let after = mailbox.messages.capacity();
             if before * size > SURGE_BYTES && before > SURGE_FACTOR * n {
                 assert!(after <= 2 * n.max(1) + 16, "{before} -> {after} for {n}");

@@ -90,25 +90,6 @@ fn apply_due(cell: &mut Cell, d: &Deferred, ended: &mut Vec<EndedTask>) {
     }
 }
 
-/// [`Replay::defer`] on the queue and its arrival counter alone (what the usage rows' pushes
-/// borrow while the other thread applies the rows due now, `usage.rs`).
-pub(super) fn defer_into(
-    (queue, seq): (&mut super::DeferredQueue, &mut u64),
-    (due_us, lane): (i64, Option<LaneKey>),
-    (task, generation): (TaskIdx, u32),
-    kind: DeferredKind,
-) {
-    *seq += 1;
-    let d = Deferred {
-        due_us,
-        seq: *seq,
-        task,
-        generation,
-        kind,
-    };
-    queue.push(d, lane);
-}
-
 /// How far the policy's start of `t` lags the trace's (0 in borg-replay mode, for tasks the
 /// trace has not scheduled, and for tasks the policy started earlier).
 pub(super) fn start_delay_us(workload_mode: bool, cell: &Cell, t: TaskIdx) -> i64 {
@@ -156,12 +137,15 @@ impl Replay {
         (task, generation): (TaskIdx, u32),
         kind: DeferredKind,
     ) {
-        defer_into(
-            (&mut self.deferred, &mut self.deferred_seq),
-            (due_us, lane),
-            (task, generation),
+        self.deferred_seq += 1;
+        let d = Deferred {
+            due_us,
+            seq: self.deferred_seq,
+            task,
+            generation,
             kind,
-        );
+        };
+        self.deferred.push(d, lane);
     }
 
     /// Applies the deferred events due before `end_us` and schedules the ends of awaited runs

@@ -26,6 +26,8 @@ use rustc_hash::FxHashMap;
 
 use super::Deferred;
 
+mod burst;
+
 /// Which lane an event may join: its shift and its source table.
 pub type LaneKey = (i64, u8);
 
@@ -68,6 +70,8 @@ pub struct DeferredQueue {
     /// events under that key (a burst's rows come by job, whose late runs share their shift),
     /// without a look-up in `lane_of`.
     recent: Option<(LaneKey, u32)>,
+    /// Scratch of [`DeferredQueue::push_burst`].
+    burst: burst::BurstScratch,
 }
 
 /// One lane: its events in order, in blocks (all full but the last: [`FIRST_BLOCK`] events,
@@ -109,11 +113,10 @@ impl Lane {
     fn push_back(&mut self, d: Deferred, pool: &mut Vec<Vec<Deferred>>) {
         if self.blocks.back().is_none_or(|b| b.len() == b.capacity()) {
             let size = self.next_block.clamp(FIRST_BLOCK, BLOCK);
-            let block = if size == BLOCK {
-                pool.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK))
-            } else {
-                Vec::with_capacity(size)
-            };
+            // From the pool when its last block has the size (the queue's pool holds full-size
+            // ones; a burst's, each lane's blocks in the order it takes them).
+            let pooled = pool.pop_if(|b| b.capacity() == size);
+            let block = pooled.unwrap_or_else(|| Vec::with_capacity(size));
             self.next_block = (size * 2).min(BLOCK);
             self.blocks.push_back(block);
         }
@@ -121,6 +124,25 @@ impl Lane {
             b.push(d);
             self.last = (d.due_us, d.seq);
         }
+    }
+
+    /// The blocks pushing `events` more would add, in the order it adds them: full-size ones
+    /// from `pool` (or new), smaller ones new. Allocated by the caller's thread, so a burst
+    /// pushed on other threads writes into memory the run's allocator had at hand, not fresh
+    /// pages (`queue/burst.rs`).
+    fn blocks_for(&self, events: usize, pool: &mut Vec<Vec<Deferred>>) -> Vec<Vec<Deferred>> {
+        let room = self.blocks.back().map_or(0, |b| b.capacity() - b.len());
+        let (mut left, mut next, mut blocks) =
+            (events.saturating_sub(room), self.next_block, Vec::new());
+        while left > 0 {
+            let size = next.clamp(FIRST_BLOCK, BLOCK);
+            blocks.push(match size == BLOCK {
+                true => pool.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK)),
+                false => Vec::with_capacity(size),
+            });
+            (left, next) = (left.saturating_sub(size), size * 2);
+        }
+        blocks
     }
 
     /// Moves the front events for which `takes` holds to `out`, up to `max` of them in all

@@ -8,7 +8,8 @@
 use rayon::prelude::*;
 
 use super::Replay;
-use super::deferred::{self, DeferredKind};
+use super::deferred::{self, Deferred, DeferredKind};
+use super::queue::LaneKey;
 use super::rows::UsageReading;
 use super::task_ids::JobCache;
 use crate::cell::Cell;
@@ -94,9 +95,9 @@ impl Replay {
     /// Applies (or, for runs the policy started late, defers) the usage rows read this tick, in
     /// order. The rows change no task's identity, state or start, so each row's task and shift
     /// are looked up first, on both threads (the hash probes and task columns are cache misses),
-    /// then the rows due now applied in order on one thread while the other pushes the rest to
-    /// the deferred queue in order (the two touch disjoint state, so the result is that of one
-    /// pass in row order).
+    /// then the rows due now applied in order on one thread while the others push the rest to
+    /// the deferred queue as in order, lane by lane (`queue/burst.rs`; the two touch disjoint
+    /// state, so the result is that of one pass in row order).
     pub(super) fn apply_usage(&mut self, cell: &mut Cell) {
         let mut rows = std::mem::take(&mut self.usage.rows);
         let mut tasks = std::mem::take(&mut self.usage.tasks);
@@ -126,13 +127,17 @@ impl Replay {
             });
         });
         // The rows due now and those held back touch disjoint state (the cell; the deferred
-        // queue and its counter), each in row order: one thread applies, the other defers.
+        // queue and its counter), each in row order: one thread applies, the other defers (by
+        // lane, on every thread, `queue/burst.rs`).
         let (queue, seq) = (&mut self.deferred, &mut self.deferred_seq);
-        let ((), unmatched) = rayon::join(
+        rayon::join(
             || apply_due_now(cell, &rows, &tasks),
-            || defer_late(queue, seq, &rows, &tasks),
+            || queue.push_burst(seq, rows.len(), |i| late_row(&rows[i], tasks[i])),
         );
-        self.stats.usage_rows_unmatched += unmatched;
+        let unmatched = crate::parallel_time::region(|| {
+            tasks.par_iter().filter(|(t, _, _)| t.is_none()).count()
+        });
+        self.stats.usage_rows_unmatched += unmatched as u64;
         rows.clear();
         (self.usage.rows, self.usage.tasks) = (rows, tasks);
     }
@@ -159,33 +164,22 @@ fn apply_due_now(cell: &mut Cell, rows: &[UsageRow], tasks: &[(Option<TaskIdx>, 
     }
 }
 
-/// Holds back the rows of runs the policy started late until the run reaches them, in order
-/// (lane: the delay); returns how many rows matched no task.
-fn defer_late(
-    queue: &mut super::DeferredQueue,
-    seq: &mut u64,
-    rows: &[UsageRow],
-    tasks: &[(Option<TaskIdx>, i64, u32)],
-) -> u64 {
-    let mut unmatched = 0;
-    for (u, &(t, delay, generation)) in rows.iter().zip(tasks) {
-        let Some(t) = t else {
-            unmatched += 1;
-            continue;
-        };
-        if delay > 0 {
-            let kind = DeferredKind::Usage {
-                cpu: u.cpu,
-                mem: u.mem,
-            };
-            let lane = Some((delay, deferred::LANE_USAGE));
-            deferred::defer_into(
-                (queue, seq),
-                (u.start_us + delay, lane),
-                (t, generation),
-                kind,
-            );
-        }
-    }
-    unmatched
+/// The deferred event of row `u` when its task's run started late (lane: the delay), held back
+/// until the run reaches it.
+fn late_row(
+    u: &UsageRow,
+    (t, delay, generation): (Option<TaskIdx>, i64, u32),
+) -> Option<(Deferred, LaneKey)> {
+    let task = t.filter(|_| delay > 0)?;
+    let d = Deferred {
+        due_us: u.start_us + delay,
+        seq: 0,
+        task,
+        generation,
+        kind: DeferredKind::Usage {
+            cpu: u.cpu,
+            mem: u.mem,
+        },
+    };
+    Some((d, (delay, deferred::LANE_USAGE)))
 }
