@@ -126,18 +126,24 @@ impl Replay {
                 batch.iter_mut().for_each(shift);
             });
         });
+        // The rows matching no task, and those held back (whether they go lane by lane).
+        let (unmatched, late) = crate::parallel_time::region(|| {
+            let count = |&(t, delay, _): &(Option<TaskIdx>, i64, u32)| match t {
+                None => (1, 0),
+                Some(_) => (0, usize::from(delay > 0)),
+            };
+            let sum = |a: (u64, usize), b: (u64, usize)| (a.0 + b.0, a.1 + b.1);
+            tasks.par_iter().map(count).reduce(|| (0, 0), sum)
+        });
+        self.stats.usage_rows_unmatched += unmatched;
         // The rows due now and those held back touch disjoint state (the cell; the deferred
         // queue and its counter), each in row order: one thread applies, the other defers (by
         // lane, on every thread, `queue/burst.rs`).
         let (queue, seq) = (&mut self.deferred, &mut self.deferred_seq);
         rayon::join(
             || apply_due_now(cell, &rows, &tasks),
-            || queue.push_burst(seq, rows.len(), |i| late_row(&rows[i], tasks[i])),
+            || queue.push_burst(seq, (rows.len(), late), |i| late_row(&rows[i], tasks[i])),
         );
-        let unmatched = crate::parallel_time::region(|| {
-            tasks.par_iter().filter(|(t, _, _)| t.is_none()).count()
-        });
-        self.stats.usage_rows_unmatched += unmatched as u64;
         rows.clear();
         (self.usage.rows, self.usage.tasks) = (rows, tasks);
     }

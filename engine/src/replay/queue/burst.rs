@@ -94,18 +94,18 @@ impl ChunkByLane {
 }
 
 impl DeferredQueue {
-    /// Pushes the events `event(0)`, ..., `event(n - 1)` (`None`: no event at that position)
-    /// to their lanes, numbering them from `seq` on (their own `seq` is ignored): the same as
-    /// pushing them one by one in order, on every thread when the burst is large and the lanes
-    /// few (module doc).
+    /// Pushes the events `event(0)`, ..., `event(n - 1)` (`None`: no event at that position;
+    /// `events` of them hold one) to their lanes, numbering them from `seq` on (their own `seq`
+    /// is ignored): the same as pushing them one by one in order, on every thread when the
+    /// events are many and the lanes few (module doc).
     pub fn push_burst(
         &mut self,
         seq: &mut u64,
-        n: usize,
+        (n, events): (usize, usize),
         event: impl Fn(usize) -> Option<(Deferred, LaneKey)> + Sync,
     ) {
         // The per-lane work is lanes x chunks: in parallel only while that is within the events.
-        if n >= MIN_EVENTS && self.lanes.len() * n.div_ceil(CHUNK) <= n {
+        if events >= MIN_EVENTS && self.lanes.len() * n.div_ceil(CHUNK) <= events {
             crate::parallel_time::region(|| self.push_by_lane(seq, n, &event));
             return;
         }
