@@ -13,11 +13,12 @@
 //! lanes due before `ready_until` (`later` the others, `later_min_due` at most their least due).
 //!
 //! Events come in bursts (the usage rows of five minutes arrive in one tick, over a million at
-//! 8x) and leave as runs of one lane: [`DeferredQueue::pop_due_into`] takes a lane's events for
-//! as long as they precede every other lane's front, without a heap operation each. A lane is a
-//! FIFO of fixed-size blocks drawn from a pool the queue keeps, so a burst neither copies a
-//! growing buffer nor touches fresh memory once the pool holds the peak (a day has hundreds of
-//! shifts: one growable buffer per lane would do both at every burst).
+//! 8x; pushed lane by lane on every thread, `queue/burst.rs`) and leave as runs of one lane:
+//! [`DeferredQueue::pop_due_into`] takes a lane's events for as long as they precede every
+//! other lane's front, without a heap operation each. A lane is a FIFO of fixed-size blocks
+//! drawn from a pool the queue keeps, so a burst neither copies a growing buffer nor touches
+//! fresh memory once the pool holds the peak (a day has hundreds of shifts: one growable
+//! buffer per lane would do both at every burst).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

@@ -46,7 +46,7 @@ pub(super) struct BurstScratch {
 
 /// One chunk's events ordered by lane, each lane's in arrival order: their positions in the
 /// burst and ranks among the chunk's events (the burst's numbers are known once every chunk is
-/// counted). Kept by the queue between bursts, so that a burst writes into memory in use.
+/// counted).
 #[derive(Debug, Default, Clone)]
 pub(super) struct ChunkByLane {
     /// Where each lane's events start in `order`, and the end (one more than the lanes).
@@ -270,12 +270,18 @@ mod tests {
     /// Bursts pushed lane by lane (across chunks of 7, lanes crossing blocks of 3, new keys,
     /// emptied lanes taken again, events out of their lane's order, positions without events)
     /// leave the queue holding exactly what pushing them one by one does, with the same arrival
-    /// numbers, lane numbers and pop order; between bursts both queues are popped alike.
+    /// numbers, lane numbers and pop order; between bursts both queues are popped alike. Cases
+    /// alternate between pools of 1 and 3 threads (one group of lanes per thread).
     #[test]
     fn a_burst_holds_what_pushes_one_by_one_hold() {
         let mut r = Rng::new(17, 0);
         let mut outside_seen = 0;
+        let pools = [1, 3].map(|threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+            pool.build().unwrap()
+        });
         for case in 0..40 {
+            let pool = &pools[case % 2];
             let (mut burst, mut one_by_one) = (DeferredQueue::default(), DeferredQueue::default());
             let (mut seq_a, mut seq_b) = (0, 0);
             for step in 0..30i64 {
@@ -286,7 +292,7 @@ mod tests {
                         if r.below(5) == 0 {
                             return None;
                         }
-                        let shift = 60 * r.below(1 + case % 6) as i64;
+                        let shift = 60 * r.below(1 + case as u64 % 6) as i64;
                         let late = r.below(12) == 0;
                         let time = now + i as i64 - if late { 50 } else { 0 };
                         let d = Deferred {
@@ -302,7 +308,7 @@ mod tests {
                         Some((d, (shift, 1)))
                     })
                     .collect();
-                burst.push_by_lane(&mut seq_a, n, &|i| events[i]);
+                pool.install(|| burst.push_by_lane(&mut seq_a, n, &|i| events[i]));
                 for (mut d, key) in events.iter().flatten().copied() {
                     seq_b += 1;
                     d.seq = seq_b;
