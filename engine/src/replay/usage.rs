@@ -96,8 +96,9 @@ impl Replay {
     /// order. The rows change no task's identity, state or start, so each row's task and shift
     /// are looked up first, on both threads (the hash probes and task columns are cache misses),
     /// then the rows due now applied in order on one thread while the others push the rest to
-    /// the deferred queue as in order, lane by lane (`queue/burst.rs`; the two touch disjoint
-    /// state, so the result is that of one pass in row order).
+    /// the deferred queue lane by lane, with the result of pushing them in row order
+    /// (`queue/burst.rs`; the two touch disjoint state, so the result is that of one pass in
+    /// row order).
     pub(super) fn apply_usage(&mut self, cell: &mut Cell) {
         let mut rows = std::mem::take(&mut self.usage.rows);
         let mut tasks = std::mem::take(&mut self.usage.tasks);
