@@ -384,9 +384,8 @@ pub struct OpenTable {
 
 /// Writes the outputs of one run.
 pub struct RunOutputs {
-    dir: PathBuf,
-    /// The run directory as the writing thread's parts name it.
-    run_dir: std::sync::Arc<PathBuf>,
+    /// The run directory (shared with the parts handed to the writing thread).
+    dir: std::sync::Arc<PathBuf>,
     writer: PartWriter,
     part_ticks: u32,
     part_rows: usize,
@@ -481,8 +480,7 @@ impl RunOutputs {
             .seek(std::io::SeekFrom::Start(state.samples_len))
             .map_err(EngineError::io(&samples_partial))?;
         Ok(RunOutputs {
-            dir: dir.to_path_buf(),
-            run_dir: std::sync::Arc::new(dir.to_path_buf()),
+            dir: std::sync::Arc::new(dir.to_path_buf()),
             writer: PartWriter::spawn(),
             part_ticks: part_ticks.max(1),
             part_rows: usize::try_from(part_rows).unwrap_or(usize::MAX).max(1),
@@ -555,7 +553,7 @@ impl RunOutputs {
         batch: &RecordBatch,
     ) -> Result<()> {
         let job = PartJob {
-            run_dir: self.run_dir.clone(),
+            run_dir: self.dir.clone(),
             table: table.to_string(),
             name: part_name(first_tick),
             batch: batch.clone(),

@@ -91,6 +91,13 @@ struct Lane {
     last: (i64, u64),
 }
 
+/// An empty block of `size` events: `pool`'s last when it has that size (the queue's pool holds
+/// full-size ones; a burst's, each lane's blocks in the order it takes them), else a new one.
+fn take_block(size: usize, pool: &mut Vec<Vec<Deferred>>) -> Vec<Deferred> {
+    let pooled = pool.pop_if(|b| b.capacity() == size);
+    pooled.unwrap_or_else(|| Vec::with_capacity(size))
+}
+
 impl Lane {
     fn front(&self) -> Option<&Deferred> {
         self.blocks.front().map(|b| &b[self.head])
@@ -114,12 +121,8 @@ impl Lane {
     fn push_back(&mut self, d: Deferred, pool: &mut Vec<Vec<Deferred>>) {
         if self.blocks.back().is_none_or(|b| b.len() == b.capacity()) {
             let size = self.next_block.clamp(FIRST_BLOCK, BLOCK);
-            // From the pool when its last block has the size (the queue's pool holds full-size
-            // ones; a burst's, each lane's blocks in the order it takes them).
-            let pooled = pool.pop_if(|b| b.capacity() == size);
-            let block = pooled.unwrap_or_else(|| Vec::with_capacity(size));
             self.next_block = (size * 2).min(BLOCK);
-            self.blocks.push_back(block);
+            self.blocks.push_back(take_block(size, pool));
         }
         if let Some(b) = self.blocks.back_mut() {
             b.push(d);
@@ -127,20 +130,16 @@ impl Lane {
         }
     }
 
-    /// The blocks pushing `events` more would add, in the order it adds them: full-size ones
-    /// from `pool` (or new), smaller ones new. Allocated by the caller's thread, so a burst
-    /// pushed on other threads writes into memory the run's allocator had at hand, not fresh
-    /// pages (`queue/burst.rs`).
+    /// The blocks pushing `events` more would add, in the order it adds them ([`take_block`]).
+    /// Allocated by the caller's thread, so a burst pushed on other threads writes into memory
+    /// the run's allocator had at hand, not fresh pages (`queue/burst.rs`).
     fn blocks_for(&self, events: usize, pool: &mut Vec<Vec<Deferred>>) -> Vec<Vec<Deferred>> {
         let room = self.blocks.back().map_or(0, |b| b.capacity() - b.len());
         let (mut left, mut next, mut blocks) =
             (events.saturating_sub(room), self.next_block, Vec::new());
         while left > 0 {
             let size = next.clamp(FIRST_BLOCK, BLOCK);
-            blocks.push(match size == BLOCK {
-                true => pool.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK)),
-                false => Vec::with_capacity(size),
-            });
+            blocks.push(take_block(size, pool));
             (left, next) = (left.saturating_sub(size), size * 2);
         }
         blocks

@@ -107,14 +107,18 @@ impl Replay {
         let lookup = |cache: &mut JobCache, u: &UsageRow| (task_of.get_near(&u.key, cache), 0, 0);
         // Read-only: both threads look up, in order (the result does not depend on the split):
         // the tasks, then by batch their usage records loaded first (`preload`), then the
-        // shifts and generations read from them.
-        let shift = |(t, delay, generation): &mut (Option<TaskIdx>, i64, u32)| {
-            if let Some(t) = *t {
+        // shifts and generations read from them, counting the rows that match no task and
+        // those held back (whether they go lane by lane).
+        let shift = |(t, delay, generation): &mut (Option<TaskIdx>, i64, u32)| match *t {
+            None => (1, 0),
+            Some(t) => {
                 *delay = deferred::start_delay_us(workload_mode, cell, t);
                 *generation = cell.tasks.usage()[t.index()].generation();
+                (0, usize::from(*delay > 0))
             }
         };
-        crate::parallel_time::region(|| {
+        let sum = |a: (u64, usize), b: (u64, usize)| (a.0 + b.0, a.1 + b.1);
+        let (unmatched, late) = crate::parallel_time::region(|| {
             tasks.par_extend(
                 rows.par_iter()
                     .with_min_len(USAGE_LOOKUPS_PER_JOB)
@@ -122,19 +126,11 @@ impl Replay {
             );
             let batches = tasks.par_chunks_mut(preload::BATCH);
             let per_job = USAGE_LOOKUPS_PER_JOB / preload::BATCH;
-            batches.with_min_len(per_job).for_each(|batch| {
+            let counts = batches.with_min_len(per_job).map(|batch| {
                 preload::preload(batch, |&(t, _, _)| t.map_or(0, |t| cell.preload_usage(t)));
-                batch.iter_mut().for_each(shift);
+                batch.iter_mut().map(shift).fold((0, 0), sum)
             });
-        });
-        // The rows matching no task, and those held back (whether they go lane by lane).
-        let (unmatched, late) = crate::parallel_time::region(|| {
-            let count = |&(t, delay, _): &(Option<TaskIdx>, i64, u32)| match t {
-                None => (1, 0),
-                Some(_) => (0, usize::from(delay > 0)),
-            };
-            let sum = |a: (u64, usize), b: (u64, usize)| (a.0 + b.0, a.1 + b.1);
-            tasks.par_iter().map(count).reduce(|| (0, 0), sum)
+            counts.reduce(|| (0, 0), sum)
         });
         self.stats.usage_rows_unmatched += unmatched;
         // The rows due now and those held back touch disjoint state (the cell; the deferred
