@@ -26,6 +26,7 @@ use crate::usage_model::RequestUse;
 mod columns;
 mod constraints;
 mod need_log;
+mod place_batch;
 mod usage_batch;
 mod usage_slot;
 
@@ -33,6 +34,7 @@ pub use columns::{NOT_SCHEDULED, Nodes, TaskState, Tasks};
 pub use constraints::Constraint;
 pub(crate) use constraints::{AttributeIndex, ConstraintSets};
 use need_log::NeedLog;
+pub use place_batch::{PlaceBatch, PlaceRequest};
 pub use usage_batch::{UsageBatch, UsageChange};
 pub use usage_slot::UsageSlot;
 /// [`Cell::touched_mark`]'s bit for a node in [`Cell::touched`].

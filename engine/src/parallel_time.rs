@@ -38,7 +38,9 @@ impl Drop for Open {
 }
 
 /// Runs `sweep`, a data-parallel sweep, counting its wall time as parallel time on this thread
-/// (when it is not inside another region).
+/// (when it is not inside another region). Never inlined, so that a profile's call stacks show
+/// where regions are (samples under it are parallel time; bench files count those outside).
+#[inline(never)]
 pub fn region<R>(sweep: impl FnOnce() -> R) -> R {
     let (depth, ns) = CLOCK.get();
     CLOCK.set((depth + 1, ns));

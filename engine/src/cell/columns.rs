@@ -347,10 +347,7 @@ impl Tasks {
             generation: self.generation[i],
             node: self.node[i],
             migrating_to: self.migrating_to[i],
-            shift_us: match self.trace_sched_us[i] {
-                NOT_SCHEDULED => 0,
-                sched_us => (self.start_us[i] - sched_us).max(0),
-            },
+            shift_us: UsageSlot::shift(self.trace_sched_us[i], self.start_us[i]),
             ..self.usage[i]
         }
     }

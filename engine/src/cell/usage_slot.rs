@@ -21,7 +21,7 @@ use crate::codec::column::SnapshotColumn;
 use crate::codec::{SectionReader, SectionWriter, SnapshotError};
 use crate::ids::NodeIdx;
 
-use super::columns::TaskState;
+use super::columns::{NOT_SCHEDULED, TaskState};
 
 /// One task slot's usage and the copies a usage row reads (module doc).
 #[repr(C, align(32))]
@@ -65,6 +65,16 @@ impl Default for UsageSlot {
 }
 
 impl UsageSlot {
+    /// The shift of a run started at `start_us` that the trace scheduled at `trace_sched_us`
+    /// ([`NOT_SCHEDULED`] when it has not): the module doc's rule.
+    #[inline]
+    pub(in crate::cell) fn shift(trace_sched_us: i64, start_us: i64) -> i64 {
+        match trace_sched_us {
+            NOT_SCHEDULED => 0,
+            sched_us => (start_us - sched_us).max(0),
+        }
+    }
+
     /// Current CPU usage, units.
     #[inline]
     pub fn cpu(&self) -> u32 {

@@ -20,7 +20,7 @@ use super::migrations::{self, MigrationOutcome, MigrationRecord};
 use super::protocol::{Action, MESSAGE_KINDS, Msg};
 use super::reports::Reports;
 use super::select::{CacheEntry, Demand};
-use crate::cell::{Cell, TaskState};
+use crate::cell::{Cell, PlaceBatch, PlaceRequest, TaskState};
 use crate::csr::Grouping;
 use crate::ids::{AgentIdx, ConstraintSetIdx, NodeIdx, TaskIdx, Tick};
 use crate::match_memo::MatchMemo;
@@ -144,6 +144,11 @@ pub struct Masb {
     /// When the current round began ([`Policy::begin_round`]): migrations start then and end
     /// their transfer `cost / bandwidth` later. Not saved: set before any round's actions.
     round_us: i64,
+    /// The round's placements not yet applied (`apply` gathers them across the round's runs of
+    /// actions; `end_round` or an action that reads the cell applies them, on every thread), with
+    /// the batch's buffers. Empty between rounds: not saved.
+    places: Vec<PlaceRequest>,
+    place_batch: PlaceBatch,
 }
 
 impl Masb {
@@ -177,7 +182,16 @@ impl Masb {
             next_round: 0,
             records: Vec::new(),
             round_us: 0,
+            places: Vec::new(),
+            place_batch: PlaceBatch::default(),
         }
+    }
+
+    /// Places the gathered placements (`places`) that still hold: the task's slot still holds
+    /// its generation and is pending, the node is online ([`Cell::place_batch`], as one by one).
+    fn place_gathered(&mut self, cell: &mut Cell, now_us: i64) {
+        cell.place_batch(&self.places, now_us, &mut self.place_batch);
+        self.places.clear();
     }
 
     /// Appends a migration record, at the current round's time, for `task` leaving its current
@@ -459,15 +473,17 @@ impl Policy for Masb {
                     task,
                     generation,
                     node,
-                } => {
-                    let i = task.index();
-                    if cell.tasks.generation()[i] == generation
-                        && cell.tasks.state()[i] == TaskState::Pending
-                        && cell.nodes.online()[node.index()]
-                    {
-                        cell.place(task, node, now_us);
-                    }
-                }
+                } => self.places.push(PlaceRequest {
+                    task,
+                    generation,
+                    node,
+                }),
+                Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
+                // The others read the cell: the placements before them first.
+                _ => self.place_gathered(cell, now_us),
+            }
+            match *action {
+                Action::Place { .. } | Action::Publish(_) => {}
                 Action::Migrate {
                     task,
                     generation,
@@ -510,13 +526,16 @@ impl Policy for Masb {
                     counters.add(counter::COLLISIONS, 1.0);
                     self.record(cell, task, target, MigrationOutcome::Collision);
                 }
-                Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
                 Action::MigrationFailed { task } => {
                     counters.add(counter::FAILED, 1.0);
                     self.record(cell, task, NodeIdx::NONE, MigrationOutcome::Failed);
                 }
             }
         }
+    }
+
+    fn end_round(&mut self, cell: &mut Cell, now_us: i64) {
+        self.place_gathered(cell, now_us);
     }
 
     fn begin_round(&mut self, cell: &mut Cell, round_us: i64, counters: &mut PolicyCounters) {
