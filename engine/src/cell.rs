@@ -26,6 +26,7 @@ use crate::usage_model::RequestUse;
 mod columns;
 mod constraints;
 mod need_log;
+mod node_ranges;
 mod place_batch;
 mod usage_batch;
 mod usage_slot;

@@ -15,6 +15,7 @@
 
 use rayon::prelude::*;
 
+use super::node_ranges::{ForNode, NodeRanges, SumsRange};
 use super::{Cell, TOUCHED, TOUCHED_FOR_FIT, TaskState, UsageSlot};
 use crate::csr::{Grouping, group_by_key};
 use crate::ids::{NodeIdx, TaskIdx};
@@ -22,8 +23,6 @@ use crate::parallel_time::region;
 
 /// Task slots per range of the first sweep.
 const TASKS_PER_RANGE: usize = 1 << 14;
-/// Nodes per range of the second sweep.
-const NODES_PER_RANGE: usize = 1 << 12;
 /// Placements per part of the grouping.
 const PLACES_PER_PART: usize = 1 << 12;
 
@@ -66,11 +65,7 @@ pub struct PlaceBatch {
     grouping: Grouping<u32>,
     by_task: Vec<u32>,
     ranges: Vec<RangeOut>,
-    node_offsets: Vec<u32>,
-    node_grouping: Grouping<Added>,
-    by_node: Vec<Added>,
-    /// Per node range, the nodes it touched first and the marks it set.
-    touched: Vec<Vec<(u32, u8)>>,
+    node_ranges: NodeRanges<Added>,
     placed: Vec<(u32, TaskIdx)>,
 }
 
@@ -161,72 +156,36 @@ impl Cell {
     }
 
     /// Adds the ranges' amounts to the nodes' sums, node range by node range, and marks the
-    /// nodes touched (as [`Cell::place`] does: a change the fit rule reads).
+    /// nodes touched as [`Cell::place`] does: a change the fit rule reads (`node_ranges.rs`).
     fn add_placed_sums(&mut self, batch: &mut PlaceBatch) {
-        let nodes = self.nodes.len();
-        let ranges = nodes.div_ceil(NODES_PER_RANGE);
         let added = &batch.ranges;
-        let of_range =
-            |r: usize| (added[r].added.iter()).map(|a| (a.node as usize / NODES_PER_RANGE, a));
-        let grouped = (&mut batch.node_offsets, &mut batch.node_grouping);
-        let n = group_by_key(
-            ranges,
-            (added.len(), of_range),
-            grouped.0,
-            grouped.1,
-            &mut batch.by_node,
-        );
-        let (offsets, by_node) = (&batch.node_offsets, &batch.by_node[..n]);
-        if self.touched_mark.len() < nodes {
-            self.touched_mark.resize(nodes, 0);
-        }
-        batch.touched.resize_with(ranges, Vec::new);
+        let add = |sums: &mut SumsRange<'_>, j: usize, a: &Added| {
+            sums.cpu_used[j] = sums.cpu_used[j].wrapping_add(a.cpu_used);
+            sums.mem_used[j] = sums.mem_used[j].wrapping_add(a.mem_used);
+            sums.cpu_req[j] = sums.cpu_req[j].wrapping_add(a.cpu_req);
+            sums.mem_req[j] = sums.mem_req[j].wrapping_add(a.mem_req);
+            if a.production {
+                sums.prod_cpu_req[j] = sums.prod_cpu_req[j].wrapping_add(a.cpu_req);
+                sums.prod_mem_req[j] = sums.prod_mem_req[j].wrapping_add(a.mem_req);
+            }
+            sums.task_count[j] = sums.task_count[j].wrapping_add(1);
+        };
+        let parts = (added.len(), |r: usize| added[r].added.iter());
         let marks = TOUCHED | TOUCHED_FOR_FIT;
-        fn chunks(v: &mut [u32]) -> rayon::slice::ChunksMut<'_, u32> {
-            v.par_chunks_mut(NODES_PER_RANGE)
-        }
-        let n_ = &mut self.nodes;
-        let sums = (chunks(&mut n_.cpu_used).zip(chunks(&mut n_.mem_used)))
-            .zip(chunks(&mut n_.cpu_req).zip(chunks(&mut n_.mem_req)))
-            .zip(chunks(&mut n_.prod_cpu_req).zip(chunks(&mut n_.prod_mem_req)))
-            .zip(chunks(&mut n_.task_count))
-            .zip(self.touched_mark[..nodes].par_chunks_mut(NODES_PER_RANGE));
-        region(|| {
-            (sums.zip(batch.touched.par_iter_mut()).enumerate()).for_each(
-                |(r, (((((used, req), prod), count), touched_mark), touched))| {
-                    touched.clear();
-                    let first = r * NODES_PER_RANGE;
-                    let ((cpu_used, mem_used), (cpu_req, mem_req)) = (used, req);
-                    let (prod_cpu_req, prod_mem_req) = prod;
-                    for a in &by_node[offsets[r] as usize..offsets[r + 1] as usize] {
-                        let j = a.node as usize - first;
-                        cpu_used[j] = cpu_used[j].wrapping_add(a.cpu_used);
-                        mem_used[j] = mem_used[j].wrapping_add(a.mem_used);
-                        cpu_req[j] = cpu_req[j].wrapping_add(a.cpu_req);
-                        mem_req[j] = mem_req[j].wrapping_add(a.mem_req);
-                        if a.production {
-                            prod_cpu_req[j] = prod_cpu_req[j].wrapping_add(a.cpu_req);
-                            prod_mem_req[j] = prod_mem_req[j].wrapping_add(a.mem_req);
-                        }
-                        count[j] = count[j].wrapping_add(1);
-                        let new = marks & !touched_mark[j];
-                        if new != 0 {
-                            touched_mark[j] |= new;
-                            touched.push((a.node, new));
-                        }
-                    }
-                },
-            )
-        });
-        for &(n, new) in batch.touched.iter().flatten() {
-            self.list_touched(n, new);
-        }
+        self.add_by_node_range(parts, &mut batch.node_ranges, marks, add);
+    }
+}
+
+impl ForNode for Added {
+    fn node(&self) -> u32 {
+        self.node
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell::node_ranges::NODES_PER_RANGE;
 
     /// On random cells (pending, running, migrating and ended tasks, some of them scheduled by
     /// the trace; some nodes offline) and random batches (several placements of one task,

@@ -13,6 +13,7 @@
 
 use rayon::prelude::*;
 
+use super::node_ranges::{ForNode, NodeRanges, SumsRange};
 use super::{Cell, TaskState};
 use crate::csr::{Grouping, group_by_key};
 use crate::fit_by::FitBy;
@@ -21,8 +22,6 @@ use crate::parallel_time::region;
 
 /// Task slots per range of the first sweep.
 const TASKS_PER_RANGE: usize = 1 << 14;
-/// Nodes per range of the second sweep.
-const NODES_PER_RANGE: usize = 1 << 12;
 /// Changes per part of the grouping.
 const CHANGES_PER_PART: usize = 1 << 12;
 
@@ -63,11 +62,7 @@ pub struct UsageBatch {
     grouping: Grouping<u32>,
     by_task: Vec<u32>,
     ranges: Vec<RangeOut>,
-    node_offsets: Vec<u32>,
-    node_grouping: Grouping<Moved>,
-    by_node: Vec<Moved>,
-    /// Per node range, the nodes it touched first and the marks it set.
-    touched: Vec<Vec<(u32, u8)>>,
+    node_ranges: NodeRanges<Moved>,
     logged: Vec<(u32, TaskIdx)>,
 }
 
@@ -146,57 +141,29 @@ impl Cell {
     }
 
     /// Adds the ranges' moved sums to the nodes', node range by node range, and marks the
-    /// nodes touched.
+    /// nodes touched (`node_ranges.rs`).
     fn move_usage_sums(&mut self, batch: &mut UsageBatch) {
-        let nodes = self.nodes.len();
-        let ranges = nodes.div_ceil(NODES_PER_RANGE);
         let moved = &batch.ranges;
-        let of_range =
-            |r: usize| (moved[r].moved.iter()).map(|m| (m.node as usize / NODES_PER_RANGE, m));
-        let grouped = (&mut batch.node_offsets, &mut batch.node_grouping);
-        let n = group_by_key(
-            ranges,
-            (moved.len(), of_range),
-            grouped.0,
-            grouped.1,
-            &mut batch.by_node,
-        );
-        let (offsets, by_node) = (&batch.node_offsets, &batch.by_node[..n]);
-        if self.touched_mark.len() < nodes {
-            self.touched_mark.resize(nodes, 0);
-        }
-        batch.touched.resize_with(ranges, Vec::new);
         let marks = self.usage_marks();
-        let sums = (self.nodes.cpu_used.par_chunks_mut(NODES_PER_RANGE))
-            .zip(self.nodes.mem_used.par_chunks_mut(NODES_PER_RANGE))
-            .zip(self.touched_mark[..nodes].par_chunks_mut(NODES_PER_RANGE));
-        region(|| {
-            (sums.zip(batch.touched.par_iter_mut()).enumerate()).for_each(
-                |(r, (((cpu_used, mem_used), touched_mark), touched))| {
-                    touched.clear();
-                    let first = r * NODES_PER_RANGE;
-                    for m in &by_node[offsets[r] as usize..offsets[r + 1] as usize] {
-                        let j = m.node as usize - first;
-                        cpu_used[j] = (cpu_used[j] as i64 + m.cpu) as u32;
-                        mem_used[j] = (mem_used[j] as i64 + m.mem) as u32;
-                        let new = marks & !touched_mark[j];
-                        if new != 0 {
-                            touched_mark[j] |= new;
-                            touched.push((m.node, new));
-                        }
-                    }
-                },
-            )
-        });
-        for &(n, new) in batch.touched.iter().flatten() {
-            self.list_touched(n, new);
-        }
+        let add = |sums: &mut SumsRange<'_>, j: usize, m: &Moved| {
+            sums.cpu_used[j] = (sums.cpu_used[j] as i64 + m.cpu) as u32;
+            sums.mem_used[j] = (sums.mem_used[j] as i64 + m.mem) as u32;
+        };
+        let parts = (moved.len(), |r: usize| moved[r].moved.iter());
+        self.add_by_node_range(parts, &mut batch.node_ranges, marks, add);
+    }
+}
+
+impl ForNode for Moved {
+    fn node(&self) -> u32 {
+        self.node
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell::node_ranges::NODES_PER_RANGE;
     use crate::ids::NodeIdx;
 
     /// On random cells (running, migrating, pending and ended tasks; both fit rules) and random

@@ -194,6 +194,59 @@ impl Masb {
         self.places.clear();
     }
 
+    /// Applies an action that reads the cell (a migration started, a collision or a failure
+    /// recorded); placements and publishes are [`Policy::apply`]'s own.
+    fn apply_reading(&mut self, cell: &mut Cell, action: Action, counters: &mut PolicyCounters) {
+        match action {
+            Action::Place { .. } | Action::Publish(_) => {}
+            Action::Migrate {
+                task,
+                generation,
+                source,
+                target,
+                forced,
+            } => {
+                let i = task.index();
+                let ok = cell.tasks.generation()[i] == generation
+                    && cell.tasks.node()[i] == source
+                    && cell.nodes.online()[target.index()];
+                if ok && cell.start_migration(task, target) {
+                    let (cpu, mem) = (
+                        to_normalised(cell.tasks.usage()[i].cpu()),
+                        to_normalised(cell.tasks.usage()[i].mem()),
+                    );
+                    let cost = migration_cost(cpu, mem, &self.config);
+                    let end_us = self.round_us + (cost.duration_s * 1e6) as i64;
+                    let (job_id, task_index) = (cell.tasks.job_id()[i], cell.tasks.task_index()[i]);
+                    self.in_flight.push(InFlight {
+                        task,
+                        generation,
+                        source,
+                        target,
+                        end_us,
+                        cost_mb: cost.cost_mb,
+                        forced,
+                        job_id,
+                        task_index,
+                    });
+                    let r = self.record(cell, task, target, MigrationOutcome::Started);
+                    (r.cost_mb, r.forced) = (cost.cost_mb, forced);
+                    counters.add(counter::STARTED, 1.0);
+                    counters.add(counter::COST_MB, cost.cost_mb);
+                    counters.add(counter::FORCED, f64::from(u8::from(forced)));
+                }
+            }
+            Action::Collision { task, target } => {
+                counters.add(counter::COLLISIONS, 1.0);
+                self.record(cell, task, target, MigrationOutcome::Collision);
+            }
+            Action::MigrationFailed { task } => {
+                counters.add(counter::FAILED, 1.0);
+                self.record(cell, task, NodeIdx::NONE, MigrationOutcome::Failed);
+            }
+        }
+    }
+
     /// Appends a migration record, at the current round's time, for `task` leaving its current
     /// node towards `target` (NONE when none was chosen), with no cost and not forced; returns it
     /// to complete.
@@ -479,56 +532,10 @@ impl Policy for Masb {
                     node,
                 }),
                 Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
-                // The others read the cell: the placements before them first.
-                _ => self.place_gathered(cell, now_us),
-            }
-            match *action {
-                Action::Place { .. } | Action::Publish(_) => {}
-                Action::Migrate {
-                    task,
-                    generation,
-                    source,
-                    target,
-                    forced,
-                } => {
-                    let i = task.index();
-                    let ok = cell.tasks.generation()[i] == generation
-                        && cell.tasks.node()[i] == source
-                        && cell.nodes.online()[target.index()];
-                    if ok && cell.start_migration(task, target) {
-                        let (cpu, mem) = (
-                            to_normalised(cell.tasks.usage()[i].cpu()),
-                            to_normalised(cell.tasks.usage()[i].mem()),
-                        );
-                        let cost = migration_cost(cpu, mem, &self.config);
-                        let end_us = self.round_us + (cost.duration_s * 1e6) as i64;
-                        let (job_id, task_index) =
-                            (cell.tasks.job_id()[i], cell.tasks.task_index()[i]);
-                        self.in_flight.push(InFlight {
-                            task,
-                            generation,
-                            source,
-                            target,
-                            end_us,
-                            cost_mb: cost.cost_mb,
-                            forced,
-                            job_id,
-                            task_index,
-                        });
-                        let r = self.record(cell, task, target, MigrationOutcome::Started);
-                        (r.cost_mb, r.forced) = (cost.cost_mb, forced);
-                        counters.add(counter::STARTED, 1.0);
-                        counters.add(counter::COST_MB, cost.cost_mb);
-                        counters.add(counter::FORCED, f64::from(u8::from(forced)));
-                    }
-                }
-                Action::Collision { task, target } => {
-                    counters.add(counter::COLLISIONS, 1.0);
-                    self.record(cell, task, target, MigrationOutcome::Collision);
-                }
-                Action::MigrationFailed { task } => {
-                    counters.add(counter::FAILED, 1.0);
-                    self.record(cell, task, NodeIdx::NONE, MigrationOutcome::Failed);
+                // The others read the cell: the placements gathered before them first.
+                reading => {
+                    self.place_gathered(cell, now_us);
+                    self.apply_reading(cell, reading, counters);
                 }
             }
         }

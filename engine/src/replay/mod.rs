@@ -225,7 +225,8 @@ pub struct Replay {
     due_events: Vec<Deferred>,
     /// Scratch: the tasks that end in a batch of due events (a bit per task slot, all clear
     /// between batches), those of its events applied one by one, and its other usage samples
-    /// with the buffers of their batch (`deferred.rs`).
+    /// with the buffers of their batch (`deferred.rs`; the last two also serve a burst of usage
+    /// rows due now, `usage.rs`).
     ending: Vec<u64>,
     due_one_by_one: Vec<Deferred>,
     usage_changes: Vec<crate::cell::UsageChange>,

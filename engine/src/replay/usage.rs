@@ -108,8 +108,9 @@ impl Replay {
     /// Applies (or, for runs the policy started late, defers) the usage rows read this tick, in
     /// order. The rows change no task's identity, state or start, so each row's task and shift
     /// are looked up first, on both threads (the hash probes and task columns are cache misses),
-    /// then the rows due now applied in order on one thread while the others push the rest to
-    /// the deferred queue lane by lane, with the result of pushing them in row order
+    /// then the rows due now applied in order (a burst on a large cell in one batch on every
+    /// thread, [`apply_due_now`]) beside the rest pushed to the deferred queue lane by lane, with
+    /// the result of pushing them in row order
     /// (`queue/burst.rs`; the two touch disjoint state, so the result is that of one pass in
     /// row order).
     pub(super) fn apply_usage(&mut self, cell: &mut Cell) {
