@@ -26,8 +26,8 @@ use crate::usage_model::RequestUse;
 mod columns;
 mod constraints;
 mod need_log;
-mod node_ranges;
 mod place_batch;
+mod ranges;
 mod usage_batch;
 mod usage_slot;
 

@@ -15,16 +15,10 @@
 
 use rayon::prelude::*;
 
-use super::node_ranges::{ForNode, NodeRanges, SumsRange};
+use super::ranges::{ForNode, NodeRanges, SumsRange, TASKS_PER_RANGE, TaskRanges};
 use super::{Cell, TOUCHED, TOUCHED_FOR_FIT, TaskState, UsageSlot};
-use crate::csr::{Grouping, group_by_key};
 use crate::ids::{NodeIdx, TaskIdx};
 use crate::parallel_time::region;
-
-/// Task slots per range of the first sweep.
-const TASKS_PER_RANGE: usize = 1 << 14;
-/// Placements per part of the grouping.
-const PLACES_PER_PART: usize = 1 << 12;
 
 /// One placement a policy decided: task `task` on node `node`, if its slot still holds
 /// `generation`, it is pending, and the node is online.
@@ -61,9 +55,7 @@ struct RangeOut {
 /// The buffers a batch keeps between calls.
 #[derive(Debug, Clone, Default)]
 pub struct PlaceBatch {
-    offsets: Vec<u32>,
-    grouping: Grouping<u32>,
-    by_task: Vec<u32>,
+    task_ranges: TaskRanges,
     ranges: Vec<RangeOut>,
     node_ranges: NodeRanges<Added>,
     placed: Vec<(u32, TaskIdx)>,
@@ -83,20 +75,10 @@ impl Cell {
             return 0;
         }
         let ranges = self.tasks.len().div_ceil(TASKS_PER_RANGE);
-        let parts = places.len().div_ceil(PLACES_PER_PART);
-        let of_part = |p: usize| {
-            let part = p * PLACES_PER_PART..((p + 1) * PLACES_PER_PART).min(places.len());
-            part.map(|k| (places[k].task.index() / TASKS_PER_RANGE, k as u32))
-        };
-        let grouped = (&mut batch.offsets, &mut batch.grouping);
-        let n = group_by_key(
-            ranges,
-            (parts, of_part),
-            grouped.0,
-            grouped.1,
-            &mut batch.by_task,
-        );
-        let (offsets, by_task) = (&batch.offsets, &batch.by_task[..n]);
+        let task_of = |k: usize| places[k].task.index();
+        let (offsets, by_task) = batch
+            .task_ranges
+            .group(self.tasks.len(), places.len(), task_of);
         batch.ranges.resize_with(ranges, RangeOut::default);
         let tasks = &mut self.tasks;
         let online = &self.nodes.online;
@@ -156,7 +138,7 @@ impl Cell {
     }
 
     /// Adds the ranges' amounts to the nodes' sums, node range by node range, and marks the
-    /// nodes touched as [`Cell::place`] does: a change the fit rule reads (`node_ranges.rs`).
+    /// nodes touched as [`Cell::place`] does: a change the fit rule reads (`ranges.rs`).
     fn add_placed_sums(&mut self, batch: &mut PlaceBatch) {
         let added = &batch.ranges;
         let add = |sums: &mut SumsRange<'_>, j: usize, a: &Added| {
@@ -185,7 +167,7 @@ impl ForNode for Added {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell::node_ranges::NODES_PER_RANGE;
+    use crate::cell::ranges::NODES_PER_RANGE;
 
     /// On random cells (pending, running, migrating and ended tasks, some of them scheduled by
     /// the trace; some nodes offline) and random batches (several placements of one task,

@@ -13,17 +13,11 @@
 
 use rayon::prelude::*;
 
-use super::node_ranges::{ForNode, NodeRanges, SumsRange};
+use super::ranges::{ForNode, NodeRanges, SumsRange, TASKS_PER_RANGE, TaskRanges};
 use super::{Cell, TaskState};
-use crate::csr::{Grouping, group_by_key};
 use crate::fit_by::FitBy;
 use crate::ids::TaskIdx;
 use crate::parallel_time::region;
-
-/// Task slots per range of the first sweep.
-const TASKS_PER_RANGE: usize = 1 << 14;
-/// Changes per part of the grouping.
-const CHANGES_PER_PART: usize = 1 << 12;
 
 /// One usage change: task `task`'s usage, if its slot still holds `generation` and is not free,
 /// is `cpu` and `mem` (as [`Cell::set_usage`]).
@@ -58,9 +52,7 @@ struct RangeOut {
 /// The buffers a batch keeps between calls.
 #[derive(Debug, Clone, Default)]
 pub struct UsageBatch {
-    offsets: Vec<u32>,
-    grouping: Grouping<u32>,
-    by_task: Vec<u32>,
+    task_ranges: TaskRanges,
     ranges: Vec<RangeOut>,
     node_ranges: NodeRanges<Moved>,
     logged: Vec<(u32, TaskIdx)>,
@@ -76,20 +68,10 @@ impl Cell {
         }
         let by_usage = self.nodes.fit_by == FitBy::Usage;
         let ranges = self.tasks.len().div_ceil(TASKS_PER_RANGE);
-        let parts = changes.len().div_ceil(CHANGES_PER_PART);
-        let of_part = |p: usize| {
-            let part = p * CHANGES_PER_PART..((p + 1) * CHANGES_PER_PART).min(changes.len());
-            part.map(|k| (changes[k].task.index() / TASKS_PER_RANGE, k as u32))
-        };
-        let grouped = (&mut batch.offsets, &mut batch.grouping);
-        let n = group_by_key(
-            ranges,
-            (parts, of_part),
-            grouped.0,
-            grouped.1,
-            &mut batch.by_task,
-        );
-        let (offsets, by_task) = (&batch.offsets, &batch.by_task[..n]);
+        let task_of = |k: usize| changes[k].task.index();
+        let (offsets, by_task) = batch
+            .task_ranges
+            .group(self.tasks.len(), changes.len(), task_of);
         batch.ranges.resize_with(ranges, RangeOut::default);
         // Each range's records (`cell/usage_slot.rs`: the usage, and copies of the state,
         // generation, node and target it reads).
@@ -141,7 +123,7 @@ impl Cell {
     }
 
     /// Adds the ranges' moved sums to the nodes', node range by node range, and marks the
-    /// nodes touched (`node_ranges.rs`).
+    /// nodes touched (`ranges.rs`).
     fn move_usage_sums(&mut self, batch: &mut UsageBatch) {
         let moved = &batch.ranges;
         let marks = self.usage_marks();
@@ -163,7 +145,7 @@ impl ForNode for Moved {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell::node_ranges::NODES_PER_RANGE;
+    use crate::cell::ranges::NODES_PER_RANGE;
     use crate::ids::NodeIdx;
 
     /// On random cells (running, migrating, pending and ended tasks; both fit rules) and random

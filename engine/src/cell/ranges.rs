@@ -1,11 +1,11 @@
-//! Adding a batch's amounts to the node sums range by range on every thread: the second sweep
-//! of the batches (`usage_batch.rs`, `place_batch.rs`), which first apply their changes per
-//! range of task slots and collect what each adds to which node.
+//! The two sweeps of the batches (`usage_batch.rs`, `place_batch.rs`): a batch's items grouped
+//! by range of [`TASKS_PER_RANGE`] task slots ([`TaskRanges`]), each range applying its own
+//! to its own slices of the task columns; then the amounts they add to the node sums, by
+//! range of [`NODES_PER_RANGE`] nodes ([`Cell::add_by_node_range`]).
 //!
-//! The amounts are grouped by range of [`NODES_PER_RANGE`] nodes (stably: a node's amounts
-//! stay in batch order) and each range adds its own into its own slices of the sums, marking
-//! the nodes it touches. Sums are integers that wrap, so they commute: the result is that of
-//! adding one by one, for any number of threads; the nodes touched come in node-range order
+//! Both groupings are stable (a task's items, a node's amounts stay in batch order) and the
+//! ranges fixed sizes, so the result is that of applying one by one, for any number of threads.
+//! Sums are integers that wrap, so they commute; the nodes touched come in node-range order
 //! ([`Cell::touched`]'s readers take them as a set).
 
 use rayon::prelude::*;
@@ -14,8 +14,42 @@ use super::Cell;
 use crate::csr::{Grouping, group_by_key};
 use crate::parallel_time::region;
 
-/// Nodes per range of the sweep.
+/// Task slots per range of the first sweep.
+pub(super) const TASKS_PER_RANGE: usize = 1 << 14;
+/// Nodes per range of the second sweep.
 pub(super) const NODES_PER_RANGE: usize = 1 << 12;
+/// A batch's items per part of the first sweep's grouping.
+const ITEMS_PER_PART: usize = 1 << 12;
+
+/// The first sweep's grouping of a batch's items by range of task slots, and its buffers.
+#[derive(Debug, Clone, Default)]
+pub(super) struct TaskRanges {
+    offsets: Vec<u32>,
+    grouping: Grouping<u32>,
+    by_task: Vec<u32>,
+}
+
+impl TaskRanges {
+    /// Groups items `0..items` (item `k`'s task slot `task_of(k)`) by range of a table of
+    /// `slots` slots, stably; returns each range's start in the second slice (range `r`'s
+    /// items are `by_task[offsets[r]..offsets[r + 1]]`).
+    pub(super) fn group(
+        &mut self,
+        slots: usize,
+        items: usize,
+        task_of: impl Fn(usize) -> usize + Sync,
+    ) -> (&[u32], &[u32]) {
+        let ranges = slots.div_ceil(TASKS_PER_RANGE);
+        let of_part = |p: usize| {
+            let part = p * ITEMS_PER_PART..((p + 1) * ITEMS_PER_PART).min(items);
+            part.map(|k| (task_of(k) / TASKS_PER_RANGE, k as u32))
+        };
+        let parts = (items.div_ceil(ITEMS_PER_PART), of_part);
+        let (offsets, grouping) = (&mut self.offsets, &mut self.grouping);
+        let n = group_by_key(ranges, parts, offsets, grouping, &mut self.by_task);
+        (&self.offsets, &self.by_task[..n])
+    }
+}
 
 /// Amounts for one node.
 pub(super) trait ForNode: Copy + Send + Sync {
