@@ -283,7 +283,10 @@ impl<M, A> Default for ChunkOutput<M, A> {
 
 impl<M, A> ChunkOutput<M, A> {
     /// Steps the agents `ids` (ascending; agent `a`'s state is `states[a - base]`) into this
-    /// output, cleared first, and counts their messages per kind (`kinds` of them).
+    /// output, cleared first, and counts their messages per kind (`kinds` of them). First notes
+    /// the last step's need and gives back a surge's room ([`Self::release_surge`]): here, on
+    /// the step's thread, not after the round on the run's (at 8x ~5 % of MASB's one-thread
+    /// time was chunks' buffers shrunk one after the other).
     pub(crate) fn step<P>(
         &mut self,
         (policy, ctx, inbox): (&P, &StepCtx<'_>, &Mailbox<M>),
@@ -294,6 +297,7 @@ impl<M, A> ChunkOutput<M, A> {
         P: Policy<Msg = M, Action = A>,
         M: Copy + Send + Sync,
     {
+        self.release_surge();
         let ChunkOutput {
             messages,
             receivers,
@@ -471,9 +475,6 @@ pub fn run_round<P: Policy>(
     // room for the messages just sent, which `mailbox` holds.
     scratch.spare.release_surge(mailbox.len());
     mailbox.release_surge(0);
-    for output in &mut scratch.chunks[..chunks] {
-        output.release_surge();
-    }
 }
 
 #[cfg(test)]

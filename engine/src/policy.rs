@@ -348,10 +348,15 @@ pub struct TableRows {
 impl TableRows {
     /// Appends `row` (one value per column, in order) to table `table`.
     pub fn push(&mut self, table: usize, row: &[Value]) {
+        self.table(table).extend_from_slice(row);
+    }
+
+    /// Table `table`'s values, row after row, for a policy to append rows to in place.
+    pub fn table(&mut self, table: usize) -> &mut Vec<Value> {
         if self.values.len() <= table {
             self.values.resize_with(table + 1, Vec::new);
         }
-        self.values[table].extend_from_slice(row);
+        &mut self.values[table]
     }
 }
 

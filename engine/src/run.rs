@@ -329,6 +329,8 @@ struct Simulation<'a, P: Policy> {
     delays: DelayQueue<P::Msg>,
     active: ActiveScratch,
     scratch: RoundScratch<P::Msg, P::Action>,
+    /// Scratch: the policy's table rows of a tick (emptied into the outputs, room kept).
+    table_rows: TableRows,
     acc: Accumulator,
     /// The metrics' incremental node classification (not saved: a restore classifies afresh).
     classifier: crate::metrics::Classifier,
@@ -416,6 +418,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
             delays: state.delays,
             active: ActiveScratch::default(),
             scratch: RoundScratch::default(),
+            table_rows: TableRows::default(),
             config,
             trace_dir,
             out_dir,
@@ -812,7 +815,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         self.policy.end_tick(cell, end_us, &mut counters);
         let mut samples = Vec::new();
         self.policy.take_samples(agents, &mut samples);
-        let mut rows = TableRows::default();
+        let mut rows = std::mem::take(&mut self.table_rows);
         self.policy.take_rows(&mut rows);
         let (t2, p2) = (Instant::now(), parallel_ns());
         if config.check_invariants {
@@ -860,7 +863,9 @@ impl<'a, P: Policy> Simulation<'a, P> {
                 parallel_ms(p3, p4),
             ],
         };
-        self.outputs.tick(row, timing, &mut rows)?;
+        let written = self.outputs.tick(row, timing, &mut rows);
+        self.table_rows = rows;
+        written?;
         self.next_tick += 1;
         Ok(TickEnd::Done)
     }

@@ -63,15 +63,31 @@ impl Cell {
     /// task slot no longer holds its generation or is free), on every thread (module doc); the
     /// nodes touched come in node order by ranges.
     pub fn set_usage_batch(&mut self, changes: &[UsageChange], batch: &mut UsageBatch) {
-        if changes.is_empty() {
+        let task_of = |k: usize| changes[k].task;
+        self.set_usage_batch_of((changes.len(), task_of, |k| Some(changes[k])), batch);
+    }
+
+    /// [`Cell::set_usage_batch`] over items `0..items` of the caller's own list, read where
+    /// they lie: item `k` is for task `task_of(k)` and, when `change_of(k)` gives one, makes
+    /// that change (of that task); the others are passed over. Saves copying a long list of
+    /// mixed items (the replay's due deferred events, `replay/deferred.rs`) into changes
+    /// first, on one thread.
+    pub fn set_usage_batch_of(
+        &mut self,
+        (items, task_of, change_of): (
+            usize,
+            impl Fn(usize) -> TaskIdx + Sync,
+            impl Fn(usize) -> Option<UsageChange> + Sync,
+        ),
+        batch: &mut UsageBatch,
+    ) {
+        if items == 0 {
             return;
         }
         let by_usage = self.nodes.fit_by == FitBy::Usage;
         let ranges = self.tasks.len().div_ceil(TASKS_PER_RANGE);
-        let task_of = |k: usize| changes[k].task.index();
-        let (offsets, by_task) = batch
-            .task_ranges
-            .group(self.tasks.len(), changes.len(), task_of);
+        let (offsets, by_task) =
+            (batch.task_ranges).group(self.tasks.len(), items, |k| task_of(k).index());
         batch.ranges.resize_with(ranges, RangeOut::default);
         // Each range's records (`cell/usage_slot.rs`: the usage, and copies of the state,
         // generation, node and target it reads).
@@ -84,7 +100,9 @@ impl Cell {
                     let first = r * TASKS_PER_RANGE;
                     let range = offsets[r] as usize..offsets[r + 1] as usize;
                     for &k in &by_task[range] {
-                        let c = changes[k as usize];
+                        let Some(c) = change_of(k as usize) else {
+                            continue;
+                        };
                         let u = &mut records[c.task.index() - first];
                         let s = u.state;
                         if u.generation != c.generation || s == TaskState::Free {

@@ -144,6 +144,10 @@ pub struct Masb {
     /// When the current round began ([`Policy::begin_round`]): migrations start then and end
     /// their transfer `cost / bandwidth` later. Not saved: set before any round's actions.
     round_us: i64,
+    /// The current round's global index, and the next round's to begin (set by `begin_tick` to
+    /// the tick's first, counted by `begin_round`). Not saved, as `round_us`.
+    round: u64,
+    round_begun: u64,
     /// The round's placements not yet applied (`apply` gathers them across the round's runs of
     /// actions; `end_round` or an action that reads the cell applies them, on every thread), with
     /// the batch's buffers. Empty between rounds: not saved.
@@ -182,6 +186,8 @@ impl Masb {
             next_round: 0,
             records: Vec::new(),
             round_us: 0,
+            round: 0,
+            round_begun: 0,
             places: Vec::new(),
             place_batch: PlaceBatch::default(),
         }
@@ -195,10 +201,10 @@ impl Masb {
     }
 
     /// Applies an action that reads the cell (a migration started, a collision or a failure
-    /// recorded); placements and publishes are [`Policy::apply`]'s own.
+    /// recorded); placements are [`Policy::apply`]'s own.
     fn apply_reading(&mut self, cell: &mut Cell, action: Action, counters: &mut PolicyCounters) {
         match action {
-            Action::Place { .. } | Action::Publish(_) => {}
+            Action::Place { .. } => {}
             Action::Migrate {
                 task,
                 generation,
@@ -458,6 +464,7 @@ impl Policy for Masb {
         let round_0_s = self.round_start_s(u64::from(tick.0), 0);
         let first_round = u64::from(tick.0) * u64::from(self.rounds_per_tick);
         self.next_round = first_round + u64::from(self.rounds_per_tick);
+        self.round_begun = first_round;
         let cell = &*cell;
         let Masb {
             node_task_offsets,
@@ -531,7 +538,6 @@ impl Policy for Masb {
                     generation,
                     node,
                 }),
-                Action::Publish(entry) => CacheEntry::store(&mut self.cache, entry),
                 // The others read the cell: the placements gathered before them first.
                 reading => {
                     self.place_gathered(cell, now_us);
@@ -543,10 +549,13 @@ impl Policy for Masb {
 
     fn end_round(&mut self, cell: &mut Cell, now_us: i64) {
         self.place_gathered(cell, now_us);
+        self.reports.store_due(self.round, &mut self.cache);
     }
 
     fn begin_round(&mut self, cell: &mut Cell, round_us: i64, counters: &mut PolicyCounters) {
         self.round_us = round_us;
+        self.round = self.round_begun;
+        self.round_begun += 1;
         self.settle_migrations(cell, round_us, counters);
     }
 
@@ -578,11 +587,11 @@ impl Policy for Masb {
     }
 
     fn take_rows(&mut self, out: &mut TableRows) {
-        let mut values = Vec::with_capacity(self.records.len() * migrations::TABLE.columns.len());
+        let values = out.table(0);
+        values.reserve(self.records.len() * migrations::TABLE.columns.len());
         for r in self.records.drain(..) {
-            r.push_row(&mut values);
+            r.push_row(values);
         }
-        out.push(0, &values);
     }
 
     fn take_samples(&mut self, agents: &mut [MasbAgent], out: &mut Vec<String>) {

@@ -3,7 +3,7 @@
 //! `Copy` data: no heap, no closures.
 
 use super::score::NodeState;
-use super::select::{CacheEntry, Demand, Recommendation};
+use super::select::{Demand, Recommendation};
 use crate::ids::{NodeIdx, TaskIdx};
 
 /// Candidates a GetCandidateNodesResponse can carry (the paper's 15).
@@ -52,7 +52,7 @@ impl CandidateList {
 /// otherwise: the node report (NA -> its BA, every tick: the node's state; taken from the cell
 /// at the round it is sent, `reports.rs`) and the cache share (BA -> the other BAs: a report
 /// they did not receive themselves; every broker would hold the same copy one round after the
-/// report's own broker, so it goes through the brokers' shared cache, `Action::Publish`).
+/// report's own broker, so it goes through the brokers' shared cache, `Reports::store_due`).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Msg {
     /// BA -> NA: take this new task?
@@ -226,9 +226,6 @@ pub enum Action {
         /// The task.
         task: TaskIdx,
     },
-    /// A node report a broker received, shared with the other brokers: written to the shared
-    /// cache after the round (what their CacheShare messages would deliver the round after).
-    Publish(CacheEntry),
 }
 
 #[cfg(test)]

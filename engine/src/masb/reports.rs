@@ -79,7 +79,40 @@ impl ReportBook {
             false => &[],
         }
     }
+
+    /// Keeps every report in `cache` as [`CacheEntry::store`] on each would, on every thread
+    /// by range of [`CACHE_PER_RANGE`] nodes: a node is in one broker's list at most, each list
+    /// in node order (the invariant), so a range finds its reports by binary search in each list
+    /// and no two stores meet.
+    fn store_into(&self, cache: &mut Vec<CacheEntry>) {
+        let ends = self.by_broker.iter().filter_map(|l| l.last());
+        let Some(len) = ends.map(|e| e.node.index() + 1).max() else {
+            return;
+        };
+        if cache.len() < len {
+            cache.resize(len, CacheEntry::unset());
+        }
+        region(|| {
+            (cache.par_chunks_mut(CACHE_PER_RANGE).enumerate()).for_each(|(r, slots)| {
+                let first = r * CACHE_PER_RANGE;
+                let within = first..first + slots.len();
+                for list in &self.by_broker {
+                    let from = list.partition_point(|e| e.node.index() < within.start);
+                    let to = list.partition_point(|e| e.node.index() < within.end);
+                    for entry in &list[from..to] {
+                        let slot = &mut slots[entry.node.index() - first];
+                        if entry.reported_s >= slot.reported_s {
+                            *slot = *entry;
+                        }
+                    }
+                }
+            })
+        });
+    }
 }
+
+/// Cache entries per range of [`ReportBook::store_into`] (256 KiB).
+const CACHE_PER_RANGE: usize = 1 << 12;
 
 /// Reports read one round after they are taken: the book of the tick's first round, and the
 /// one before it, still due when a tick has a single round.
@@ -99,6 +132,16 @@ impl Reports {
     pub fn due(&self, broker: AgentIdx, round: u64) -> &[CacheEntry] {
         let book = &self.books[(round % 2) as usize];
         book.due(broker, round)
+    }
+
+    /// Keeps the reports read at global round `round` in the brokers' shared `cache`, as every
+    /// broker's CacheShare messages would deliver them (`protocol.rs`): after the round's steps,
+    /// which read the cache as it was.
+    pub fn store_due(&self, round: u64, cache: &mut Vec<CacheEntry>) {
+        let book = &self.books[(round % 2) as usize];
+        if book.due_round == Some(round) {
+            book.store_into(cache);
+        }
     }
 
     /// The book due at `first_round` or later (to be saved at a tick boundary whose next tick
@@ -153,5 +196,46 @@ mod tests {
         restored.restore(in_flight);
         assert_eq!(restored.due(AgentIdx(1), 6), reports.due(AgentIdx(1), 6));
         assert!(restored.due(AgentIdx(0), 5).is_empty());
+    }
+
+    /// A round's reports go into the shared cache as storing each with `CacheEntry::store`
+    /// does: over several ranges of nodes, 1 to 7 brokers, some nodes offline (not reported),
+    /// some cache entries newer than the report (kept), a cache shorter than the nodes (grown);
+    /// nothing is stored at a round the book is not due.
+    #[test]
+    fn due_reports_are_stored_as_one_by_one() {
+        let mut r = ingest::rng::Rng::new(17, 0);
+        for case in 0..12 {
+            let mut cell = Cell::default();
+            let nodes = 2 * CACHE_PER_RANGE + r.below(CACHE_PER_RANGE as u64) as usize;
+            for m in 0..nodes {
+                let n = cell.nodes.push(m as u64).index();
+                let used = (r.below(UNITS as u64) as u32, 0);
+                cell.nodes.set_for_test(n, r.below(5) > 0, (UNITS, UNITS), used, (0, 0));
+            }
+            let brokers = 1 + case % 7;
+            let mut cache: Vec<CacheEntry> = (0..r.below(nodes as u64))
+                .map(|i| CacheEntry {
+                    node: NodeIdx(i as u32),
+                    reported_s: 60.0 * r.below(3) as f64,
+                    ..CacheEntry::unset()
+                })
+                .collect();
+            let mut reports = Reports::default();
+            reports.take(&cell, brokers, 60.0, 9);
+            let mut expected = cache.clone();
+            for b in 0..brokers {
+                for &e in reports.due(AgentIdx(b), 9) {
+                    CacheEntry::store(&mut expected, e);
+                }
+            }
+            let before = cache.clone();
+            reports.store_due(8, &mut cache);
+            assert!(cache == before, "case {case}: stored at a round it is not due");
+            reports.store_due(9, &mut cache);
+            assert_eq!(cache.len(), expected.len(), "case {case}");
+            let differ = (cache.iter().zip(&expected)).position(|(a, b)| a != b);
+            assert_eq!(differ, None, "case {case}");
+        }
     }
 }

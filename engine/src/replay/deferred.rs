@@ -12,6 +12,7 @@
 //! terminal event (it runs longer); usage rows that arrive while the task is still pending in the
 //! policy set the usage it starts with.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::queue::LaneKey;
@@ -179,43 +180,52 @@ impl Replay {
     /// one in order. The events of tasks that end in it go one by one, in order (an end frees
     /// its slot and is reported in order), their columns read first (`preload`); every other
     /// task's usage samples in one batch on every thread (`cell/usage_batch.rs`): they touch
-    /// their own tasks' columns and add to node sums, so they commute with those events.
+    /// their own tasks' columns and add to node sums, so they commute with those events. The
+    /// ending tasks are found on every thread and marked in a bit set (cleared after: only
+    /// their words); the batch reads the events where they lie (`Cell::set_usage_batch_of`).
     fn apply_due_batch(&mut self, cell: &mut Cell, due: &[Deferred], ended: &mut Vec<EndedTask>) {
-        // The ending tasks' slots marked in a bit set (cleared below: only their words).
+        let bit = |t: TaskIdx| (t.index() / 64, 1u64 << (t.index() % 64));
+        let (mut ends, mut one_by_one) = (
+            std::mem::take(&mut self.due_ends),
+            std::mem::take(&mut self.due_one_by_one),
+        );
+        ends.clear();
+        one_by_one.clear();
+        crate::parallel_time::region(|| {
+            let ending_tasks = due.par_iter().filter(|d| d.kind == DeferredKind::End);
+            ends.par_extend(ending_tasks.map(|d| d.task));
+        });
         let ending = &mut self.ending;
         ending.resize(ending.len().max(cell.tasks.len().div_ceil(64)), 0);
-        let ends = due.iter().filter(|d| d.kind == DeferredKind::End);
-        let bit = |t: TaskIdx| (t.index() / 64, 1u64 << (t.index() % 64));
-        ends.clone()
-            .for_each(|d| ending[bit(d.task).0] |= bit(d.task).1);
-        let (mut one_by_one, mut changes) = (
-            std::mem::take(&mut self.due_one_by_one),
-            std::mem::take(&mut self.usage_changes),
-        );
-        one_by_one.clear();
-        changes.clear();
-        for d in due {
-            match d.kind {
-                DeferredKind::Usage { cpu, mem } if ending[bit(d.task).0] & bit(d.task).1 == 0 => {
-                    changes.push(UsageChange {
-                        task: d.task,
-                        generation: d.generation,
-                        cpu,
-                        mem,
-                    })
-                }
-                _ => one_by_one.push(*d),
+        ends.iter().for_each(|&t| ending[bit(t).0] |= bit(t).1);
+        let ending = &self.ending[..];
+        let batched = |d: &Deferred| match d.kind {
+            DeferredKind::Usage { cpu, mem }
+                if ends.is_empty() || ending[bit(d.task).0] & bit(d.task).1 == 0 =>
+            {
+                Some(UsageChange {
+                    task: d.task,
+                    generation: d.generation,
+                    cpu,
+                    mem,
+                })
             }
+            _ => None,
+        };
+        if !ends.is_empty() {
+            let others = due.par_iter().filter(|d| batched(d).is_none());
+            crate::parallel_time::region(|| one_by_one.par_extend(others.copied()));
         }
-        ends.for_each(|d| ending[bit(d.task).0] = 0);
         for events in one_by_one.chunks(DUE_CHUNK) {
             preload::preload(events, |d| cell.preload_usage(d.task));
             for d in events {
                 apply_due(cell, d, ended);
             }
         }
-        cell.set_usage_batch(&changes, &mut self.usage_batch);
-        (self.due_one_by_one, self.usage_changes) = (one_by_one, changes);
+        let items = (due.len(), |k: usize| due[k].task, |k: usize| batched(&due[k]));
+        cell.set_usage_batch_of(items, &mut self.usage_batch);
+        ends.iter().for_each(|&t| self.ending[bit(t).0] = 0);
+        (self.due_ends, self.due_one_by_one) = (ends, one_by_one);
     }
 
     /// The trace ends `t`'s run at `now_us`: at once in borg-replay mode, shifted in workload mode.

@@ -224,10 +224,11 @@ pub struct Replay {
     /// Scratch: deferred events due this tick, a batch at a time.
     due_events: Vec<Deferred>,
     /// Scratch: the tasks that end in a batch of due events (a bit per task slot, all clear
-    /// between batches), those of its events applied one by one, and its other usage samples
-    /// with the buffers of their batch (`deferred.rs`; the last two also serve a burst of usage
-    /// rows due now, `usage.rs`).
+    /// between batches; and listed), and those of its events applied one by one
+    /// (`deferred.rs`); a burst of usage rows due now as changes (`usage.rs`); the buffers of
+    /// a usage batch (both).
     ending: Vec<u64>,
+    due_ends: Vec<TaskIdx>,
     due_one_by_one: Vec<Deferred>,
     usage_changes: Vec<crate::cell::UsageChange>,
     usage_batch: crate::cell::UsageBatch,
@@ -289,6 +290,7 @@ impl Replay {
             started_runs: Vec::new(),
             due_events: Vec::new(),
             ending: Vec::new(),
+            due_ends: Vec::new(),
             due_one_by_one: Vec::new(),
             usage_changes: Vec::new(),
             usage_batch: crate::cell::UsageBatch::default(),

@@ -274,14 +274,13 @@ impl Masb {
         // The reports due now (`reports.rs`: those of the round before, as the mailbox would
         // deliver them; at most one per node). A report updates this broker's cache now and
         // every other broker's a round later: the CacheShare messages of the protocol, counted,
-        // delivered through the shared cache.
+        // delivered through the shared cache (`Reports::store_due`, after the round).
         b.cache.fresh.clear();
         for &entry in self.reports.due(me, g) {
             let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
             if self.cache.get(entry.node.index()).is_none_or(newer) {
                 b.cache.fresh.push(entry);
             }
-            out.act(Action::Publish(entry));
             out.count_delivered(CACHE_SHARE_KIND, u64::from(self.brokers - 1));
         }
         // The other messages a batch at a time, what the answers read first (`preload`). Unset
