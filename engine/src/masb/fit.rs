@@ -105,6 +105,8 @@ fn index_block(
     (now_s, ttl, config, online): (f64, f64, &MasbConfig, &(dyn Fn(NodeIdx) -> bool + Sync)),
 ) -> u32 {
     lists.iter_mut().for_each(Vec::clear);
+    levels.fill(0);
+    shares.fill(LoadShare::NONE);
     let mut count = 0u32;
     for (local, e) in entries.iter().enumerate() {
         if now_s - e.reported_s <= ttl && online(e.node) {
@@ -155,11 +157,10 @@ impl FitIndex {
     ) {
         let ttl = config.cache_ttl_s as f64;
         let n = cache.len();
-        self.ok_before.clear();
+        // Sized only: every block resets its own positions (`index_block`), on its thread.
         self.ok_before.resize(n + 1, 0);
-        self.levels.clear();
+        self.ok_before[0] = 0;
         self.levels.resize(n, 0);
-        self.shares.clear();
         self.shares.resize(n, LoadShare::NONE);
         // Per block: its fresh-and-online count, and its positions of each list.
         let block_count = n.div_ceil(POSITIONS_PER_BLOCK);

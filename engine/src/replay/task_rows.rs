@@ -1,7 +1,7 @@
 //! The replay's task event rows, read ahead. A tick's rows are read ([`TaskEventRows::read_before`]:
-//! decoded and expanded to their scaled task instances) and each instance's task looked up in the
-//! ID map on the other thread while the deferred events and the machine tables apply, which
-//! neither read nor change the ID map; then [`Replay::apply_task_rows`] applies them in order.
+//! decoded and expanded to their scaled task instances, then each instance's task looked up in
+//! the ID map, spread over the threads) on the other thread of a join while the deferred events
+//! and the machine tables apply, which neither read nor change the ID map; then [`Replay::apply_task_rows`] applies them in order.
 //! Only with deferred events pending (workload mode, after its first tick): without them there
 //! is nothing to overlap the reading with, and the rows are read and applied in one pass
 //! (`Replay::apply_task_events`), as borg-replay always does.
@@ -12,6 +12,7 @@
 //! looked up ahead; the others ([`Lookup::Again`]) are looked up when applied (their keys were
 //! just read, so the probe hits the cache).
 
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
 use super::Replay;
@@ -21,6 +22,7 @@ use super::task_ids::TaskIds;
 use crate::cell::Cell;
 use crate::error::Result;
 use crate::ids::TaskIdx;
+use crate::parallel_time::region;
 use crate::preload;
 use crate::scale::{CopyIds, Scale};
 use crate::trace::Cursor;
@@ -29,6 +31,9 @@ use crate::trace::Cursor;
 /// the 8x cell has ~130k, its first (the trace's running tasks submitted at once) ~2M, which
 /// would otherwise hold ~150 MB for the rest of the run.
 const KEPT_INSTANCES: usize = 1 << 18;
+
+/// Instances a thread looks up at a time ([`TaskEventRows::read_before`]).
+const LOOKUPS_PER_PART: usize = 1 << 12;
 
 /// An instance's task in the ID map, as looked up ahead.
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +94,7 @@ impl TaskEventRows {
         task_of: &TaskIds,
     ) -> Result<u64> {
         let mut read_rows = 0;
+        let first = self.instances.len();
         let TaskEventRows {
             cursor,
             rows,
@@ -107,8 +113,9 @@ impl TaskEventRows {
                 rows.push(row);
                 instances.extend(scaled.iter().map(|&(job, copy)| {
                     let key = (job, index);
+                    // Looked up below, on every thread.
                     let lookup = match seen.insert(key) {
-                        true => Lookup::Ahead(task_of.get(&key)),
+                        true => Lookup::Ahead(None),
                         false => Lookup::Again,
                     };
                     Instance {
@@ -123,6 +130,20 @@ impl TaskEventRows {
         });
         seen.clear();
         seen.shrink_to(KEPT_INSTANCES);
+        // The ID map is only read here: the lookups made ahead spread over the threads, each
+        // part remembering the last job it found (`TaskIds::get_near`).
+        let (rows, read) = (&self.rows[..], &mut self.instances[first..]);
+        region(|| {
+            read.par_chunks_mut(LOOKUPS_PER_PART).for_each(|part| {
+                let mut near = None;
+                for i in part {
+                    if let Lookup::Ahead(t) = &mut i.lookup {
+                        let key = (i.job, rows[i.row as usize].task_index);
+                        *t = task_of.get_near(&key, &mut near);
+                    }
+                }
+            })
+        });
         result.map(|()| read_rows)
     }
 }
