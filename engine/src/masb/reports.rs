@@ -211,7 +211,8 @@ mod tests {
             for m in 0..nodes {
                 let n = cell.nodes.push(m as u64).index();
                 let used = (r.below(UNITS as u64) as u32, 0);
-                cell.nodes.set_for_test(n, r.below(5) > 0, (UNITS, UNITS), used, (0, 0));
+                cell.nodes
+                    .set_for_test(n, r.below(5) > 0, (UNITS, UNITS), used, (0, 0));
             }
             let brokers = 1 + case % 7;
             let mut cache: Vec<CacheEntry> = (0..r.below(nodes as u64))
@@ -231,7 +232,10 @@ mod tests {
             }
             let before = cache.clone();
             reports.store_due(8, &mut cache);
-            assert!(cache == before, "case {case}: stored at a round it is not due");
+            assert!(
+                cache == before,
+                "case {case}: stored at a round it is not due"
+            );
             reports.store_due(9, &mut cache);
             assert_eq!(cache.len(), expected.len(), "case {case}");
             let differ = (cache.iter().zip(&expected)).position(|(a, b)| a != b);

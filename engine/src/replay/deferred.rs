@@ -222,7 +222,11 @@ impl Replay {
                 apply_due(cell, d, ended);
             }
         }
-        let items = (due.len(), |k: usize| due[k].task, |k: usize| batched(&due[k]));
+        let items = (
+            due.len(),
+            |k: usize| due[k].task,
+            |k: usize| batched(&due[k]),
+        );
         cell.set_usage_batch_of(items, &mut self.usage_batch);
         ends.iter().for_each(|&t| self.ending[bit(t).0] = 0);
         (self.due_ends, self.due_one_by_one) = (ends, one_by_one);
