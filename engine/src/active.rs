@@ -184,7 +184,7 @@ pub fn run_active_round<P: Policy>(
         delayed.extend_from_slice(&output.delayed);
         policy.apply(cell, now_us, &output.actions, counters);
     }
-    policy.end_round(cell, now_us);
+    policy.end_round(cell, (tick, round), now_us);
     let sent = outputs.iter().flat_map(|o| o.messages.iter());
     spare.regroup_sparse(sent, agents.len());
     std::mem::swap(mailbox, spare);

@@ -466,7 +466,7 @@ pub fn run_round<P: Policy>(
             for output in outputs {
                 policy.apply(cell, now_us, &output.actions, counters);
             }
-            policy.end_round(cell, now_us);
+            policy.end_round(cell, (tick, round), now_us);
         },
         || spare.regroup((outputs.len(), |p| outputs[p].sent()), agent_count),
     );

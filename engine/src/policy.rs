@@ -483,10 +483,10 @@ pub trait Policy: Send + Sync {
     ) {
     }
 
-    /// Called once a round's last run of actions is applied ([`Policy::apply`]), before anything
-    /// else reads the cell: a policy that gathers a round's actions across runs to apply them
-    /// in one batch applies them here. Nothing by default.
-    fn end_round(&mut self, _cell: &mut Cell, _now_us: i64) {}
+    /// Called once round `round` of `tick`'s last run of actions is applied ([`Policy::apply`]),
+    /// before anything else reads the cell: a policy that gathers a round's actions across runs
+    /// to apply them in one batch applies them here. Nothing by default.
+    fn end_round(&mut self, _cell: &mut Cell, _round: (Tick, u32), _now_us: i64) {}
 
     /// What stopped the policy this tick, if anything did (a hosted decider's error or wrong
     /// decision, `hosted/`): asked after [`Policy::begin_tick`] and after

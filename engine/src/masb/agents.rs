@@ -30,7 +30,7 @@ use super::select::{
     window_offset,
 };
 use crate::cell::{Cell, TaskState};
-use crate::ids::{AgentIdx, NodeIdx, TaskIdx};
+use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::match_memo::MatchMemo;
 use crate::policy::{Envelope, Outbox, StepCtx};
 use crate::units::to_normalised;
@@ -77,7 +77,12 @@ fn recs_json(ctx: &StepCtx<'_>, recs: &[Recommendation]) -> serde_json::Value {
 
 impl Masb {
     fn global_round(&self, ctx: &StepCtx<'_>) -> u64 {
-        ctx.tick.0 as u64 * self.rounds_per_tick as u64 + ctx.round as u64
+        self.global_round_of(ctx.tick, ctx.round)
+    }
+
+    /// Round `round` of `tick` counted over the run.
+    pub(super) fn global_round_of(&self, tick: Tick, round: u32) -> u64 {
+        tick.0 as u64 * self.rounds_per_tick as u64 + round as u64
     }
 
     fn rounds_for(&self, seconds: u32) -> u64 {

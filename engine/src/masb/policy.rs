@@ -144,10 +144,6 @@ pub struct Masb {
     /// When the current round began ([`Policy::begin_round`]): migrations start then and end
     /// their transfer `cost / bandwidth` later. Not saved: set before any round's actions.
     round_us: i64,
-    /// The current round's global index, and the next round's to begin (set by `begin_tick` to
-    /// the tick's first, counted by `begin_round`). Not saved, as `round_us`.
-    round: u64,
-    round_begun: u64,
     /// The round's placements not yet applied (`apply` gathers them across the round's runs of
     /// actions; `end_round` or an action that reads the cell applies them, on every thread), with
     /// the batch's buffers. Empty between rounds: not saved.
@@ -186,8 +182,6 @@ impl Masb {
             next_round: 0,
             records: Vec::new(),
             round_us: 0,
-            round: 0,
-            round_begun: 0,
             places: Vec::new(),
             place_batch: PlaceBatch::default(),
         }
@@ -464,7 +458,6 @@ impl Policy for Masb {
         let round_0_s = self.round_start_s(u64::from(tick.0), 0);
         let first_round = u64::from(tick.0) * u64::from(self.rounds_per_tick);
         self.next_round = first_round + u64::from(self.rounds_per_tick);
-        self.round_begun = first_round;
         let cell = &*cell;
         let Masb {
             node_task_offsets,
@@ -547,15 +540,14 @@ impl Policy for Masb {
         }
     }
 
-    fn end_round(&mut self, cell: &mut Cell, now_us: i64) {
+    fn end_round(&mut self, cell: &mut Cell, (tick, round): (Tick, u32), now_us: i64) {
         self.place_gathered(cell, now_us);
-        self.reports.store_due(self.round, &mut self.cache);
+        let g = self.global_round_of(tick, round);
+        self.reports.store_due(g, &mut self.cache);
     }
 
     fn begin_round(&mut self, cell: &mut Cell, round_us: i64, counters: &mut PolicyCounters) {
         self.round_us = round_us;
-        self.round = self.round_begun;
-        self.round_begun += 1;
         self.settle_migrations(cell, round_us, counters);
     }
 
