@@ -1,7 +1,8 @@
-//! The replay's task event rows, read ahead. A tick's rows are read ([`TaskEventRows::read_before`]:
-//! decoded and expanded to their scaled task instances, then each instance's task looked up in
-//! the ID map, spread over the threads) on the other thread of a join while the deferred events
-//! and the machine tables apply, which neither read nor change the ID map; then [`Replay::apply_task_rows`] applies them in order.
+//! The replay's task event rows, read ahead. A tick's rows are read
+//! ([`TaskEventRows::read_before`]: decoded and expanded to their scaled task instances, then
+//! each instance's task looked up in the ID map, spread over the threads) on the other side of
+//! a join while the deferred events and the machine tables apply, which neither read nor change
+//! the ID map; then [`Replay::apply_task_rows`] applies them in order.
 //! Only with deferred events pending (workload mode, after its first tick): without them there
 //! is nothing to overlap the reading with, and the rows are read and applied in one pass
 //! (`Replay::apply_task_events`), as borg-replay always does.
