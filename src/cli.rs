@@ -61,6 +61,12 @@ pub struct ExperimentArgs {
     /// process of that rate [default: even].
     #[arg(long, value_parser = ["even", "poisson"])]
     pub arrivals: Option<String>,
+    /// Whose random numbers draw the arrivals and the `radlab-d*` rows' probe targets
+    /// (sparrow-load): cellsim's own, or the Sparrow authors' simulator's for each seed
+    /// (CPython's `random.seed(seed)`, draw for draw), to compare with that simulator run for
+    /// run [default: own].
+    #[arg(long, value_parser = ["own", "radlab"])]
+    pub draws: Option<String>,
     /// One-way network delay of every message between nodes, ms (Sparrow experiments; the
     /// Sparrow paper's simulations: 0.5) [default: 0.5]. The federation experiments take their
     /// latencies from seed 003's topology.
@@ -148,6 +154,11 @@ pub struct GenArgs {
     /// same rate.
     #[arg(long, default_value = "even", value_parser = ["even", "poisson"], requires = "scenario")]
     pub arrivals: String,
+    /// Whose random numbers draw the arrivals (sparrow-load): cellsim's own, or the Sparrow
+    /// authors' simulator's for --seed (CPython's `random.seed(seed)`, draw for draw; run it
+    /// with `draws = "radlab-poisson"` or `"radlab-even"` to draw its probe targets too).
+    #[arg(long, default_value = "own", value_parser = ["own", "radlab"], requires = "scenario")]
+    pub draws: String,
     /// Nodes instead of the seed's 50 (`--scenario sparrow-random`: sets its load).
     #[arg(long, requires = "scenario")]
     pub nodes: Option<u32>,

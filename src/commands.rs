@@ -134,6 +134,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
             nodes: args.nodes,
             failures: args.fail.clone(),
             reduce_tasks: args.reduce_tasks,
+            draws: args.draws.parse().map_err(anyhow::Error::msg)?,
         };
         let summary = ingest::scenario::generate_scenario(&args.out_dir, &config)
             .with_context(|| format!("writing scenario {name} to {}", args.out_dir.display()))?;
@@ -245,7 +246,7 @@ const EXPERIMENT_FILE: &str = "experiment.json";
 fn experiment_out(args: &crate::cli::ExperimentArgs) -> Result<analysis::experiment::keep::Keep> {
     let out = &args.out;
     let identity = serde_json::json!({
-        "experiment": args.name, "seeds": args.seeds, "arrivals": args.arrivals,
+        "experiment": args.name, "seeds": args.seeds, "arrivals": args.arrivals, "draws": args.draws,
         "net_delay_ms": args.net_delay_ms, "reduce_tasks": args.reduce_tasks,
     });
     let recorded = std::fs::read_to_string(out.join(EXPERIMENT_FILE)).ok();
@@ -329,7 +330,16 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?,
         net_delay_ms: args.net_delay_ms.unwrap_or(0.5),
         threads: args.threads,
+        draws: (args.draws.as_deref().unwrap_or("own"))
+            .parse()
+            .map_err(anyhow::Error::msg)?,
     };
+    if options.draws != ingest::scenario::Draws::Own && args.name != "sparrow-load" {
+        anyhow::bail!(
+            "{} takes no --draws: the Sparrow authors' draws are for sparrow-load (their simulator's cell)",
+            args.name
+        );
+    }
     let spec = experiment::experiment(&args.name, &options)?;
     let out = &args.out;
     let keep = experiment_out(&args)?;
@@ -363,8 +373,11 @@ fn no_sparrow_options(
     args: &crate::cli::ExperimentArgs,
     why: &str,
 ) -> Result<analysis::experiment::keep::Keep> {
-    if args.arrivals.is_some() || args.net_delay_ms.is_some() {
-        anyhow::bail!("{} takes no --arrivals or --net-delay-ms: {why}", args.name);
+    if args.arrivals.is_some() || args.net_delay_ms.is_some() || args.draws.is_some() {
+        anyhow::bail!(
+            "{} takes no --arrivals, --net-delay-ms or --draws: {why}",
+            args.name
+        );
     }
     if args.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");

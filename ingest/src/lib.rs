@@ -17,6 +17,7 @@ pub mod dataset;
 pub mod error;
 pub mod ingest;
 pub mod pandas;
+pub mod pyrandom;
 pub mod rng;
 pub mod scenario;
 pub mod sort;

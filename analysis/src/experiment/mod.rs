@@ -77,6 +77,9 @@ pub struct Options {
     pub net_delay_ms: f64,
     /// Threads (0: all cores).
     pub threads: usize,
+    /// Whose random numbers draw the arrivals and the `radlab-d*` rows' probe targets
+    /// (`sparrow-load`).
+    pub draws: ingest::scenario::Draws,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
             arrivals: Arrivals::Even,
             net_delay_ms: 0.5,
             threads: 0,
+            draws: ingest::scenario::Draws::Own,
         }
     }
 }

@@ -13,9 +13,9 @@
 //! task at the end of the tick it places it in; 1 s ticks for Sparrow, whose messages are exact
 //! in time whatever the tick (`--net-delay-ms` sets their delay, 0 included).
 
-use engine::sparrow::{Binding, Scheduler, SparrowConfig};
+use engine::sparrow::{Binding, ProbeDraws, Scheduler, SparrowConfig};
 use engine::{PolicyConfig, RunConfig};
-use ingest::scenario::ScenarioConfig;
+use ingest::scenario::{Arrivals, Draws, ScenarioConfig};
 
 use super::{Configuration, Experiment, Options, Point, Summary};
 
@@ -82,8 +82,17 @@ pub fn load(options: &Options) -> Experiment {
     let mut configurations: Vec<Configuration> = (1..=4)
         .map(|d| sparrow(&format!("base-d{d}"), d, SparrowConfig::default(), options))
         .collect();
+    // With the authors' draws (`--draws radlab`) their rows draw their probe targets too.
+    let radlab = SparrowConfig {
+        draws: match (options.draws, options.arrivals) {
+            (Draws::Own, _) => ProbeDraws::Own,
+            (Draws::Radlab, Arrivals::Poisson) => ProbeDraws::RadlabPoisson,
+            (Draws::Radlab, Arrivals::Even) => ProbeDraws::RadlabEven,
+        },
+        ..SparrowConfig::radlab()
+    };
     configurations.extend(
-        (1..=4).map(|d| sparrow(&format!("radlab-d{d}"), d, SparrowConfig::radlab(), options)),
+        (1..=4).map(|d| sparrow(&format!("radlab-d{d}"), d, radlab.clone(), options)),
     );
     // What separates the two, one mechanism at a time (2 probes).
     let job_binding = SparrowConfig {
@@ -109,6 +118,7 @@ pub fn load(options: &Options) -> Experiment {
                     name: "sparrow-load".into(),
                     load_pct: load,
                     arrivals: options.arrivals,
+                    draws: options.draws,
                     ..ScenarioConfig::default()
                 },
             }

@@ -57,8 +57,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// `output::TickTiming`; 21: Sparrow's view exchanges' entries wait in a table of their own
 /// beside its timeline, its messages naming them, `sparrow/exchanges.rs`; 22: a task's usage
 /// and deferred usage rows are saved without the sample's end, which nothing read,
-/// `cell/usage_slot.rs`).
-pub const VERSION: u32 = 22;
+/// `cell/usage_slot.rs`; 23: a Sparrow peer holds the one scheduler's draws under
+/// `draws = "radlab-*"`, `ingest::pyrandom::RadlabDraws`).
+pub const VERSION: u32 = 23;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

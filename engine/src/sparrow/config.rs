@@ -64,6 +64,26 @@ pub enum Scheduler {
     One,
 }
 
+/// Whose random stream the one scheduler draws its probe targets from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeDraws {
+    /// cellsim's own streams (per agent and instant, from the run's seed).
+    #[default]
+    Own,
+    /// The Sparrow authors' simulator's, draw for draw (`ingest::pyrandom::RadlabDraws`: CPython's
+    /// Mersenne Twister seeded with the run's seed; per job a scheduler choice, a shuffle of
+    /// the worker list kept from job to job, its first `d x tasks` probed, then the gap to the
+    /// next arrival), for a workload generated from the same draws (`cellsim gen --scenario
+    /// sparrow-load --draws radlab`, same seed and arrivals): the two simulators then run
+    /// the same random numbers, so their results differ only where their models do. Worker i
+    /// is the i-th online node at the first arrival (the peer's cell never changes). Needs
+    /// `scheduler = "one"`.
+    RadlabPoisson,
+    /// As `radlab-poisson`, for even arrivals (no gap drawn).
+    RadlabEven,
+}
+
 /// Sparrow's settings (`[policy]` keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -130,6 +150,9 @@ pub struct SparrowConfig {
     /// large task whose probes went to smaller ones can wait for a probe of its size; a GCD cell
     /// sets it (`scripts/sparrow-gcd.sh`).
     pub reprobe: bool,
+    /// Whose random stream the one scheduler's probe targets come from ([`ProbeDraws`]; the
+    /// peer's draws only to compare with it, run for run).
+    pub draws: ProbeDraws,
 }
 
 impl Default for SparrowConfig {
@@ -153,6 +176,7 @@ impl Default for SparrowConfig {
             queue_order: QueueOrder::Fifo,
             ring_vnodes: 16,
             reprobe: false,
+            draws: ProbeDraws::Own,
         }
     }
 }
@@ -233,6 +257,11 @@ impl SparrowConfig {
         if self.scheduler == Scheduler::One && improved {
             return Some(
                 "scheduler: \"one\" masters every job at a scheduler apart from the workers, which seed 002's improvements need (a master that is a worker, gossip between masters): set self_assignment and probe_propagation to false and view to \"uniform\", or scheduler to \"ring\"".into(),
+            );
+        }
+        if self.draws != ProbeDraws::Own && self.scheduler != Scheduler::One {
+            return Some(
+                "draws: the Sparrow authors' draws are their one scheduler's: set scheduler to \"one\", or draws to \"own\"".into(),
             );
         }
         None

@@ -38,7 +38,7 @@ pub mod sampling;
 pub mod timeline;
 pub mod view;
 
-pub use config::{Binding, QueueOrder, Scheduler, SparrowConfig, ViewKind};
+pub use config::{Binding, ProbeDraws, QueueOrder, Scheduler, SparrowConfig, ViewKind};
 pub use peer::{DATACENTER, MasterTask, Peer, Placeholder, ProbeRecord, agent_of, node_of};
 pub use play::Delivery;
 pub use protocol::{Action, MESSAGE_KINDS, Msg};

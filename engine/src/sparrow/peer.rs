@@ -17,7 +17,7 @@ use ingest::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::Sparrow;
-use super::config::{Binding, QueueOrder, Scheduler, ViewKind};
+use super::config::{Binding, ProbeDraws, QueueOrder, Scheduler, ViewKind};
 use super::exchanges::{ExchangeId, Exchanges};
 use super::protocol::{Action, Msg};
 use super::sampling::{distinct_accepted, distinct_uniform, probe_targets, softmax_distinct};
@@ -90,6 +90,9 @@ pub struct Peer {
     pub sent: Vec<u32>,
     /// When the next view exchange is due, microseconds (0: none planned).
     pub next_gossip_us: i64,
+    /// The one scheduler (the DATACENTER) under `draws = "radlab-*"`: the Sparrow authors'
+    /// simulator's draws, from the first job on (`None` elsewhere).
+    pub draws: Option<Box<ingest::pyrandom::RadlabDraws>>,
 }
 
 /// The agent of node `n`.
@@ -208,7 +211,9 @@ impl Turn<'_, '_, '_> {
         let constrained = tasks
             .iter()
             .any(|t| !cell.constraints_of(t.task).is_empty());
-        let targets: Vec<(usize, u32)> = if peer.view.is_empty() && !constrained {
+        let targets: Vec<(usize, u32)> = if config.draws != ProbeDraws::Own {
+            self.radlab_targets(peer, tasks.len())
+        } else if peer.view.is_empty() && !constrained {
             let pool = &self.policy.online;
             probe_targets(
                 &mut self.rng,
@@ -257,6 +262,24 @@ impl Turn<'_, '_, '_> {
             };
             self.send(to, probe);
         }
+    }
+
+    /// The probe targets of a job of `tasks` tasks drawn as the Sparrow authors' simulator
+    /// draws them (`ProbeDraws`): the first ceil(d x tasks) of its shuffled worker list, worker
+    /// i the i-th online node when the first job came (target k carries task k mod tasks).
+    fn radlab_targets(&mut self, peer: &mut Peer, tasks: usize) -> Vec<(usize, u32)> {
+        let config = &self.policy.config;
+        let pool = &self.policy.online;
+        let (seed, poisson) = (self.ctx.seed, config.draws == ProbeDraws::RadlabPoisson);
+        let draws = peer.draws.get_or_insert_with(|| {
+            // The gaps' values are the scenario's; here only their draws are consumed.
+            let gap = poisson.then_some(1.0);
+            Box::new(ingest::pyrandom::RadlabDraws::new(seed, pool.len() as u32, gap))
+        });
+        let count = (config.probe_ratio * tasks as f64).ceil() as usize;
+        let (order, _) = draws.next_job();
+        let workers = order.iter().filter_map(|&i| pool.get(i as usize).copied());
+        workers.take(count).enumerate().map(|(k, w)| (k % tasks, w)).collect()
     }
 
     /// A job's tasks arrived (step 1): self-assigned where the worker has room (improvement

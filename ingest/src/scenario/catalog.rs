@@ -3,7 +3,8 @@
 //! `about`, with the seed's words beside it.
 
 use super::side::{Deadline, Phase};
-use super::{ScenarioConfig, ScenarioMachine, ScenarioTask, Workload};
+use super::{Arrivals, Draws, ScenarioConfig, ScenarioMachine, ScenarioTask, Workload};
+use crate::pyrandom::RadlabDraws;
 use crate::rng::Rng;
 
 const S: i64 = 1_000_000;
@@ -54,11 +55,20 @@ pub fn sparrow_load(c: &ScenarioConfig) -> Workload {
     // Each task keeps 2 of the cell's 400 CPUs busy for 10 s.
     let gap_us = 2.0 * run_s / (nodes as f64 * cores * load) * 1e6;
     let mut rng = Rng::new(c.seed, 0x5ba8);
-    let times = c.arrivals.times(tasks, gap_us, &mut rng);
+    let times = match c.draws {
+        Draws::Own => c.arrivals.times(tasks, gap_us, &mut rng),
+        Draws::Radlab => radlab_times(c, tasks, nodes),
+    };
     Workload {
         about: format!(
-            "seed 002 load scenario: 50 nodes of 8 CPUs / 32 GB (node size chosen: the seed does not give it), {tasks} tasks of 2 CPUs / 2 GB / 10 s, {:?} arrivals every {:.0} us on average (load {}%)",
-            c.arrivals, gap_us, c.load_pct
+            "seed 002 load scenario: 50 nodes of 8 CPUs / 32 GB (node size chosen: the seed does not give it), {tasks} tasks of 2 CPUs / 2 GB / 10 s, {:?} arrivals every {:.0} us on average (load {}%), drawn by {}",
+            c.arrivals,
+            gap_us,
+            c.load_pct,
+            match c.draws {
+                Draws::Own => "cellsim",
+                Draws::Radlab => "the Sparrow authors' simulator (its Python stream)",
+            }
         ),
         machines: machines(nodes, |_| 1.0, |_| 0),
         tasks: times
@@ -68,6 +78,24 @@ pub fn sparrow_load(c: &ScenarioConfig) -> Workload {
             .collect(),
         latency_us: vec![0],
     }
+}
+
+/// The arrival times the Sparrow authors' simulator draws for `c`'s seed, load and arrivals
+/// (`Draws::Radlab`): its mean gap computed as it computes it (`Simulation.__init__`, 10 s tasks,
+/// 4 slots on each worker), its times summed in ms, each rounded to the microsecond.
+fn radlab_times(c: &ScenarioConfig, tasks: u32, workers: u32) -> Vec<i64> {
+    let load = c.load_pct as f64 / 100.0;
+    let mean_gap_ms = 1.0 * 10_000.0 * 1.0 / (load * 4.0 * workers as f64);
+    let poisson = c.arrivals == Arrivals::Poisson;
+    let mut draws = RadlabDraws::new(c.seed, workers, poisson.then_some(mean_gap_ms));
+    let mut at_ms = 0.0;
+    (0..tasks)
+        .map(|_| {
+            let t = (at_ms * 1e3_f64).round() as i64;
+            at_ms += draws.next_job().1.unwrap_or(mean_gap_ms);
+            t
+        })
+        .collect()
 }
 
 /// Seed 002's random scenario: heterogeneous nodes, 500 tasks of varied CPU and time, one every

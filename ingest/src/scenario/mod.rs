@@ -80,6 +80,34 @@ pub struct ScenarioConfig {
     /// Reduce tasks per job after its map tasks (`nbs-*`; 0, the seed's experiments, which
     /// count map tasks only).
     pub reduce_tasks: u32,
+    /// Whose random stream draws the arrivals (`sparrow-load` only).
+    pub draws: Draws,
+}
+
+/// Whose random stream a scenario's arrivals are drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Draws {
+    /// cellsim's (`crate::rng`, from the scenario's seed).
+    #[default]
+    Own,
+    /// The Sparrow authors' simulator's for the same seed (`crate::pyrandom::RadlabDraws`):
+    /// its exponential gaps (its mean gap, `10,000 ms / (load x 4 x 50)`, to the float) or
+    /// its even ones, summed in ms as it sums them, then rounded to the microsecond. A run
+    /// with `draws = "radlab-*"` draws the same probe targets as the peer for that seed.
+    Radlab,
+}
+
+impl std::str::FromStr for Draws {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Draws, String> {
+        match s {
+            "own" => Ok(Draws::Own),
+            "radlab" => Ok(Draws::Radlab),
+            other => Err(format!("draws must be own or radlab, not {other:?}")),
+        }
+    }
 }
 
 /// How tasks arrive in the Sparrow scenarios.
@@ -134,6 +162,7 @@ impl Default for ScenarioConfig {
             nodes: None,
             failures: Vec::new(),
             reduce_tasks: 0,
+            draws: Draws::Own,
         }
     }
 }
@@ -207,6 +236,12 @@ impl ScenarioConfig {
         if self.reduce_tasks > 0 && !self.name.starts_with("nbs-") {
             return Err(IngestError::Config(format!(
                 "reduce tasks are for the MapReduce jobs of the nbs-* scenarios, not {}",
+                self.name
+            )));
+        }
+        if self.draws == Draws::Radlab && self.name != "sparrow-load" {
+            return Err(IngestError::Config(format!(
+                "the Sparrow authors' draws are for sparrow-load (their simulator's cell), not {}",
                 self.name
             )));
         }
