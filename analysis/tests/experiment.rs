@@ -4,6 +4,7 @@
 
 use analysis::experiment::keep::Keep;
 use analysis::experiment::{Options, experiment, run_experiment, write_outputs};
+use ingest::scenario::{Arrivals, Draws};
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -91,4 +92,52 @@ fn bad_experiment_settings_are_refused() {
     };
     let e = experiment("sparrow-load", &delay).unwrap_err();
     assert!(e.to_string().contains("--net-delay-ms"), "{e}");
+}
+
+/// With the Sparrow authors' random numbers (`--draws radlab`), the radlab rows are the
+/// authors' simulator's own results, run for run: every mean and p99 queue time within 1 us of
+/// what their code (`radlab/sparrow` `simulation_cancellation.py`, run as the bench file
+/// `bench-results/sparrow-radlab-2026-11-28.md` says) printed for the same seed, load, probes
+/// and arrivals (its committed output, `peer.jsonl`), at loads below and above 50 %.
+#[test]
+fn radlab_draws_give_the_authors_simulators_results_run_for_run() {
+    let peer_file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../bench-results/sparrow-radlab-2026-11-28/peer.jsonl"
+    );
+    let peer: Vec<serde_json::Value> = std::fs::read_to_string(peer_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for arrivals in [Arrivals::Poisson, Arrivals::Even] {
+        let options = Options {
+            seeds: 2,
+            arrivals,
+            draws: Draws::Radlab,
+            ..Options::default()
+        };
+        let mut e = experiment("sparrow-load", &options).unwrap();
+        e.points.retain(|p| [20.0, 50.0, 90.0].contains(&p.x));
+        e.configurations.retain(|c| c.name.starts_with("radlab"));
+        let out = dir.path().join(format!("{arrivals:?}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let s = run_experiment(&e, &options, (&out, &Keep::default()), &|_| {}).unwrap();
+        assert_eq!(s.rows.len(), 3 * 4 * 2);
+        let name = format!("{arrivals:?}").to_lowercase();
+        for r in &s.rows {
+            let p = (peer.iter())
+                .find(|p| {
+                    p["arrivals"] == name.as_str()
+                        && (p["load"].as_f64().unwrap() * 100.0 - r.x).abs() < 1e-9
+                        && p["probes"].as_u64() == Some(r.probes as u64)
+                        && p["seed"].as_u64() == Some(r.seed)
+                })
+                .unwrap_or_else(|| panic!("the peer ran {r:?}"));
+            let (mean, p99) = (p["mean_ms"].as_f64().unwrap(), p["p99_ms"].as_f64().unwrap());
+            assert!((r.mean_queue_ms - mean).abs() < 1e-3, "{r:?} vs {p}");
+            assert!((r.p99_queue_ms - p99).abs() < 1e-3, "{r:?} vs {p}");
+        }
+    }
 }

@@ -245,6 +245,7 @@ mod tests {
 
     fn ended(job_id: u64, task_index: u32, submit_us: i64, start: i64, end_us: i64) -> EndedTask {
         EndedTask {
+            task: crate::ids::TaskIdx(0),
             job_id,
             task_index,
             submit_us,

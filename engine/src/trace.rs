@@ -22,6 +22,8 @@ pub struct Cursor {
     batches: Option<std::sync::mpsc::Receiver<ingest::Result<RecordBatch>>>,
     batch: Option<RecordBatch>,
     row: usize,
+    /// Every row has been read (the table's end was reached).
+    finished: bool,
 }
 
 /// Decodes `batches` on a new thread, handing them over in order through a bounded channel; the
@@ -62,6 +64,7 @@ impl Cursor {
             batches,
             batch: None,
             row: 0,
+            finished: false,
         })
     }
 
@@ -71,12 +74,26 @@ impl Cursor {
             batches: None,
             batch: None,
             row: 0,
+            finished: true,
         }
     }
 
     /// True when the table exists in the trace.
     pub fn present(&self) -> bool {
         self.batches.is_some()
+    }
+
+    /// True when, without waiting for a batch, the cursor knows no row remains before `end_us`:
+    /// its next row is at or after it, or the table has ended (false when it would have to
+    /// wait for the next batch to tell).
+    pub fn none_before(&self, end_us: i64) -> bool {
+        if self.finished {
+            return true;
+        }
+        self.batch.as_ref().is_some_and(|b| {
+            let times = b.column(0).as_primitive::<Int64Type>().values();
+            times.get(self.row).is_some_and(|&t| t >= end_us)
+        })
     }
 
     /// Calls `f(batch, rows)` for the remaining rows with time < `end_us`, in order, a run of
@@ -94,7 +111,10 @@ impl Cursor {
                         self.batch = Some(batch?);
                         self.row = 0;
                     }
-                    None => return Ok(()),
+                    None => {
+                        self.finished = true;
+                        return Ok(());
+                    }
                 }
             }
             let batch = self.batch.as_ref().expect("loaded above");
@@ -162,11 +182,18 @@ mod tests {
             runs
         };
         let mut cursor = Cursor::open(&out, Table::TaskEvents, &["time"]).unwrap();
+        let s = |t: i64| t * 1_000_000;
+        assert!(!cursor.none_before(s(1)), "no batch loaded yet: it cannot tell");
         assert_eq!(read(&mut cursor, 15), vec![vec![0, 10]]);
+        // Next row at 20 s, in the batch loaded.
+        assert!(cursor.none_before(s(20)) && !cursor.none_before(s(20) + 1));
         assert_eq!(read(&mut cursor, 15), Vec::<Vec<i64>>::new());
         assert_eq!(read(&mut cursor, 30), vec![vec![20]]);
+        assert!(!cursor.none_before(s(1_000)), "the first batch is spent: it cannot tell");
         assert_eq!(read(&mut cursor, i64::MAX), vec![vec![30, 40]]);
+        assert!(cursor.none_before(i64::MAX), "the table has ended");
         assert_eq!(read(&mut cursor, i64::MAX), Vec::<Vec<i64>>::new());
+        assert!(Cursor::none().none_before(i64::MAX));
         let mut resumed = Cursor::open_at(&out, Table::TaskEvents, &["time"], 2).unwrap();
         assert_eq!(read(&mut resumed, i64::MAX), vec![vec![20], vec![30, 40]]);
     }

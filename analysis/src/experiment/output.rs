@@ -118,11 +118,16 @@ fn table(s: &Summary, title: &str, m: Measure) -> String {
 pub fn markdown(experiment: &Experiment, s: &Summary) -> String {
     let o = &s.options;
     let mut out = format!(
-        "# Experiment {}\n\n{} seeds (1-{}), {:?} arrivals, network delay {} ms one way; {} runs. Queue time = start on a worker - arrival at the scheduler, network delays included. Each cell is the mean over seeds, with the seeds' range in brackets.\n\n",
+        "# Experiment {}\n\n{} seeds (1-{}), {:?} arrivals{}, network delay {} ms one way; {} runs. Queue time = start on a worker - arrival at the scheduler, network delays included. Each cell is the mean over seeds, with the seeds' range in brackets.\n\n",
         s.name,
         o.seeds,
         o.seeds,
         o.arrivals,
+        match o.draws {
+            ingest::scenario::Draws::Own => "",
+            ingest::scenario::Draws::Radlab =>
+                " drawn with the Sparrow authors' simulator's random numbers for each seed, as are the radlab rows' probe targets (those rows are its own results, run for run)",
+        },
         o.net_delay_ms,
         s.rows.len()
     );

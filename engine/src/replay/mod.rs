@@ -63,6 +63,8 @@ pub struct Placement {
 /// times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EndedTask {
+    /// Its slot when it ended (the slot may serve another task by the time a policy reads it).
+    pub task: TaskIdx,
     /// Trace job ID.
     pub job_id: u64,
     /// Task index within the job.
@@ -87,6 +89,7 @@ impl EndedTask {
         let (tasks, i) = (&cell.tasks, t.index());
         let running = tasks.state()[i] == crate::cell::TaskState::Running;
         EndedTask {
+            task: t,
             job_id: tasks.job_id()[i],
             task_index: tasks.task_index()[i],
             submit_us: tasks.submit_us()[i],

@@ -48,9 +48,12 @@ impl AheadReader {
 
 impl Replay {
     /// Starts reading the usage rows before `end_us`, the next [`Replay::advance`]'s bound, on
-    /// the reading thread (module doc). Does nothing without task_usage or with a read out.
+    /// the reading thread (module doc). Does nothing without task_usage, with a read out, or
+    /// when the cursor knows there is no row to read (short ticks between a scenario's rows,
+    /// or past the table's end: a hand-over each tick cost two thread wake-ups for nothing).
     pub fn read_usage_ahead(&mut self, end_us: i64) {
-        if !self.usage.cursor.present() || self.usage_read_out() {
+        let cursor = &self.usage.cursor;
+        if !cursor.present() || cursor.none_before(end_us) || self.usage_read_out() {
             return;
         }
         if self.ahead.is_none() {
@@ -132,7 +135,7 @@ mod tests {
     /// Replays ticks of 60 s to 300 s in workload mode, the stand-in policy starting every
     /// pending task on node 0 at each tick's end from the second on (1/0, scheduled in the
     /// first, starts 60 s late: its later rows are deferred); reads each next tick's usage rows ahead when
-    /// `ahead`. Returns per tick the usage records and the replay's counts.
+    /// `ahead` (none once the table has ended). Returns per tick the usage records and the replay's counts.
     fn replay(ahead: bool) -> Vec<(Vec<crate::cell::UsageSlot>, super::super::ReplayStats)> {
         let dir = trace();
         let mut replay = Replay::open(&dir.path().join("parquet")).unwrap();
@@ -144,7 +147,9 @@ mod tests {
             replay.advance(&mut cell, end_us).unwrap();
             if ahead {
                 replay.read_usage_ahead(end_us + 60_000_000);
-                assert!(replay.usage_read_out(), "tick {tick}: a read is out");
+                // Tick 3's read reached the table's end: nothing is handed over after it.
+                let out = replay.usage_read_out();
+                assert_eq!(out, tick < 4, "tick {tick}: a read is out until the end");
             }
             for i in 0..cell.tasks.len() {
                 if tick >= 2 && cell.tasks.state()[i] == TaskState::Pending {

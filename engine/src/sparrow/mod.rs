@@ -24,7 +24,8 @@
 //! exactly 3 delays (probe, confirmation request, assignment) and 0 with no delay.
 //!
 //! Invariants: `queue_len[n]` is node `n`'s published queue length; `failed_us[n]` when node
-//! `n` last failed; `placed[t]` the master and node of task slot `t`'s last placement; `ring`
+//! `n` last failed; `placed[t]` the master and node of task slot `t`'s last placement and its
+//! rank among the run's `placements`; `ring`
 //! and `online` are the cell's online nodes (rebuilt when a machine changes, not saved);
 //! between ticks the timeline holds only items due at or after the tick's end.
 
@@ -52,7 +53,7 @@ use crate::greedy::fit::{Amounts, Need, fits};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::policy::{Envelope, Outbox, Policy, PolicyCounters, StepCtx, TableRows, TableSpec};
 use crate::queue_outputs::QueueOutputs;
-use crate::replay::TickEvents;
+use crate::replay::{EndedTask, TickEvents};
 use crate::snapshot::{SectionReader, SectionWriter, SnapshotError};
 
 /// The policy (module doc).
@@ -73,8 +74,11 @@ pub struct Sparrow {
     queue_len: Vec<u32>,
     /// Per node: when it last failed, microseconds (`i64::MIN`: never).
     failed_us: Vec<i64>,
-    /// Per task slot: the master and node of its last placement (`NodeIdx::NONE` before any).
-    placed: Vec<(AgentIdx, NodeIdx)>,
+    /// Per task slot: the master and node of its last placement (`NodeIdx::NONE` before any)
+    /// and its place in the order of all placements (`u64::MAX` before any).
+    placed: Vec<(AgentIdx, NodeIdx, u64)>,
+    /// Placements so far.
+    placements: u64,
     /// Tasks a placement failed for (a race with the trace): they arrive again next tick.
     retry: Vec<(TaskIdx, u32)>,
     outputs: QueueOutputs,
@@ -178,7 +182,8 @@ impl Sparrow {
         let mut again = Vec::with_capacity(displaced.len());
         for (task, generation) in displaced {
             // Its master subscribed the node it ran on; a crashed master's go to the ring.
-            let (master, node) = (self.placed.get(task.index()).copied())
+            let (master, node) = (self.placed.get(task.index()))
+                .map(|&(m, n, _)| (m, n))
                 .filter(|&(m, n)| n.is_some() && !crashed(m))
                 .unwrap_or((DATACENTER, NodeIdx::NONE));
             let peer = master != DATACENTER || self.config.scheduler == Scheduler::One;
@@ -315,11 +320,16 @@ impl Policy for Sparrow {
                 }
             }
         }
-        // Step 8: a worker hears when a task it ran ends, at its end.
-        for e in &events.ended {
-            if e.node.is_some() && cell.nodes.online()[e.node.index()] {
-                self.hold_until_end(e, from_us);
-            }
+        // Step 8: a worker hears when a task it ran ends, at its end; of the tasks ending at
+        // one instant, the one placed first first (as the Sparrow authors' simulator, whose
+        // events at one time run in the order they were made: a task's end when it started).
+        let mut ended: Vec<&EndedTask> = (events.ended.iter())
+            .filter(|e| e.node.is_some() && cell.nodes.online()[e.node.index()])
+            .collect();
+        let placed = |e: &EndedTask| self.placed.get(e.task.index()).map_or(u64::MAX, |p| p.2);
+        ended.sort_by_key(|e| (e.end_us.max(from_us), placed(e)));
+        for e in ended {
+            self.hold_until_end(e, from_us);
         }
         for (task, generation) in std::mem::take(&mut self.retry) {
             self.post(from_us, arrive(task, generation));
@@ -355,10 +365,11 @@ impl Policy for Sparrow {
                     if fits(&cell.nodes, node.index(), &need) && cell.satisfies(node, task) {
                         cell.place(task, node, self.round_us);
                         if self.placed.len() <= task.index() {
-                            self.placed
-                                .resize(cell.tasks.len(), (DATACENTER, NodeIdx::NONE));
+                            let never = (DATACENTER, NodeIdx::NONE, u64::MAX);
+                            self.placed.resize(cell.tasks.len(), never);
                         }
-                        self.placed[task.index()] = (master, node);
+                        self.placed[task.index()] = (master, node, self.placements);
+                        self.placements += 1;
                     } else {
                         self.retry.push((task, generation));
                     }
@@ -413,6 +424,7 @@ impl Policy for Sparrow {
 
     fn save_state(&self, w: &mut SectionWriter) {
         w.serde(&(&self.queue_len, &self.failed_us, &self.retry, &self.placed));
+        w.serde(&self.placements);
         w.serde(&(&self.timeline, self.round_us, self.instants));
         w.serde(&self.exchanges);
         self.outputs.save_state(w);
@@ -420,6 +432,7 @@ impl Policy for Sparrow {
 
     fn load_state(&mut self, r: &mut SectionReader<'_>) -> Result<(), SnapshotError> {
         (self.queue_len, self.failed_us, self.retry, self.placed) = r.serde()?;
+        self.placements = r.serde()?;
         (self.timeline, self.round_us, self.instants) = r.serde()?;
         self.exchanges = r.serde()?;
         self.check_exchanges()

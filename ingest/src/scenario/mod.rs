@@ -512,6 +512,43 @@ mod tests {
 
     /// Poisson arrivals keep the load's mean rate: at 80 % the gap is 2 x 10 s / (400 x 0.8) =
     /// 62.5 ms, so 1,000 tasks span about 62.4 s (the sum of 999 exponential gaps: within 10 %
+    /// The Sparrow authors' draws: the first arrival times (us) CPython 3.11 gives for the
+    /// peer's driver (`random.seed(s)`; per job `randint(0, 0)`, `shuffle` of 50 workers, then
+    /// `expovariate(1 / gap)` with exponential arrivals; times summed in ms). Only sparrow-load
+    /// takes them.
+    #[test]
+    fn radlab_draws_give_the_peers_arrival_times() {
+        let times = |seed, load_pct, arrivals| {
+            let c = ScenarioConfig {
+                seed,
+                load_pct,
+                arrivals,
+                draws: Draws::Radlab,
+                ..ScenarioConfig::default()
+            };
+            let w = c.workload().unwrap();
+            assert_eq!(w.tasks.len(), 1_000);
+            w.tasks[..5].iter().map(|t| t.submit_us).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            times(1, 50, Arrivals::Poisson),
+            [0, 53_816, 72_280, 80_970, 458_093]
+        );
+        assert_eq!(
+            times(4, 30, Arrivals::Even),
+            [0, 166_667, 333_333, 500_000, 666_667]
+        );
+        let c = ScenarioConfig {
+            name: "sparrow-random".into(),
+            draws: Draws::Radlab,
+            ..ScenarioConfig::default()
+        };
+        let e = c.workload().unwrap_err().to_string();
+        assert!(e.contains("for sparrow-load"), "{e}");
+        assert_eq!("radlab".parse::<Draws>(), Ok(Draws::Radlab));
+        assert!("python".parse::<Draws>().is_err());
+    }
+
     /// with near certainty, sd 3.2 %); even arrivals span exactly 999 gaps. `nodes` sizes the
     /// random scenario.
     #[test]
