@@ -4,8 +4,8 @@
 
 use analysis::experiment::keep::Keep;
 use analysis::experiment::{Options, experiment, run_experiment, write_outputs};
-use ingest::scenario::{Arrivals, Draws};
 use arrow_array::RecordBatch;
+use ingest::scenario::{Arrivals, Draws};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 fn trimmed(options: &Options) -> analysis::experiment::Experiment {
@@ -135,7 +135,10 @@ fn radlab_draws_give_the_authors_simulators_results_run_for_run() {
                         && p["seed"].as_u64() == Some(r.seed)
                 })
                 .unwrap_or_else(|| panic!("the peer ran {r:?}"));
-            let (mean, p99) = (p["mean_ms"].as_f64().unwrap(), p["p99_ms"].as_f64().unwrap());
+            let (mean, p99) = (
+                p["mean_ms"].as_f64().unwrap(),
+                p["p99_ms"].as_f64().unwrap(),
+            );
             assert!((r.mean_queue_ms - mean).abs() < 1e-3, "{r:?} vs {p}");
             assert!((r.p99_queue_ms - p99).abs() < 1e-3, "{r:?} vs {p}");
         }

@@ -183,13 +183,19 @@ mod tests {
         };
         let mut cursor = Cursor::open(&out, Table::TaskEvents, &["time"]).unwrap();
         let s = |t: i64| t * 1_000_000;
-        assert!(!cursor.none_before(s(1)), "no batch loaded yet: it cannot tell");
+        assert!(
+            !cursor.none_before(s(1)),
+            "no batch loaded yet: it cannot tell"
+        );
         assert_eq!(read(&mut cursor, 15), vec![vec![0, 10]]);
         // Next row at 20 s, in the batch loaded.
         assert!(cursor.none_before(s(20)) && !cursor.none_before(s(20) + 1));
         assert_eq!(read(&mut cursor, 15), Vec::<Vec<i64>>::new());
         assert_eq!(read(&mut cursor, 30), vec![vec![20]]);
-        assert!(!cursor.none_before(s(1_000)), "the first batch is spent: it cannot tell");
+        assert!(
+            !cursor.none_before(s(1_000)),
+            "the first batch is spent: it cannot tell"
+        );
         assert_eq!(read(&mut cursor, i64::MAX), vec![vec![30, 40]]);
         assert!(cursor.none_before(i64::MAX), "the table has ended");
         assert_eq!(read(&mut cursor, i64::MAX), Vec::<Vec<i64>>::new());

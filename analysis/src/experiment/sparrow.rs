@@ -91,9 +91,8 @@ pub fn load(options: &Options) -> Experiment {
         },
         ..SparrowConfig::radlab()
     };
-    configurations.extend(
-        (1..=4).map(|d| sparrow(&format!("radlab-d{d}"), d, radlab.clone(), options)),
-    );
+    configurations
+        .extend((1..=4).map(|d| sparrow(&format!("radlab-d{d}"), d, radlab.clone(), options)));
     // What separates the two, one mechanism at a time (2 probes).
     let job_binding = SparrowConfig {
         binding: Binding::Job,

@@ -274,12 +274,20 @@ impl Turn<'_, '_, '_> {
         let draws = peer.draws.get_or_insert_with(|| {
             // The gaps' values are the scenario's; here only their draws are consumed.
             let gap = poisson.then_some(1.0);
-            Box::new(ingest::pyrandom::RadlabDraws::new(seed, pool.len() as u32, gap))
+            Box::new(ingest::pyrandom::RadlabDraws::new(
+                seed,
+                pool.len() as u32,
+                gap,
+            ))
         });
         let count = (config.probe_ratio * tasks as f64).ceil() as usize;
         let (order, _) = draws.next_job();
         let workers = order.iter().filter_map(|&i| pool.get(i as usize).copied());
-        workers.take(count).enumerate().map(|(k, w)| (k % tasks, w)).collect()
+        workers
+            .take(count)
+            .enumerate()
+            .map(|(k, w)| (k % tasks, w))
+            .collect()
     }
 
     /// A job's tasks arrived (step 1): self-assigned where the worker has room (improvement
