@@ -841,8 +841,28 @@ fn federation_experiments_run_and_refuse_sparrow_options() {
         "2",
     ]);
     assert_eq!(refused.status.code(), Some(1));
-    assert!(text(&refused.stderr).contains("takes no --arrivals or --net-delay-ms"));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("takes no --arrivals, --net-delay-ms or --draws"),
+        "{said}"
+    );
     assert!(!dir.path().join("jobs").exists());
+    // The Sparrow authors' draws are for sparrow-load only.
+    let refused = cellsim(&[
+        "experiment",
+        "sparrow-random",
+        "--out",
+        &dir.path().join("random").display().to_string(),
+        "--draws",
+        "radlab",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("takes no --draws") && said.contains("sparrow-load"),
+        "{said}"
+    );
+    assert!(!dir.path().join("random").exists());
 }
 
 /// Reduce tasks (seed 004's MapReduce jobs): `gen --reduce-tasks` writes them for an nbs-*
