@@ -597,6 +597,38 @@ impl Policy for Masb {
 mod tests {
     use super::*;
 
+    /// The node reports taken as a tick begins (its first round, where the node agents send
+    /// them) reach the brokers' shared cache at the end of the round after, where every
+    /// broker's CacheShare messages would have delivered them: after global round g the cache
+    /// holds the report of the last tick whose first round is before g (none before round 1),
+    /// with 3 rounds a tick and with 1 (a tick's reports then wait for the next tick's round).
+    #[test]
+    fn reports_reach_the_shared_cache_the_round_after() {
+        let tick_s = 60u32;
+        for rounds in [3u32, 1] {
+            let mut masb = Masb::new(MasbConfig::default(), rounds, tick_s, 1);
+            let mut cell = Cell::default();
+            cell.add_machine(1, 1_000, 1_000);
+            let (mut agents, mut counters) = (Vec::new(), PolicyCounters::default());
+            for tick in 0..3u32 {
+                let tick_us = i64::from(tick_s) * 1_000_000;
+                let end_us = ingest::codes::TRACE_START_US + (i64::from(tick) + 1) * tick_us;
+                let events = TickEvents::default();
+                let (agents, inject) = (&mut agents, &mut Vec::new());
+                let at = (Tick(tick), end_us);
+                masb.begin_tick(&mut cell, at, &events, agents, inject, &mut counters);
+                for round in 0..rounds {
+                    masb.end_round(&mut cell, (Tick(tick), round), end_us);
+                    let g = tick * rounds + round;
+                    let want = (g >= 1).then(|| f64::from((g - 1) / rounds * tick_s));
+                    let cached = masb.cache.first().map(|e| e.reported_s);
+                    let cached = cached.filter(|s| s.is_finite());
+                    assert_eq!(cached, want, "{rounds} rounds a tick: after round {g}");
+                }
+            }
+        }
+    }
+
     /// The fit index `begin_tick` builds is for the start of the tick's first round, the moment
     /// the brokers read it at (else each broker builds its own), not the tick's end, for any
     /// tick length and round count.

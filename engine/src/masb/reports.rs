@@ -101,7 +101,7 @@ impl ReportBook {
                     let to = list.partition_point(|e| e.node.index() < within.end);
                     for entry in &list[from..to] {
                         let slot = &mut slots[entry.node.index() - first];
-                        if entry.reported_s >= slot.reported_s {
+                        if entry.supersedes(slot) {
                             *slot = *entry;
                         }
                     }

@@ -277,7 +277,7 @@ impl Masb {
         // delivered through the shared cache (`Reports::store_due`, after the round).
         b.cache.fresh.clear();
         for &entry in self.reports.due(me, g) {
-            let newer = |c: &CacheEntry| entry.reported_s >= c.reported_s;
+            let newer = |c: &CacheEntry| entry.supersedes(c);
             if self.cache.get(entry.node.index()).is_none_or(newer) {
                 b.cache.fresh.push(entry);
             }

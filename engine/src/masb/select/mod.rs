@@ -60,6 +60,13 @@ impl CacheEntry {
         }
     }
 
+    /// Whether this report replaces `cached` of its node: it is at least as new (the one rule
+    /// of every cache store: `store`, the shared cache's `ReportBook::store_into`, a broker's
+    /// fresh reports).
+    pub fn supersedes(&self, cached: &CacheEntry) -> bool {
+        self.reported_s >= cached.reported_s
+    }
+
     /// Keeps `entry` in `cache` (indexed by node, grown as needed) unless the cache holds a
     /// newer report of its node.
     pub fn store(cache: &mut Vec<CacheEntry>, entry: CacheEntry) {
@@ -67,7 +74,7 @@ impl CacheEntry {
         if cache.len() <= i {
             cache.resize(i + 1, CacheEntry::unset());
         }
-        if entry.reported_s >= cache[i].reported_s {
+        if entry.supersedes(&cache[i]) {
             cache[i] = entry;
         }
     }
