@@ -510,8 +510,6 @@ mod tests {
         assert_eq!(c.workload().unwrap().tasks.len(), 30);
     }
 
-    /// Poisson arrivals keep the load's mean rate: at 80 % the gap is 2 x 10 s / (400 x 0.8) =
-    /// 62.5 ms, so 1,000 tasks span about 62.4 s (the sum of 999 exponential gaps: within 10 %
     /// The Sparrow authors' draws: the first arrival times (us) CPython 3.11 gives for the
     /// peer's driver (`random.seed(s)`; per job `randint(0, 0)`, `shuffle` of 50 workers, then
     /// `expovariate(1 / gap)` with exponential arrivals; times summed in ms). Only sparrow-load
@@ -549,6 +547,8 @@ mod tests {
         assert!("python".parse::<Draws>().is_err());
     }
 
+    /// Poisson arrivals keep the load's mean rate: at 80 % the gap is 2 x 10 s / (400 x 0.8) =
+    /// 62.5 ms, so 1,000 tasks span about 62.4 s (the sum of 999 exponential gaps: within 10 %
     /// with near certainty, sd 3.2 %); even arrivals span exactly 999 gaps. `nodes` sizes the
     /// random scenario.
     #[test]
