@@ -13,7 +13,8 @@
 #   3. a job cancelled with `scancel` (TERM to cellsim and its script at once) keeps its
 #      snapshot; the same sbatch command submitted again resumes it and completes.
 # A requeued job waits for its BeginTime (SLURM holds it about two minutes); once the requeue is
-# seen the script releases it (`scontrol update StartTime=now`) to keep CI short.
+# seen the script releases it (`scontrol update StartTime=now`, 2 s later: see warn_and_requeue)
+# to keep CI short.
 #
 # Usage: scripts/slurm-e2e.sh   (as root; builds target/release/cellsim if needed, honours
 # CARGO_TARGET_DIR; KEEP=1 keeps the scratch directory)
@@ -169,6 +170,10 @@ warn_and_requeue() {
     wait_for 60 is_requeued "$job" || fail "job $job was not requeued (state $(job_state "$job"))"
     say "job $job: snapshotted on USR1 and requeued"
     [ -f "$run/summary.json" ] && fail "$run is complete though it was stopped"
+    # slurmd refuses a launch credential made in the same second as the job's revocation (the
+    # requeue's kill; seconds resolution): released at once, the job was killed as "Job
+    # credential revoked" and ended FAILED. SLURM's own ~2 min BeginTime avoids it; 2 s will do.
+    sleep 2
     scontrol update JobId="$job" StartTime=now
     wait_for 300 is_done "$job" || fail "job $job does not finish"
     is_state "$job" COMPLETED || fail "job $job ended $(job_state "$job")"
