@@ -95,25 +95,23 @@ fn bad_experiment_settings_are_refused() {
 }
 
 /// The Sparrow authors' simulator's committed output: (load %, probes, seed, mean ms, p99 ms)
-/// of each run with `arrivals`, from `file` under `bench-results/` (`peer.jsonl`'s fields, or
-/// the integer-microsecond runs' `load`, `d`, `mean`, `p99`).
+/// of each run with `arrivals`, from `file` under `bench-results/` (`peer.jsonl`'s fields).
 fn peer_runs(file: &str, arrivals: &str) -> Vec<(f64, u64, u64, f64, f64)> {
     let path = format!("{}/../bench-results/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
-    let field =
-        |v: &serde_json::Value, keys: [&str; 2]| keys.iter().find_map(|k| v[*k].as_f64()).unwrap();
     (text.lines())
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["arrivals"] == arrivals)
         .map(|v| {
-            let load = v["load"].as_f64().unwrap();
-            let load_pct = if load <= 1.0 { load * 100.0 } else { load };
+            let number = |k: &str| v[k].as_f64().unwrap();
+            let count = |k: &str| v[k].as_u64().unwrap();
+            let load_pct = (number("load") * 100.0).round();
             (
-                load_pct.round(),
-                field(&v, ["probes", "d"]) as u64,
-                v["seed"].as_u64().unwrap(),
-                field(&v, ["mean_ms", "mean"]),
-                field(&v, ["p99_ms", "p99"]),
+                load_pct,
+                count("probes"),
+                count("seed"),
+                number("mean_ms"),
+                number("p99_ms"),
             )
         })
         .collect()

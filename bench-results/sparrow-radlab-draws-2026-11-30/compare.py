@@ -1,21 +1,17 @@
 # Run for run: the radlab-d1..d4 rows of `cellsim experiment sparrow-load --draws radlab` against
 # the Sparrow authors' simulator's own output for the same seed, load, probes and arrivals
-# (../sparrow-radlab-2026-11-28/peer.jsonl: seeds 1-50, both arrival modes; with --peer-us FILE
-# the rows of the integer-microsecond variant described in the bench file instead, e.g.
-# peer-even-us.jsonl). Output: compare.txt.
-# Usage: python3 compare.py RESULTS.parquet ARRIVALS [--peer-us FILE]
+# (default ../sparrow-radlab-2026-11-28/peer.jsonl: seeds 1-50, both arrival modes; or PEER, a
+# file of the same fields, e.g. peer-even-us.jsonl, its integer-microsecond runs described in
+# the bench file). Output: compare.txt.
+# Usage: python3 compare.py RESULTS.parquet ARRIVALS [PEER]
 import json, sys
 import pandas as pd
 
 ours = pd.read_parquet(sys.argv[1])
 arrivals = sys.argv[2]
-if len(sys.argv) > 4 and sys.argv[3] == '--peer-us':
-    peer = pd.DataFrame([json.loads(l) for l in open(sys.argv[4])])
-    peer = peer.rename(columns={'d': 'probes', 'mean': 'mean_ms', 'p99': 'p99_ms'})
-    peer['x'] = peer.load.astype(float)
-else:
-    peer = pd.DataFrame([json.loads(l) for l in open('../sparrow-radlab-2026-11-28/peer.jsonl')])
-    peer['x'] = (peer.load * 100).round()
+peer_file = sys.argv[3] if len(sys.argv) > 3 else '../sparrow-radlab-2026-11-28/peer.jsonl'
+peer = pd.DataFrame([json.loads(l) for l in open(peer_file)])
+peer['x'] = (peer.load * 100).round()
 peer = peer[peer.arrivals == arrivals]
 ours = ours[ours.configuration.str.startswith('radlab')].copy()
 ours['probes'] = ours.configuration.str[-1].astype(int)

@@ -128,11 +128,6 @@ impl RadlabDraws {
         self.jobs += 1;
         (&self.workers, gap)
     }
-
-    /// Jobs drawn so far.
-    pub fn jobs(&self) -> u64 {
-        self.jobs
-    }
 }
 
 /// [`RadlabDraws`] as saved: (seed, workers, mean gap ms, jobs drawn).
@@ -203,7 +198,6 @@ mod tests {
             let (o, g) = d.next_job();
             assert_eq!((o, g), (&order[..], Some(*gap)));
         }
-        assert_eq!(d.jobs(), 3);
         // Saved and loaded after two jobs, it draws the third job's.
         let mut d = RadlabDraws::new(5, 50, Some(52.6));
         d.next_job();
