@@ -395,11 +395,12 @@ fn run_nbs(
     let keep = no_sparrow_options(&args, "its jobs are submitted at once on one cell")?;
     let name = experiment.name();
     errln!(
-        "experiment {name}: {} cases x {} seeds x {} controllers (NBS as written and with {} options) into {}",
+        "experiment {name}: {} cases x {} seeds x {} controllers (NBS as written and with {} options, {} baseline option) into {}",
         experiment.cases().len(),
         args.seeds,
-        nbs::POLICIES.len() + nbs::NBS_OPTIONS.len(),
+        nbs::all_policies().count(),
         nbs::NBS_OPTIONS.len(),
+        nbs::BASELINE_OPTIONS.len(),
         args.out.display()
     );
     let rows = nbs::run(

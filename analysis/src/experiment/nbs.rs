@@ -1,8 +1,9 @@
 //! Seed 004's Hadoop experiments (section IV) as `cellsim experiment nbs-hard | nbs-priority |
 //! nbs-jobs`: its cell of 3 machines with 2 map slots each and identical jobs of three 10 s map
 //! tasks submitted at once (`cellsim gen --scenario nbs-hadoop`, `nbs-priority`,
-//! `nbs-priority-random`), every seed's draw run under NBS, Equal, Random and EDF, and NBS with
-//! each option seed 004 does not write ([`NBS_OPTIONS`]) (1 s ticks,
+//! `nbs-priority-random`), every seed's draw run under NBS, Equal, Random and EDF, NBS with
+//! each option seed 004 does not write ([`NBS_OPTIONS`]) and EDF one job at a time
+//! ([`BASELINE_OPTIONS`]) (1 s ticks,
 //! first-fit placing within the shares in whole map slots), each job's latency (completion -
 //! deadline) read from the run's `jobs/` table and its priority from the scenario's side tables.
 //!
@@ -38,7 +39,19 @@ pub const POLICIES: [&str; 4] = ["nbs", "equal-share", "random-share", "edf"];
 /// tie-break (the model before that).
 pub const NBS_OPTIONS: [&str; 3] = ["nbs-rate-cap", "nbs-both-caps", "nbs-both-caps-tiebreak"];
 
-/// The run configuration of a policy of [`POLICIES`] or [`NBS_OPTIONS`].
+/// Baselines with an option seed 004 does not settle, run beside the four, each with the index
+/// in [`POLICIES`] of the baseline it varies (whose paper values it is compared with):
+/// `edf-one-job`, EDF serving one job at a time (the earliest-deadline job holds every map slot,
+/// `engine/src/controlled/edf.rs`; the seed's plug-in sets each job's slot count, and the seed
+/// does not say whether its EDF gave the slots a job could not use to the next job).
+pub const BASELINE_OPTIONS: [(&str, usize); 1] = [("edf-one-job", 3)];
+
+/// Every policy an experiment runs: [`POLICIES`], [`NBS_OPTIONS`], then [`BASELINE_OPTIONS`].
+pub fn all_policies() -> impl Iterator<Item = &'static str> {
+    (POLICIES.into_iter().chain(NBS_OPTIONS)).chain(BASELINE_OPTIONS.map(|o| o.0))
+}
+
+/// The run configuration of a policy of [`all_policies`].
 pub fn policy_config(name: &str) -> PolicyConfig {
     let nbs = |rate_cap, requirement_cap, earliness| {
         PolicyConfig::Nbs(engine::nbs::NbsConfig {
@@ -52,6 +65,7 @@ pub fn policy_config(name: &str) -> PolicyConfig {
         "nbs-rate-cap" => nbs(true, false, 0.0),
         "nbs-both-caps" => nbs(true, true, 0.0),
         "nbs-both-caps-tiebreak" => nbs(true, true, 1e-3),
+        "edf-one-job" => PolicyConfig::Edf(engine::controlled::EdfConfig { one_job: true }),
         _ => PolicyConfig::default_of(name).expect("a registered policy"),
     }
 }
@@ -109,9 +123,7 @@ fn known_name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Nam
     let scenarios = [Experiment::Hard, Experiment::Priority, Experiment::Jobs]
         .into_iter()
         .flat_map(|e| e.cases().into_iter().map(|c| c.0));
-    POLICIES
-        .into_iter()
-        .chain(NBS_OPTIONS)
+    all_policies()
         .chain(scenarios)
         .find(|&known| known == name)
         .ok_or_else(|| serde::de::Error::custom(format!("unknown name {name:?}")))
@@ -196,7 +208,7 @@ fn run_case(
     let side = SideTables::read(&trace)?;
     let priority = |job: u64| side.as_ref().map_or(1.0, |s| s.job(job).0);
     let mut rows = Vec::new();
-    for policy in POLICIES.into_iter().chain(NBS_OPTIONS) {
+    for policy in all_policies() {
         let out = dir.join(policy);
         let config = RunConfig {
             policy: policy_config(policy),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, StringArray, UInt64Array};
 
-use super::nbs::{Experiment, JobRow, NBS_OPTIONS, POLICIES};
+use super::nbs::{BASELINE_OPTIONS, Experiment, JobRow, NBS_OPTIONS, POLICIES};
 use super::output::{RESULTS_MD, RESULTS_PARQUET, batch_of, parquet_bytes, write_file};
 use super::panels::{Line, Panel};
 use crate::error::{AnalysisError, Result};
@@ -33,6 +33,20 @@ fn above_50(r: &JobRow) -> bool {
 
 fn hard(r: &JobRow) -> bool {
     r.hard == Some(true)
+}
+
+/// The policies of the tables and figures, each with the index of its paper value: the four of
+/// [`POLICIES`], then each of [`BASELINE_OPTIONS`] that `rows` hold, beside its baseline's.
+fn table_policies(rows: &[JobRow]) -> Vec<(&'static str, usize)> {
+    let options = BASELINE_OPTIONS
+        .into_iter()
+        .filter(|o| rows.iter().any(|r| r.policy == o.0));
+    (POLICIES.into_iter().zip(0..)).chain(options).collect()
+}
+
+/// The baselines NBS is counted against: all but NBS of [`table_policies`].
+fn baselines(rows: &[JobRow]) -> Vec<&'static str> {
+    table_policies(rows)[1..].iter().map(|p| p.0).collect()
 }
 
 /// The latencies of `policy`'s jobs that pass `keep`, sorted.
@@ -68,8 +82,8 @@ fn totals(
     out.into_iter().map(|(n, _, t)| (n, t)).collect()
 }
 
-/// The paper's ordering claim, counted per run (issue 60): for each baseline (POLICIES after
-/// NBS), in how many runs (scenario, job count, seed) of `scenario` the summed latency of NBS
+/// The paper's ordering claim, counted per run (issue 60): for each of [`baselines`], in how
+/// many runs (scenario, job count, seed) of `scenario` the summed latency of NBS
 /// model `nbs` (`nbs` or one of [`NBS_OPTIONS`]) over the jobs `keep` passes is strictly lower,
 /// and over how many runs both have such jobs.
 fn nbs_wins(
@@ -92,8 +106,8 @@ fn nbs_wins(
         t
     };
     let nbs = total(nbs);
-    POLICIES[1..]
-        .iter()
+    baselines(rows)
+        .into_iter()
         .map(|policy| {
             let other = total(policy);
             let both: Vec<(f64, f64)> = (nbs.iter())
@@ -113,11 +127,11 @@ fn wins_table(figures: &[OrderingFigure], rows: &[JobRow]) -> String {
     let mut out = String::from(
         "\n## The paper's ordering, run by run\n\nIn how many runs NBS's summed latency over the figure's jobs is lower than each baseline's (the paper claims all of them; a claim that does not hold in most runs is an average's, not a rule's). `nbs` maximises eqs. 3-6 as written; the other rows add options the seed does not write (`NbsConfig`: `rate_cap`, `requirement_cap`, `earliness`).\n\n| figure | NBS |",
     );
-    out += &POLICIES[1..]
-        .iter()
+    let against = baselines(rows);
+    out += &(against.iter())
         .map(|p| format!(" earlier than {p} |"))
         .collect::<String>();
-    out += &format!("\n|---|---|{}\n", "---:|".repeat(POLICIES.len() - 1));
+    out += &format!("\n|---|---|{}\n", "---:|".repeat(against.len()));
     for &(figure, scenario, keep) in figures {
         for nbs in std::iter::once(POLICIES[0]).chain(NBS_OPTIONS) {
             if !rows.iter().any(|r| r.policy == nbs) {
@@ -198,7 +212,8 @@ pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
             out += &format!(
                 "{seeds} seeds of {cell} 10 jobs (`cellsim gen --scenario nbs-hadoop`), at least a third with hard deadlines, deadlines 20-80 s.\n\n## Hard-deadline jobs, against seed 004's Fig. 3\n\n| policy | hard jobs | worst latency (s) | paper's worst (s) | mean latency (s) | deadlines missed |\n|---|---:|---:|---:|---:|---:|\n"
             );
-            for (policy, paper) in POLICIES.iter().zip(FIG3_WORST_S) {
+            for (policy, paper) in table_policies(rows) {
+                let paper = FIG3_WORST_S[paper];
                 let l = latencies(rows, policy, hard);
                 let missed = l.iter().filter(|&&v| v > 0.0).count();
                 out += &format!(
@@ -214,13 +229,14 @@ pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
                 out += "\nWith reduce tasks no controller can promise a reduce phase its slots the moment its maps end: tasks are not preempted, so a released reduce task waits for the next slot to free (up to 10 s), and EDF misses deadlines too.\n";
                 return out;
             }
-            out += "\nEDF meets every hard deadline here (the paper: 12.177 s late at worst): with identical 10 s map tasks, no task start-up time and no stragglers, serving whole demands in deadline order misses a hard deadline only when no schedule meets it; seed 004's EDF ran on Hadoop, whose task times vary (not given). Equal and Random run in whole map slots (largest remainders, ties by job ID), so with 6 slots for 10 jobs four jobs wait at first under Equal, and Random's draws can leave a hard job without a slot.\n";
+            out += "\nEDF meets every hard deadline here (the paper: 12.177 s late at worst): with identical 10 s map tasks, no task start-up time and no stragglers, serving whole demands in deadline order misses a hard deadline only when no schedule meets it; seed 004's EDF ran on Hadoop, whose task times vary (not given). Equal and Random run in whole map slots (largest remainders, ties by job ID), so with 6 slots for 10 jobs four jobs wait at first under Equal, and Random's draws can leave a hard job without a slot. `edf-one-job` (an option, `[policy] one_job = true`: the earliest-deadline job holds every slot and the next waits, though a job of 3 maps uses 3 of the 6) is late as the paper's EDF is, but takes twice the cell's time for the batch (100 s against 50 s); see `nbs-priority` for what Fig. 4 says of that reading.\n";
         }
         Experiment::Priority => {
             out += &format!(
                 "{seeds} seeds of {cell} 10 jobs (`cellsim gen --scenario nbs-priority`), all soft with the deadline 65 s, priorities 300, 200, 100, 90 ... 30.\n\n## Jobs of priority 100 or more, against seed 004's Fig. 4\n\n| policy | worst latency (s) | paper's worst (s) | mean latency (s) |\n|---|---:|---:|---:|\n"
             );
-            for (policy, paper) in POLICIES.iter().zip(FIG4_WORST_S) {
+            for (policy, paper) in table_policies(rows) {
+                let paper = FIG4_WORST_S[paper];
                 let l = latencies(rows, policy, high_priority);
                 out += &format!(
                     "| {policy} | {:.2} | {paper} | {:.2} |\n",
@@ -229,8 +245,12 @@ pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
                 );
             }
             out += "\n## Mean latency by priority (s)\n\n| priority |";
-            out += &POLICIES.map(|p| format!(" {p} |")).concat();
-            out += &format!("\n|---:|{}\n", "---:|".repeat(POLICIES.len()));
+            let policies = table_policies(rows);
+            out += &policies
+                .iter()
+                .map(|p| format!(" {} |", p.0))
+                .collect::<String>();
+            out += &format!("\n|---:|{}\n", "---:|".repeat(policies.len()));
             for (priority, row) in by_priority(rows) {
                 out += &format!("| {priority} |");
                 out += &row.iter().map(|l| format!(" {l:.2} |")).collect::<String>();
@@ -246,13 +266,13 @@ pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
                 out += "\nWith reduce tasks the ten jobs need more slot-seconds than the 6 slots give by 65 s (400 with one reduce each: 67 s), so some jobs are late under every policy, as in the paper. The paper's jobs were map-only on Hadoop, whose task times are not given; its lateness may have the same cause (work beyond the cell's capacity by the deadline).\n";
                 return out;
             }
-            out += "\nEvery latency is negative here: the ten jobs need 300 slot-seconds, 50 s of the cell's 6 slots, so any work-conserving policy finishes them before 65 s; the paper's positive latencies for Equal, Random and EDF mean its jobs took longer on Hadoop (task times not given). As written, eqs. 3-6 reward a job for every slot it gets before its deadline, needed or not (y_i may exceed 1), so NBS splits the cell by priority and the high-priority jobs finish first. The requirement cap (`nbs-both-caps`: no job is given more than its requirement D_i, not in the seed) makes the objective indifferent to who goes first when there is slack: every schedule finishing by 65 s gives every job y_i = 1, an optimal bargain, and the interior-point solver returns the centre of that set, an even spread (`engine/src/nbs/problem.rs`, `the_requirement_cap_makes_the_objective_indifferent_to_who_goes_first`); only the earliness tie-break (`nbs-both-caps-tiebreak`, not in the seed) then serves high priorities first (`bench-results/nbs-caps-2026-11-28.md`). EDF with equal deadlines serves jobs in ID order, drawn per seed.\n";
+            out += "\nEvery latency is negative here: the ten jobs need 300 slot-seconds, 50 s of the cell's 6 slots, so any work-conserving policy finishes them before 65 s; the paper's positive latencies for Equal, Random and EDF mean its jobs took longer on Hadoop (task times not given). As written, eqs. 3-6 reward a job for every slot it gets before its deadline, needed or not (y_i may exceed 1), so NBS splits the cell by priority and the high-priority jobs finish first. The requirement cap (`nbs-both-caps`: no job is given more than its requirement D_i, not in the seed) makes the objective indifferent to who goes first when there is slack: every schedule finishing by 65 s gives every job y_i = 1, an optimal bargain, and the interior-point solver returns the centre of that set, an even spread (`engine/src/nbs/problem.rs`, `the_requirement_cap_makes_the_objective_indifferent_to_who_goes_first`); only the earliness tie-break (`nbs-both-caps-tiebreak`, not in the seed) then serves high priorities first (`bench-results/nbs-caps-2026-11-28.md`). EDF with equal deadlines serves jobs in ID order, drawn per seed. `edf-one-job` serves them one at a time in that order and ends the batch at 100 s, twice every other policy's 50 s: it ends the three jobs of priority 100 or more within Equal's batch time only when all three are among the first five in ID order (10 of the 120 ways to place them). The paper's EDF ended them 2.3 s before Equal's worst (6.128 against 8.45 s late, one set of jobs), which EDF up to demand can do in any order and a one-job EDF only in those few: EDF up to demand stays the default.\n";
         }
         Experiment::Jobs => {
             out += &format!(
                 "{seeds} seeds for each of 2 to 10 jobs of {cell} Fig. 5: `nbs-hadoop` (a third or more hard, deadlines 20-80 s, priorities 1), the hard-deadline jobs' latencies summed per run. Fig. 6: `nbs-priority-random` (all soft at 65 s, priorities drawn in 2-256), the latencies of the jobs of priority above 50 summed per run. Averages over the runs, against the paper's.\n\n| policy | Fig. 5: hard, mean per run (s) | paper (s) | Fig. 6: priority > 50, mean per run (s) | paper (s) |\n|---|---:|---:|---:|---:|\n"
             );
-            for (k, policy) in POLICIES.iter().enumerate() {
+            for (policy, k) in table_policies(rows) {
                 let fig5 = mean(
                     totals(rows, policy, "nbs-hadoop", hard)
                         .into_iter()
@@ -268,9 +288,14 @@ pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
                 );
             }
             out += "\n## By number of jobs (mean per run over the seeds, s)\n\n| jobs |";
-            out += &POLICIES.map(|p| format!(" Fig. 5 {p} |")).concat();
-            out += &POLICIES.map(|p| format!(" Fig. 6 {p} |")).concat();
-            out += &format!("\n|---:|{}\n", "---:|".repeat(2 * POLICIES.len()));
+            let policies = table_policies(rows);
+            for fig in ["Fig. 5", "Fig. 6"] {
+                out += &policies
+                    .iter()
+                    .map(|p| format!(" {fig} {} |", p.0))
+                    .collect::<String>();
+            }
+            out += &format!("\n|---:|{}\n", "---:|".repeat(2 * policies.len()));
             let (fig5, fig6) = job_count_lines(rows);
             for n in 2..=10u32 {
                 out += &format!("| {n} |");
@@ -290,7 +315,7 @@ pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
                 out += "\nThe paper does not say whether Figs. 5-6 sum or average a run's jobs; its text says the total for Fig. 6, so both are summed here. With reduce tasks every job takes at least 20 s (a map wave, then its reduce).\n";
                 return out;
             }
-            out += "\nThe paper does not say whether Figs. 5-6 sum or average a run's jobs; its text says the total for Fig. 6, so both are summed here. Our latencies are more negative than the paper's at every job count: with 2-5 jobs the cell (6 slots) runs every job at once and all finish at 10 s, well before deadlines of 20-80 s or 65 s; the paper's jobs took longer on Hadoop (not given). EDF is an ideal EDF here (see `nbs-hard`), which is why it leads Fig. 5.\n";
+            out += "\nThe paper does not say whether Figs. 5-6 sum or average a run's jobs; its text says the total for Fig. 6, so both are summed here. Our latencies are more negative than the paper's at every job count: with 2-5 jobs the cell (6 slots) runs every job at once and all finish at 10 s, well before deadlines of 20-80 s or 65 s; the paper's jobs took longer on Hadoop (not given). EDF is an ideal EDF here (see `nbs-hard`), which is why it leads Fig. 5; `edf-one-job` is the reading under which the paper's EDF is late (see `nbs-hard` and `nbs-priority`).\n";
         }
     }
     out
@@ -304,14 +329,16 @@ fn by_priority(rows: &[JobRow]) -> Vec<(f64, Vec<f64>)> {
     priorities
         .into_iter()
         .map(|p| {
-            let at = POLICIES.map(|policy| {
-                mean(
-                    (rows.iter())
-                        .filter(|r| r.policy == policy && r.priority == p)
-                        .filter_map(|r| r.latency_s),
-                )
-            });
-            (p, at.to_vec())
+            let at = (table_policies(rows).into_iter())
+                .map(|(policy, _)| {
+                    mean(
+                        (rows.iter())
+                            .filter(|r| r.policy == policy && r.priority == p)
+                            .filter_map(|r| r.latency_s),
+                    )
+                })
+                .collect();
+            (p, at)
         })
         .collect()
 }
@@ -319,9 +346,9 @@ fn by_priority(rows: &[JobRow]) -> Vec<(f64, Vec<f64>)> {
 /// Figs. 5 and 6: per policy, the mean over the seeds of each job count's total.
 fn job_count_lines(rows: &[JobRow]) -> (Vec<Line>, Vec<Line>) {
     let lines = |scenario: &str, keep: fn(&JobRow) -> bool| {
-        POLICIES
-            .iter()
-            .map(|policy| {
+        table_policies(rows)
+            .into_iter()
+            .map(|(policy, _)| {
                 let t = totals(rows, policy, scenario, keep);
                 let points = (2..=10u32)
                     .filter_map(|n| {
@@ -418,8 +445,8 @@ fn figures(experiment: Experiment, rows: &[JobRow]) -> Result<Vec<Figure>> {
     };
     Ok(match experiment {
         Experiment::Hard => {
-            let lines: Vec<Line> = (POLICIES.iter())
-                .map(|p| Line {
+            let lines: Vec<Line> = (table_policies(rows).into_iter())
+                .map(|(p, _)| Line {
                     name: p.to_string(),
                     points: (latencies(rows, p, hard).into_iter().enumerate())
                         .map(|(k, v)| (k as f64, v))
@@ -446,8 +473,8 @@ fn figures(experiment: Experiment, rows: &[JobRow]) -> Result<Vec<Figure>> {
         }
         Experiment::Priority => {
             let table = by_priority(rows);
-            let lines = (POLICIES.iter().enumerate())
-                .map(|(k, p)| Line {
+            let lines = (table_policies(rows).into_iter().enumerate())
+                .map(|(k, (p, _))| Line {
                     name: p.to_string(),
                     points: (table.iter().enumerate())
                         .map(|(j, (_, at))| (j as f64, at[k]))

@@ -1,6 +1,13 @@
 //! Seed 004's "Earliest-Deadline-First (EDF) scheduling, in which jobs are processed in
 //! increasing order of their deadlines": each job in deadline order takes its whole demand
 //! while capacity lasts; jobs without a deadline come last, in job ID order.
+//!
+//! With [`Edf::one_job`] (an option, `[policy] one_job = true`) the jobs are processed one at a
+//! time, as a one-machine EDF: the earliest-deadline job with demand gets the whole cell as its
+//! share, held until the next allocation (an arrival or departure), and every other job none,
+//! even where the first leaves slots free. The seed's Hadoop plug-in "controls the number of
+//! map slots allocated to each job"; the seed does not say whether its EDF handed the slots a
+//! job could not use to the next job (the default) or not (this option).
 
 use ingest::scenario::side::Deadline;
 
@@ -8,7 +15,11 @@ use super::{Controller, Jobs};
 
 /// The EDF controller (module doc).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Edf;
+pub struct Edf {
+    /// Serve one job at a time (module doc); false: each job up to its demand while capacity
+    /// lasts.
+    pub one_job: bool,
+}
 
 impl Controller for Edf {
     const NAME: &'static str = "edf";
@@ -24,7 +35,11 @@ impl Controller for Edf {
         order.sort_by_key(|&r| (deadline(r), jobs.job_id[r]));
         let mut left = capacity_cpu;
         for r in order {
-            jobs.share_cpu[r] = demand[r].min(left);
+            jobs.share_cpu[r] = match self.one_job {
+                false => demand[r].min(left),
+                true if demand[r] > 0 => left,
+                true => 0,
+            };
             left -= jobs.share_cpu[r];
         }
     }
@@ -54,7 +69,31 @@ mod tests {
             reduce_s: vec![0.0; 3],
             ..Jobs::default()
         };
-        Edf.allocate(&mut jobs, 100, 0);
+        Edf::default().allocate(&mut jobs, 100, 0);
         assert_eq!(jobs.share_cpu, [30, 0, 70]);
+        // One job at a time: job 3 holds all 100 though it asks for 70.
+        Edf { one_job: true }.allocate(&mut jobs, 100, 0);
+        assert_eq!(jobs.share_cpu, [0, 0, 100]);
+    }
+
+    /// By hand: one job at a time skips a job with nothing to run (job 3, deadline 20 s, all
+    /// its tasks done) and gives the cell to the next by deadline, job 1.
+    #[test]
+    fn one_job_at_a_time_skips_jobs_without_demand() {
+        let mut jobs = Jobs {
+            job_id: vec![1, 2, 3],
+            running_cpu: vec![0, 10, 0],
+            pending_cpu: vec![50, 10, 0],
+            task_cpu: vec![10; 3],
+            share_cpu: vec![0; 3],
+            deadline: vec![
+                Deadline::Soft(50_000_000),
+                Deadline::None,
+                Deadline::Hard(20_000_000),
+            ],
+            ..Jobs::default()
+        };
+        Edf { one_job: true }.allocate(&mut jobs, 100, 0);
+        assert_eq!(jobs.share_cpu, [100, 0, 0]);
     }
 }
