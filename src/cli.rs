@@ -76,6 +76,10 @@ pub struct ExperimentArgs {
     /// job's map tasks have ended). The paper counts map tasks only [default: 0].
     #[arg(long)]
     pub reduce_tasks: Option<u32>,
+    /// Run time of each map task, whole seconds (seed 004 experiments; the paper gives none)
+    /// [default: 10, chosen].
+    #[arg(long)]
+    pub map_task_s: Option<u32>,
     /// Threads (runs are spread over them; 0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -170,6 +174,10 @@ pub struct GenArgs {
     /// map tasks have ended). Seed 004 counts map tasks only.
     #[arg(long, default_value_t = 0, requires = "scenario")]
     pub reduce_tasks: u32,
+    /// Run time of each map task, whole seconds (nbs-* scenarios; seed 004 gives none)
+    /// [default: 10, chosen].
+    #[arg(long, requires = "scenario")]
+    pub map_task_s: Option<u32>,
 }
 
 /// `M@T`: a machine index and a time in seconds.

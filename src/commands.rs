@@ -134,6 +134,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
             nodes: args.nodes,
             failures: args.fail.clone(),
             reduce_tasks: args.reduce_tasks,
+            map_task_s: args.map_task_s,
             draws: args.draws.parse().map_err(anyhow::Error::msg)?,
         };
         let summary = ingest::scenario::generate_scenario(&args.out_dir, &config)
@@ -248,6 +249,7 @@ fn experiment_out(args: &crate::cli::ExperimentArgs) -> Result<analysis::experim
     let identity = serde_json::json!({
         "experiment": args.name, "seeds": args.seeds, "arrivals": args.arrivals, "draws": args.draws,
         "net_delay_ms": args.net_delay_ms, "reduce_tasks": args.reduce_tasks,
+        "map_task_s": args.map_task_s,
     });
     let recorded = std::fs::read_to_string(out.join(EXPERIMENT_FILE)).ok();
     let recorded: Option<serde_json::Value> = recorded.and_then(|t| serde_json::from_str(&t).ok());
@@ -311,6 +313,12 @@ fn run_experiment(args: crate::cli::ExperimentArgs) -> Result<()> {
     if args.reduce_tasks.is_some() && nbs.is_none() {
         anyhow::bail!(
             "{} takes no --reduce-tasks: reduce tasks are for seed 004's MapReduce jobs (nbs-hard, nbs-priority, nbs-jobs)",
+            args.name
+        );
+    }
+    if args.map_task_s.is_some() && nbs.is_none() {
+        anyhow::bail!(
+            "{} takes no --map-task-s: the map-task time is for seed 004's MapReduce jobs (nbs-hard, nbs-priority, nbs-jobs)",
             args.name
         );
     }
@@ -405,7 +413,7 @@ fn run_nbs(
     );
     let rows = nbs::run(
         experiment,
-        (args.seeds, args.reduce_tasks.unwrap_or(0)),
+        (args.seeds, args.reduce_tasks.unwrap_or(0), args.map_task_s),
         (args.threads, &keep),
         &args.out.join("work"),
         &|line| crate::console::status(format_args!("{line}")),

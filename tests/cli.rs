@@ -865,6 +865,55 @@ fn federation_experiments_run_and_refuse_sparrow_options() {
     assert!(!dir.path().join("random").exists());
 }
 
+/// The map-task time (seed 004's MapReduce jobs): `gen --map-task-s` says it in the scenario's
+/// description and takes whole seconds only; `experiment --map-task-s` is refused for an experiment that is not seed 004's,
+/// before its directory is made, and `gen` refuses it for another scenario.
+#[test]
+fn map_task_time_is_for_mapreduce_jobs_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let (raw, sl) = (p("raw"), p("sl"));
+    let args = |scenario, out| ["gen", out, "--scenario", scenario, "--map-task-s", "12"];
+    let generated = cellsim(&args("nbs-hadoop", &raw));
+    assert_eq!(
+        generated.status.code(),
+        Some(0),
+        "{}",
+        text(&generated.stderr)
+    );
+    assert!(text(&generated.stdout).contains("3 map tasks of 12 s"));
+    // Whole seconds: a replay keeps times at tick granularity (1 s in the experiments).
+    let fraction = cellsim(&[
+        "gen",
+        &p("f"),
+        "--scenario",
+        "nbs-hadoop",
+        "--map-task-s",
+        "14.69",
+    ]);
+    assert_eq!(fraction.status.code(), Some(2));
+    assert!(
+        text(&fraction.stderr).contains("invalid value '14.69'"),
+        "{}",
+        text(&fraction.stderr)
+    );
+    let refused = cellsim(&args("sparrow-load", &sl));
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("a map-task time is for the MapReduce jobs"));
+    assert!(!dir.path().join("sl").exists());
+    let refused = cellsim(&[
+        "experiment",
+        "federation-hosts",
+        "--out",
+        &p("x"),
+        "--map-task-s",
+        "12",
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("takes no --map-task-s"));
+    assert!(!dir.path().join("x").exists());
+}
+
 /// Reduce tasks (seed 004's MapReduce jobs): `gen --reduce-tasks` writes them for an nbs-*
 /// scenario (four tasks per job, the last a reduce in `scenario/tasks.csv`) and refuses them for
 /// another; `experiment --reduce-tasks` is refused for an experiment that is not seed 004's,

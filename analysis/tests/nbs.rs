@@ -32,7 +32,7 @@ fn nbs_with_the_rate_cap_meets_every_hard_deadline_and_is_deterministic() {
     let dir = tempfile::tempdir().unwrap();
     let rows1 = nbs::run(
         Experiment::Hard,
-        (2, 0),
+        (2, 0, None),
         (1, &Keep::default()),
         &dir.path().join("w1"),
         &|_| {},
@@ -40,7 +40,7 @@ fn nbs_with_the_rate_cap_meets_every_hard_deadline_and_is_deterministic() {
     .unwrap();
     let rows2 = nbs::run(
         Experiment::Hard,
-        (2, 0),
+        (2, 0, None),
         (2, &Keep::default()),
         &dir.path().join("w2"),
         &|_| {},
@@ -79,7 +79,7 @@ fn edf_one_job_serves_the_jobs_one_after_another_by_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let rows = nbs::run(
         Experiment::Hard,
-        (2, 0),
+        (2, 0, None),
         (2, &Keep::default()),
         &dir.path().join("w"),
         &|_| {},
@@ -109,6 +109,41 @@ fn edf_one_job_serves_the_jobs_one_after_another_by_deadline() {
     assert!(late("edf-one-job") > 0);
 }
 
+/// `nbs-priority` with map tasks of 15 s (`--map-task-s 15`), 1 seed, against the schedule
+/// worked by hand: all ten jobs are due at 65 s, so EDF serves them in submission order two at
+/// a time (3 maps each on 6 slots), and they end in pairs at 15, 30, 45, 60 and 75 s; every row
+/// and `results.parquet` carry the time, and `results.md` says it.
+#[test]
+fn the_map_task_time_sets_the_waves() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = nbs::run(
+        Experiment::Priority,
+        (1, 0, Some(15)),
+        (2, &Keep::default()),
+        &dir.path().join("w"),
+        &|_| {},
+    )
+    .unwrap();
+    assert!(rows.iter().all(|r| r.map_task_s == 15));
+    let mut ends: Vec<f64> = (rows.iter())
+        .filter(|r| r.policy == "edf")
+        .map(|r| r.makespan_s)
+        .collect();
+    ends.sort_by(f64::total_cmp);
+    let by_hand: Vec<f64> = (1..=5).flat_map(|w| [15.0 * w as f64; 2]).collect();
+    assert_eq!(ends, by_hand);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    nbs::write_outputs(Experiment::Priority, &rows, 1, &out).unwrap();
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    assert!(
+        md.contains("**Map tasks of 15 s** (`--map-task-s 15`"),
+        "{md}"
+    );
+    assert!(md.contains("jobs of 3 map tasks of 15 s"), "{md}");
+    assert!(!md.contains("Every latency is negative here"), "{md}");
+}
+
 /// Seed 004's Fig. 4 (`nbs-priority`) on 2 seeds: the priorities are the chosen 300 ... 30,
 /// every job is due at 65 s and finishes before it (50 s of work on 6 slots) but under EDF one
 /// job at a time. As written (eqs.
@@ -122,7 +157,7 @@ fn nbs_serves_high_priorities_first_unless_capped_by_requirements() {
     let dir = tempfile::tempdir().unwrap();
     let rows = nbs::run(
         Experiment::Priority,
-        (2, 0),
+        (2, 0, None),
         (2, &Keep::default()),
         &dir.path().join("w"),
         &|_| {},
@@ -160,7 +195,7 @@ fn nbs_jobs_runs_two_to_ten_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let rows = nbs::run(
         Experiment::Jobs,
-        (1, 0),
+        (1, 0, None),
         (2, &Keep::default()),
         &dir.path().join("w"),
         &|_| {},
@@ -190,7 +225,7 @@ fn nbs_hard_with_reduce_tasks_reports_its_misses() {
     let dir = tempfile::tempdir().unwrap();
     let rows = nbs::run(
         Experiment::Hard,
-        (2, 1),
+        (2, 1, None),
         (2, &Keep::default()),
         &dir.path().join("w"),
         &|_| {},
@@ -222,7 +257,7 @@ fn nbs_hard_with_reduce_tasks_reports_its_misses() {
     }
     let without = nbs::run(
         Experiment::Hard,
-        (2, 0),
+        (2, 0, None),
         (2, &Keep::default()),
         &dir.path().join("w0"),
         &|_| {},

@@ -144,6 +144,8 @@ pub struct JobRow {
     pub seed: u64,
     /// Reduce tasks per job after its map tasks (0: the seed's jobs, map tasks only).
     pub reduce_tasks: u32,
+    /// Run time of each map task, s (`ingest::scenario::MAP_S` unless set).
+    pub map_task_s: u32,
     /// The job.
     pub job_id: u64,
     /// Its priority.
@@ -157,10 +159,11 @@ pub struct JobRow {
 }
 
 /// Runs `experiment`'s cases for seeds 1..=`seeds`, with `reduce_tasks` reduce tasks per job
-/// after its maps, under every policy in `work` (removed after), on `threads`.
+/// after its maps and map tasks of `map_task_s` (None: the scenarios' default), under every
+/// policy in `work` (removed after), on `threads`.
 pub fn run(
     experiment: Experiment,
-    (seeds, reduce_tasks): (u64, u32),
+    (seeds, reduce_tasks, map_task_s): (u64, u32, Option<u32>),
     (threads, keep): (usize, &super::keep::Keep),
     work: &Path,
     progress: &(dyn Fn(&str) + Sync),
@@ -172,7 +175,8 @@ pub fn run(
     let key = |&((scenario, jobs), seed): &((&str, u32), u64)| format!("{scenario}-{jobs}-{seed}");
     let rows = super::keep::measure_all(&items, threads, keep, key, |item| {
         let &((scenario, jobs), seed) = item;
-        let rows = run_case((scenario, jobs, reduce_tasks), seed, &work.join(key(item)));
+        let shape = (reduce_tasks, map_task_s);
+        let rows = run_case((scenario, jobs, shape), seed, &work.join(key(item)));
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         progress(&format!(
             "[{n}/{}] {scenario}, {jobs} jobs, seed {seed} done",
@@ -185,7 +189,7 @@ pub fn run(
 }
 
 fn run_case(
-    (scenario, jobs, reduce_tasks): (&'static str, u32, u32),
+    (scenario, jobs, (reduce_tasks, map_task_s)): (&'static str, u32, (u32, Option<u32>)),
     seed: u64,
     dir: &Path,
 ) -> Result<Vec<JobRow>> {
@@ -196,6 +200,7 @@ fn run_case(
         seed,
         tasks: Some(jobs),
         reduce_tasks,
+        map_task_s,
         ..ScenarioConfig::default()
     };
     ingest::scenario::generate_scenario(&raw, &config)?;
@@ -236,6 +241,7 @@ fn run_case(
                     jobs,
                     seed,
                     reduce_tasks,
+                    map_task_s: map_task_s.unwrap_or(ingest::scenario::MAP_S),
                     job_id: id.value(r),
                     priority: priority(id.value(r)),
                     hard: (!hard.is_null(r)).then(|| hard.value(r)),

@@ -163,11 +163,12 @@ pub fn nbs_hadoop(c: &ScenarioConfig) -> Workload {
         .collect();
     Workload {
         about: format!(
-            "seed 004 Hadoop experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s{} submitted at once, {hard} with hard deadlines, the others soft or none, deadlines 20-80 s (slot count per machine, task time and deadline range chosen)",
+            "seed 004 Hadoop experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of {} s{} submitted at once, {hard} with hard deadlines, the others soft or none, deadlines 20-80 s (slot count per machine, task time and deadline range chosen)",
+            map_s(c),
             reduce_about(c.reduce_tasks)
         ),
         machines: machines(3, |_| 1.0, |_| 0),
-        tasks: hadoop_jobs(&deadlines, &vec![1.0; jobs as usize], c.reduce_tasks),
+        tasks: hadoop_jobs(&deadlines, &vec![1.0; jobs as usize], c),
         latency_us: vec![0],
     }
 }
@@ -196,7 +197,8 @@ pub fn nbs_priority(c: &ScenarioConfig, random: bool) -> Workload {
     shuffle(&mut priorities, &mut rng);
     Workload {
         about: format!(
-            "seed 004 priority experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of 10 s{} submitted at once, all soft with the deadline 65 s, priorities {}",
+            "seed 004 priority experiment: 3 machines x 2 map slots, {jobs} jobs x 3 map tasks of {} s{} submitted at once, all soft with the deadline 65 s, priorities {}",
+            map_s(c),
             reduce_about(c.reduce_tasks),
             if random {
                 "drawn in 2-256".to_string()
@@ -205,11 +207,7 @@ pub fn nbs_priority(c: &ScenarioConfig, random: bool) -> Workload {
             }
         ),
         machines: machines(3, |_| 1.0, |_| 0),
-        tasks: hadoop_jobs(
-            &vec![Deadline::Soft(65 * S); jobs],
-            &priorities,
-            c.reduce_tasks,
-        ),
+        tasks: hadoop_jobs(&vec![Deadline::Soft(65 * S); jobs], &priorities, c),
         latency_us: vec![0],
     }
 }
@@ -237,19 +235,33 @@ fn reduce_about(reduce_tasks: u32) -> String {
     }
 }
 
+/// Run time of a map task of the `nbs-*` scenarios by default, seconds. Chosen: seed 004 gives
+/// none (its word-count jobs ran on Hadoop); `--map-task-s` sets another.
+pub const MAP_S: u32 = 10;
+
+/// The map-task time of `c`, seconds.
+fn map_s(c: &ScenarioConfig) -> u32 {
+    c.map_task_s.unwrap_or(MAP_S)
+}
+
 /// Seed 004's word-count jobs: one per deadline and priority, each of 3 map tasks of half a
-/// machine (a slot) and 10 s, then `reduce_tasks` reduce tasks of a slot and [`REDUCE_S`]
-/// (which start once the job's map tasks have ended), all submitted at 0.
-fn hadoop_jobs(deadlines: &[Deadline], priorities: &[f64], reduce_tasks: u32) -> Vec<ScenarioTask> {
+/// machine (a slot) and [`map_s`], then `c.reduce_tasks` reduce tasks of a slot and
+/// [`REDUCE_S`] (which start once the job's map tasks have ended), all submitted at 0.
+fn hadoop_jobs(
+    deadlines: &[Deadline],
+    priorities: &[f64],
+    c: &ScenarioConfig,
+) -> Vec<ScenarioTask> {
+    let map_us = map_s(c) as i64 * S;
     let mut tasks = Vec::new();
     for (j, (&deadline, &weight)) in deadlines.iter().zip(priorities).enumerate() {
-        for i in 0..3 + reduce_tasks {
-            let (phase, run_s) = if i < 3 {
-                (Phase::Map, 10)
+        for i in 0..3 + c.reduce_tasks {
+            let (phase, run_us) = if i < 3 {
+                (Phase::Map, map_us)
             } else {
-                (Phase::Reduce, REDUCE_S)
+                (Phase::Reduce, REDUCE_S * S)
             };
-            let mut t = task(j as u64 + 1, i, 0, (0.5, 0.1), run_s * S);
+            let mut t = task(j as u64 + 1, i, 0, (0.5, 0.1), run_us);
             t.deadline = deadline;
             t.weight = weight;
             t.phase = phase;
