@@ -625,6 +625,37 @@ mod tests {
         assert!(near(tilted.completion_s(0, 10.0, 10.0).unwrap(), 10.0));
     }
 
+    /// Seed 004 puts NBS ahead of EDF on hard-deadline latency (Figs. 3, 5); its objective does
+    /// not, worked by hand. Three slots of 10 s at capacity 1; job 0 hard, due at 30 s, needs
+    /// 10; job 1 without a deadline needs 20; priorities 1. As written (eqs. 3-6, no caps),
+    /// y_0 = S_0 / 10 and y_1 = S_1 / 20 with S_0 + S_1 = 30, so log y_0 + log y_1 is largest at
+    /// S_0 = S_1 = 15 (y_0 = 1.5 >= 1: the hard constraint is slack). It counts what job 0
+    /// gets before its deadline, not when: serving job 0 first (EDF: its 10 by 10 s) is as
+    /// optimal as any other split with those totals, and the solver returns the centre, 0.5
+    /// each in every slot, so job 0 has its 10 at 20 s, 10 s after EDF would finish it.
+    #[test]
+    fn the_objective_does_not_reward_finishing_a_hard_job_early() {
+        let p = Problem {
+            slot_s: 10.0,
+            capacity: vec![1.0; 3],
+            mu: 0.1,
+            earliness: 0.0,
+            requirement_cap: false,
+            jobs: vec![
+                job(10.0, 1.0, Deadline::Hard(30.0)),
+                job(20.0, 1.0, Deadline::None),
+            ],
+        };
+        let a = solve(&p).unwrap();
+        let total = |i| (0..3).map(|t| a.rate(i, t)).sum::<f64>() * 10.0;
+        assert!(near(total(0), 15.0) && near(total(1), 15.0), "{a:?}");
+        for t in 0..3 {
+            assert!((a.rate(0, t) - 0.5).abs() < 0.05, "the centre: {a:?}");
+        }
+        let done = a.completion_s(0, 10.0, 10.0).unwrap();
+        assert!((done - 20.0).abs() < 1.0, "{done}");
+    }
+
     #[test]
     fn a_hard_deadline_takes_what_it_needs_first() {
         // Two slots of 10 s at capacity 1. Job 0 (hard, deadline 10 s) needs 10: all of slot
