@@ -49,14 +49,13 @@ impl Controller for Edf {
 mod tests {
     use super::*;
 
-    /// By hand: 100 units; job 3 (deadline 20 s) first with its 70, job 1 (deadline 50 s) the
-    /// 30 left of its 50, job 2 (no deadline) nothing.
-    #[test]
-    fn earliest_deadline_takes_its_demand_first() {
-        let mut jobs = Jobs {
+    /// Jobs 1-3 due at 50 s (soft), never and 20 s (hard), with tasks of 10 units running and
+    /// pending as given.
+    fn three_jobs(running_cpu: [u64; 3], pending_cpu: [u64; 3]) -> Jobs {
+        Jobs {
             job_id: vec![1, 2, 3],
-            running_cpu: vec![0, 10, 20],
-            pending_cpu: vec![50, 10, 50],
+            running_cpu: running_cpu.to_vec(),
+            pending_cpu: pending_cpu.to_vec(),
             task_cpu: vec![10; 3],
             share_cpu: vec![0; 3],
             deadline: vec![
@@ -68,7 +67,14 @@ mod tests {
             work_cpu_s: vec![0.0; 3],
             reduce_s: vec![0.0; 3],
             ..Jobs::default()
-        };
+        }
+    }
+
+    /// By hand: 100 units; job 3 (deadline 20 s) first with its 70, job 1 (deadline 50 s) the
+    /// 30 left of its 50, job 2 (no deadline) nothing.
+    #[test]
+    fn earliest_deadline_takes_its_demand_first() {
+        let mut jobs = three_jobs([0, 10, 20], [50, 10, 50]);
         Edf::default().allocate(&mut jobs, 100, 0);
         assert_eq!(jobs.share_cpu, [30, 0, 70]);
         // One job at a time: job 3 holds all 100 though it asks for 70.
@@ -80,19 +86,7 @@ mod tests {
     /// its tasks done) and gives the cell to the next by deadline, job 1.
     #[test]
     fn one_job_at_a_time_skips_jobs_without_demand() {
-        let mut jobs = Jobs {
-            job_id: vec![1, 2, 3],
-            running_cpu: vec![0, 10, 0],
-            pending_cpu: vec![50, 10, 0],
-            task_cpu: vec![10; 3],
-            share_cpu: vec![0; 3],
-            deadline: vec![
-                Deadline::Soft(50_000_000),
-                Deadline::None,
-                Deadline::Hard(20_000_000),
-            ],
-            ..Jobs::default()
-        };
+        let mut jobs = three_jobs([0, 10, 0], [50, 10, 0]);
         Edf { one_job: true }.allocate(&mut jobs, 100, 0);
         assert_eq!(jobs.share_cpu, [100, 0, 0]);
     }
