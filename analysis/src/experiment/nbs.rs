@@ -1,6 +1,6 @@
 //! Seed 004's Hadoop experiments (section IV) as `cellsim experiment nbs-hard | nbs-priority |
 //! nbs-jobs`: its cell of 3 machines with 2 map slots each and identical jobs of three 10 s map
-//! tasks submitted at once (`cellsim gen --scenario nbs-hadoop`, `nbs-priority`,
+//! tasks (another time with `--map-task-s`) submitted at once (`cellsim gen --scenario nbs-hadoop`, `nbs-priority`,
 //! `nbs-priority-random`), every seed's draw run under NBS, Equal, Random and EDF, NBS with
 //! each option seed 004 does not write ([`NBS_OPTIONS`]) and EDF one job at a time
 //! ([`BASELINE_OPTIONS`]) (1 s ticks,

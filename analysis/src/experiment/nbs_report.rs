@@ -208,7 +208,7 @@ fn nbs_model_hard_deadlines(rows: &[JobRow], nbs: &str) -> String {
 pub fn markdown(experiment: Experiment, rows: &[JobRow], seeds: u64) -> String {
     let map_s = map_task_s(rows);
     let cell = format!(
-        "seed 004's Hadoop cell (3 machines x 2 map slots, jobs of 3 map tasks of {map_s} s submitted at once), each run under the four controllers (and NBS with each option the seed does not write) at 1 s ticks, shares applied in whole map slots. Latency = completion - deadline (negative: early)."
+        "seed 004's Hadoop cell (3 machines x 2 map slots, jobs of 3 map tasks of {map_s} s submitted at once), each run under the four controllers (and NBS with each option the seed does not write, and EDF one job at a time) at 1 s ticks, shares applied in whole map slots. Latency = completion - deadline (negative: early)."
     );
     let mut out = format!("# Experiment {}\n\n", experiment.name());
     // The closing notes explain the default workload's numbers (10 s maps, no reduce tasks).
