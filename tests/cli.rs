@@ -866,8 +866,9 @@ fn federation_experiments_run_and_refuse_sparrow_options() {
 }
 
 /// The map-task time (seed 004's MapReduce jobs): `gen --map-task-s` says it in the scenario's
-/// description and takes whole seconds only; `experiment --map-task-s` is refused for an experiment that is not seed 004's,
-/// before its directory is made, and `gen` refuses it for another scenario.
+/// description and takes whole seconds only; `experiment --map-task-s` is refused for an
+/// experiment that is not seed 004's, before its directory is made, and `gen` refuses it for
+/// another scenario.
 #[test]
 fn map_task_time_is_for_mapreduce_jobs_only() {
     let dir = tempfile::tempdir().unwrap();

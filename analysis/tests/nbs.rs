@@ -112,7 +112,7 @@ fn edf_one_job_serves_the_jobs_one_after_another_by_deadline() {
 /// `nbs-priority` with map tasks of 15 s (`--map-task-s 15`), 1 seed, against the schedule
 /// worked by hand: all ten jobs are due at 65 s, so EDF serves them in submission order two at
 /// a time (3 maps each on 6 slots), and they end in pairs at 15, 30, 45, 60 and 75 s; every row
-/// and `results.parquet` carry the time, and `results.md` says it.
+/// and `results.parquet` carry the time, and `results.md` and the figure's title say it.
 #[test]
 fn the_map_task_time_sets_the_waves() {
     let dir = tempfile::tempdir().unwrap();
@@ -142,6 +142,11 @@ fn the_map_task_time_sets_the_waves() {
     );
     assert!(md.contains("jobs of 3 map tasks of 15 s"), "{md}");
     assert!(!md.contains("Every latency is negative here"), "{md}");
+    let svg = std::fs::read_to_string(out.join("latency.svg")).unwrap();
+    assert!(
+        svg.contains("map tasks of 15 s"),
+        "the figure's title says it"
+    );
 }
 
 /// Seed 004's Fig. 4 (`nbs-priority`) on 2 seeds: the priorities are the chosen 300 ... 30,

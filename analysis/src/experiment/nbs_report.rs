@@ -459,11 +459,15 @@ type Figure = (&'static str, (usize, usize), Vec<Panel>);
 
 /// The figures of `experiment`.
 fn figures(experiment: Experiment, rows: &[JobRow]) -> Result<Vec<Figure>> {
-    // Jobs with reduce tasks are not the paper's map-only jobs: the titles say so.
-    let workload = match rows.first().map_or(0, |r| r.reduce_tasks) {
+    // Jobs with reduce tasks, or map tasks of another time, are not the default workload: the
+    // titles say so.
+    let mut workload = match rows.first().map_or(0, |r| r.reduce_tasks) {
         0 => String::new(),
         n => format!(", jobs with {n} reduce task(s)"),
     };
+    if map_task_s(rows) != ingest::scenario::MAP_S {
+        workload += &format!(", map tasks of {} s", map_task_s(rows));
+    }
     let panel = |title: &str, x: &str, y: &str, lines, marks| Panel {
         title: format!("{title}{workload}"),
         x_label: x.into(),

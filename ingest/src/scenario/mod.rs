@@ -240,24 +240,23 @@ impl ScenarioConfig {
                 self.nodes.unwrap_or(0)
             )));
         }
-        if self.reduce_tasks > 0 && !self.name.starts_with("nbs-") {
+        let mapreduce = [
+            ("reduce tasks are", self.reduce_tasks > 0),
+            ("a map-task time is", self.map_task_s.is_some()),
+        ];
+        if let Some((what, _)) = mapreduce
+            .iter()
+            .find(|m| m.1 && !self.name.starts_with("nbs-"))
+        {
             return Err(IngestError::Config(format!(
-                "reduce tasks are for the MapReduce jobs of the nbs-* scenarios, not {}",
+                "{what} for the MapReduce jobs of the nbs-* scenarios, not {}",
                 self.name
             )));
         }
-        if let Some(s) = self.map_task_s {
-            if !self.name.starts_with("nbs-") {
-                return Err(IngestError::Config(format!(
-                    "a map-task time is for the MapReduce jobs of the nbs-* scenarios, not {}",
-                    self.name
-                )));
-            }
-            if !(1..=3_600).contains(&s) {
-                return Err(IngestError::Config(format!(
-                    "a map task's run time must be 1-3,600 whole seconds, got {s}"
-                )));
-            }
+        if let Some(s) = self.map_task_s.filter(|s| !(1..=3_600).contains(s)) {
+            return Err(IngestError::Config(format!(
+                "a map task's run time must be 1-3,600 whole seconds, got {s}"
+            )));
         }
         if self.draws == Draws::Radlab && self.name != "sparrow-load" {
             return Err(IngestError::Config(format!(
