@@ -434,6 +434,7 @@ impl Cell {
     /// Sets what a task uses of its request until measured.
     pub fn set_request_use(&mut self, request_use: RequestUse) {
         self.request_use = request_use;
+        self.nodes.cpu_throttled = request_use.cpu_compressible();
         self.need_log.forget(); // later usage derives otherwise
     }
 

@@ -134,7 +134,7 @@ impl NodeFigures {
             sums: [
                 view.cpu_cap()[i],
                 view.mem_cap()[i],
-                view.cpu_used()[i],
+                load.cpu_used,
                 view.mem_used()[i],
                 view.cpu_req()[i],
                 view.mem_req()[i],
@@ -329,5 +329,32 @@ mod tests {
         assert_eq!(cell.nodes.class()[2], NodeClass::Offline);
         assert_eq!(row.sums[sum::CPU_USED], 800);
         classifier.check(&cell, &t).unwrap();
+    }
+
+    /// `[usage] cpu_compressible`: a node whose tasks want 1,200 of its 1,000 CPU units is
+    /// measured at 1,000 (throttled), so STA, not overloaded, and the tick's CPU used counts
+    /// 1,000; memory over capacity still overloads; a placer still reads the 1,200 wanted.
+    #[test]
+    fn throttled_cpu_is_measured_at_capacity() {
+        let mut cell = Cell::default();
+        for m in 0..2 {
+            cell.add_machine(m, 1_000, 1_000);
+        }
+        run_on(&mut cell, 0, 1_200, 300);
+        run_on(&mut cell, 1, 300, 1_100);
+        let t = Thresholds::default();
+        let classes = |cell: &mut Cell| {
+            let row = Classifier::default().measure(cell, &t, 0, 0);
+            let class = [0, 1].map(|n| cell.nodes.class()[n]);
+            (class, row.sums[sum::CPU_USED])
+        };
+        assert_eq!(classes(&mut cell), ([NodeClass::Overloaded; 2], 1_500));
+        cell.nodes.set_cpu_throttled_for_test(true);
+        assert_eq!(
+            classes(&mut cell),
+            ([NodeClass::Sta, NodeClass::Overloaded], 1_300)
+        );
+        assert_eq!(cell.nodes.cpu_used()[0], 1_200);
+        assert_eq!(cell.nodes.cpu_measured(0), 1_000);
     }
 }

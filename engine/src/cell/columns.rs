@@ -155,6 +155,10 @@ columns! {
         /// What the greedy fit rule reads of the nodes (`fit_by.rs`; not saved: the run sets it
         /// to its policy's rule each time it opens, [`Cell::set_fit_by`](crate::cell::Cell::set_fit_by)).
         pub(in crate::cell) fit_by: crate::fit_by::FitBy,
+        /// Whether a node's measured CPU is its tasks' CPU use throttled at its capacity
+        /// (`[usage] cpu_compressible`, `usage_model.rs`; not saved: the run sets it from its
+        /// config each time it opens, [`Cell::set_request_use`](crate::cell::Cell::set_request_use)).
+        pub(in crate::cell) cpu_throttled: bool,
     }
 }
 
@@ -162,6 +166,16 @@ impl Nodes {
     /// What the greedy fit rule reads of the nodes (`fit_by.rs`).
     pub fn fit_by(&self) -> crate::fit_by::FitBy {
         self.fit_by
+    }
+
+    /// Node `i`'s CPU as measured: what its tasks use ([`Nodes::cpu_used`], which the placers
+    /// read), at most its capacity when CPU is throttled (`[usage] cpu_compressible`).
+    pub fn cpu_measured(&self, i: usize) -> u32 {
+        if self.cpu_throttled {
+            self.cpu_used[i].min(self.cpu_cap[i])
+        } else {
+            self.cpu_used[i]
+        }
     }
 }
 
@@ -196,6 +210,11 @@ impl Nodes {
         (self.cpu_req[n], self.mem_req[n]) = req;
         self.fit_by = fit_by;
     }
+
+    /// Sets whether the nodes' measured CPU is throttled at capacity.
+    pub(crate) fn set_cpu_throttled_for_test(&mut self, throttled: bool) {
+        self.cpu_throttled = throttled;
+    }
 }
 
 impl Nodes {
@@ -214,12 +233,12 @@ impl Nodes {
         self.online.get(n.index()).copied().unwrap_or(false)
     }
 
-    /// What classification needs of node `i`.
+    /// What classification needs of node `i` (its CPU as measured, [`Nodes::cpu_measured`]).
     pub fn load(&self, i: usize) -> crate::classify::NodeLoad {
         crate::classify::NodeLoad {
             cpu_cap: self.cpu_cap[i],
             mem_cap: self.mem_cap[i],
-            cpu_used: self.cpu_used[i],
+            cpu_used: self.cpu_measured(i),
             mem_used: self.mem_used[i],
             prod_cpu_req: self.prod_cpu_req[i],
             prod_mem_req: self.prod_mem_req[i],

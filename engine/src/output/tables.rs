@@ -211,6 +211,7 @@ pub fn nodes_schema() -> SchemaRef {
 pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i64) -> RecordBatch {
     let n = &cell.nodes;
     let online: Vec<usize> = (0..n.len()).filter(|&i| n.online()[i]).collect();
+    let cpu_measured: Vec<u32> = (0..n.len()).map(|i| n.cpu_measured(i)).collect();
     let norm = |col: &[u32]| {
         Arc::new(Float64Array::from_iter_values(
             online
@@ -232,7 +233,7 @@ pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i
         )),
         norm(n.cpu_cap()),
         norm(n.mem_cap()),
-        norm(n.cpu_used()),
+        norm(&cpu_measured),
         norm(n.mem_used()),
         norm(n.prod_cpu_req()),
         norm(n.prod_mem_req()),
