@@ -409,6 +409,12 @@ impl Cell {
         ]
     }
 
+    /// Sets whether a node's measured CPU is its tasks' use throttled at its capacity
+    /// ([`crate::usage_model::UsageModel::throttles_cpu`]).
+    pub fn set_cpu_throttled(&mut self, throttled: bool) {
+        self.nodes.cpu_throttled = throttled;
+    }
+
     /// Sets what the greedy fit rule reads (`fit_by.rs`).
     pub fn set_fit_by(&mut self, fit_by: crate::fit_by::FitBy) {
         self.nodes.fit_by = fit_by;
@@ -434,7 +440,6 @@ impl Cell {
     /// Sets what a task uses of its request until measured.
     pub fn set_request_use(&mut self, request_use: RequestUse) {
         self.request_use = request_use;
-        self.nodes.cpu_throttled = request_use.cpu_compressible();
         self.need_log.forget(); // later usage derives otherwise
     }
 

@@ -225,8 +225,11 @@ pub fn run<P: Policy + Send>(
             warn(
                 progress,
                 format!(
-                    "the trace has no task_usage: tasks use the usage model's share of their requests (CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11; [usage] in the config, source = \"requests\" to use requests)",
-                    u.cpu_ratio, u.mem_ratio
+                    "the trace has no task_usage: tasks use the usage model's share of their requests (CPU {:?}, memory {:?} for priorities 0-1, 2-8, 9-11{}{}; [usage] in the config, source = \"requests\" to use requests)",
+                    u.cpu_ratio,
+                    u.mem_ratio,
+                    if u.per_task { ", each task its own share around them" } else { "" },
+                    if u.cpu_compressible { ", CPU past the request throttled at each node's capacity" } else { "" },
                 ),
             );
         }
@@ -387,6 +390,11 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let mut cell = state.cell;
         let scenario = ingest::scenario::side::present(trace_dir);
         cell.set_request_use(config.usage.request_use(scenario, config.seed));
+        cell.set_cpu_throttled(
+            config
+                .usage
+                .throttles_cpu(scenario, replay.stats.usage_from_trace),
+        );
         cell.set_fit_by(policy.fit_rule(config.fit));
         cell.set_hold_for_trace_schedule(
             config.release == crate::release::Release::TraceSchedule

@@ -3,39 +3,49 @@
 //! The trace measures usage in `task_usage`, but most downloads skip that 160 GB table (the
 //! shared real sample has none). Replaying requests as usage then overloads every CPU-overcommitted
 //! machine (87 % of the sample's nodes). So, by default, a trace without `task_usage` runs with a
-//! **usage model**: a task uses a fixed share of what it requests, by priority band. A trace with
-//! `task_usage` keeps its measurements, and a task uses the model's share until its first
-//! sample. That matters for every policy that places the workload itself: it starts tasks before
-//! the trace did, or that the trace never ran (those Borg left waiting), and they have no sample
-//! then. Counting their requests as usage (the default before, now `source = "requests"`) put
-//! MASB's cell 2 points of memory above the model's on the generated 12.5k day and cost it 6
-//! points of PA nodes (`bench-results/fidelity-2026-11-26.md`); Borg's replay only runs tasks
-//! the trace measures, so it does not change. A scenario's workload (seeds 003 and 004: a
-//! `scenario/` side table beside the trace) is the exception: its tasks use what they request,
-//! a slot, and have no samples.
+//! **usage model**: a task uses a share of what it requests. A trace with `task_usage` keeps its
+//! measurements, and a task uses the model's share until its first sample. That matters for
+//! every policy that places the workload itself: it starts tasks before the trace did, or that
+//! the trace never ran (those Borg left waiting), and they have no sample then. Counting their
+//! requests as usage (`source = "requests"`) put MASB's cell 2 points of memory above the
+//! model's on the generated 12.5k day and cost it 6 points of PA nodes
+//! (`bench-results/fidelity-2026-11-26.md`); Borg's replay only runs tasks the trace measures,
+//! so it does not change. A scenario's workload (seeds 003 and 004: a `scenario/` side table
+//! beside the trace) is the exception: its tasks use what they request, a slot, and have no
+//! samples.
 //!
-//! The published aggregates the model must give: CPU used at 40-50 % of capacity and memory at
-//! 60-70 % (seed 000 section 7.8), with CPU usage far below requests and memory usage much
-//! closer to them (Reiss et al., "Heterogeneity and dynamicity of clouds at scale: Google trace
-//! analysis", SoCC 2012). CPU shares by band are the median used/requested CPU of the work
-//! that dominated each band in the generator before its recalibration on the real trace
-//! (issue 57): production (priority 9-11, services) 0.37, middle (2-8) 0.335, gratis (0-1)
-//! 0.485. Memory is one share, 0.70, calibrated on the real sample (`tests/real_sample.rs`):
-//! its machines are requested at 94 % of their memory, and 0.70 gives 65 % used, CPU then 44 %
-//! (measured: borg-replay of the sample, 19 ticks). The trace's scheduling class is not read:
-//! no published ratio by class was at hand, and the bands already separate services from batch.
+//! **The default (issue 57 item 2)**, what the recalibrated generator draws for its tasks'
+//! usage, with CPU as Borg treats it; each constant and the figure that set it:
+//! - *per task* (`per_task = true`): each task its own share around its band's, deterministic
+//!   from the run's seed and the task's job ID and index: CPU a log-normal of mean 1 and sigma
+//!   0.9 (`cpu_sigma`, the generator's `CPU_USE_SIGMA`), memory uniform in 1 +- `mem_spread`
+//!   (the generator's `MEM_USE_RANGE`).
+//! - *memory split* (`mem_ratio = [0.35, 0.35, 0.85]`): production (priority 9-11) uses ~0.85 of
+//!   its memory request, other work ~0.35. Set on two figures: the cell's memory used, seed
+//!   000's Table 5 (62.05 %), and the fewest machines over their memory under Borg's own
+//!   placements on the real trace (Table 4's overloaded share, 0.03 %), which Borg's
+//!   reservation rule explains: production is placed by its requests, other work by its
+//!   reservation (`bench-results/generator-2026-11-27.md`, `band-feasible.py`,
+//!   `reservation-bound.py`). No published per-priority measurement of task_usage was at hand.
+//! - *compressible CPU* (`cpu_compressible = true`), below.
+//! - *CPU share* (`cpu_ratio = [0.39; 3]`): set on Table 5's CPU used (43.64 %; the real 8 h
+//!   under Borg's replay gives 43.3 % at 0.39 and 44.3 % at 0.40).
 //!
-//! **The generator's model, as an option** (`per_task = true` with `cpu_ratio = [0.42; 3]`,
-//! `mem_ratio = [0.35, 0.35, 0.85]`; `bench-results/generator-2026-11-27.md`): each task its
-//! own share around its band's, deterministic from the seed and the task, production using
-//! most of its memory request and other work a third, as the recalibrated generator draws its
-//! tasks' usage (`ingest::synth::model::MEM_USE_RANGE`). On the real 8 h, Borg's replay then
-//! overloads 0.42 % of the nodes (the flat 0.70: 3.56 %) at Table 5's usage (CPU 42.1 %,
-//! memory 62.4 %), every Table 4 share within 3 points but STA (2.56 against 6.58 %) and PA
-//! (55.96 against 52.94 %). It is not
-//! the default: the memory split is read from Borg's placements through its reservation rule,
-//! the same data Table 4's overloaded share measures, and no published per-priority
-//! measurement was at hand to cite.
+//! Borg's replay of the real 8 h then gives every Table 4 share within 3 points (STA 5.47
+//! against 6.58 %, TA 2.46 / 3.69, PA 53.35 / 52.94, DA 38.49 / 36.74), predictions: none of the
+//! four set a constant; 0.22 % of the nodes are overloaded (memory), and memory is used at
+//! 62.4 % (`bench-results/usage-borg-2026-11-30.md`; test `engine/tests/real_trace_8h.rs`).
+//! The trace's scheduling class is not read: no published ratio by class was at hand, and Borg
+//! lets most tasks of every class use spare CPU (below).
+//!
+//! **Band shares, as an option** (`UsageModel::band_shares`, the default until 2026-11-30:
+//! `cpu_ratio = [0.485, 0.335, 0.37]`, `mem_ratio = [0.7, 0.7, 0.7]`, `per_task = false`,
+//! `cpu_compressible = false`): every task of a band the same share. CPU shares are the median
+//! used/requested CPU of the work that dominated each band in the generator before its
+//! recalibration on the real trace; memory one share, 0.70, set on the real sample (its
+//! machines are requested at 94 % of their memory, 0.70 gives 65 % used). On the real 8 h,
+//! Borg's own placements overload 3.56 % of the nodes under it (Table 4: 0.03 %) and no node is
+//! TA (3.69 %).
 //!
 //! **Usage in time, as an option** (`[usage.window]`, off by default): task_usage measures each
 //! task over windows of (typically) 300 s, and a task's usage moves from one window to the
@@ -51,24 +61,23 @@
 //! shows the effect of 0.1 / 0.03 and 0.6 / 0.2 beside them. The cell enters a window at the
 //! first tick that starts in it (`Cell::enter_usage_window`).
 //!
-//! **Compressible CPU, as an option** (`cpu_compressible = true`, off by default): Borg treats
-//! CPU as a compressible resource (Verma et al., "Large-scale cluster management at Google
-//! with Borg", EuroSys 2015, section 6.2): a task may use CPU beyond its limit when its machine
-//! has it to spare, and a machine out of CPU throttles its tasks rather than killing any, while
-//! memory past the limit gets a task killed. So with the option a task's modelled CPU share is
-//! not capped at its request but at 3 times it (the generator's most, `ingest::synth::model::
-//! CPU_USE_MAX`, which says the same), memory still at its request, and a node's *measured* CPU
-//! is its tasks' use throttled at its capacity ([`crate::cell::Nodes::cpu_measured`]): what
-//! classification, the tick's CPU used, the `nodes/` samples and MASB's node agents' overload
-//! check read. Placers and MASB's scores read what the tasks want (`cpu_used`), which may pass
-//! capacity. Measured usage could pass capacity only by measurement error then (seed 000's
-//! section 5.1 shows a node at 0.5599 of its 0.5 CPU); the model has none. On the real 8 h,
-//! with split per-task usage and the CPU share set on Table 5's CPU used (0.39: 43.3 %),
-//! Borg's own placements give every Table 4 share within 3 points (STA 5.47 against 6.58, TA
-//! 2.46 / 3.69, PA 53.35 / 52.94, DA 38.49 / 36.74) with 0.22 % overloaded (memory alone),
-//! where capped at the request STA was 2.56 (`bench-results/usage-borg-2026-11-30.md`). The
-//! trace's scheduling class is not read here either: Borg lets most tasks of every class use
-//! spare CPU (only 5 % of its latency-sensitive tasks and under 1 % of its batch tasks opt out).
+//! **Compressible CPU** (`cpu_compressible`, on by default): Borg treats CPU as compressible
+//! (Verma et al., "Large-scale cluster management at Google with Borg", EuroSys 2015, section
+//! 6.2): most tasks may use CPU beyond their limit when the machine has it to spare (only 5 %
+//! of its latency-sensitive tasks and under 1 % of its batch tasks opt out), and a machine out
+//! of CPU throttles its tasks rather than killing any, while memory past the limit gets a task
+//! killed. So a task's modelled CPU share is not capped at its request but at 3 times it (the
+//! generator's most, `ingest::synth::model::CPU_USE_MAX`, which says the same), memory still at
+//! its request, and a node's *measured* CPU is its tasks' use throttled at its capacity
+//! ([`crate::cell::Nodes::cpu_measured`]): what classification, the tick's CPU used, the
+//! `nodes/` samples and MASB's node agents' overload check read. Placers and MASB's scores read
+//! what the tasks want (`cpu_used`), which may pass capacity. Throttled only where the model
+//! is all the usage there is (no task_usage; [`UsageModel::throttles_cpu`]): a trace's samples
+//! are measurements with the machine's throttling in them, and their sums pass capacity only
+//! by measurement (seed 000's section 5.1 shows a node at 0.5599 of its 0.5 CPU, counted as
+//! overloaded), so they are read as recorded. Capped at the request instead, the default's
+//! other settings give Borg's replay of the real 8 h STA 2.56 % (Table 4: 6.58): with usage
+//! capped, the nodes' CPU never comes near full.
 //!
 //! Invariant: every ratio lies in (0, 1], a task's own share too (capped at its request; CPU at
 //! 3 times it with `cpu_compressible`); a
@@ -104,7 +113,7 @@ pub struct UsageModel {
     pub cpu_ratio: [f64; 3],
     /// Memory used / requested, same bands.
     pub mem_ratio: [f64; 3],
-    /// Each task its own share around its band's (off by default): deterministic from the run's
+    /// Each task its own share around its band's (on by default): deterministic from the run's
     /// seed and the task's job ID and index, as the generator draws its tasks' usage.
     pub per_task: bool,
     /// With `per_task`: log-space sigma of a task's CPU share (log-normal of mean 1 times the
@@ -114,9 +123,9 @@ pub struct UsageModel {
     /// share x (1 +- spread), at most the request); the generator's ranges, 0.15-0.55 around
     /// 0.35 and 0.70-1.0 around 0.85, are 0.57 and 0.18.
     pub mem_spread: [f64; 3],
-    /// CPU as Borg treats it (off by default): a task's modelled CPU is not capped at its
-    /// request, and a node's measured CPU is its tasks' use throttled at its capacity; module
-    /// doc, "Compressible CPU".
+    /// CPU as Borg treats it (on by default): a task's modelled CPU is capped at 3 times its
+    /// request, not at it, and without task_usage a node's measured CPU is its tasks' use
+    /// throttled at its capacity; module doc, "Compressible CPU".
     pub cpu_compressible: bool,
     /// Usage that varies in time (`[usage.window]`; none, the default: constant while a task
     /// runs): module doc, "Usage in time".
@@ -151,13 +160,28 @@ impl Default for UsageModel {
     fn default() -> Self {
         UsageModel {
             source: UsageSource::Auto,
+            cpu_ratio: [0.39, 0.39, 0.39],
+            mem_ratio: [0.35, 0.35, 0.85],
+            per_task: true,
+            cpu_sigma: 0.9,
+            mem_spread: [0.57, 0.57, 0.18],
+            cpu_compressible: true,
+            window: None,
+        }
+    }
+}
+
+impl UsageModel {
+    /// The model before issue 57 (the default until 2026-11-30), as an option: one share per
+    /// priority band for every task, CPU 0.485 / 0.335 / 0.37 capped at the request, memory a
+    /// flat 0.70 (module doc, "Band shares").
+    pub fn band_shares() -> UsageModel {
+        UsageModel {
             cpu_ratio: [0.485, 0.335, 0.37],
             mem_ratio: [0.70, 0.70, 0.70],
             per_task: false,
-            cpu_sigma: 0.9,
-            mem_spread: [0.57, 0.57, 0.18],
             cpu_compressible: false,
-            window: None,
+            ..UsageModel::default()
         }
     }
 }
@@ -239,12 +263,6 @@ impl RequestUse {
         window: None,
         cpu_compressible: false,
     };
-
-    /// Whether a task's CPU may exceed its request and a node's measured CPU is throttled at
-    /// its capacity (`[usage] cpu_compressible`).
-    pub fn cpu_compressible(&self) -> bool {
-        self.cpu_compressible
-    }
 
     /// Enters the window holding `elapsed_us` (time since the trace's start); true when that
     /// is another window than before, so that the modelled usage must be drawn again. Never
@@ -329,6 +347,15 @@ impl UsageModel {
         }
     }
 
+    /// Whether a node's measured CPU is its tasks' use throttled at its capacity: with
+    /// `cpu_compressible`, when the model is all the usage there is (a trace without
+    /// task_usage, not a scenario's workload). A trace's samples are measurements, the
+    /// machine's throttling already in them, and their sums are read as recorded: seed 000
+    /// counts those that pass capacity as overloaded (section 5.1's node at 0.5599 of 0.5).
+    pub fn throttles_cpu(&self, scenario: bool, measured: bool) -> bool {
+        self.cpu_compressible && self.applies(scenario) && !measured
+    }
+
     /// The shares the cell applies to the tasks of a `scenario`'s workload or of another trace,
     /// in a run of `seed`.
     pub fn request_use(&self, scenario: bool, seed: u64) -> RequestUse {
@@ -362,7 +389,7 @@ mod tests {
 
     #[test]
     fn bands_and_rounding() {
-        let r = UsageModel::default().request_use(false, 1);
+        let r = UsageModel::band_shares().request_use(false, 1);
         // Gratis: 1,000 x 0.485 = 485, 2,001 x 0.7 = 1,400.7 -> 1,401.
         assert_eq!(r.usage((7, 0), 0, 1_000, 2_001), (485, 1_401));
         assert_eq!(r.usage((7, 0), 1, 1_000, 2_001), (485, 1_401));
@@ -409,7 +436,7 @@ mod tests {
             cpu_ratio: [0.375; 3],
             mem_ratio: [0.35, 0.35, 0.85],
             per_task: true,
-            ..UsageModel::default()
+            ..UsageModel::band_shares()
         };
         let off = UsageModel {
             per_task: false,
@@ -466,7 +493,7 @@ mod tests {
             cpu_ratio: [0.3; 3],
             mem_ratio: [0.5; 3],
             window: Some(WindowModel::default()),
-            ..UsageModel::default()
+            ..UsageModel::band_shares()
         };
         let mut on = model.request_use(false, 1);
         assert!(!on.enter(0));
@@ -540,7 +567,6 @@ mod tests {
             ..model.clone()
         }
         .request_use(false, 1);
-        assert!(alone.cpu_compressible());
         assert_eq!(alone.usage((1, 0), 9, 1_000, 1_000), (375, 850));
         let on = model.request_use(false, 1);
         let n = 20_000u32;
@@ -567,12 +593,16 @@ mod tests {
             .count();
         assert!((200..400).contains(&at_most), "{at_most}");
         assert!((0..n).all(|k| wide.usage((u64::from(k), 0), 0, 1_000, 0).0 <= 3_000));
+        // Throttled only where the model is all the usage: not with task_usage, not for a
+        // scenario's workload, not without the option.
+        assert!(model.throttles_cpu(false, false));
+        assert!(!model.throttles_cpu(false, true) && !model.throttles_cpu(true, false));
         let capped = UsageModel {
             cpu_compressible: false,
             ..model
-        }
-        .request_use(false, 1);
-        assert!(!capped.cpu_compressible());
+        };
+        assert!(!capped.throttles_cpu(false, false));
+        let capped = capped.request_use(false, 1);
         assert!((0..n).all(|k| capped.usage((u64::from(k), 0), 9, 1_000, 0).0 <= 1_000));
     }
 

@@ -261,9 +261,9 @@ fn tick_events_per_job_and_machine() {
     }
 }
 
-/// The same trace without task_usage: tasks use the usage model's share of their requests
-/// (CPU 0.485 for priorities 0-1, 0.335 for 2-8, 0.37 for 9-11; memory 0.7), following request
-/// updates. Worked by hand from the rows above:
+/// The same trace without task_usage: tasks use the usage model's share of their requests,
+/// here its band shares (`UsageModel::band_shares`: CPU 0.485 for priorities 0-1, 0.335 for
+/// 2-8, 0.37 for 9-11; memory 0.7), following request updates. Worked by hand from the rows above:
 /// - t0: 10/0 (priority 9, .2/.1) on m1; 10/1 (2, .1/.3) and 11/0 (0, .05/.05) on m2; capacity
 ///   1.5 CPU and memory: CPU used (.2 x .37 + .1 x .335 + .05 x .485) / 1.5 = .13175 / 1.5,
 ///   memory (.1 + .3 + .05) x .7 / 1.5.
@@ -275,7 +275,7 @@ fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
     let root = tempfile::tempdir().unwrap();
     let parquet = miniature(root.path(), false);
     let run = root.path().join("run");
-    let summary = run_borg(&RunConfig::default(), &parquet, &run);
+    let summary = run_borg(&band_shares(), &parquet, &run);
     assert!(!summary.replay.usage_from_trace && summary.replay.usage_model);
     let expected = [
         (0.13175 / 1.5, 0.45 * 0.7 / 1.5),
@@ -288,7 +288,7 @@ fn without_task_usage_tasks_use_the_models_share_of_their_requests() {
     assert_used(&run, &expected);
 }
 
-/// The same trace with its task_usage, under the default `[usage]`: a task without a sample yet
+/// The same trace with its task_usage, under the band shares: a task without a sample yet
 /// uses the model's share of its request; 10/1, sampled from 600 s, uses its measurement
 /// (.05 CPU, .2 memory). Worked by hand:
 /// - t0: 10/0 (priority 9, .2/.1): .074 / .07; 11/0 (0, .05/.05): .02425 / .035; 10/1: .05 / .2;
@@ -299,7 +299,7 @@ fn with_task_usage_tasks_use_the_models_share_until_their_first_sample() {
     let root = tempfile::tempdir().unwrap();
     let parquet = miniature(root.path(), true);
     let run = root.path().join("run");
-    let summary = run_borg(&RunConfig::default(), &parquet, &run);
+    let summary = run_borg(&band_shares(), &parquet, &run);
     assert!(summary.replay.usage_from_trace && summary.replay.usage_model);
     let expected = [
         ((0.074 + 0.02425 + 0.05) / 1.5, (0.07 + 0.035 + 0.2) / 1.5),
@@ -309,6 +309,14 @@ fn with_task_usage_tasks_use_the_models_share_until_their_first_sample() {
         ),
     ];
     assert_used(&run, &expected);
+}
+
+/// The default config but the usage model, the band shares (worked by hand above).
+fn band_shares() -> RunConfig {
+    RunConfig {
+        usage: engine::usage_model::UsageModel::band_shares(),
+        ..RunConfig::default()
+    }
 }
 
 /// The run's CPU and memory used, as shares of capacity, tick by tick from the first, are
