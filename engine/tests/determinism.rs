@@ -258,6 +258,84 @@ fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
     assert!(per_band[0] != per_band[1] && per_band[1] != per_band[2]);
 }
 
+/// The default usage model where it is all the usage there is (the generated cell with its
+/// task_usage left out before ingest, as most downloads of the trace are): each task its own
+/// share, CPU past the request and every node's measured CPU throttled at its capacity, which
+/// MASB's node agents read (their overload check) and the classes count. The same bytes with 1
+/// and 2 threads and after resuming from a snapshot (the throttling is set again on restore
+/// from the config and the trace, not saved); with tasks wanting their whole CPU request on
+/// average, drawn again every window, some nodes' tasks come to want more CPU than they have,
+/// so the throttling is exercised.
+#[test]
+fn masb_with_cpu_throttled_is_deterministic_across_threads_and_resume() {
+    let root = tempfile::tempdir().unwrap();
+    let trace = root.path().join("trace");
+    let shape = ingest::synth::GenConfig {
+        machines: 200,
+        hours: 2.0,
+        seed: 5,
+        part_hours: 1.0,
+    };
+    ingest::synth::generate(&trace, &shape, &Default::default()).unwrap();
+    std::fs::remove_dir_all(trace.join("task_usage")).unwrap();
+    let parquet = root.path().join("parquet");
+    ingest_dir(&trace, &parquet);
+    let mut config = RunConfig {
+        hours: Some(1.0),
+        nodes_every: "10min".parse().unwrap(),
+        check_invariants: true,
+        // Tasks wanting their whole CPU request on average (the default 0.39), drawn again
+        // every 7 minutes (the resume at 30 falls inside a window), so that nodes pass their
+        // CPU capacity after MASB placed on them and are throttled.
+        usage: engine::usage_model::UsageModel {
+            cpu_ratio: [1.0; 3],
+            window: Some(engine::usage_model::WindowModel {
+                every_s: 420,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..masb_config()
+    };
+    config.snapshot.every_sim_minutes = 30;
+    let mut outputs = Vec::new();
+    for threads in [1, 2] {
+        let run = root.path().join(format!("run-throttled-{threads}"));
+        let summary = run_policy(
+            &RunConfig {
+                threads,
+                ..config.clone()
+            },
+            &parquet,
+            &run,
+        );
+        assert!(!summary.replay.usage_from_trace && summary.replay.usage_model);
+        outputs.push(deterministic_outputs(&run));
+    }
+    assert!(outputs[0] == outputs[1], "1 and 2 threads");
+    let run = root.path().join("run-throttled-2");
+    resume_from(&config, &parquet, &run, 30);
+    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
+    // The nodes/ samples show the measured CPU: at most the capacity, and at it somewhere.
+    let nodes = read_parquet(&run.join("nodes"));
+    let f64s = |name: &str| {
+        let c = nodes.column(nodes.schema().index_of(name).unwrap());
+        c.as_any()
+            .downcast_ref::<arrow_array::Float64Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    };
+    let (used, cap) = (f64s("cpu_used"), f64s("cpu_cap"));
+    assert!(used.iter().zip(&cap).all(|(u, c)| u <= c));
+    let full = used.iter().zip(&cap).filter(|(u, c)| u == c).count();
+    assert!(
+        full > 0,
+        "no node's CPU at its capacity in {} samples",
+        used.len()
+    );
+}
+
 /// Policy `federation` with ACO (its load tables), FLTF (a seeded datacenter list) and brokers
 /// busy across ticks (1 s per message): the same bytes with 1 and 2 threads and across a snapshot
 /// and resume.
