@@ -77,14 +77,14 @@
 //! by measurement (seed 000's section 5.1 shows a node at 0.5599 of its 0.5 CPU, counted as
 //! overloaded), so they are read as recorded. Capped at the request instead, the default's
 //! other settings give Borg's replay of the real 8 h STA 2.56 % (Table 4: 6.58): with usage
-//! capped, the nodes' CPU never comes near full.
+//! capped, the nodes' CPU seldom comes near full.
 //!
-//! Invariant: every ratio lies in (0, 1], a task's own share too (capped at its request; CPU at
-//! 3 times it with `cpu_compressible`); a
-//! task's usage is `round(request x ratio)` in the cell's units, the ratio a function of the
-//! config, the seed, the task's job ID and index and (with windows) the window only, so the
-//! same trace, config and seed give the same usage on any thread count and across snapshot
-//! and resume (a resumed run enters its window again: the draws are the ones its tasks have).
+//! Invariant: every band's ratio lies in (0, 1]; a task's own share is capped at its request
+//! (its CPU at 3 times it with `cpu_compressible`); a task's usage is `round(request x ratio)`
+//! in the cell's units, the ratio a function of the config, the seed, the task's job ID and
+//! index and (with windows) the window only, so the same trace, config and seed give the same
+//! usage on any thread count and across snapshot and resume (a resumed run enters its window
+//! again: the draws are the ones its tasks have).
 
 use serde::{Deserialize, Serialize};
 
@@ -117,7 +117,8 @@ pub struct UsageModel {
     /// seed and the task's job ID and index, as the generator draws its tasks' usage.
     pub per_task: bool,
     /// With `per_task`: log-space sigma of a task's CPU share (log-normal of mean 1 times the
-    /// band's share, at most the request); the generator's 0.9.
+    /// band's share, at most the request, or 3 times it with `cpu_compressible`); the
+    /// generator's 0.9.
     pub cpu_sigma: f64,
     /// With `per_task`: half-width of a task's memory share, relative to its band's (uniform in
     /// share x (1 +- spread), at most the request); the generator's ranges, 0.15-0.55 around
@@ -549,7 +550,7 @@ mod tests {
     /// `cpu_compressible`: a band's share alone is unchanged (hand-worked 375 of 1,000); with
     /// per-task draws a task's CPU exceeds its request as often as the log-normal says (sigma
     /// 0.9 around 0.375 passes 1 with probability 6.2 %), next to nothing of it is cut (past 3
-    /// times the request: 0.2 %), so the band's mean holds within 2 % (capped at the request,
+    /// times the request: 0.3 %), so the band's mean holds within 2 % (capped at the request,
     /// it loses 5-12 %, the test above), memory never passes its request, and no task uses more
     /// than 3 times its CPU request, the generator's most (with sigma 3, 1.4 % of the draws
     /// would pass it).

@@ -156,8 +156,9 @@ columns! {
         /// to its policy's rule each time it opens, [`Cell::set_fit_by`](crate::cell::Cell::set_fit_by)).
         pub(in crate::cell) fit_by: crate::fit_by::FitBy,
         /// Whether a node's measured CPU is its tasks' CPU use throttled at its capacity
-        /// (`[usage] cpu_compressible`, `usage_model.rs`; not saved: the run sets it from its
-        /// config each time it opens, [`Cell::set_request_use`](crate::cell::Cell::set_request_use)).
+        /// (`[usage] cpu_compressible` on a trace without task_usage, `usage_model.rs`; not
+        /// saved: the run sets it from its config and trace each time it opens,
+        /// [`Cell::set_cpu_throttled`](crate::cell::Cell::set_cpu_throttled)).
         pub(in crate::cell) cpu_throttled: bool,
     }
 }
@@ -169,7 +170,8 @@ impl Nodes {
     }
 
     /// Node `i`'s CPU as measured: what its tasks use ([`Nodes::cpu_used`], which the placers
-    /// read), at most its capacity when CPU is throttled (`[usage] cpu_compressible`).
+    /// read), at most its capacity when CPU is throttled (`[usage] cpu_compressible` on a trace
+    /// without task_usage).
     pub fn cpu_measured(&self, i: usize) -> u32 {
         if self.cpu_throttled {
             self.cpu_used[i].min(self.cpu_cap[i])
