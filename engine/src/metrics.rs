@@ -333,7 +333,8 @@ mod tests {
 
     /// `[usage] cpu_compressible`: a node whose tasks want 1,200 of its 1,000 CPU units is
     /// measured at 1,000 (throttled), so STA, not overloaded, and the tick's CPU used counts
-    /// 1,000; memory over capacity still overloads; a placer still reads the 1,200 wanted.
+    /// 1,000; memory over capacity still overloads; a placer and MASB's node agents still read
+    /// the 1,200 wanted.
     #[test]
     fn throttled_cpu_is_measured_at_capacity() {
         let mut cell = Cell::default();
@@ -356,5 +357,7 @@ mod tests {
         );
         assert_eq!(cell.nodes.cpu_used()[0], 1_200);
         assert_eq!(cell.nodes.cpu_measured(0), 1_000);
+        // MASB's node agent still relieves it: its tasks want more than it has.
+        assert!(!cell.nodes.load(0).overloaded() && cell.nodes.load_wanted(0).overloaded());
     }
 }

@@ -69,9 +69,12 @@
 //! killed. So a task's modelled CPU share is not capped at its request but at 3 times it (the
 //! generator's most, `ingest::synth::model::CPU_USE_MAX`, which says the same), memory still at
 //! its request, and a node's *measured* CPU is its tasks' use throttled at its capacity
-//! ([`crate::cell::Nodes::cpu_measured`]): what classification, the tick's CPU used, the
-//! `nodes/` samples and MASB's node agents' overload check read. Placers and MASB's scores read
-//! what the tasks want (`cpu_used`), which may pass capacity. Throttled only where the model
+//! ([`crate::cell::Nodes::cpu_measured`]): what classification, the tick's CPU used and the
+//! `nodes/` samples read. Placers and MASB's scores, acceptance and overload check read what
+//! the tasks want (`cpu_used`, [`crate::cell::Nodes::load_wanted`]), which may pass capacity:
+//! seed 000's node agent relieves a node whose tasks use more than it has (section 5.1), and
+//! reading the throttled CPU instead, MASB on the real 8 h (held, windows, `accept_max_use`)
+//! migrates 1.15 times a minute rather than 26 (`bench-results/usage-borg-2026-11-30.md`). Throttled only where the model
 //! is all the usage there is (no task_usage; [`UsageModel::throttles_cpu`]): a trace's samples
 //! are measurements with the machine's throttling in them, and their sums pass capacity only
 //! by measurement (seed 000's section 5.1 shows a node at 0.5599 of its 0.5 CPU, counted as

@@ -261,7 +261,7 @@ fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
 /// The default usage model where it is all the usage there is (the generated cell with its
 /// task_usage left out before ingest, as most downloads of the trace are): each task its own
 /// share, CPU past the request and every node's measured CPU throttled at its capacity, which
-/// MASB's node agents read (their overload check) and the classes count. The same bytes with 1
+/// the classes count (MASB's node agents read what the tasks want). The same bytes with 1
 /// and 2 threads and after resuming from a snapshot (the throttling is set again on restore
 /// from the config and the trace, not saved); with tasks wanting their whole CPU request on
 /// average, drawn again every window, some nodes' tasks come to want more CPU than they have,

@@ -248,6 +248,16 @@ impl Nodes {
         }
     }
 
+    /// What node `i`'s tasks want of it: [`Nodes::load`] with its CPU not throttled. What
+    /// MASB's node agents relieve (seed 000 section 5.1: a node is overloaded when its tasks
+    /// use 0.5599 CPU of its 0.5), as their acceptance and SCS read the tasks' use.
+    pub fn load_wanted(&self, i: usize) -> crate::classify::NodeLoad {
+        crate::classify::NodeLoad {
+            cpu_used: self.cpu_used[i],
+            ..self.load(i)
+        }
+    }
+
     /// Appends an offline node with no capacity.
     pub fn push(&mut self, machine_id: u64) -> NodeIdx {
         let idx = NodeIdx(self.len() as u32);

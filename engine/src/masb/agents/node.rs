@@ -392,7 +392,7 @@ impl Masb {
                 && ctx.cell.tasks.state()[t.index()] == TaskState::Running
         };
         let on_node = || self.tasks_on(n).iter().filter(running);
-        if !nodes.load(i).overloaded() {
+        if !nodes.load_wanted(i).overloaded() {
             let stamp = ctx.cell.constraint_stamp(n);
             if na.constraints_ok_stamp == Some(stamp) {
                 return;
