@@ -298,24 +298,10 @@ fn masb_with_cpu_throttled_is_deterministic_across_threads_and_resume() {
         ..masb_config()
     };
     config.snapshot.every_sim_minutes = 30;
-    let mut outputs = Vec::new();
-    for threads in [1, 2] {
-        let run = root.path().join(format!("run-throttled-{threads}"));
-        let summary = run_policy(
-            &RunConfig {
-                threads,
-                ..config.clone()
-            },
-            &parquet,
-            &run,
-        );
+    for summary in threads_and_resume_agree(root.path(), &parquet, ("throttled", &config), 30) {
         assert!(!summary.replay.usage_from_trace && summary.replay.usage_model);
-        outputs.push(deterministic_outputs(&run));
     }
-    assert!(outputs[0] == outputs[1], "1 and 2 threads");
     let run = root.path().join("run-throttled-2");
-    resume_from(&config, &parquet, &run, 30);
-    assert!(deterministic_outputs(&run) == outputs[0], "resumed");
     // The nodes/ samples show the measured CPU: at most the capacity, and at it somewhere.
     let nodes = read_parquet(&run.join("nodes"));
     let f64s = |name: &str| {
