@@ -269,14 +269,7 @@ fn masb_under_the_usage_model_is_deterministic_across_threads_and_resume() {
 #[test]
 fn masb_with_cpu_throttled_is_deterministic_across_threads_and_resume() {
     let root = tempfile::tempdir().unwrap();
-    let trace = root.path().join("trace");
-    let shape = ingest::synth::GenConfig {
-        machines: 200,
-        hours: 2.0,
-        seed: 5,
-        part_hours: 1.0,
-    };
-    ingest::synth::generate(&trace, &shape, &Default::default()).unwrap();
+    let trace = generated_trace(root.path(), 200, 2.0, 5);
     std::fs::remove_dir_all(trace.join("task_usage")).unwrap();
     let parquet = root.path().join("parquet");
     ingest_dir(&trace, &parquet);

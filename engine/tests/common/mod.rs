@@ -21,9 +21,9 @@ pub fn ingest_dir(trace: &Path, out: &Path) {
     ingest::ingest(trace, out, &IngestOptions::default(), &Progress::default()).unwrap();
 }
 
-/// A generated cell of `machines` machines over `hours` from `seed` (hourly parts) in
-/// `root/trace`, ingested into `root/parquet`: the Parquet directory.
-pub fn generated_cell(root: &Path, machines: u32, hours: f64, seed: u64) -> PathBuf {
+/// A generated trace of `machines` machines over `hours` from `seed` (hourly parts) in
+/// `root/trace`, as CSV: the directory.
+pub fn generated_trace(root: &Path, machines: u32, hours: f64, seed: u64) -> PathBuf {
     let trace = root.join("trace");
     let config = GenConfig {
         machines,
@@ -32,6 +32,12 @@ pub fn generated_cell(root: &Path, machines: u32, hours: f64, seed: u64) -> Path
         part_hours: 1.0,
     };
     generate(&trace, &config, &GenProgress::default()).unwrap();
+    trace
+}
+
+/// [`generated_trace`] ingested into `root/parquet`: the Parquet directory.
+pub fn generated_cell(root: &Path, machines: u32, hours: f64, seed: u64) -> PathBuf {
+    let trace = generated_trace(root, machines, hours, seed);
     let parquet = root.join("parquet");
     ingest_dir(&trace, &parquet);
     parquet
