@@ -74,9 +74,10 @@
 //! the tasks want (`cpu_used`, [`crate::cell::Nodes::load_wanted`]), which may pass capacity:
 //! seed 000's node agent relieves a node whose tasks use more than it has (section 5.1), and
 //! reading the throttled CPU instead, MASB on the real 8 h (held, windows, `accept_max_use`)
-//! migrates 1.15 times a minute rather than 26 (`bench-results/usage-borg-2026-11-30.md`). Throttled only where the model
-//! is all the usage there is (no task_usage; [`UsageModel::throttles_cpu`]): a trace's samples
-//! are measurements with the machine's throttling in them, and their sums pass capacity only
+//! migrates 1.15 times a minute rather than 26 (`bench-results/usage-borg-2026-11-30.md`).
+//! Throttled only where the model is all the usage there is (no task_usage;
+//! [`UsageModel::throttles_cpu`]): a trace's samples are measurements with the machine's
+//! throttling in them, and their sums pass capacity only
 //! by measurement (seed 000's section 5.1 shows a node at 0.5599 of its 0.5 CPU, counted as
 //! overloaded), so they are read as recorded. Capped at the request instead, the default's
 //! other settings give Borg's replay of the real 8 h STA 2.56 % (Table 4: 6.58): with usage

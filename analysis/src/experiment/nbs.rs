@@ -1,11 +1,11 @@
 //! Seed 004's Hadoop experiments (section IV) as `cellsim experiment nbs-hard | nbs-priority |
 //! nbs-jobs`: its cell of 3 machines with 2 map slots each and identical jobs of three 10 s map
-//! tasks (another time with `--map-task-s`) submitted at once (`cellsim gen --scenario nbs-hadoop`, `nbs-priority`,
-//! `nbs-priority-random`), every seed's draw run under NBS, Equal, Random and EDF, NBS with
-//! each option seed 004 does not write ([`NBS_OPTIONS`]) and EDF one job at a time
-//! ([`BASELINE_OPTIONS`]) (1 s ticks,
-//! first-fit placing within the shares in whole map slots), each job's latency (completion -
-//! deadline) read from the run's `jobs/` table and its priority from the scenario's side tables.
+//! tasks (another time with `--map-task-s`) submitted at once (`cellsim gen --scenario
+//! nbs-hadoop`, `nbs-priority`, `nbs-priority-random`), every seed's draw run under NBS, Equal,
+//! Random and EDF, NBS with each option seed 004 does not write ([`NBS_OPTIONS`]) and EDF one
+//! job at a time ([`BASELINE_OPTIONS`]) (1 s ticks, first-fit placing within the shares in
+//! whole map slots), each job's latency (completion - deadline) read from the run's `jobs/`
+//! table and its priority from the scenario's side tables.
 //!
 //! - `nbs-hard` (Fig. 3): 10 jobs, a third or more with hard deadlines, priorities 1.
 //! - `nbs-priority` (Fig. 4): 10 jobs, all soft at 65 s, priorities 300 down to 30.

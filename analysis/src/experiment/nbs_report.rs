@@ -465,8 +465,9 @@ fn figures(experiment: Experiment, rows: &[JobRow]) -> Result<Vec<Figure>> {
         0 => String::new(),
         n => format!(", jobs with {n} reduce task(s)"),
     };
-    if map_task_s(rows) != ingest::scenario::MAP_S {
-        workload += &format!(", map tasks of {} s", map_task_s(rows));
+    let map_s = map_task_s(rows);
+    if map_s != ingest::scenario::MAP_S {
+        workload += &format!(", map tasks of {map_s} s");
     }
     let panel = |title: &str, x: &str, y: &str, lines, marks| Panel {
         title: format!("{title}{workload}"),

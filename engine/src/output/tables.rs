@@ -211,14 +211,14 @@ pub fn nodes_schema() -> SchemaRef {
 pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i64) -> RecordBatch {
     let n = &cell.nodes;
     let online: Vec<usize> = (0..n.len()).filter(|&i| n.online()[i]).collect();
-    let cpu_measured: Vec<u32> = (0..n.len()).map(|i| n.cpu_measured(i)).collect();
-    let norm = |col: &[u32]| {
+    let per_node = |value: &dyn Fn(usize) -> u32| {
         Arc::new(Float64Array::from_iter_values(
             online
                 .iter()
-                .map(|&i| col[i] as f64 / crate::units::UNITS as f64),
+                .map(|&i| value(i) as f64 / crate::units::UNITS as f64),
         )) as ArrayRef
     };
+    let norm = |col: &[u32]| per_node(&|i| col[i]);
     let cols: Vec<ArrayRef> = vec![
         Arc::new(UInt32Array::from_iter_values(online.iter().map(|_| tick))),
         Arc::new(Int64Array::from_iter_values(online.iter().map(|_| time_us))),
@@ -233,7 +233,7 @@ pub(super) fn nodes_batch(schema: &SchemaRef, cell: &Cell, tick: u32, time_us: i
         )),
         norm(n.cpu_cap()),
         norm(n.mem_cap()),
-        norm(&cpu_measured),
+        per_node(&|i| n.cpu_measured(i)),
         norm(n.mem_used()),
         norm(n.prod_cpu_req()),
         norm(n.prod_mem_req()),
