@@ -341,3 +341,24 @@ fn federation_is_deterministic_across_threads_and_resume() {
         assert!(summary.totals.counters["broker_busy_s"] > 60.0);
     }
 }
+
+/// MASB with `book_asks` (its brokers' bookings are state a snapshot saves: a resume inside a
+/// tick's bookings' life) gives the same bytes for 1 and 2 threads and across a resume.
+#[test]
+fn masb_with_booked_asks_is_deterministic_across_threads_and_resume() {
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated_cell(root.path(), 200, 2.0, 5);
+    let mut config = RunConfig {
+        hours: Some(1.0),
+        check_invariants: true,
+        policy: engine::policies::PolicyConfig::Masb(engine::masb::MasbConfig {
+            book_asks: true,
+            ..Default::default()
+        }),
+        ..RunConfig::default()
+    };
+    config.snapshot.every_sim_minutes = 30;
+    for summary in threads_and_resume_agree(root.path(), &parquet, ("booked", &config), 30) {
+        assert!(summary.averages.tasks_running > 100.0);
+    }
+}

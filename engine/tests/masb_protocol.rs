@@ -611,3 +611,53 @@ fn accept_max_use_keeps_a_burst_under_the_score_limit() {
         assert_eq!(used, if accept_max_use { 0.8 } else { 1.0 });
     }
 }
+
+/// `book_asks` (not in the paper, off by default): eight nodes of 0.5 / 0.5, four new tasks of
+/// 0.3 / 0.3 at tick 0 and four more at tick 1. A node can hold one (two would be 120 %), and
+/// SIAS scores a node holding one at 0 for a second (past `max_use`). At tick 1's first round
+/// the broker still reads the reports made at tick 0's start (every node empty: reports are read
+/// the round after they are made). With bookings each task's first ask goes to a node no task
+/// before it booked, across the two ticks too, so the eight requests find eight different
+/// nodes and none is refused; without, tasks scored on the same reports ask the same nodes and
+/// the refused ones ask again (one still waits after three ticks).
+#[test]
+fn book_asks_sends_a_burst_to_distinct_nodes_across_ticks() {
+    for book_asks in [false, true] {
+        let config = MasbConfig {
+            book_asks,
+            ..MasbConfig::default()
+        };
+        let mut h = Harness::with_config(8, config);
+        let mut new: Vec<TaskIdx> = (0..4).map(|_| h.submit(0.3, 0.3)).collect();
+        h.rounds(6);
+        new.extend((0..4).map(|_| h.submit(0.3, 0.3)));
+        h.rounds(12);
+        let requests: Vec<(u64, u32)> = (h.log.iter())
+            .filter(|e| e.3 == "allocation_request")
+            .map(|e| (e.0, e.2))
+            .collect();
+        let first_round: Vec<u32> = (requests.iter())
+            .filter(|r| r.0 == 0 || r.0 == 6)
+            .map(|r| r.1)
+            .collect();
+        let mut distinct = first_round.clone();
+        distinct.sort();
+        distinct.dedup();
+        let running = (new.iter())
+            .filter(|t| h.cell.tasks.state()[t.index()] == TaskState::Running)
+            .count();
+        assert_eq!(first_round.len(), 8, "{first_round:?}");
+        if book_asks {
+            assert_eq!(running, 8);
+            assert_eq!(distinct.len(), 8, "{first_round:?}");
+            assert_eq!(requests.len(), 8, "{requests:?}");
+            // Tick 2's reports (made after the placements) caught up with every booking.
+            let broker = h.agents[0].broker.as_ref().unwrap();
+            assert!(broker.booked.is_empty(), "{:?}", broker.booked);
+        } else {
+            assert!(distinct.len() < 8, "{first_round:?}");
+            assert!(requests.len() > 8, "{requests:?}");
+            assert_eq!(running, 7);
+        }
+    }
+}

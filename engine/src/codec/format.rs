@@ -58,8 +58,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// beside its timeline, its messages naming them, `sparrow/exchanges.rs`; 22: a task's usage
 /// and deferred usage rows are saved without the sample's end, which nothing read,
 /// `cell/usage_slot.rs`; 23: a Sparrow peer holds the one scheduler's draws under
-/// `draws = "radlab-*"`, `ingest::pyrandom::RadlabDraws`).
-pub const VERSION: u32 = 23;
+/// `draws = "radlab-*"`, `ingest::pyrandom::RadlabDraws`; 24: a MASB broker holds the
+/// bookings of the new tasks it sent, `masb/agents/broker.rs`).
+pub const VERSION: u32 = 24;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

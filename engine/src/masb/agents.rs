@@ -9,9 +9,11 @@
 //! process of the last selection has ended, and not while one of its tasks is still migrating
 //! out. A BA applies all its reports due in a round before answering requests.
 
+mod booking;
 mod broker;
 mod node;
 
+pub use booking::Booking;
 pub use broker::{Allocation, Broker, BrokerCache};
 pub use node::{NodeAgent, Phase, San};
 

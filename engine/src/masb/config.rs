@@ -125,6 +125,17 @@ pub struct MasbConfig {
     /// on the real trace's 8 h MASB ends its first five minutes with 46 % of the nodes STA, and
     /// with usage modelled as constant nothing moves them (`bench-results/real-trace-2026-11-27.md`).
     pub accept_max_use: bool,
+    /// Not in the paper (false): a broker places its new tasks one after another, each scored
+    /// on its cache with the first asks of the tasks before it booked there (the node reads as
+    /// holding the task's request, what SIAS adds for a new task) until a report of the node
+    /// made after the booking arrives. Without it every task a broker places in a tick is
+    /// scored on the same reports, made before the previous tick's placements: in a burst (the
+    /// trace's t = 0 state placed on an empty cell, ~144k tasks on the real trace's first
+    /// tick) SIAS sees every node empty for two ticks and the tasks land as if at random, which
+    /// long-running tasks keep for hours. The seed's brokers answer requests one by one
+    /// (section 6.1) but do not say what they remember of those answered before
+    /// (`bench-results/masb-booking-2026-11-30.md`).
+    pub book_asks: bool,
     /// Free or used reading of r.
     pub score_reading: ScoreReading,
     /// Fraction, absolute (r_max = capacity) or trace units (r_max = 1, what seed 000's logged
@@ -224,6 +235,7 @@ impl Default for MasbConfig {
             },
             max_use: 0.9,
             accept_max_use: false,
+            book_asks: false,
             score_reading: ScoreReading::Free,
             score_units: ScoreUnits::Trace,
             sias_node_load: SiasNodeLoad::Used,

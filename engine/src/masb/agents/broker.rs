@@ -12,8 +12,10 @@ use super::*;
 use crate::preload;
 use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
 
+use super::booking::Booking;
+
 /// Nodes a broker asks, in weighted order, for one new task.
-const INITIAL_TOP: usize = 10;
+pub(super) const INITIAL_TOP: usize = 10;
 
 /// A broker's offers scored as one parallel job ([`OfferBlock`]): ~0.3-0.5 ms of work.
 const OFFERS_PER_BLOCK: usize = 256;
@@ -37,6 +39,9 @@ pub struct Broker {
     /// The nodes each allocation asks (`Allocation::next..end`), in asking order as far as
     /// they are drawn ([`Allocation::draws`]).
     pub asks: Vec<Recommendation>,
+    /// The new tasks it sent out (first asks) that no report of their node has caught up
+    /// with yet (`MasbConfig::book_asks`; empty without it), in the order booked.
+    pub booked: Vec<Booking>,
     /// Buffers of the migration requests it answers (no state).
     #[serde(skip)]
     pub migration: MigrationScratch,
@@ -53,9 +58,9 @@ pub struct OfferScratch {
     order: Vec<(u64, u32)>,
     /// Each task's asks in [`Broker::asks`] (start, end) and the stream the rest of their
     /// order is drawn from, by place in the assignment.
-    ranges: Vec<(u32, u32, Option<Rng>)>,
+    pub(super) ranges: Vec<(u32, u32, Option<Rng>)>,
     /// The sampled decision logs of the tick's offers, by place in the assignment.
-    sampled_lines: Vec<(u32, String)>,
+    pub(super) sampled_lines: Vec<(u32, String)>,
     /// The blocks the offers are scored in (kept at their peak number).
     blocks: Vec<OfferBlock>,
     /// The most offers of a tick lately: what the per-tick buffers keep room for.
@@ -100,7 +105,7 @@ pub struct BrokerCache {
 impl BrokerCache {
     /// The cache at global round `g`: `shared` alone, or with this round's own reports laid
     /// over it (built once per round, only when there are some).
-    fn entries<'s>(&'s mut self, shared: &'s [CacheEntry], g: u64) -> &'s [CacheEntry] {
+    pub(super) fn entries<'s>(&'s mut self, shared: &'s [CacheEntry], g: u64) -> &'s [CacheEntry] {
         self.build_view(shared, g);
         current(&self.fresh, &self.view, shared)
     }
@@ -179,12 +184,38 @@ impl BrokerCache {
 }
 
 /// The cache a broker reads: `shared`, or `view` when it has reports of its own this round.
-fn current<'s>(
+pub(super) fn current<'s>(
     fresh: &[CacheEntry],
     view: &'s [CacheEntry],
     shared: &'s [CacheEntry],
 ) -> &'s [CacheEntry] {
     if fresh.is_empty() { shared } else { view }
+}
+
+/// The sampled decision log of one new task's offer (`None`: not sampled): the nodes scored
+/// (`ranked`) and the asking order, its first ask drawn and the rest as they will be drawn from
+/// `rng`.
+pub(super) fn offer_sample(
+    ctx: &StepCtx<'_>,
+    me: AgentIdx,
+    task: TaskIdx,
+    demand: &Demand,
+    (ranked, asks): (&[Recommendation], &[Recommendation]),
+    rng: &Rng,
+) -> Option<String> {
+    if !sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
+        return None;
+    }
+    let (first, rest) = asks.split_at(asks.len().min(1));
+    let order = [first, &drawn_order(rest, rng)].concat();
+    let line = serde_json::json!({
+        "kind": "initial_scoring", "tick": ctx.tick.0,
+        "round": ctx.round, "broker": me.0,
+        "task": task_json(ctx, task, demand),
+        "scored": recs_json(ctx, ranked),
+        "ask_order": recs_json(ctx, &order),
+    });
+    Some(line.to_string())
 }
 
 /// One initial allocation a broker runs in a tick.
@@ -243,6 +274,7 @@ impl serde::Serialize for Broker {
         struct Stored<'a> {
             allocations: &'a [Allocation],
             asks: &'a [Recommendation],
+            booked: &'a [Booking],
         }
         let mut asks = self.asks.clone();
         for a in self.allocations.iter().filter(|a| a.draws.is_some()) {
@@ -252,6 +284,7 @@ impl serde::Serialize for Broker {
         Stored {
             allocations,
             asks: &asks,
+            booked: &self.booked,
         }
         .serialize(s)
     }
@@ -283,6 +316,7 @@ impl Masb {
             }
             out.count_delivered(CACHE_SHARE_KIND, u64::from(self.brokers - 1));
         }
+        self.lay_bookings(b, (now_s, g));
         // The other messages a batch at a time, what the answers read first (`preload`). Unset
         // cache entries (reported_s = -inf) and stale ones are skipped by the scans themselves.
         for batch in inbox.chunks(preload::BATCH) {
@@ -403,11 +437,70 @@ impl Masb {
         // The policy's index over the shared cache, unless this broker reads its own reports
         // laid over it (or the index is not this round's).
         let own_fit = !b.cache.fresh.is_empty() || self.fit_at_s != Some(now_s);
-        if own_fit {
+        if own_fit && !self.config.book_asks {
             b.cache.rebuild_fit(ctx, shared, now_s, &self.config);
         }
         b.cache.memo.trim();
         let assigned = self.assigned.get(me.index()).map_or(&[][..], |v| &v[..]);
+        // The first tick offers the whole initial cell: its room is given back afterwards.
+        if let Some(most) = b.offers.peak.note(assigned.len()) {
+            release_surge(&mut b.offers.order, most, AGENT_BUFFER_BYTES);
+            release_surge(&mut b.offers.ranges, most, AGENT_BUFFER_BYTES);
+            release_surge(&mut b.asks, most * INITIAL_TOP, AGENT_BUFFER_BYTES);
+            release_surge(&mut b.allocations, most, AGENT_BUFFER_BYTES);
+        }
+        b.offers.ranges.clear();
+        b.offers.ranges.resize(assigned.len(), (0, 0, None));
+        if self.config.book_asks {
+            self.offer_in_turn(ctx, me, b, assigned);
+        } else {
+            self.score_offers(ctx, me, b, assigned, own_fit);
+        }
+        // The sampled decisions in assignment order, as the requests.
+        let sampled_lines = &mut b.offers.sampled_lines;
+        sampled_lines.sort_unstable_by_key(|l| l.0);
+        samples.extend(sampled_lines.drain(..).map(|l| l.1));
+        for (a, (start, end, draws)) in assigned.iter().zip(b.offers.ranges.drain(..)) {
+            let Assigned { task, demand, .. } = *a;
+            let (task, generation) = task;
+            // `begin_tick` kept only live pending tasks, and nothing ran since.
+            debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
+            debug_assert!(demand == Self::demand(ctx.cell, task));
+            if end > start {
+                let slot = b.allocations.len() as u32;
+                out.send(
+                    self.agent_of(b.asks[start as usize].node),
+                    Msg::AllocationRequest {
+                        slot,
+                        task,
+                        generation,
+                        demand,
+                    },
+                );
+                b.allocations.push(Allocation {
+                    task: (task, generation),
+                    demand,
+                    next: start + 1,
+                    end,
+                    draws,
+                });
+            }
+        }
+    }
+
+    /// Scores the offers of `assigned` (in the order of their windows, in blocks in parallel:
+    /// [`Masb::initial_allocations`]) on the broker's cache as it is this round, putting their
+    /// asks in `b.asks` and noting where they went in `b.offers.ranges`.
+    fn score_offers(
+        &self,
+        ctx: &StepCtx<'_>,
+        me: AgentIdx,
+        b: &mut Broker,
+        assigned: &[Assigned],
+        own_fit: bool,
+    ) {
+        let now_s = self.now_s(ctx);
+        let shared = (&self.cache[..], self.global_round(ctx));
         let streams = ctx.streams(me);
         let stream_of = |i: usize| Rng::new(streams, 1 + i as u64);
         let cache = &b.cache;
@@ -420,7 +513,7 @@ impl Masb {
             ranges,
             sampled_lines,
             blocks,
-            peak,
+            ..
         } = &mut b.offers;
         order.clear();
         order.extend(assigned.iter().enumerate().map(|(i, a)| {
@@ -428,15 +521,6 @@ impl Masb {
             (offset.map_or(u64::MAX, |o| o as u64), i as u32)
         }));
         order.sort_unstable();
-        // The first tick offers the whole initial cell: its room is given back afterwards.
-        if let Some(most) = peak.note(order.len()) {
-            release_surge(order, most, AGENT_BUFFER_BYTES);
-            release_surge(ranges, most, AGENT_BUFFER_BYTES);
-            release_surge(&mut b.asks, most * INITIAL_TOP, AGENT_BUFFER_BYTES);
-            release_surge(&mut b.allocations, most, AGENT_BUFFER_BYTES);
-        }
-        ranges.clear();
-        ranges.resize(assigned.len(), (0, 0, None));
         let at = (now_s, &self.config);
         // Blocks of offers scored in parallel, each writing its asks into its region of
         // `b.asks`; the regions then closed up in block order, which is the scoring order:
@@ -486,19 +570,10 @@ impl Masb {
                                 &mut region[used..],
                             );
                             let asks = &region[used..used + count];
-                            if sampled(ctx, 5_000, &[me.0 as u64, task.0.0 as u64, 2]) {
-                                // The whole order: the first ask, drawn, then the rest as they will
-                                // be drawn.
-                                let (first, rest) = asks.split_at(asks.len().min(1));
-                                let order = [first, &drawn_order(rest, &rng)].concat();
-                                let line = serde_json::json!({
-                                    "kind": "initial_scoring", "tick": ctx.tick.0,
-                                    "round": ctx.round, "broker": me.0,
-                                    "task": task_json(ctx, task.0, &demand),
-                                    "scored": recs_json(ctx, scratch.ranked()),
-                                    "ask_order": recs_json(ctx, &order),
-                                });
-                                sampled_lines.push((i, line.to_string()));
+                            let ranked = (scratch.ranked(), asks);
+                            if let Some(line) = offer_sample(ctx, me, task.0, &demand, ranked, &rng)
+                            {
+                                sampled_lines.push((i, line));
                             }
                             offers.push((i, used as u32, (used + count) as u32, rng));
                             used += count;
@@ -521,35 +596,6 @@ impl Masb {
             closed += used as usize;
         }
         b.asks.truncate(closed);
-        // The sampled decisions in assignment order, as the requests.
-        sampled_lines.sort_unstable_by_key(|l| l.0);
-        samples.extend(sampled_lines.drain(..).map(|l| l.1));
-        for (a, (start, end, draws)) in assigned.iter().zip(ranges.drain(..)) {
-            let Assigned { task, demand, .. } = *a;
-            let (task, generation) = task;
-            // `begin_tick` kept only live pending tasks, and nothing ran since.
-            debug_assert!(Self::live(ctx, task, generation, TaskState::Pending));
-            debug_assert!(demand == Self::demand(ctx.cell, task));
-            if end > start {
-                let slot = b.allocations.len() as u32;
-                out.send(
-                    self.agent_of(b.asks[start as usize].node),
-                    Msg::AllocationRequest {
-                        slot,
-                        task,
-                        generation,
-                        demand,
-                    },
-                );
-                b.allocations.push(Allocation {
-                    task: (task, generation),
-                    demand,
-                    next: start + 1,
-                    end,
-                    draws,
-                });
-            }
-        }
     }
 }
 

@@ -98,6 +98,18 @@ impl CacheEntry {
         }
     }
 
+    /// This report with a new task's request added to what its node uses and requests: a
+    /// broker's booking of a task it sent the node (`MasbConfig::book_asks`).
+    pub fn booked(&self, cpu_req: f64, mem_req: f64) -> CacheEntry {
+        CacheEntry {
+            cpu_req: self.cpu_req + cpu_req,
+            mem_req: self.mem_req + mem_req,
+            cpu_used: self.cpu_used + cpu_req,
+            mem_used: self.mem_used + mem_req,
+            ..*self
+        }
+    }
+
     /// The node as its actual usage (what SRAS scores).
     pub fn used(&self) -> NodeState {
         NodeState {
