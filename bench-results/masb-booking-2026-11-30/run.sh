@@ -54,3 +54,24 @@ python3 "$here/../masb-real-trace-2026-11-28/memory-spread.py" "$out" borg held 
   held-window held-window-booked worst-fit
 echo "## the generated 12.5k cell, 8 h (seed 1): predictions"
 r gen-masb gen-masb-booked
+echo "## seeds 1-3: Table 4's ordering (MASB's PA:DA above Borg's) per seed"
+for seed in 2 3; do
+  for name in borg held-booked held-window-booked; do
+    cp "$out/$name.toml" "$out/$name-seed$seed.toml"
+    rm -rf "${out:?}/$name-seed$seed"
+    "$cellsim" run --trace "$out/real" --hours 8 --threads 2 --snapshot-every-wall-minutes 0 \
+      --seed "$seed" --config "$out/$name-seed$seed.toml" --out "$out/$name-seed$seed" \
+      >/dev/null 2>&1
+  done
+done
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+print("run, seed: PA %, DA %, PA:DA")
+for name in ["borg", "held-booked", "held-window-booked"]:
+    for seed in [1, 2, 3]:
+        run = name if seed == 1 else f"{name}-seed{seed}"
+        a = json.load(open(f"{out}/{run}/summary.json"))["averages"]
+        pa, da = (100 * a["classes"][c] / a["nodes_online"] for c in ["pa", "da"])
+        print(f"{name}, {seed}: {pa:.2f}, {da:.2f}, {pa / da:.2f}")
+PY

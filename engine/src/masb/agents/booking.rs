@@ -73,26 +73,16 @@ impl Masb {
         };
         let (mut scratch, mut asks) = (ScoreScratch::default(), [unset; INITIAL_TOP]);
         let from = b.booked.len();
-        for (i, &Assigned { task, set, demand }) in assigned.iter().enumerate() {
+        for (i, a) in assigned.iter().enumerate() {
+            let Assigned { task, set, demand } = *a;
             let view = CacheView {
                 entries: &entries,
                 matching: set.map(|k| (self.memo.set(k), online)),
                 fit: None,
                 ok: None,
             };
-            let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-            let mut rng = Rng::new(streams, 1 + i as u64);
-            let at = (now_s, &self.config);
-            let count = initial_asks(
-                view,
-                &demand,
-                at,
-                &mut rng,
-                &matches,
-                INITIAL_TOP,
-                &mut scratch,
-                &mut asks,
-            );
+            let stream = Rng::new(streams, 1 + i as u64);
+            let (count, rng) = self.offer(ctx, (view, a), (now_s, stream), &mut scratch, &mut asks);
             if let Some(line) = offer_sample(
                 ctx,
                 me,

@@ -488,6 +488,32 @@ impl Masb {
         }
     }
 
+    /// One new task's asks ([`initial_asks`], the best [`INITIAL_TOP`] on `view`) at `now_s`,
+    /// drawn from its stream `rng`, into `out`: how many, and the stream, left where the rest
+    /// of their order is drawn from.
+    pub(super) fn offer(
+        &self,
+        ctx: &StepCtx<'_>,
+        (view, a): (CacheView<'_>, &Assigned),
+        (now_s, mut rng): (f64, Rng),
+        scratch: &mut ScoreScratch,
+        out: &mut [Recommendation],
+    ) -> (usize, Rng) {
+        let matches = |n: NodeIdx| Self::can_host(ctx, n, a.task.0);
+        let at = (now_s, &self.config);
+        let count = initial_asks(
+            view,
+            &a.demand,
+            at,
+            &mut rng,
+            &matches,
+            INITIAL_TOP,
+            scratch,
+            out,
+        );
+        (count, rng)
+    }
+
     /// Scores the offers of `assigned` (in the order of their windows, in blocks in parallel:
     /// [`Masb::initial_allocations`]) on the broker's cache as it is this round, putting their
     /// asks in `b.asks` and noting where they went in `b.offers.ranges`.
@@ -521,7 +547,6 @@ impl Masb {
             (offset.map_or(u64::MAX, |o| o as u64), i as u32)
         }));
         order.sort_unstable();
-        let at = (now_s, &self.config);
         // Blocks of offers scored in parallel, each writing its asks into its region of
         // `b.asks`; the regions then closed up in block order, which is the scoring order:
         // `asks` and `ranges` are as if scored one after another.
@@ -555,17 +580,12 @@ impl Masb {
                     for batch in order.chunks(preload::BATCH) {
                         preload::preload(batch, |&(_, i)| assigned[i as usize].task.1);
                         for &(_, i) in batch {
-                            let Assigned { task, set, demand } = assigned[i as usize];
-                            let matches = |n: NodeIdx| Self::can_host(ctx, n, task.0);
-                            let mut rng = stream_of(i as usize);
-                            let view = view_of(set);
-                            let count = initial_asks(
-                                view,
-                                &demand,
-                                at,
-                                &mut rng,
-                                &matches,
-                                INITIAL_TOP,
+                            let a = &assigned[i as usize];
+                            let (task, demand) = (a.task, a.demand);
+                            let (count, rng) = self.offer(
+                                ctx,
+                                (view_of(a.set), a),
+                                (now_s, stream_of(i as usize)),
                                 scratch,
                                 &mut region[used..],
                             );
