@@ -7,7 +7,8 @@
 //! An NA runs one SAN process per task SCS selected, all at once ("processes their allocation
 //! in parallel", seed 000 section 5). Simplifications, stated: it runs SCS again only once every
 //! process of the last selection has ended, and not while one of its tasks is still migrating
-//! out. A BA applies all its reports due in a round before answering requests.
+//! out. A BA applies all its reports due in a round before answering requests, and with
+//! `book_asks` lays its bookings over them (`booking.rs`).
 
 mod booking;
 mod broker;
