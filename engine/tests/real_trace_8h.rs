@@ -136,10 +136,10 @@ fn masb_on_the_real_trace_runs_what_borg_left_waiting_unless_released_by_the_tra
 /// `accept_max_use` and usage constant while a task runs: MASB's broker scores all of a tick's
 /// new tasks on reports made before the last tick's placements, so the t = 0 burst (~144k
 /// tasks) lands as if at random and the long-running tasks keep it: PA 48.2 %, DA 41.8 %
-/// (measured). With `book_asks` each task is scored with the ones before it booked, and every
-/// share but DA is within 5 points of Table 4's MASB column (measured: idle 0.83, STA 0.00, TA
-/// 4.32, PA 67.33, DA 27.51 %, nothing overloaded; Table 4: 0.63, 3.91, 4.53, 68.28, 22.56,
-/// 0.10; `bench-results/masb-booking-2026-11-30.md`).
+/// (measured). With `book_asks` each task is scored with the ones before it booked: idle, STA,
+/// TA and PA within 5 points of Table 4's MASB column, DA at its edge (measured: idle 0.83,
+/// STA 0.00, TA 4.32, PA 67.33, DA 27.51 %, nothing overloaded; Table 4: 0.63, 3.91, 4.53,
+/// 68.28, 22.56, 0.10; `bench-results/masb-booking-2026-11-30.md`).
 #[test]
 fn masb_booking_its_asks_spreads_the_real_t0_burst_as_table_4() {
     let (root, parquet) = ingested_8h();
