@@ -136,3 +136,66 @@ fn allocation_score_ratios_match_the_runs_ticks() {
         .collect();
     assert_eq!(report_row(&report, "ASR STA/TA/PA/DA %"), expected);
 }
+
+/// The "usage from" row says when a node's CPU was throttled at its capacity: a run on a trace
+/// without task_usage (a generated one, its task_usage left out), whose usage is then all the
+/// model's, with the default compressible CPU; not with `cpu_compressible = false`, and not for a
+/// run recorded before the key existed (its summary's config without it: such builds never
+/// throttled).
+#[test]
+fn usage_row_says_when_cpu_was_throttled() {
+    let root = tempfile::tempdir().unwrap();
+    let path = |name: &str| root.path().join(name).display().to_string();
+    let ok = |out: std::process::Output| assert!(out.status.success(), "{}", text(&out.stderr));
+    ok(cellsim(&[
+        "gen",
+        &path("raw"),
+        "--machines",
+        "50",
+        "--hours",
+        "0.5",
+        "--seed",
+        "3",
+    ]));
+    std::fs::remove_dir_all(root.path().join("raw/task_usage")).unwrap();
+    ok(cellsim(&["ingest", &path("raw"), &path("pq")]));
+    let row = |run: &str| {
+        let out = cellsim(&["report", run]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let report = text(&out.stdout);
+        let line = report
+            .lines()
+            .find(|l| l.starts_with("usage from"))
+            .unwrap();
+        line["usage from".len()..].trim().to_string()
+    };
+    for compressible in [true, false] {
+        let config = path(&format!("{compressible}.toml"));
+        std::fs::write(
+            &config,
+            format!("[usage]\ncpu_compressible = {compressible}\n"),
+        )
+        .unwrap();
+        let run = path(&format!("run-{compressible}"));
+        let args = [
+            "run",
+            "--trace",
+            &path("pq"),
+            "--hours",
+            "0.3",
+            "--config",
+            &config,
+        ];
+        ok(cellsim(&[&args[..], &["--out", &run]].concat()));
+    }
+    assert_eq!(row(&path("run-true")), "usage model, CPU throttled");
+    assert_eq!(row(&path("run-false")), "usage model");
+    // The throttled run's summary as a cellsim from before `cpu_compressible` wrote it.
+    let summary_path = root.path().join("run-true/summary.json");
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
+    let usage = summary["config"]["usage"].as_object_mut().unwrap();
+    assert_eq!(usage.remove("cpu_compressible"), Some(true.into()));
+    std::fs::write(&summary_path, serde_json::to_string(&summary).unwrap()).unwrap();
+    assert_eq!(row(&path("run-true")), "usage model");
+}

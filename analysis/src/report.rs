@@ -190,9 +190,12 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
         "" => "-".into(),
         by => by.into(),
     });
+    // A node's CPU is throttled at its capacity only where the model is all the usage
+    // (`UsageModel::throttles_cpu`).
     row("usage from", &|r| {
         match (r.replay.usage_from_trace, r.replay.usage_model) {
             (true, false) => "task_usage",
+            (false, true) if r.config.usage.cpu_compressible => "usage model, CPU throttled",
             (false, true) => "usage model",
             (true, true) => "task_usage + model",
             (false, false) => "requests",

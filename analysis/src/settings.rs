@@ -6,9 +6,11 @@
 //! run's own policy (a MASB run's `policy.*` keys against MASB's defaults; a key another run's
 //! policy lacks reads `-`). A key the summary lacks - a run written by a cellsim from before
 //! that setting existed - reads as absent, never as today's default; a summary from before the
-//! `[policy]` table (`policy = "masb"` and a `[masb]` table) is read as that table. A key a
-//! config writes only away from its default (`release`, `[usage.window]`) is shown where a run
-//! set it, `default` for the runs beside it. Keys that cannot change a run's outputs
+//! `[policy]` table (`policy = "masb"` and a `[masb]` table) is read as that table, and a key
+//! whose default changed reads as what the builds before it did (`fit`,
+//! `classify.rus_overloads`, `usage.cpu_compressible`: `engine::config::upgrade_recorded`). A
+//! key a config writes only away from its default (`release`, `[usage.window]`) is shown where a
+//! run set it, `default` for the runs beside it. Keys that cannot change a run's outputs
 //! (`threads`, `snapshot.*`, `check_invariants`, the run's identity `run.*`) or have their own
 //! row (`policy.kind`, `hours`) are left out.
 

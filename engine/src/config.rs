@@ -351,6 +351,12 @@ pub fn upgrade_recorded(value: &mut serde_json::Value) {
     if let Some(Value::Object(classify)) = map.get_mut("classify") {
         classify.entry("rus_overloads").or_insert(Value::Bool(true));
     }
+    // Runs before the compressible CPU (`usage_model.rs`) never throttled a node's CPU.
+    if let Some(Value::Object(usage)) = map.get_mut("usage") {
+        usage
+            .entry("cpu_compressible")
+            .or_insert(Value::Bool(false));
+    }
     let tick_s = map.remove("tick_s").and_then(|v| v.as_i64());
     if let Some(tick_s) = tick_s {
         let tick = SimDuration::from_secs(tick_s);
@@ -511,6 +517,10 @@ mod tests {
             older.classify.rus_overloads,
             "and counted RUS breaches as overloads"
         );
+        let mut before_throttling = serde_json::json!({"usage": {"per_task": true}});
+        upgrade_recorded(&mut before_throttling);
+        let before: RunConfig = serde_json::from_value(before_throttling).unwrap();
+        assert!(!before.usage.cpu_compressible, "and never throttled CPU");
         let masb = crate::masb::MasbConfig {
             sias_gain: true,
             ..Default::default()
