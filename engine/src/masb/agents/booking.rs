@@ -31,21 +31,28 @@ pub struct Booking {
     pub booked_s: f64,
 }
 
-/// Lays `bookings` over the broker's cache as reports of this round (`cache.fresh`): per node
-/// booked, the entry it reads now plus the bookings' requests summed in their order.
+/// Lays `bookings` (in node order, each node's in booking order) over the broker's cache as
+/// reports of this round (`cache.fresh`): per node booked, the entry it reads now plus the
+/// bookings' requests summed in their order. A view already built for round `g` takes them
+/// too (no second copy of the cache).
 fn lay_over(cache: &mut BrokerCache, bookings: &[Booking], (shared, g): (&[CacheEntry], u64)) {
-    let mut by_node = bookings.to_vec();
-    by_node.sort_by_key(|k| k.node);
     let entries = cache.entries(shared, g);
     let mut laid: Vec<CacheEntry> = Vec::new();
-    for k in &by_node {
+    for k in bookings {
         match laid.last_mut() {
             Some(e) if e.node == k.node => *e = e.booked(k.cpu_req, k.mem_req),
             _ => laid.extend((entries.get(k.node.index())).map(|e| e.booked(k.cpu_req, k.mem_req))),
         }
     }
+    let built = !cache.fresh.is_empty() && cache.view_round == Some(g);
+    if built {
+        for &e in &laid {
+            CacheEntry::store(&mut cache.view, e);
+        }
+    } else {
+        cache.view_round = None;
+    }
     cache.fresh.extend(laid);
-    cache.view_round = None;
 }
 
 impl Masb {
@@ -53,7 +60,8 @@ impl Masb {
     /// assignment order, each scored on the cache with the first asks of the tasks before it
     /// booked ([`Booking`]: the node reads as holding the task's request), by a scan of its
     /// `initial_candidates` entries (no fit index: the bookings change the cache as it goes).
-    /// The tick's bookings are then kept and laid over the cache ([`Masb::lay_bookings`]).
+    /// The tick's bookings are then kept, and laid over the cache from the next round on
+    /// ([`Masb::lay_bookings`]).
     pub(super) fn offer_in_turn(
         &self,
         ctx: &StepCtx<'_>,
@@ -72,7 +80,6 @@ impl Masb {
             forced: false,
         };
         let (mut scratch, mut asks) = (ScoreScratch::default(), [unset; INITIAL_TOP]);
-        let from = b.booked.len();
         for (i, a) in assigned.iter().enumerate() {
             let Assigned { task, set, demand } = *a;
             let view = CacheView {
@@ -108,8 +115,10 @@ impl Masb {
                 b.booked.push(booking);
             }
         }
-        let new = b.booked[from..].to_vec();
-        lay_over(&mut b.cache, &new, (shared, g));
+        // In node order (stably: each node's in booking order) for `lay_bookings`, once a tick.
+        // Nothing reads the cache after this in the round (`broker_step`), so the new bookings
+        // are laid over it from the next round on.
+        b.booked.sort_by_key(|k| k.node);
     }
 
     /// Drops the bookings a report has caught up with (one made after the booking, in the

@@ -40,7 +40,8 @@ pub struct Broker {
     /// they are drawn ([`Allocation::draws`]).
     pub asks: Vec<Recommendation>,
     /// The new tasks it sent out (first asks) that no report of their node has caught up
-    /// with yet (`MasbConfig::book_asks`; empty without it), in the order booked.
+    /// with yet (`MasbConfig::book_asks`; empty without it), in node order, each node's in the
+    /// order booked.
     pub booked: Vec<Booking>,
     /// Buffers of the migration requests it answers (no state).
     #[serde(skip)]
