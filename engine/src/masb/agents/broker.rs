@@ -185,7 +185,7 @@ impl BrokerCache {
 }
 
 /// The cache a broker reads: `shared`, or `view` when it has reports of its own this round.
-pub(super) fn current<'s>(
+fn current<'s>(
     fresh: &[CacheEntry],
     view: &'s [CacheEntry],
     shared: &'s [CacheEntry],
