@@ -10,6 +10,7 @@
 use std::fmt::Write;
 
 use engine::RunSummary;
+use engine::metrics::RISES;
 use engine::policies::PolicyConfig;
 
 /// One published column: the allocation classes as percentages of the online nodes (idle, STA,
@@ -26,6 +27,9 @@ pub struct PaperColumn {
     pub gb_per_minute: Option<f64>,
     /// Global CPU and memory usage, % of capacity (Tables 5 and 6).
     pub used_pct: Option<[f64; 2]>,
+    /// Table 2 (Borg's replay): the nodes per minute whose use rose by more than 5, 10, 15, 20
+    /// and 25 % ("RUS count per minute", averages).
+    pub usage_rises: Option<[f64; RISES]>,
 }
 
 /// A published column: its source, class shares and, when printed, the migration figures (MB per
@@ -45,6 +49,7 @@ const fn column(
         mb_per_migration,
         gb_per_minute,
         used_pct: None,
+        usage_rises: None,
     }
 }
 
@@ -60,12 +65,15 @@ const fn throughput(
     }
 }
 
-/// Table 4, Borg: Google's recorded placements.
-pub const TABLE_4_BORG: PaperColumn = column(
-    "Table 4, Borg",
-    [0.01, 6.58, 3.69, 52.94, 36.74, 0.03],
-    None,
-);
+/// Table 4, Borg: Google's recorded placements, with Table 2's usage rises under them.
+pub const TABLE_4_BORG: PaperColumn = PaperColumn {
+    usage_rises: Some([659.0, 212.0, 66.0, 47.0, 26.0]),
+    ..column(
+        "Table 4, Borg",
+        [0.01, 6.58, 3.69, 52.94, 36.74, 0.03],
+        None,
+    )
+};
 
 /// Table 7 (migration cost, 12.5k nodes), by (SIAS_GAIN, SRAS_GAIN).
 pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
@@ -235,6 +243,9 @@ pub struct Measured {
     pub gb_per_minute: Option<f64>,
     /// Global CPU and memory usage, % of capacity.
     pub used_pct: [f64; 2],
+    /// Nodes per minute whose use rose by more than each of Table 2's thresholds, when the run
+    /// counted them over one-minute ticks.
+    pub usage_rises: Option<[f64; RISES]>,
 }
 
 impl Measured {
@@ -257,6 +268,9 @@ impl Measured {
             mb_per_migration: mb.zip(started.filter(|s| *s > 0.0)).map(|(mb, s)| mb / s),
             gb_per_minute: mb.map(|mb| mb / 1_000.0 / minutes),
             used_pct: [a.cpu_used_ratio, a.mem_used_ratio].map(|r| 100.0 * r),
+            usage_rises: a
+                .usage_rises
+                .filter(|_| run.config.tick == engine::sim_time::SimDuration::from_secs(60)),
         }
     }
 }
@@ -281,6 +295,18 @@ pub fn rows(paper: &PaperColumn, ours: &Measured) -> Vec<Row> {
     if let Some([cpu, mem]) = paper.used_pct {
         rows.push(("CPU used %", Some(cpu), Some(ours.used_pct[0])));
         rows.push(("memory used %", Some(mem), Some(ours.used_pct[1])));
+    }
+    if let Some(published) = paper.usage_rises {
+        const LABELS: [&str; RISES] = [
+            "use rises > 5 %",
+            "use rises > 10 %",
+            "use rises > 15 %",
+            "use rises > 20 %",
+            "use rises > 25 %",
+        ];
+        for (k, label) in LABELS.into_iter().enumerate() {
+            rows.push((label, Some(published[k]), ours.usage_rises.map(|r| r[k])));
+        }
     }
     if paper.mb_per_migration.is_some() {
         rows.push((
@@ -469,8 +495,22 @@ mod tests {
             mb_per_migration: Some(275.0),
             gb_per_minute: Some(9.0),
             used_pct: [45.0, 70.0],
+            usage_rises: Some([700.0, 200.0, 80.0, 30.0, 10.0]),
         };
+        // Table 2's rises sit beside Borg's replay (Table 4's Borg column) only.
+        let borg = rows(&TABLE_4_BORG, &ours);
+        let rises: Vec<_> = borg
+            .iter()
+            .filter(|r| r.0.starts_with("use rises"))
+            .collect();
+        assert_eq!(rises.len(), 5);
+        assert_eq!(
+            (rises[1].0, rises[1].1, rises[1].2),
+            ("use rises > 10 %", Some(212.0), Some(200.0))
+        );
+        assert_eq!((rises[4].1, rises[4].2), (Some(26.0), Some(10.0)));
         let rows = rows(first, &ours);
+        assert!(rows.iter().all(|r| !r.0.starts_with("use rises")));
         let get = |label: &str| rows.iter().find(|r| r.0 == label).unwrap();
         let count = get("migrations / minute");
         assert!((count.1.unwrap() - 1490.65 * 1000.0 / 338.09).abs() < 1e-6);

@@ -138,6 +138,12 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     row("RUS breaches", &|r| {
         format!("{:.1}", r.averages.rus_breaches)
     });
+    // Seed 000's Table 2: nodes whose use rose by more than 10 points of capacity in a tick.
+    row("use rises > 10 % / tick", &|r| {
+        r.averages
+            .usage_rises
+            .map_or("-".into(), |v| format!("{:.1}", v[1]))
+    });
     // The policy's counters: `-` for a run whose policy does not declare one.
     let counter = |r: &RunSummary, name: &str| r.totals.counters.get(name).copied();
     let per_minute = |r: &RunSummary, v: f64| v * 60.0 / r.simulated_s.max(1.0);

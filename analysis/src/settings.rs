@@ -205,9 +205,9 @@ mod tests {
             [
                 "inbox_order = sender",
                 "release = trace-schedule",
-                "usage.window.cpu_sigma = 0.3",
+                "usage.window.cpu_sigma = 0.231",
                 "usage.window.every_s = 300",
-                "usage.window.mem_sigma = 0.1",
+                "usage.window.mem_sigma = 0.077",
             ]
         );
         let names = ["plain".to_string(), "set".to_string()];

@@ -13,7 +13,8 @@
 //! seed 000's Table 4 gives Borg 0.03 % overloaded nodes. No reading of "production" makes the
 //! two agree with the paper's ~85 % of CPU reserved for production (priority >= 9: 73 % reserved,
 //! 4.9 % breaking; >= 2: 91 %, 30 %; scheduling class 3: 40 %, 0.1 %). So Table 4's overloaded
-//! nodes are the usage-overloaded ones, and seed 000 counts RUS breaches apart (its Table 2).
+//! nodes are the usage-overloaded ones; seed 000 counts its resource usage spikes apart too (its
+//! Table 2: nodes whose use rose by more than 5-25 points, `usage_rises_*` in `metrics.rs`).
 //! MASB's node agents still treat a breach as instability (`NodeLoad::overloaded`, section 6.4).
 
 use serde::{Deserialize, Serialize};

@@ -10,6 +10,13 @@
 //! that exactly the full pass's result (`check_invariants` compares the two every tick). A
 //! first tick (a start or a restore: the cache is not saved) or a tick that touched many nodes
 //! runs the full parallel pass, which refills the cache.
+//!
+//! **Usage rises** (seed 000 Table 2, "resource usage spikes"): per tick, the online nodes whose
+//! CPU (as measured) or memory used share of capacity rose by more than each of
+//! [`RISE_THRESHOLDS_PCT`] points since the previous tick, counted against the cached figures
+//! of the previous tick. A node that was not online at the previous tick is not counted. A
+//! restored run primes the cache from the restored cell ([`Classifier::prime`]), which is the
+//! cell as the previous tick left it, so its rises equal an uninterrupted run's.
 
 use rayon::prelude::*;
 
@@ -34,6 +41,9 @@ pub struct TickRow {
     pub classes: [u32; 7],
     /// Nodes breaking the RUS rule.
     pub rus_breaches: u32,
+    /// Online nodes whose CPU or memory use rose by more than each of [`RISE_THRESHOLDS_PCT`]
+    /// points of capacity since the previous tick (module doc).
+    pub usage_rises: [u32; RISES],
     /// Sums over online nodes, units: CPU/memory capacity, used, requested, production-requested.
     pub sums: [u64; 8],
     /// Policy counters.
@@ -52,6 +62,13 @@ impl TickRow {
         }
     }
 }
+
+/// The thresholds of [`TickRow::usage_rises`], percentage points of a node's capacity: seed 000
+/// Table 2's rows (its "RUS thresholds").
+pub const RISE_THRESHOLDS_PCT: [u32; RISES] = [5, 10, 15, 20, 25];
+
+/// How many rise thresholds there are.
+pub const RISES: usize = 5;
 
 /// Indices into [`TickRow::sums`].
 pub mod sum {
@@ -146,39 +163,77 @@ impl NodeFigures {
     }
 }
 
+/// Per threshold, the nodes whose use rose by more than it (module doc).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Rises([u32; RISES]);
+
+impl Rises {
+    /// Counts node figures `now` against the same node's `before` (the previous tick's).
+    fn count(&mut self, before: &NodeFigures, now: &NodeFigures) {
+        if before.class == NodeClass::Offline || now.class == NodeClass::Offline {
+            return;
+        }
+        // used / cap rose by more than pct points: 100 (u1 c0 - u0 c1) > pct c0 c1, exactly.
+        let rise = |cap: usize, used: usize| {
+            let (c0, u0) = (i128::from(before.sums[cap]), i128::from(before.sums[used]));
+            let (c1, u1) = (i128::from(now.sums[cap]), i128::from(now.sums[used]));
+            move |pct: u32| 100 * (u1 * c0 - u0 * c1) > i128::from(pct) * c0 * c1
+        };
+        let (cpu, mem) = (
+            rise(sum::CPU_CAP, sum::CPU_USED),
+            rise(sum::MEM_CAP, sum::MEM_USED),
+        );
+        for (n, pct) in self.0.iter_mut().zip(RISE_THRESHOLDS_PCT) {
+            *n += u32::from(cpu(pct) || mem(pct));
+        }
+    }
+
+    fn merge(mut self, other: Rises) -> Rises {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+        self
+    }
+}
+
 /// Nodes per parallel work item when classifying.
 const NODES_PER_CHUNK: usize = 512;
 
 /// Classifies every node (writing `cell.nodes.class` and, per node, its figures into
-/// `figures`, resized to the nodes) and returns the totals.
+/// `figures`, resized to the nodes) and returns the totals and the rises against the figures
+/// `figures` held before.
 fn classify_all(
     cell: &mut Cell,
     thresholds: &Thresholds,
     figures: &mut Vec<NodeFigures>,
-) -> Partial {
+) -> (Partial, Rises) {
     figures.resize(cell.nodes.len(), NodeFigures::default());
     // The class column is written while the other columns are read.
-    let partials: Vec<Partial> = crate::parallel_time::region(|| {
+    let partials: Vec<(Partial, Rises)> = crate::parallel_time::region(|| {
         cell.classify_nodes(|classes, view| {
             classes
                 .par_chunks_mut(NODES_PER_CHUNK)
                 .zip(figures.par_chunks_mut(NODES_PER_CHUNK))
                 .enumerate()
                 .map(|(c, (out, figures))| {
-                    let mut p = Partial::default();
+                    let (mut p, mut rises) = (Partial::default(), Rises::default());
                     for (k, (slot, node)) in out.iter_mut().zip(figures).enumerate() {
-                        *node = NodeFigures::of(view, c * NODES_PER_CHUNK + k, thresholds);
+                        let now = NodeFigures::of(view, c * NODES_PER_CHUNK + k, thresholds);
+                        rises.count(node, &now);
+                        *node = now;
                         *slot = node.class;
                         p.add(node, 1);
                     }
-                    p
+                    (p, rises)
                 })
                 .collect()
         })
     });
     partials
         .into_iter()
-        .fold(Partial::default(), Partial::merge)
+        .fold((Partial::default(), Rises::default()), |(p, r), (q, s)| {
+            (p.merge(q), r.merge(s))
+        })
 }
 
 /// Incremental classification across ticks (module doc). Not saved in snapshots.
@@ -205,8 +260,9 @@ impl Classifier {
     ) -> TickRow {
         cell.take_touched(&mut self.touched);
         let nodes = cell.nodes.len();
+        let mut rises = Rises::default();
         if self.figures.is_empty() || self.touched.len() > nodes / 8 {
-            self.total = classify_all(cell, thresholds, &mut self.figures);
+            (self.total, rises) = classify_all(cell, thresholds, &mut self.figures);
         } else {
             // Nodes added since the last tick are offline until touched: no contribution.
             self.figures.resize(nodes, NodeFigures::default());
@@ -217,13 +273,23 @@ impl Classifier {
                     let n = n as usize;
                     total.add(&figures[n], -1);
                     let node = NodeFigures::of(view, n, thresholds);
+                    rises.count(&figures[n], &node);
                     classes[n] = node.class;
                     total.add(&node, 1);
                     figures[n] = node;
                 }
             });
         }
-        row(cell, self.total, tick, time_us)
+        let mut row = row(cell, self.total, tick, time_us);
+        row.usage_rises = rises.0;
+        row
+    }
+
+    /// Fills the figures from `cell` as it is, counting nothing: a restored run's cell as the
+    /// tick before the snapshot left it, so that the next tick's rises are counted against it.
+    pub fn prime(&mut self, cell: &mut Cell, thresholds: &Thresholds) {
+        self.figures.clear();
+        (self.total, _) = classify_all(cell, thresholds, &mut self.figures);
     }
 
     /// Checks the incremental figures against the full pass (`check_invariants`): the totals,
@@ -231,7 +297,7 @@ impl Classifier {
     pub fn check(&self, cell: &Cell, thresholds: &Thresholds) -> Result<(), String> {
         let mut scratch = cell.clone();
         let mut figures = Vec::new();
-        let total = classify_all(&mut scratch, thresholds, &mut figures);
+        let (total, _) = classify_all(&mut scratch, thresholds, &mut figures);
         if total != self.total {
             return Err(format!(
                 "incremental metrics {:?} but the full pass gives {total:?}",
@@ -266,6 +332,7 @@ fn row(cell: &Cell, total: Partial, tick: u32, time_us: i64) -> TickRow {
         tasks_pending: live.saturating_sub(running),
         classes: total.classes,
         rus_breaches: total.rus,
+        usage_rises: [0; RISES],
         sums: total.sums,
         counters: PolicyCounters::default(),
         messages: Vec::new(),
@@ -328,6 +395,58 @@ mod tests {
         assert_eq!((row.nodes_online, counts(&row)), (2, [1, 0, 1, 0]));
         assert_eq!(cell.nodes.class()[2], NodeClass::Offline);
         assert_eq!(row.sums[sum::CPU_USED], 800);
+        classifier.check(&cell, &t).unwrap();
+    }
+
+    /// Seed 000 Table 2's rises, worked by hand on 1,000-unit nodes, each tick counted by the
+    /// incremental pass and by a classifier primed from the cell as the tick before left it
+    /// (a restored run's): CPU 10 -> 16 % (6 points: > 5 only), memory 20 -> 46 % (26: every
+    /// threshold), memory 30 -> 40 % (exactly 10: > 5 only), a node coming online (not counted),
+    /// a usage fall (not counted), then the same use on half the capacity (40 -> 80 %: 40 points).
+    #[test]
+    fn usage_rises_count_points_of_capacity_since_the_last_tick() {
+        let mut cell = Cell::default();
+        for m in 0..5 {
+            cell.add_machine(m, 1_000, 1_000);
+        }
+        cell.set_machine(crate::ids::NodeIdx(3), false, None);
+        let a = run_on(&mut cell, 0, 100, 100);
+        let b = run_on(&mut cell, 1, 100, 200);
+        let c = run_on(&mut cell, 2, 100, 300);
+        let d = run_on(&mut cell, 4, 500, 500);
+        let t = Thresholds::default();
+        let mut classifier = Classifier::default();
+        let row = classifier.measure(&mut cell, &t, 0, 0);
+        assert_eq!(
+            row.usage_rises, [0; RISES],
+            "the first tick has no tick before"
+        );
+        let mut primed = Classifier::default();
+        primed.prime(&mut cell.clone(), &t);
+        cell.set_usage(a, 160, 100);
+        cell.set_usage(b, 100, 460);
+        cell.set_usage(c, 100, 400);
+        cell.set_usage(d, 100, 100);
+        cell.set_machine(crate::ids::NodeIdx(3), true, None);
+        run_on(&mut cell, 3, 900, 900);
+        let mut copy = cell.clone();
+        let row = classifier.measure(&mut cell, &t, 1, 1);
+        assert_eq!(row.usage_rises, [3, 1, 1, 1, 1]);
+        assert_eq!(
+            primed.measure(&mut copy, &t, 1, 1).usage_rises,
+            [3, 1, 1, 1, 1]
+        );
+        // Nothing changed: nothing rose.
+        assert_eq!(
+            classifier.measure(&mut cell, &t, 2, 2).usage_rises,
+            [0; RISES]
+        );
+        // Node 2 (memory 400 of 1,000) shrinks to 500: 40 -> 80 % (the CPU 10 -> 20 %).
+        cell.set_machine(crate::ids::NodeIdx(2), true, Some((500, 500)));
+        assert_eq!(
+            classifier.measure(&mut cell, &t, 3, 3).usage_rises,
+            [1; RISES]
+        );
         classifier.check(&cell, &t).unwrap();
     }
 

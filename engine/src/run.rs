@@ -587,7 +587,10 @@ impl<'a, P: Policy> Simulation<'a, P> {
             builds,
             watchdog,
         };
-        Self::assemble((config, trace_dir, out_dir), policy, state, identity)
+        let mut sim = Self::assemble((config, trace_dir, out_dir), policy, state, identity)?;
+        // The metrics count usage rises against the tick before the snapshot (`metrics.rs`).
+        sim.classifier.prime(&mut sim.cell, &config.classify);
+        Ok(sim)
     }
 
     /// Writes a snapshot of the state before `self.next_tick` and prunes old ones.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::NodeClass;
 use crate::config::RunConfig;
-use crate::metrics::{TickRow, sum};
+use crate::metrics::{RISES, TickRow, sum};
 use crate::policy::CounterKind;
 use crate::replay::ReplayStats;
 
@@ -36,6 +36,11 @@ pub struct Averages {
     pub prod_mem_reserved_ratio: f64,
     /// Nodes breaking the RUS rule.
     pub rus_breaches: f64,
+    /// Nodes whose CPU or memory use rose by more than each of
+    /// [`RISE_THRESHOLDS_PCT`](crate::metrics::RISE_THRESHOLDS_PCT) points in a tick (seed 000
+    /// Table 2; absent in runs of older cellsims).
+    #[serde(default)]
+    pub usage_rises: Option<[f64; RISES]>,
 }
 
 /// Totals over the run.
@@ -150,6 +155,9 @@ impl WorkLeft {
     }
 }
 
+/// The accumulator's sums: ten figures, then the usage rises per threshold.
+const SUMS: usize = 10 + RISES;
+
 /// A policy's counter kinds and message kinds.
 pub type KindsOf<'a> = (&'a [CounterKind], &'a [&'a str]);
 
@@ -159,7 +167,7 @@ pub type KindsOf<'a> = (&'a [CounterKind], &'a [&'a str]);
 #[serde(from = "AccumulatorState", into = "AccumulatorState")]
 pub struct Accumulator {
     ticks: u64,
-    sums: [f64; 11],
+    sums: [f64; SUMS],
     classes: [f64; 7],
     totals: Totals,
 }
@@ -168,7 +176,7 @@ pub struct Accumulator {
 #[derive(Serialize, Deserialize)]
 pub struct AccumulatorState {
     ticks: u64,
-    sums: [f64; 11],
+    sums: [f64; SUMS],
     classes: [f64; 7],
     counters: BTreeMap<String, f64>,
     messages: BTreeMap<String, u64>,
@@ -215,8 +223,9 @@ impl Accumulator {
             row.ratio(sum::PROD_CPU_REQ, sum::CPU_CAP),
             row.ratio(sum::PROD_MEM_REQ, sum::MEM_CAP),
             row.rus_breaches as f64,
-            0.0,
-        ];
+        ]
+        .into_iter()
+        .chain(row.usage_rises.map(f64::from));
         for (s, v) in self.sums.iter_mut().zip(values) {
             *s += v;
         }
@@ -260,6 +269,7 @@ impl Accumulator {
             prod_cpu_reserved_ratio: s[7],
             prod_mem_reserved_ratio: s[8],
             rus_breaches: s[9],
+            usage_rises: Some(std::array::from_fn(|k| s[10 + k])),
         };
         (averages, self.totals)
     }

@@ -59,8 +59,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// and deferred usage rows are saved without the sample's end, which nothing read,
 /// `cell/usage_slot.rs`; 23: a Sparrow peer holds the one scheduler's draws under
 /// `draws = "radlab-*"`, `ingest::pyrandom::RadlabDraws`; 24: a MASB broker holds the
-/// bookings of the new tasks it sent, `masb/agents/booking.rs`).
-pub const VERSION: u32 = 24;
+/// bookings of the new tasks it sent, `masb/agents/booking.rs`; 25: the run's sums hold the
+/// usage rises per threshold, `summary.rs`).
+pub const VERSION: u32 = 25;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

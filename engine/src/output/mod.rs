@@ -50,7 +50,8 @@ mod tables;
 use part_writer::{PartJob, PartWriter};
 pub use policy_tables::schema_of as policy_table_schema;
 pub use tables::{
-    PARALLEL_COLUMNS, TickTiming, counters_schema, nodes_schema, ticks_schema, timing_schema,
+    PARALLEL_COLUMNS, TickTiming, counters_schema, nodes_schema, rises_column, ticks_schema,
+    timing_schema,
 };
 use tables::{counters_batch, nodes_batch, ticks_batch, timing_batch};
 
@@ -121,7 +122,8 @@ pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String
 
 /// What builds before issue 61 wrote as a `ticks/` part, from a run's `ticks/` part and the
 /// `counters/` part of the same ticks: one table, the counters after the engine's columns,
-/// encoded as [`without_file_metadata`] does. For references recorded by such builds.
+/// without the usage rises (added later), encoded as [`without_file_metadata`] does. For
+/// references recorded by such builds.
 pub fn joined_ticks(ticks: &Path, counters: &Path) -> std::result::Result<Vec<u8>, String> {
     let (schema, ticks) = read_without_metadata(ticks)?;
     let (_, counters) = read_without_metadata(counters)?;
@@ -675,6 +677,7 @@ mod tests {
             tasks_pending: 1,
             classes: [0; 7],
             rus_breaches: 0,
+            usage_rises: [0; crate::metrics::RISES],
             sums: [0; 8],
             counters: PolicyCounters::default(),
             messages: vec![0],

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cell::Cell;
 use crate::classify::NodeClass;
-use crate::metrics::{TickRow, sum};
+use crate::metrics::{RISE_THRESHOLDS_PCT, TickRow, sum};
 use crate::policy::CounterKind;
 
 /// A table's schema of `fields`, with the pandas dtypes of its nullable integer columns (so
@@ -61,7 +61,16 @@ fn ticks_fields() -> Vec<Field> {
         f.push(Field::new(name, DataType::Float64, false));
     }
     f.push(Field::new("rus_breaches", DataType::UInt32, false));
+    for pct in RISE_THRESHOLDS_PCT {
+        f.push(Field::new(rises_column(pct), DataType::UInt32, false));
+    }
     f
+}
+
+/// The `ticks/` column of the nodes whose use rose by more than `pct` points in the tick
+/// ([`TickRow::usage_rises`]).
+pub fn rises_column(pct: u32) -> String {
+    format!("usage_rises_{pct}pct")
 }
 
 /// The columns of the policy's counters, then a `msg_<kind>` count per message kind.
@@ -98,13 +107,13 @@ pub(super) fn joined_batch(
     metadata: std::collections::HashMap<String, String>,
 ) -> Result<RecordBatch, String> {
     let skip = tick_fields().len();
-    let mut fields: Vec<Field> = ticks
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    let mut columns = ticks.columns().to_vec();
+    // Those builds had no usage rises either (`ticks/`' last columns since).
+    let older = |f: &Field| !f.name().starts_with("usage_rises_");
+    let (mut fields, mut columns): (Vec<Field>, Vec<_>) = (ticks.schema().fields().iter())
+        .zip(ticks.columns())
+        .filter(|(f, _)| older(f))
+        .map(|(f, c)| (f.as_ref().clone(), c.clone()))
+        .unzip();
     for (field, column) in counters
         .schema()
         .fields()
@@ -152,6 +161,9 @@ pub(super) fn ticks_batch(schema: &SchemaRef, rows: &[TickRow]) -> RecordBatch {
         cols.push(f64s(&|r| r.ratio(a, b)));
     }
     cols.push(u32s(&|r| r.rus_breaches));
+    for k in 0..RISE_THRESHOLDS_PCT.len() {
+        cols.push(u32s(&|r| r.usage_rises[k]));
+    }
     RecordBatch::try_new(schema.clone(), cols).expect("columns follow the schema")
 }
 
