@@ -269,7 +269,7 @@ impl Measured {
             gb_per_minute: mb.map(|mb| mb / 1_000.0 / minutes),
             used_pct: [a.cpu_used_ratio, a.mem_used_ratio].map(|r| 100.0 * r),
             usage_rises: a
-                .usage_rises
+                .rises_by_threshold()
                 .filter(|_| run.config.tick == engine::sim_time::SimDuration::from_secs(60)),
         }
     }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::NodeClass;
 use crate::config::RunConfig;
-use crate::metrics::{RISES, TickRow, sum};
+use crate::metrics::{RISE_THRESHOLDS_PCT, RISES, TickRow, sum};
 use crate::policy::CounterKind;
 use crate::replay::ReplayStats;
 
@@ -36,11 +36,28 @@ pub struct Averages {
     pub prod_mem_reserved_ratio: f64,
     /// Nodes breaking the RUS rule.
     pub rus_breaches: f64,
-    /// Nodes whose CPU or memory use rose by more than each of
-    /// [`RISE_THRESHOLDS_PCT`](crate::metrics::RISE_THRESHOLDS_PCT) points in a tick (seed 000
-    /// Table 2; absent in runs of older cellsims).
-    #[serde(default)]
-    pub usage_rises: Option<[f64; RISES]>,
+    /// Nodes whose CPU or memory use rose by more than N points of capacity in a tick, by
+    /// threshold (`"5pct"` ... `"25pct"`, [`RISE_THRESHOLDS_PCT`]; seed 000 Table 2; empty in
+    /// runs of older cellsims). Read in threshold order with [`Averages::rises_by_threshold`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub usage_rises: BTreeMap<String, f64>,
+}
+
+impl Averages {
+    /// [`Averages::usage_rises`] in the order of [`RISE_THRESHOLDS_PCT`]; none for a run of an
+    /// older cellsim, which did not count them.
+    pub fn rises_by_threshold(&self) -> Option<[f64; RISES]> {
+        let mut out = [0.0; RISES];
+        for (v, pct) in out.iter_mut().zip(RISE_THRESHOLDS_PCT) {
+            *v = *self.usage_rises.get(&rises_key(pct))?;
+        }
+        Some(out)
+    }
+}
+
+/// The key of threshold `pct` in [`Averages::usage_rises`].
+fn rises_key(pct: u32) -> String {
+    format!("{pct}pct")
 }
 
 /// Totals over the run.
@@ -269,7 +286,9 @@ impl Accumulator {
             prod_cpu_reserved_ratio: s[7],
             prod_mem_reserved_ratio: s[8],
             rus_breaches: s[9],
-            usage_rises: Some(std::array::from_fn(|k| s[10 + k])),
+            usage_rises: (RISE_THRESHOLDS_PCT.iter().enumerate())
+                .map(|(k, &pct)| (rises_key(pct), s[10 + k]))
+                .collect(),
         };
         (averages, self.totals)
     }
@@ -293,6 +312,42 @@ fn recorded_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RunConfig, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Table 2's rises read back in threshold order from `summary.json`'s keys; a summary
+    /// written before they were counted has none (not zeros).
+    #[test]
+    fn usage_rises_read_in_threshold_order_and_absent_for_older_runs() {
+        let mut acc = Accumulator::default();
+        let mut row = TickRow {
+            tick: 0,
+            time_us: 60_000_000,
+            nodes_online: 3,
+            tasks_running: 0,
+            tasks_pending: 0,
+            classes: [0; 7],
+            rus_breaches: 0,
+            usage_rises: [0; RISES],
+            sums: [0; 8],
+            counters: crate::policy::PolicyCounters::default(),
+            messages: Vec::new(),
+        };
+        row.usage_rises = [50, 20, 8, 4, 2];
+        acc.add(&row, (&[], &[]));
+        row.usage_rises = [30, 10, 2, 0, 0];
+        acc.add(&row, (&[], &[]));
+        let (averages, _) = acc.finish();
+        assert_eq!(
+            averages.rises_by_threshold(),
+            Some([40.0, 15.0, 5.0, 2.0, 1.0])
+        );
+        let json = serde_json::to_value(&averages).unwrap();
+        assert_eq!(json["usage_rises"]["10pct"], 15.0);
+        let mut older = json.clone();
+        older.as_object_mut().unwrap().remove("usage_rises");
+        let older: Averages = serde_json::from_value(older).unwrap();
+        assert_eq!(older.rises_by_threshold(), None);
+        assert_eq!(serde_json::from_value::<Averages>(json).unwrap(), averages);
+    }
 
     /// A resume by the build that wrote the snapshot keeps one span; by another build (a
     /// cellsim rebuilt while the job waited in the queue) adds one, so the summary says which

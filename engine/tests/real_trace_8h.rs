@@ -70,7 +70,7 @@ fn replay_of_the_real_8_hours_agrees_with_the_events() {
     let a = &summary.averages;
     // With usage constant while a task runs, Borg's placements alone make a tenth of Table 2's
     // rises of more than 10 points a minute (212; measured 21).
-    let rises = a.usage_rises.unwrap();
+    let rises = a.rises_by_threshold().unwrap();
     assert!(rises[1] < 40.0, "use rises > 10 %: {}", rises[1]);
     let share = |class: &str| a.classes[class] / a.nodes_online;
     assert!(a.rus_breaches / a.nodes_online > 0.045);
@@ -263,7 +263,7 @@ fn usage_rises_under_windows_are_table_2s_and_match_the_node_samples() {
     };
     config.usage.window = Some(engine::usage_model::WindowModel::default());
     let summary = run_borg(&config, &parquet, &run);
-    let rises = summary.averages.usage_rises.unwrap();
+    let rises = summary.averages.rises_by_threshold().unwrap();
     for (k, paper) in [(0, 659.0), (1, 212.0)] {
         assert!(
             (rises[k] / paper - 1.0).abs() < 0.15,

@@ -99,6 +99,9 @@ def test_runs_gathers_a_sweep_with_the_settings_that_vary(trace, tmp_path):
         summary = json.loads((Path(path) / "summary.json").read_text())
         assert table.column("averages.cpu_used_ratio")[row].as_py() == \
             summary["averages"]["cpu_used_ratio"]
+        # Seed 000 Table 2's usage rises, one column per threshold.
+        assert table.column("averages.usage_rises.10pct")[row].as_py() == \
+            summary["averages"]["usage_rises"]["10pct"]
     for row, path in enumerate(table.column("run").to_pylist()):
         summary = json.loads((Path(path) / "summary.json").read_text())
         assert summary["config"]["seed"] == row + 1
