@@ -8,8 +8,9 @@
 //! figures and, each tick, classifies again only the nodes whose columns changed
 //! ([`Cell::take_touched`]), replacing their contributions in the totals. Integer totals make
 //! that exactly the full pass's result (`check_invariants` compares the two every tick). A
-//! first tick (a start or a restore: the cache is not saved) or a tick that touched many nodes
-//! runs the full parallel pass, which refills the cache.
+//! first tick or a tick that touched many nodes runs the full parallel pass, which refills the
+//! cache. The cache is not saved: a restored run refills it before its first tick
+//! ([`Classifier::prime`]).
 //!
 //! **Usage rises** (seed 000 Table 2, "resource usage spikes"): per tick, the online nodes whose
 //! CPU (as measured) or memory used share of capacity rose by more than each of
@@ -398,15 +399,16 @@ mod tests {
         classifier.check(&cell, &t).unwrap();
     }
 
-    /// Seed 000 Table 2's rises, worked by hand on 1,000-unit nodes, each tick counted by the
-    /// incremental pass and by a classifier primed from the cell as the tick before left it
-    /// (a restored run's): CPU 10 -> 16 % (6 points: > 5 only), memory 20 -> 46 % (26: every
-    /// threshold), memory 30 -> 40 % (exactly 10: > 5 only), a node coming online (not counted),
-    /// a usage fall (not counted), then the same use on half the capacity (40 -> 80 %: 40 points).
+    /// Seed 000 Table 2's rises, worked by hand on 1,000-unit nodes: CPU 10 -> 16 % (6 points,
+    /// over 5 only), memory 20 -> 46 % (26: every threshold), memory 30 -> 40 % (exactly 10:
+    /// over 5 only), a node coming online (not counted), a usage fall (not counted), then the
+    /// same use on half the capacity (40 -> 80 %: 40 points). Counted by the incremental pass (5 of 40
+    /// nodes touched), by the full pass against the same figures, and by a classifier primed
+    /// from the cell as the tick before left it (a restored run's).
     #[test]
     fn usage_rises_count_points_of_capacity_since_the_last_tick() {
         let mut cell = Cell::default();
-        for m in 0..5 {
+        for m in 0..40 {
             cell.add_machine(m, 1_000, 1_000);
         }
         cell.set_machine(crate::ids::NodeIdx(3), false, None);
@@ -417,30 +419,28 @@ mod tests {
         let t = Thresholds::default();
         let mut classifier = Classifier::default();
         let row = classifier.measure(&mut cell, &t, 0, 0);
-        assert_eq!(
-            row.usage_rises, [0; RISES],
-            "the first tick has no tick before"
-        );
+        let none = [0; RISES];
+        assert_eq!(row.usage_rises, none, "the first tick has no tick before");
         let mut primed = Classifier::default();
         primed.prime(&mut cell.clone(), &t);
+        let mut full_pass_figures = classifier.figures.clone();
         cell.set_usage(a, 160, 100);
         cell.set_usage(b, 100, 460);
         cell.set_usage(c, 100, 400);
         cell.set_usage(d, 100, 100);
         cell.set_machine(crate::ids::NodeIdx(3), true, None);
         run_on(&mut cell, 3, 900, 900);
-        let mut copy = cell.clone();
-        let row = classifier.measure(&mut cell, &t, 1, 1);
-        assert_eq!(row.usage_rises, [3, 1, 1, 1, 1]);
+        let (mut copy, mut full) = (cell.clone(), cell.clone());
+        let expected = [3, 1, 1, 1, 1];
         assert_eq!(
-            primed.measure(&mut copy, &t, 1, 1).usage_rises,
-            [3, 1, 1, 1, 1]
+            classifier.measure(&mut cell, &t, 1, 1).usage_rises,
+            expected
         );
+        assert_eq!(primed.measure(&mut copy, &t, 1, 1).usage_rises, expected);
+        let (_, rises) = classify_all(&mut full, &t, &mut full_pass_figures);
+        assert_eq!(rises.0, expected);
         // Nothing changed: nothing rose.
-        assert_eq!(
-            classifier.measure(&mut cell, &t, 2, 2).usage_rises,
-            [0; RISES]
-        );
+        assert_eq!(classifier.measure(&mut cell, &t, 2, 2).usage_rises, none);
         // Node 2 (memory 400 of 1,000) shrinks to 500: 40 -> 80 % (the CPU 10 -> 20 %).
         cell.set_machine(crate::ids::NodeIdx(2), true, Some((500, 500)));
         assert_eq!(
