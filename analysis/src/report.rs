@@ -140,7 +140,7 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
     });
     // Seed 000's Table 2: nodes whose use rose by more than 10 points of capacity in a tick.
     row("use rises > 10 % / tick", &|r| {
-        (r.averages.usage_rises.get("10pct")).map_or("-".into(), |v| format!("{v:.1}"))
+        (r.averages.usage_rises_over(10)).map_or("-".into(), |v| format!("{v:.1}"))
     });
     // The policy's counters: `-` for a run whose policy does not declare one.
     let counter = |r: &RunSummary, name: &str| r.totals.counters.get(name).copied();

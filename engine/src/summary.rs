@@ -49,9 +49,14 @@ impl Averages {
     pub fn rises_by_threshold(&self) -> Option<[f64; RISES]> {
         let mut out = [0.0; RISES];
         for (v, pct) in out.iter_mut().zip(RISE_THRESHOLDS_PCT) {
-            *v = *self.usage_rises.get(&rises_key(pct))?;
+            *v = self.usage_rises_over(pct)?;
         }
         Some(out)
+    }
+
+    /// The average nodes per tick whose use rose by more than `pct` points, if counted.
+    pub fn usage_rises_over(&self, pct: u32) -> Option<f64> {
+        self.usage_rises.get(&rises_key(pct)).copied()
     }
 }
 

@@ -108,7 +108,8 @@ pub(super) fn joined_batch(
 ) -> Result<RecordBatch, String> {
     let skip = tick_fields().len();
     // Those builds had no usage rises either (`ticks/`' last columns since).
-    let older = |f: &Field| !f.name().starts_with("usage_rises_");
+    let rises: Vec<String> = RISE_THRESHOLDS_PCT.map(rises_column).into();
+    let older = |f: &Field| !rises.contains(f.name());
     let (mut fields, mut columns): (Vec<Field>, Vec<_>) = (ticks.schema().fields().iter())
         .zip(ticks.columns())
         .filter(|(f, _)| older(f))

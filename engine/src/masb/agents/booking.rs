@@ -33,11 +33,16 @@ pub struct Booking {
 
 /// Lays `bookings` (in node order, each node's in booking order) over the broker's cache as
 /// reports of this round (`cache.fresh`): per node booked, the entry it reads now plus the
-/// bookings' requests summed in their order. A view already built for round `g` takes them
-/// too (no second copy of the cache).
-fn lay_over(cache: &mut BrokerCache, bookings: &[Booking], (shared, g): (&[CacheEntry], u64)) {
+/// bookings' requests summed in their order (gathered in `laid`, a reused buffer). A view
+/// already built for round `g` takes them too (no second copy of the cache).
+fn lay_over(
+    cache: &mut BrokerCache,
+    bookings: &[Booking],
+    laid: &mut Vec<CacheEntry>,
+    (shared, g): (&[CacheEntry], u64),
+) {
     let entries = cache.entries(shared, g);
-    let mut laid: Vec<CacheEntry> = Vec::new();
+    laid.clear();
     for k in bookings {
         match laid.last_mut() {
             Some(e) if e.node == k.node => *e = e.booked(k.cpu_req, k.mem_req),
@@ -46,13 +51,13 @@ fn lay_over(cache: &mut BrokerCache, bookings: &[Booking], (shared, g): (&[Cache
     }
     let built = !cache.fresh.is_empty() && cache.view_round == Some(g);
     if built {
-        for &e in &laid {
+        for &e in laid.iter() {
             CacheEntry::store(&mut cache.view, e);
         }
     } else {
         cache.view_round = None;
     }
-    cache.fresh.extend(laid);
+    cache.fresh.extend_from_slice(laid);
 }
 
 impl Masb {
@@ -72,7 +77,10 @@ impl Masb {
         let (now_s, g) = (self.now_s(ctx), self.global_round(ctx));
         let shared = &self.cache[..];
         let streams = ctx.streams(me);
-        let mut entries = b.cache.entries(shared, g).to_vec();
+        // The cache as scored, booked task by task (a reused buffer, not the cache itself).
+        let mut entries = std::mem::take(&mut b.offers.booked_view);
+        entries.clear();
+        entries.extend_from_slice(b.cache.entries(shared, g));
         let online = ctx.cell.nodes.online();
         let unset = Recommendation {
             node: NodeIdx::NONE,
@@ -115,6 +123,7 @@ impl Masb {
                 b.booked.push(booking);
             }
         }
+        b.offers.booked_view = entries;
         // In node order (stably: each node's in booking order) for `lay_bookings`, once a tick.
         // Nothing reads the cache after this in the round (`broker_step`), so the new bookings
         // are laid over it from the next round on.
@@ -137,7 +146,7 @@ impl Masb {
             let caught_up = (entries.get(k.node.index())).is_none_or(|e| e.reported_s > k.booked_s);
             !caught_up && now_s - k.booked_s <= ttl_s
         });
-        lay_over(&mut b.cache, &kept, (shared, g));
+        lay_over(&mut b.cache, &kept, &mut b.offers.laid, (shared, g));
         b.booked = kept;
     }
 }

@@ -66,6 +66,11 @@ pub struct OfferScratch {
     blocks: Vec<OfferBlock>,
     /// The most offers of a tick lately: what the per-tick buffers keep room for.
     peak: PeakWindow,
+    /// With `book_asks`: the cache as a tick's new tasks are scored on it, each booked in turn
+    /// (`booking.rs`).
+    pub(super) booked_view: Vec<CacheEntry>,
+    /// With `book_asks`: the entries of the booked nodes a round lays over the cache.
+    pub(super) laid: Vec<CacheEntry>,
 }
 
 /// A block of consecutive offers (in scoring order) scored as one job, on whichever thread is
