@@ -20,7 +20,6 @@ pub use node::{NodeAgent, Phase, San};
 
 use ingest::rng::Rng;
 
-use super::MasbConfig;
 use super::fit::FitIndex;
 use super::policy::{Assigned, Masb};
 use super::protocol::{Action, CACHE_SHARE_KIND, CandidateList, Msg, NODE_REPORT_KIND};
@@ -32,6 +31,7 @@ use super::select::{
     draw_to_front, drawn_order, final_check, initial_asks, migration_candidates, target_order,
     window_offset,
 };
+use super::{InitialOrder, MasbConfig};
 use crate::cell::{Cell, TaskState};
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::match_memo::MatchMemo;

@@ -20,5 +20,6 @@ pub mod scs;
 pub mod select;
 
 pub use config::{
-    GainReading, MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad, TargetWeighting,
+    GainReading, InitialOrder, MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad,
+    TargetWeighting,
 };

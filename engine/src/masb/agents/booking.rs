@@ -104,13 +104,13 @@ impl Masb {
                 task.0,
                 &demand,
                 (scratch.ranked(), &asks[..count]),
-                &rng,
+                rng.as_ref(),
             ) {
                 b.offers.sampled_lines.push((i as u32, line));
             }
             let start = b.asks.len() as u32;
             b.asks.extend_from_slice(&asks[..count]);
-            b.offers.ranges[i] = (start, start + count as u32, Some(rng));
+            b.offers.ranges[i] = (start, start + count as u32, rng);
             if let Some(first) = asks[..count].first() {
                 let booking = Booking {
                     node: first.node,

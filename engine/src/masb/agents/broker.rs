@@ -83,8 +83,8 @@ struct OfferBlock {
     /// Scoring buffers.
     scratch: ScoreScratch,
     /// Each offer's place in the assignment, its asks in the block's region (start, end) and
-    /// the stream the rest of their order is drawn from.
-    offers: Vec<(u32, u32, u32, Rng)>,
+    /// the stream the rest of their order is drawn from (`None`: in asking order already).
+    offers: Vec<(u32, u32, u32, Option<Rng>)>,
     /// The sampled decision logs of its offers, by place in the assignment.
     sampled_lines: Vec<(u32, String)>,
 }
@@ -199,21 +199,26 @@ fn current<'s>(
 }
 
 /// The sampled decision log of one new task's offer (`None`: not sampled): the nodes scored
-/// (`ranked`) and the asking order, its first ask drawn and the rest as they will be drawn from
-/// `rng`.
+/// (`ranked`) and the asking order: its first ask drawn and the rest as they will be drawn from
+/// `rng`, or, without one, `asks` as they are (in score order, [`crate::masb::InitialOrder`]).
 pub(super) fn offer_sample(
     ctx: &StepCtx<'_>,
     me: AgentIdx,
     task: TaskIdx,
     demand: &Demand,
     (ranked, asks): (&[Recommendation], &[Recommendation]),
-    rng: &Rng,
+    rng: Option<&Rng>,
 ) -> Option<String> {
     if !sampled(ctx, 5_000, &[me.0 as u64, task.0 as u64, 2]) {
         return None;
     }
-    let (first, rest) = asks.split_at(asks.len().min(1));
-    let order = [first, &drawn_order(rest, rng)].concat();
+    let order = match rng {
+        Some(rng) => {
+            let (first, rest) = asks.split_at(asks.len().min(1));
+            [first, &drawn_order(rest, rng)].concat()
+        }
+        None => asks.to_vec(),
+    };
     let line = serde_json::json!({
         "kind": "initial_scoring", "tick": ctx.tick.0,
         "round": ctx.round, "broker": me.0,
@@ -496,7 +501,7 @@ impl Masb {
 
     /// One new task's asks ([`initial_asks`], the best [`INITIAL_TOP`] on `view`) at `now_s`,
     /// drawn from its stream `rng`, into `out`: how many, and the stream, left where the rest
-    /// of their order is drawn from.
+    /// of their order is drawn from (`None`: in asking order already, `initial_order = "score"`).
     pub(super) fn offer(
         &self,
         ctx: &StepCtx<'_>,
@@ -504,7 +509,7 @@ impl Masb {
         (now_s, mut rng): (f64, Rng),
         scratch: &mut ScoreScratch,
         out: &mut [Recommendation],
-    ) -> (usize, Rng) {
+    ) -> (usize, Option<Rng>) {
         let matches = |n: NodeIdx| Self::can_host(ctx, n, a.task.0);
         let at = (now_s, &self.config);
         let count = initial_asks(
@@ -517,7 +522,8 @@ impl Masb {
             scratch,
             out,
         );
-        (count, rng)
+        let weighted = self.config.initial_order == InitialOrder::Weighted;
+        (count, weighted.then_some(rng))
     }
 
     /// Scores the offers of `assigned` (in the order of their windows, in blocks in parallel:
@@ -597,7 +603,8 @@ impl Masb {
                             );
                             let asks = &region[used..used + count];
                             let ranked = (scratch.ranked(), asks);
-                            if let Some(line) = offer_sample(ctx, me, task.0, &demand, ranked, &rng)
+                            if let Some(line) =
+                                offer_sample(ctx, me, task.0, &demand, ranked, rng.as_ref())
                             {
                                 sampled_lines.push((i, line));
                             }
@@ -616,7 +623,7 @@ impl Masb {
             b.asks.copy_within(region..region + used as usize, closed);
             let base = closed as u32;
             for (i, start, end, rng) in block.offers.drain(..) {
-                ranges[i as usize] = (base + start, base + end, Some(rng));
+                ranges[i as usize] = (base + start, base + end, rng);
             }
             sampled_lines.append(&mut block.sampled_lines);
             closed += used as usize;

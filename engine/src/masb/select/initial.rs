@@ -9,7 +9,7 @@ use super::{CacheView, Demand, Recommendation, scan};
 use crate::ids::NodeIdx;
 use crate::masb::fit::LoadShare;
 use crate::masb::score::{self, ranking, sias_for_ranking};
-use crate::masb::{MasbConfig, ScoreReading, ScoreUnits};
+use crate::masb::{InitialOrder, MasbConfig, ScoreReading, ScoreUnits};
 use crate::ties::{peek_salt, tie_key};
 
 /// A bound on the error of an exponent or load share computed from [`LoadShare`]s (a few
@@ -337,10 +337,11 @@ fn keep_near_top(exponents: &mut Vec<Estimate>, top: usize, margin: f64) {
 }
 
 /// Initial allocation of one task: the best `top` SIAS-scored nodes ([`initial_top`]), written
-/// to the front of `asks` (room for `top`) with the first node of a score-weighted random order
-/// in front and the others in ranking order; returns how many. `rng` is left where the rest of
-/// that order is to be drawn from, one node when it is needed ([`draw_to_front`]): with six
-/// rounds a tick a broker seldom asks more than four.
+/// to the front of `asks` (room for `top`); returns how many. Under `initial_order = "weighted"`
+/// the first node of a score-weighted random order is put in front and the others left in
+/// ranking order, `rng` left where the rest of that order is to be drawn from, one node when it
+/// is needed ([`draw_to_front`]): with six rounds a tick a broker seldom asks more than four.
+/// Under `"score"` they stay in ranking order, best first, and nothing more is drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn initial_asks(
     cache: CacheView<'_>,
@@ -356,7 +357,9 @@ pub fn initial_asks(
     initial_top(cache, task, at, rng, matches, top, scratch, &mut ranked);
     let asks = &mut asks[..ranked.len()];
     asks.copy_from_slice(&ranked);
-    draw_to_front(asks, rng);
+    if at.1.initial_order == InitialOrder::Weighted {
+        draw_to_front(asks, rng);
+    }
     scratch.ranked = ranked;
     asks.len()
 }
@@ -367,6 +370,55 @@ mod tests {
     use super::*;
     use crate::masb::SiasNodeLoad;
     use crate::masb::select::CacheEntry;
+
+    /// Four 0.5 / 0.5 nodes holding 0, 0.05, 0.1, 0.15 of each resource, a task of 0.05 each:
+    /// SIAS (fraction, free reading: 0.9, 0.8, 0.7, 0.6 left) scores 350^0.36 - 0.8 = 7.44,
+    /// 350^0.25 - 0.8 = 3.53, 350^0.16 - 0.8 = 1.75 and 350^0.09 - 0.8 = 0.89. In score order the
+    /// asks are those, best first, whatever the stream; weighted, the best comes first with
+    /// probability 7.44 / 13.61 = 0.55, so in 40 streams some other node comes first.
+    #[test]
+    fn initial_order_score_asks_best_first_weighted_draws() {
+        let cache: Vec<CacheEntry> = (0..4).map(|n| entry(n, 0.05 * n as f64, 0.0)).collect();
+        let asks_of = |initial_order, seed| {
+            let c = MasbConfig {
+                initial_order,
+                ..MasbConfig::default()
+            };
+            let mut asks = [Recommendation {
+                node: NodeIdx::NONE,
+                score: 0.0,
+                forced: false,
+            }; 10];
+            let count = initial_asks(
+                CacheView::all(&cache),
+                &task(0.05),
+                (0.0, &c),
+                &mut Rng::new(seed, 3),
+                &|_| true,
+                10,
+                &mut ScoreScratch::default(),
+                &mut asks,
+            );
+            asks[..count].to_vec()
+        };
+        let hand = [7.44, 3.53, 1.75, 0.89];
+        let mut firsts = Vec::new();
+        for seed in 0..40 {
+            let asks = asks_of(InitialOrder::Score, seed);
+            assert_eq!(
+                asks.iter().map(|r| r.node.0).collect::<Vec<_>>(),
+                [0, 1, 2, 3]
+            );
+            for (r, want) in asks.iter().zip(hand) {
+                assert!((r.score - want).abs() < 0.01, "{r:?} against {want}");
+            }
+            firsts.push(asks_of(InitialOrder::Weighted, seed)[0].node.0);
+        }
+        assert!(
+            firsts.contains(&0) && firsts.iter().any(|&n| n != 0),
+            "{firsts:?}"
+        );
+    }
 
     #[test]
     fn initial_scan_respects_limit_staleness_and_constraints() {

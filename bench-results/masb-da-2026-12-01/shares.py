@@ -1,0 +1,52 @@
+"""Table 4's shares, memory used and migrations of each run beside seed 000's, per seed and the
+mean of seeds 1-3; how many seeds put every share within 5 points of the paper's column; and
+how far MASB's DA lies below Borg's under the same usage model, per seed."""
+import json
+import sys
+
+out = sys.argv[1]
+classes = ["idle", "overloaded", "sta", "ta", "pa", "da"]
+paper = {
+    "masb": [0.63, 0.10, 3.91, 4.53, 68.28, 22.56],  # Table 4, MASB
+    "borg": [0.01, 0.03, 6.58, 3.69, 52.94, 36.74],  # Table 4, Borg
+}
+head = "".join(f"{k:>8}" for k in classes)
+print(f"{'run':<22}{head}{'mem %':>8}{'migr/min':>10}{'MB/migr':>9}")
+
+
+def row(run):
+    s = json.load(open(f"{out}/{run}/summary.json"))
+    a = s["averages"]
+    c = a["classes"]
+    online = sum(v for k, v in c.items() if k != "offline")
+    done = s["totals"].get("migrations_completed", 0.0)
+    cost = s["totals"].get("migration_cost_mb", 0.0)
+    shares = [100 * c[k] / online for k in classes]
+    return shares + [100 * a["mem_used_ratio"], done / (s["simulated_s"] / 60), cost / max(done, 1)]
+
+
+def show(name, r):
+    print(f"{name:<22}" + "".join(f"{v:>8.2f}" for v in r[:7]) + f"{r[7]:>10.1f}{r[8]:>9.0f}")
+
+
+das = {}
+for kind, runs in [
+    ("borg", ["borg", "borg-flat"]),
+    ("masb", ["masb", "masb-score", "masb-flat"]),
+]:
+    show(f"Table 4 {kind.upper()}", paper[kind] + [62.05, 4409.0 if kind == "masb" else 0.0,
+                                                  338.0 if kind == "masb" else 0.0])
+    for name in runs:
+        rows = [row(f"{name}-seed{seed}") for seed in (1, 2, 3)]
+        for seed, r in zip((1, 2, 3), rows):
+            show(f"{name} seed {seed}", r)
+        show(f"{name} mean", [sum(col) / 3 for col in zip(*rows)])
+        within = sum(all(abs(r[i] - p) <= 5 for i, p in enumerate(paper[kind])) for r in rows)
+        print(f"  every share within 5 points of Table 4's {kind.upper()} column in {within} of 3"
+              f" seeds; DA {min(r[5] for r in rows) - paper[kind][5]:+.2f}"
+              f" .. {max(r[5] for r in rows) - paper[kind][5]:+.2f}")
+        das[name] = [r[5] for r in rows]
+for masb, borg in [("masb", "borg"), ("masb-flat", "borg-flat")]:
+    gaps = [b - m for m, b in zip(das[masb], das[borg])]
+    print(f"DA {borg} - {masb}, seeds 1-3: " + " / ".join(f"{g:.2f}" for g in gaps)
+          + f" (Table 4: {paper['borg'][5] - paper['masb'][5]:.2f})")
