@@ -5,3 +5,13 @@ median() { tr ' ' '\n' | { grep . || true; } | sort -g | awk '{a[NR]=$1} END {if
 
 # The value (last field) of the row of `cellsim report` output $1 labelled exactly $2.
 report_value() { printf '%s\n' "$1" | awk -v r="$2" 'index($0, r) == 1 && substr($0, length(r) + 1, 1) ~ /[ ]/ {print $NF}'; }
+
+# One `cellsim run` of a benchmark: the config (TOML text) $3 written beside the run as
+# $out/$1.toml, the run into $out/$1 (replaced), trace directory $2, seed $4 (1), $hours
+# simulated hours (8), 2 threads, no wall-clock snapshots. Needs $cellsim and $out.
+bench_run() {
+  printf '%s\n' "$3" > "$out/$1.toml"
+  rm -rf "${out:?}/$1"
+  "$cellsim" run --trace "$2" --hours "${hours:-8}" --threads 2 --seed "${4:-1}" \
+    --snapshot-every-wall-minutes 0 --config "$out/$1.toml" --out "$out/$1" >/dev/null 2>&1
+}

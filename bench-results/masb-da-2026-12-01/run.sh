@@ -8,25 +8,19 @@
 # like the split on Table 5's memory used (62.05 %). Usage: run.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
+. "$here/../../scripts/lib.sh"
 cellsim=$(realpath "$1") trace=$2 out=$3
 mkdir -p "$out"
 [ -d "$out/real" ] || "$cellsim" ingest "$trace" "$out/real" --threads 2 >/dev/null 2>&1
 held=$'release = "trace-schedule"\n[policy]\nkind = "masb"\naccept_max_use = true\nbook_asks = true'
 borg=$'[policy]\nkind = "borg-replay"'
 flat=$'[usage]\nmem_ratio = [0.66, 0.66, 0.66]'
-# run NAME CONFIG SEED
-run() {
-  printf '%s\n' "$2" > "$out/$1.toml"
-  rm -rf "${out:?}/$1"
-  "$cellsim" run --trace "$out/real" --hours 8 --threads 2 --seed "$3" \
-    --snapshot-every-wall-minutes 0 --config "$out/$1.toml" --out "$out/$1" >/dev/null 2>&1
-}
 for seed in 1 2 3; do
-  run "masb-seed$seed" "$held"$'\n[usage.window]' "$seed"
-  run "masb-score-seed$seed" "$held"$'\ninitial_order = "score"\n[usage.window]' "$seed"
-  run "masb-flat-seed$seed" "$held"$'\n'"$flat"$'\n[usage.window]' "$seed"
-  run "borg-seed$seed" "$borg"$'\n[usage.window]' "$seed"
-  run "borg-flat-seed$seed" "$borg"$'\n'"$flat"$'\n[usage.window]' "$seed"
+  bench_run "masb-seed$seed" "$out/real" "$held"$'\n[usage.window]' "$seed"
+  bench_run "masb-score-seed$seed" "$out/real" "$held"$'\ninitial_order = "score"\n[usage.window]' "$seed"
+  bench_run "masb-flat-seed$seed" "$out/real" "$held"$'\n'"$flat"$'\n[usage.window]' "$seed"
+  bench_run "borg-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
+  bench_run "borg-flat-seed$seed" "$out/real" "$borg"$'\n'"$flat"$'\n[usage.window]' "$seed"
 done
 python3 "$here/shares.py" "$out"
 (cd "$out" && "$cellsim" report --paper masb-score-seed1 | sed -n '/against seed 000/,$p')
