@@ -652,6 +652,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let snap = self.config.snapshot;
         let sim_every_us = snap.every_sim_minutes as i64 * 60_000_000;
         while self.next_tick < self.total {
+            let stalls_before = self.watchdog.stalls().len();
             if let TickEnd::Abandoned = self.tick(&progress.stop)? {
                 let newest = crate::run_dir::list(self.out_dir)?.into_iter().next();
                 return Ok(RunOutcome::Abandoned {
@@ -659,6 +660,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
                     snapshot: newest.and_then(|p| Some((crate::run_dir::tick_of(&p)?, p))),
                 });
             }
+            self.warn_of_new_stall(progress, stalls_before);
             progress
                 .ticks_done
                 .store(self.next_tick as u64, Ordering::Relaxed);
@@ -702,6 +704,27 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let wall_s = self.wall_before_s + started.elapsed().as_secs_f64();
         let summary = self.finish(wall_s)?;
         Ok(RunOutcome::Complete(Box::new(summary)))
+    }
+
+    /// Tells the caller when the watchdog noticed a stall in the tick just done (beyond the
+    /// first `stalls_before`), so a batch job's log says so while the run can still be stopped;
+    /// the summary and `report` give every stall again at the end.
+    fn warn_of_new_stall(&self, progress: &RunProgress, stalls_before: usize) {
+        let Some(stall) = self.watchdog.stalls().get(stalls_before) else {
+            return;
+        };
+        let minutes =
+            (self.next_tick - stall.from_tick) as f64 * self.config.tick.us() as f64 / 60e6;
+        warn(
+            progress,
+            format!(
+                "stall: the policy has placed nothing since tick {} ({minutes:.1} simulated minutes) while {} of the {} waiting tasks fit an online node; the run goes on (--strict makes it exit {} at its end)",
+                stall.from_tick,
+                stall.tasks_fitting,
+                stall.tasks_waiting,
+                crate::watchdog::EXIT_UNFINISHED,
+            ),
+        );
     }
 
     /// Whether an open-ended run (a scenario's, without `hours`) ends after the tick just done:

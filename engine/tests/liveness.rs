@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::{PlainStep, Stepped, read_parquet, run_policy, run_with, scenario_trace};
+use common::{PlainStep, Stepped, read_parquet, run_policy, scenario_trace};
 use engine::ids::AgentIdx;
 use engine::policy::{Envelope, Outbox};
 use engine::run::RunOutcome;
@@ -108,7 +108,8 @@ fn the_nbs_bargain_leaves_no_work_waiting_for_ever() {
 
 /// The watchdog notices a policy that places nothing while the waiting tasks fit: one stall,
 /// from tick 0 to the end, in `summary.json`; the run is open-ended on a scenario and ends
-/// once the stall has lasted its span past the last submission, saying what it left.
+/// once the stall has lasted its span past the last submission, saying what it left. The
+/// caller is warned as soon as the stall is noticed.
 #[test]
 fn a_policy_that_places_nothing_is_a_stall() {
     let root = tempfile::tempdir().unwrap();
@@ -120,9 +121,23 @@ fn a_policy_that_places_nothing_is_a_stall() {
         agents: 0,
         step: |_: AgentIdx, _: &[Envelope<()>], _: &mut Outbox<'_, (), ()>| {},
     };
-    let summary = run_with(&config, &pq, &root.path().join("run"), never_places);
+    let progress = RunProgress::default();
+    let run = root.path().join("run");
+    let summary = engine::run(&config, &pq, &run, never_places, &progress, None)
+        .unwrap()
+        .complete()
+        .unwrap();
     assert_eq!(summary.stalls.len(), 1, "{:?}", summary.stalls);
     let stall = summary.stalls[0];
+    // Said while the run went on, when the watchdog noticed it (after its span: 600 ticks of
+    // 100 ms, 1 simulated minute), not only at the end.
+    let warnings = progress.warnings.lock().unwrap().clone();
+    let said = format!(
+        "stall: the policy has placed nothing since tick {} (1.0 simulated minutes) while {} of the {} waiting tasks fit an online node",
+        stall.from_tick, stall.tasks_fitting, stall.tasks_waiting
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with(&said), "{warnings:?}");
     assert!(
         stall.from_tick <= 1 && stall.until_tick.is_none(),
         "{stall:?}"
