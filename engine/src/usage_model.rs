@@ -27,8 +27,9 @@
 //!   reservation rule explains: production is placed by its requests, other work by its
 //!   reservation (`bench-results/generator-2026-11-27.md`, `band-feasible.py`,
 //!   `reservation-bound.py`). No published per-priority measurement of task_usage was at hand.
-//!   The split also sets MASB's DA share: SIAS levels the nodes' requested memory (seed 000
-//!   section 6.2), and under the split levelled requests are uneven use; one share for all
+//!   The split also sets MASB's DA share: SIAS adds a new task's requests (seed 000 section
+//!   6.2) and in the t = 0 burst a booked node reads as holding its tasks' requests, so MASB
+//!   levels memory as requested, and under the split that is uneven use; one share for all
 //!   work (0.66, the same memory used) puts MASB's shares within 5 points of Table 4's MASB
 //!   column but overloads 2.7 % of the nodes under Borg's replay: no per-band share fits both
 //!   columns (`bench-results/masb-da-2026-12-01.md`).
