@@ -47,20 +47,11 @@ pub(crate) fn read_summary(dir: &Path) -> Result<(PathBuf, String)> {
 pub fn liveness_lines(run: &RunSummary) -> Vec<String> {
     let tick_s = run.config.tick.secs_f64();
     let mut lines: Vec<String> = run.work_left.describe().into_iter().collect();
-    for s in &run.stalls {
-        let until = match s.until_tick {
-            Some(t) => format!("until tick {t}"),
-            None => "to the run's end".into(),
-        };
-        let ticks = s.ticks(run.ticks);
-        lines.push(format!(
-            "stall: the policy placed nothing from tick {} {until} ({:.1} simulated minutes) while {} of the {} waiting tasks fitted an online node",
-            s.from_tick,
-            ticks as f64 * tick_s / 60.0,
-            s.tasks_fitting,
-            s.tasks_waiting
-        ));
-    }
+    let stalls = run
+        .stalls
+        .iter()
+        .map(|s| s.describe(run.ticks, tick_s, true));
+    lines.extend(stalls);
     lines
 }
 

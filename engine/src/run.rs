@@ -713,15 +713,12 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let Some(stall) = self.watchdog.stalls().get(stalls_before) else {
             return;
         };
-        let minutes =
-            (self.next_tick - stall.from_tick) as f64 * self.config.tick.us() as f64 / 60e6;
+        let tick_s = self.config.tick.secs_f64();
         warn(
             progress,
             format!(
-                "stall: the policy has placed nothing since tick {} ({minutes:.1} simulated minutes) while {} of the {} waiting tasks fit an online node; the run goes on (--strict makes it exit {} at its end)",
-                stall.from_tick,
-                stall.tasks_fitting,
-                stall.tasks_waiting,
+                "{}; the run goes on (--strict makes it exit {} at its end)",
+                stall.describe(u64::from(self.next_tick), tick_s, false),
                 crate::watchdog::EXIT_UNFINISHED,
             ),
         );

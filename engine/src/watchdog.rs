@@ -93,6 +93,25 @@ impl Stall {
         let until = self.until_tick.map_or(run_ticks, u64::from);
         until.saturating_sub(u64::from(self.from_tick))
     }
+
+    /// The stall in a sentence, `run_ticks` ticks of `tick_s` seconds into the run: "stall: the
+    /// policy placed nothing from tick F until tick U (M simulated minutes) while X of the Y
+    /// waiting tasks fitted an online node"; while it lasts, to the run's end when the run has
+    /// `ended`, until now otherwise (a warning made as the run goes on).
+    pub fn describe(&self, run_ticks: u64, tick_s: f64, ended: bool) -> String {
+        let until = match (self.until_tick, ended) {
+            (Some(t), _) => format!("until tick {t}"),
+            (None, true) => "to the run's end".into(),
+            (None, false) => "until now".into(),
+        };
+        format!(
+            "stall: the policy placed nothing from tick {} {until} ({:.1} simulated minutes) while {} of the {} waiting tasks fitted an online node",
+            self.from_tick,
+            self.ticks(run_ticks) as f64 * tick_s / 60.0,
+            self.tasks_fitting,
+            self.tasks_waiting
+        )
+    }
 }
 
 /// What the watchdog keeps between ticks (saved in snapshots).
@@ -168,6 +187,38 @@ mod tests {
     use crate::cell::Cell;
     use crate::greedy::{FirstFit, Greedy, fitting_waiting_tasks};
     use crate::queue_outputs::QueueOutputs;
+
+    /// A stall from tick 10 of one-minute ticks, 7 of 9 waiting tasks fitting: ended at tick 40
+    /// (30 minutes), lasting to the end of a 100-tick run (90), and 25 ticks in (15, a warning).
+    #[test]
+    fn a_stall_says_where_it_is_in_the_run() {
+        let stall = |until_tick| Stall {
+            from_tick: 10,
+            until_tick,
+            tasks_waiting: 9,
+            tasks_fitting: 7,
+        };
+        let tail = "while 7 of the 9 waiting tasks fitted an online node";
+        let said = |s: Stall, ticks, ended| s.describe(ticks, 60.0, ended);
+        assert_eq!(
+            said(stall(Some(40)), 100, true),
+            format!(
+                "stall: the policy placed nothing from tick 10 until tick 40 (30.0 simulated minutes) {tail}"
+            )
+        );
+        assert_eq!(
+            said(stall(None), 100, true),
+            format!(
+                "stall: the policy placed nothing from tick 10 to the run's end (90.0 simulated minutes) {tail}"
+            )
+        );
+        assert_eq!(
+            said(stall(None), 25, false),
+            format!(
+                "stall: the policy placed nothing from tick 10 until now (15.0 simulated minutes) {tail}"
+            )
+        );
+    }
     use crate::units::to_units;
 
     fn cell_with_waiting(cpu: f32) -> Cell {

@@ -133,7 +133,7 @@ fn a_policy_that_places_nothing_is_a_stall() {
     // 100 ms, 1 simulated minute), not only at the end.
     let warnings = progress.warnings.lock().unwrap().clone();
     let said = format!(
-        "stall: the policy has placed nothing since tick {} (1.0 simulated minutes) while {} of the {} waiting tasks fit an online node",
+        "stall: the policy placed nothing from tick {} until now (1.0 simulated minutes) while {} of the {} waiting tasks fitted an online node; the run goes on",
         stall.from_tick, stall.tasks_fitting, stall.tasks_waiting
     );
     assert_eq!(warnings.len(), 1, "{warnings:?}");
