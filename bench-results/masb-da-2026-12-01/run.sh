@@ -3,7 +3,8 @@
 # usage windows, with booked asks (the configuration of record, `usage-rises-2026-11-30.md`)
 # and Borg's replay, 8 simulated hours of ../shared/gcd-8h, seeds 1-3 (interleaved), 2 threads:
 # (a) the order a broker asks a new task's best nodes in (`initial_order`, a choice seed 000
-# leaves open): weighted (default) against score order; (b) the usage model's memory split
+# leaves open): weighted (default) against score order, and how many of them it asks
+# (`initial_asks`, 10 by default) against 1 and 3; (b) the usage model's memory split
 # (production 0.85 of its request, other work 0.35) against one share for all work, 0.66, set
 # like the split on Table 5's memory used (62.05 %). Usage: run.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
@@ -18,6 +19,8 @@ flat=$'[usage]\nmem_ratio = [0.66, 0.66, 0.66]'
 for seed in 1 2 3; do
   bench_run "masb-seed$seed" "$out/real" "$held"$'\n[usage.window]' "$seed"
   bench_run "masb-score-seed$seed" "$out/real" "$held"$'\ninitial_order = "score"\n[usage.window]' "$seed"
+  bench_run "masb-asks1-seed$seed" "$out/real" "$held"$'\ninitial_asks = 1\n[usage.window]' "$seed"
+  bench_run "masb-asks3-seed$seed" "$out/real" "$held"$'\ninitial_asks = 3\n[usage.window]' "$seed"
   bench_run "masb-flat-seed$seed" "$out/real" "$held"$'\n'"$flat"$'\n[usage.window]' "$seed"
   bench_run "borg-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
   bench_run "borg-flat-seed$seed" "$out/real" "$borg"$'\n'"$flat"$'\n[usage.window]' "$seed"

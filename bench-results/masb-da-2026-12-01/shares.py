@@ -11,7 +11,7 @@ paper = {
     "borg": [0.01, 0.03, 6.58, 3.69, 52.94, 36.74],  # Table 4, Borg
 }
 head = "".join(f"{k:>8}" for k in classes)
-print(f"{'run':<22}{head}{'mem %':>8}{'migr/min':>10}{'MB/migr':>9}")
+print(f"{'run':<22}{head}{'mem %':>8}{'migr/min':>10}{'MB/migr':>9}{'pending':>9}")
 
 
 def row(run):
@@ -22,20 +22,26 @@ def row(run):
     done = s["totals"].get("migrations_completed", 0.0)
     cost = s["totals"].get("migration_cost_mb", 0.0)
     shares = [100 * c[k] / online for k in classes]
-    return shares + [100 * a["mem_used_ratio"], done / (s["simulated_s"] / 60), cost / max(done, 1)]
+    return shares + [
+        100 * a["mem_used_ratio"],
+        done / (s["simulated_s"] / 60),
+        cost / max(done, 1),
+        a["tasks_pending"],
+    ]
 
 
 def show(name, r):
-    print(f"{name:<22}" + "".join(f"{v:>8.2f}" for v in r[:7]) + f"{r[7]:>10.1f}{r[8]:>9.0f}")
+    print(f"{name:<22}" + "".join(f"{v:>8.2f}" for v in r[:7]) + f"{r[7]:>10.1f}{r[8]:>9.0f}"
+          + f"{r[9]:>9.0f}")
 
 
 das = {}
 for kind, runs in [
     ("borg", ["borg", "borg-flat"]),
-    ("masb", ["masb", "masb-score", "masb-flat"]),
+    ("masb", ["masb", "masb-score", "masb-asks1", "masb-asks3", "masb-flat"]),
 ]:
     show(f"Table 4 {kind.upper()}", paper[kind] + [62.05, 4409.0 if kind == "masb" else 0.0,
-                                                  338.0 if kind == "masb" else 0.0])
+                                                  338.0 if kind == "masb" else 0.0, 0.0])
     for name in runs:
         rows = [row(f"{name}-seed{seed}") for seed in (1, 2, 3)]
         for seed, r in zip((1, 2, 3), rows):

@@ -3,7 +3,7 @@
 //! migrations on one target (one wins, the other retries); a forced migration for a task only
 //! one full node can host; recommendations expiring, then SCS restarting; constraint changes
 //! between ticks noticed by a node agent that had seen its tasks meet them; the tasks one SCS
-//! selects negotiated in parallel.
+//! selects negotiated in parallel; how many nodes a new task asks before it waits.
 //!
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
@@ -17,7 +17,7 @@ use engine::masb::agents::MasbAgent;
 use engine::masb::migrations::MigrationOutcome;
 use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
-use engine::masb::{MasbConfig, SiasNodeLoad};
+use engine::masb::{InitialOrder, MasbConfig, SiasNodeLoad};
 use engine::policy::{Policy, PolicyCounters};
 use engine::replay::TickEvents;
 use engine::units::to_units;
@@ -658,6 +658,70 @@ fn book_asks_sends_a_burst_to_distinct_nodes_across_ticks() {
             assert!(distinct.len() < 8, "{first_round:?}");
             assert!(requests.len() > 8, "{requests:?}");
             assert_eq!(running, 7);
+        }
+    }
+}
+
+/// `initial_asks`: how many of a new task's best nodes the broker asks before the task waits.
+/// Two nodes of 0.5 / 0.5, node 1 running a task of 0.1 / 0.1; a new task of 0.1 / 0.1 arrives
+/// at tick 0. The broker first scores it in tick 1's round 0 (global round 6) on the reports made
+/// at tick 0's start: node 0 empty, so best in score order (SIAS, free fractions after the task:
+/// 350^(0.5 x 0.5) - 0.8 = 3.53 against 350^(0.3 x 0.3) - 0.8 = 0.89 for node 1). Before that
+/// round a task of 0.45 / 0.45 starts on node 0 (as a trace's placement would), so node 0's
+/// agent refuses (0.55 > 0.5). Asking two, the broker asks node 1 next within tick 1 and the
+/// task runs there; asking one, the task waits for tick 2, whose round 0 scores node 0 from its
+/// new report (0.55 of 0.5 with the task: past `max_use`, score 0, not asked) and asks node 1.
+#[test]
+fn initial_asks_sets_how_many_nodes_are_asked_before_a_task_waits() {
+    for asks in [1, 2] {
+        let config = MasbConfig {
+            initial_asks: asks,
+            initial_order: InitialOrder::Score,
+            ..MasbConfig::default()
+        };
+        let mut h = Harness::with_config(2, config);
+        h.task(1, 0.1, 0.1);
+        let new = h.submit(0.1, 0.1);
+        h.rounds(6);
+        h.task(0, 0.45, 0.45);
+        h.rounds(6);
+        let requests: Vec<(u64, u32)> = (h.log.iter())
+            .filter(|e| e.3 == "allocation_request")
+            .map(|e| (e.0, e.2))
+            .collect();
+        let running = h.cell.tasks.state()[new.index()] == TaskState::Running;
+        if asks == 1 {
+            assert_eq!(requests, [(6, 1)]);
+            assert!(!running);
+            h.rounds(6);
+            let later: Vec<(u64, u32)> = (h.log.iter())
+                .filter(|e| e.3 == "allocation_request" && e.0 >= 12)
+                .map(|e| (e.0, e.2))
+                .collect();
+            assert_eq!(later, [(12, 2)]);
+        } else {
+            assert_eq!(requests.len(), 2, "{requests:?}");
+            assert_eq!(requests[0], (6, 1));
+            assert_eq!(requests[1].1, 2);
+            assert!(requests[1].0 < 12, "{requests:?}");
+        }
+        assert_eq!(h.cell.tasks.state()[new.index()], TaskState::Running);
+        assert_eq!(h.cell.tasks.node()[new.index()], NodeIdx(1));
+    }
+}
+
+/// `initial_asks` is at least 1 and at most the room a broker keeps per offer.
+#[test]
+fn initial_asks_out_of_range_is_an_error_naming_it() {
+    for (asks, ok) in [(0, false), (1, true), (10, true), (11, false)] {
+        let config = MasbConfig {
+            initial_asks: asks,
+            ..MasbConfig::default()
+        };
+        let got = config.validate();
+        assert_eq!(got.is_ok(), ok, "{asks}: {got:?}");
+        if let Err(e) = got {
+            assert!(e.contains("initial_asks"), "{e}");
         }
     }
 }

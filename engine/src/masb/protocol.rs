@@ -9,6 +9,10 @@ use crate::ids::{NodeIdx, TaskIdx};
 /// Candidates a GetCandidateNodesResponse can carry (the paper's 15).
 pub const MAX_CANDIDATES: usize = 15;
 
+/// The most nodes a broker asks, one after another, for one new task (`initial_asks`, at most
+/// this): the room a broker keeps per offer.
+pub const MAX_INITIAL_ASKS: usize = 10;
+
 /// Up to [`MAX_CANDIDATES`] recommended nodes in compact form (nodes, forced flags as a bit
 /// mask): the largest message payload, kept small because every message of a round is moved
 /// through the mailboxes. The broker's scores do not travel: the source re-scores acceptors on

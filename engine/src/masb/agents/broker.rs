@@ -14,8 +14,8 @@ use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
 
 use super::booking::Booking;
 
-/// Nodes a broker asks, in weighted order, for one new task.
-pub(super) const INITIAL_TOP: usize = 10;
+/// The room a broker keeps for one new task's asks (it asks `initial_asks` of them).
+pub(super) const INITIAL_TOP: usize = crate::masb::protocol::MAX_INITIAL_ASKS;
 
 /// A broker's offers scored as one parallel job ([`OfferBlock`]): ~0.3-0.5 ms of work.
 const OFFERS_PER_BLOCK: usize = 256;
@@ -499,7 +499,7 @@ impl Masb {
         }
     }
 
-    /// One new task's asks ([`initial_asks`], the best [`INITIAL_TOP`] on `view`) at `now_s`,
+    /// One new task's asks ([`initial_asks`], the best `initial_asks` on `view`) at `now_s`,
     /// drawn from its stream `rng`, into `out`: how many, and the stream, left where the rest
     /// of their order is drawn from (`None`: in asking order already, `initial_order = "score"`).
     pub(super) fn offer(
@@ -518,7 +518,7 @@ impl Masb {
             at,
             &mut rng,
             &matches,
-            INITIAL_TOP,
+            self.config.initial_asks as usize,
             scratch,
             out,
         );
