@@ -12,8 +12,9 @@
 //! booking order, so every reading of the cache (initial and migration scoring) sees them; they
 //! are broker state, saved in snapshots.
 
-use super::broker::{INITIAL_TOP, offer_sample};
+use super::broker::offer_sample;
 use super::*;
+use crate::masb::protocol::MAX_INITIAL_ASKS;
 
 /// A new task a broker sent to a node, as its cache counts it on the node until a report made
 /// after it arrives (`MasbConfig::book_asks`): the task's requests, what SIAS adds for it.
@@ -87,7 +88,7 @@ impl Masb {
             score: 0.0,
             forced: false,
         };
-        let (mut scratch, mut asks) = (ScoreScratch::default(), [unset; INITIAL_TOP]);
+        let (mut scratch, mut asks) = (ScoreScratch::default(), [unset; MAX_INITIAL_ASKS]);
         for (i, a) in assigned.iter().enumerate() {
             let Assigned { task, set, demand } = *a;
             let view = CacheView {

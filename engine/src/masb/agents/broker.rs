@@ -13,9 +13,7 @@ use crate::preload;
 use crate::surge::{AGENT_BUFFER_BYTES, PeakWindow, release_surge};
 
 use super::booking::Booking;
-
-/// The room a broker keeps for one new task's asks (it asks `initial_asks` of them).
-pub(super) const INITIAL_TOP: usize = crate::masb::protocol::MAX_INITIAL_ASKS;
+use crate::masb::protocol::MAX_INITIAL_ASKS;
 
 /// A broker's offers scored as one parallel job ([`OfferBlock`]): ~0.3-0.5 ms of work.
 const OFFERS_PER_BLOCK: usize = 256;
@@ -76,7 +74,7 @@ pub struct OfferScratch {
 /// A block of consecutive offers (in scoring order) scored as one job, on whichever thread is
 /// free: the brokers' offers are most of a tick's first round, and a broker's are independent
 /// of each other (module doc), so blocks spread them evenly over the threads. A block writes its
-/// asks into its own region of the broker's [`Broker::asks`] (room for [`INITIAL_TOP`] per
+/// asks into its own region of the broker's [`Broker::asks`] (room for [`MAX_INITIAL_ASKS`] per
 /// offer), which are closed up afterwards: the asks are stored once, never copied whole.
 #[derive(Debug, Clone, Default)]
 struct OfferBlock {
@@ -457,7 +455,7 @@ impl Masb {
         if let Some(most) = b.offers.peak.note(assigned.len()) {
             release_surge(&mut b.offers.order, most, AGENT_BUFFER_BYTES);
             release_surge(&mut b.offers.ranges, most, AGENT_BUFFER_BYTES);
-            release_surge(&mut b.asks, most * INITIAL_TOP, AGENT_BUFFER_BYTES);
+            release_surge(&mut b.asks, most * MAX_INITIAL_ASKS, AGENT_BUFFER_BYTES);
             release_surge(&mut b.allocations, most, AGENT_BUFFER_BYTES);
         }
         b.offers.ranges.clear();
@@ -572,11 +570,11 @@ impl Masb {
             score: 0.0,
             forced: false,
         };
-        b.asks.resize(order.len() * INITIAL_TOP, unset);
+        b.asks.resize(order.len() * MAX_INITIAL_ASKS, unset);
         crate::parallel_time::region(|| {
             order
                 .par_chunks(per_block)
-                .zip(b.asks.par_chunks_mut(per_block * INITIAL_TOP))
+                .zip(b.asks.par_chunks_mut(per_block * MAX_INITIAL_ASKS))
                 .zip(blocks[..blocks_used].par_iter_mut())
                 .with_max_len(1)
                 .for_each(|((order, region), block)| {
@@ -617,7 +615,7 @@ impl Masb {
         let mut closed = 0;
         for (k, block) in blocks[..blocks_used].iter_mut().enumerate() {
             let (region, used) = (
-                k * per_block * INITIAL_TOP,
+                k * per_block * MAX_INITIAL_ASKS,
                 block.offers.last().map_or(0, |o| o.2),
             );
             b.asks.copy_within(region..region + used as usize, closed);
