@@ -3,7 +3,7 @@
 //! sends no messages. A recorded placement on a machine the trace never adds, or on a machine that
 //! is offline, is skipped and counted (its one counter, `placements_skipped`), not fatal.
 
-use crate::cell::{Cell, TaskState};
+use crate::cell::Cell;
 use crate::ids::Tick;
 use crate::policy::{CounterKind, Envelope, Policy, PolicyCounters};
 use crate::replay::TickEvents;
@@ -68,19 +68,9 @@ impl Policy for BorgReplay {
         _inject: &mut Vec<Envelope<()>>,
         counters: &mut PolicyCounters,
     ) {
-        for p in &events.placements {
-            let i = p.task.index();
-            // The task may have ended (and its slot been reused) later in the same tick.
-            if cell.tasks.generation()[i] != p.generation
-                || cell.tasks.state()[i] != TaskState::Pending
-            {
-                continue;
-            }
-            if !cell.nodes.is_online(p.node) {
-                counters.add(PLACEMENTS_SKIPPED, 1.0);
-                continue;
-            }
-            cell.place(p.task, p.node, now_us);
+        let skipped = events.follow_placements(cell, now_us);
+        if skipped > 0 {
+            counters.add(PLACEMENTS_SKIPPED, skipped as f64);
         }
     }
 }

@@ -393,6 +393,13 @@ pub trait Policy: Send + Sync {
         false
     }
 
+    /// True for a policy that takes over the trace's initial state: the tasks the trace shows
+    /// running at its start come with their recorded placements (`TickEvents::placements` of
+    /// the first tick), which the policy may follow.
+    fn takes_initial_placements(&self) -> bool {
+        false
+    }
+
     /// How many leading agents do heavy work each round (MASB's brokers): the executor steps
     /// each of them as its own work item so they run on different threads.
     fn heavy_agents(&self) -> usize {

@@ -385,6 +385,7 @@ impl<'a, P: Policy> Simulation<'a, P> {
         let counter_kinds = policy.counter_kinds();
         let mut replay = state.replay;
         replay.set_workload_mode(!policy.replays_placements());
+        replay.set_initial_placements(policy.takes_initial_placements());
         replay.set_exact_schedule(policy.exact_time());
         replay.set_scale(config.scale);
         let mut cell = state.cell;

@@ -3,7 +3,8 @@
 //! migrations on one target (one wins, the other retries); a forced migration for a task only
 //! one full node can host; recommendations expiring, then SCS restarting; constraint changes
 //! between ticks noticed by a node agent that had seen its tasks meet them; the tasks one SCS
-//! selects negotiated in parallel; how many nodes a new task asks before it waits.
+//! selects negotiated in parallel; how many nodes a new task asks before it waits; the
+//! trace's initial placements taken over.
 //!
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
@@ -19,7 +20,7 @@ use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
 use engine::masb::{InitialOrder, MasbConfig, SiasNodeLoad};
 use engine::policy::{Policy, PolicyCounters};
-use engine::replay::TickEvents;
+use engine::replay::{Placement, TickEvents};
 use engine::units::to_units;
 
 struct Harness {
@@ -37,6 +38,8 @@ struct Harness {
     counts: Vec<Vec<u64>>,
     /// New tasks handed to MASB at the next tick's start.
     submitted: Vec<TaskIdx>,
+    /// Recorded placements handed to MASB with them.
+    placements: Vec<Placement>,
 }
 
 impl Harness {
@@ -66,6 +69,7 @@ impl Harness {
             log: Vec::new(),
             counts: Vec::new(),
             submitted: Vec::new(),
+            placements: Vec::new(),
         }
     }
 
@@ -94,6 +98,7 @@ impl Harness {
         let mut inject = Vec::new();
         let events = TickEvents {
             submitted: std::mem::take(&mut self.submitted),
+            placements: std::mem::take(&mut self.placements),
             ..TickEvents::default()
         };
         self.masb.begin_tick(
@@ -723,5 +728,42 @@ fn initial_asks_out_of_range_is_an_error_naming_it() {
         if let Err(e) = got {
             assert!(e.contains("initial_asks"), "{e}");
         }
+    }
+}
+
+/// `warm_start` (not in the paper, off by default): two nodes of 0.5 / 0.5 and two new tasks of
+/// 0.1 / 0.1 at tick 0, the first with its recorded placement on node 1 (the trace's initial
+/// state), the second without. Taking over the initial state, MASB starts the first on node 1
+/// at tick 0's start, before any round, and asks nobody for it; the second it places itself
+/// (its broker first scores it in tick 1's round 0). Without, both wait for the broker.
+#[test]
+fn warm_start_takes_over_the_recorded_initial_placements() {
+    for warm_start in [false, true] {
+        let config = MasbConfig {
+            warm_start,
+            ..MasbConfig::default()
+        };
+        let mut h = Harness::with_config(2, config);
+        let (recorded, other) = (h.submit(0.1, 0.1), h.submit(0.1, 0.1));
+        let generation = h.cell.tasks.generation()[recorded.index()];
+        h.placements.push(Placement {
+            task: recorded,
+            generation,
+            node: NodeIdx(1),
+        });
+        h.rounds(1);
+        let state = |h: &Harness, t: TaskIdx| h.cell.tasks.state()[t.index()];
+        assert_eq!(state(&h, other), TaskState::Pending);
+        if warm_start {
+            assert_eq!(state(&h, recorded), TaskState::Running);
+            assert_eq!(h.cell.tasks.node()[recorded.index()], NodeIdx(1));
+        } else {
+            assert_eq!(state(&h, recorded), TaskState::Pending);
+        }
+        h.rounds(11);
+        assert_eq!(state(&h, other), TaskState::Running);
+        assert_eq!(state(&h, recorded), TaskState::Running);
+        let asks = h.log.iter().filter(|e| e.3 == "allocation_request").count();
+        assert_eq!(asks, if warm_start { 1 } else { 2 });
     }
 }

@@ -158,6 +158,14 @@ pub struct MasbConfig {
     /// (section 6.1) but do not say what they remember of those answered before
     /// (`bench-results/masb-booking-2026-11-30.md`).
     pub book_asks: bool,
+    /// Not in the paper (false): MASB takes over the trace's initial state. The tasks the
+    /// trace shows running when it begins (its SCHEDULE events at time 0, ~133k on the real
+    /// trace) start on the machines it recorded, and MASB places only what comes after (and any
+    /// initial task whose recorded machine is offline). Without it MASB places the whole initial
+    /// state itself in its first ticks, a burst its long-running tasks keep for hours; seed
+    /// 000's month-long runs dilute that burst, an 8-hour run does not
+    /// (`bench-results/masb-da-2026-12-01.md`).
+    pub warm_start: bool,
     /// Free or used reading of r.
     pub score_reading: ScoreReading,
     /// Fraction, absolute (r_max = capacity) or trace units (r_max = 1, what seed 000's logged
@@ -271,6 +279,7 @@ impl Default for MasbConfig {
             max_use: 0.9,
             accept_max_use: false,
             book_asks: false,
+            warm_start: false,
             score_reading: ScoreReading::Free,
             score_units: ScoreUnits::Trace,
             sias_node_load: SiasNodeLoad::Used,

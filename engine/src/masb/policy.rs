@@ -403,6 +403,10 @@ impl Policy for Masb {
         self.brokers as usize
     }
 
+    fn takes_initial_placements(&self) -> bool {
+        self.config.warm_start
+    }
+
     /// The node agents accept a task when its usage fits and, for a production task, its
     /// requests fit with the production requests: the greedy rule by usage, whatever `fit`.
     fn fit_rule(&self, _: crate::fit_by::FitBy) -> crate::fit_by::FitBy {
@@ -455,6 +459,11 @@ impl Policy for Masb {
             self.brokers as usize + cell.nodes.len(),
             MasbAgent::default(),
         );
+        if self.config.warm_start {
+            // The initial state's recorded placements (first tick only; an offline machine's
+            // task stays pending and is placed below like any other).
+            events.follow_placements(cell, now_us);
+        }
         let round_0_s = self.round_start_s(u64::from(tick.0), 0);
         let first_round = u64::from(tick.0) * u64::from(self.rounds_per_tick);
         self.next_round = first_round + u64::from(self.rounds_per_tick);

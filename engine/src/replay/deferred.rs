@@ -120,6 +120,13 @@ impl Replay {
         self.workload_mode = on;
     }
 
+    /// For a policy that takes over the trace's initial state ([`crate::policy::Policy::
+    /// takes_initial_placements`]): in workload mode the SCHEDULE events at time 0 (the tasks
+    /// running when the trace begins) are read as recorded placements too, as for borg-replay.
+    pub fn set_initial_placements(&mut self, on: bool) {
+        self.initial_placements = on;
+    }
+
     /// For a policy that starts tasks at exact times within a tick ([`Policy::exact_time`]):
     /// a run is measured from its SCHEDULE's own time, not the end of its tick, so it lasts its
     /// recorded length exactly from the policy's start (and a run the trace starts and ends

@@ -235,40 +235,61 @@ impl Replay {
                     ev.submitted.push(t);
                 }
             }
-            // Held until now (`release.rs`): the policy hears of it.
+            // Held until now (`release.rs`): the policy hears of it (and, taking over the
+            // initial state, of where the trace put it).
             task_event::SCHEDULE
                 if was_held && cell.tasks.state()[t.index()] == TaskState::Pending =>
             {
                 ev.submitted.push(t);
+                if self.initial_placements && now == 0 {
+                    self.recorded_placement(cell, row, k, t, ev);
+                }
             }
-            // The recorded placement, for borg-replay. In workload mode the policy places the
-            // task: the machine is not looked up (nor counted when unknown).
+            // The recorded placement, for borg-replay (and the initial state's for a policy
+            // that takes it over). Otherwise in workload mode the policy places the task: the
+            // machine is not looked up (nor counted when unknown).
             task_event::SCHEDULE
-                if !self.workload_mode && cell.tasks.state()[t.index()] == TaskState::Pending =>
+                if (!self.workload_mode || (self.initial_placements && now == 0))
+                    && cell.tasks.state()[t.index()] == TaskState::Pending =>
             {
-                // Only a SCHEDULE names a machine the replay uses: its copy ID is hashed here.
-                let machine = row.machine_id.and_then(|m| self.scale.machine(m, k));
-                let node = match machine.and_then(|m| self.node_of.get(&m)) {
-                    Some(n) => *n,
-                    None => {
-                        self.stats.unknown_machine_placements += 1;
-                        if let Some(m) = machine
-                            && self.unknown.insert(m)
-                        {
-                            self.stats.unknown_machines += 1;
-                        }
-                        NodeIdx::NONE
-                    }
-                };
-                let generation = cell.tasks.generation()[t.index()];
-                ev.placements.push(Placement {
-                    task: t,
-                    generation,
-                    node,
-                });
+                self.recorded_placement(cell, row, k, t, ev);
             }
             _ => {}
         }
+    }
+
+    /// The machine a SCHEDULE row names, as a recorded placement of task `t` (`NodeIdx::NONE`
+    /// when the trace never adds it, counted). Inlined into `task_event` as it was written
+    /// there before (borg-replay's row loop).
+    #[inline(always)]
+    fn recorded_placement(
+        &mut self,
+        cell: &Cell,
+        row: &TaskEventRow,
+        k: u32,
+        t: TaskIdx,
+        ev: &mut TickEvents,
+    ) {
+        // Only a SCHEDULE names a machine the replay uses: its copy ID is hashed here.
+        let machine = row.machine_id.and_then(|m| self.scale.machine(m, k));
+        let node = match machine.and_then(|m| self.node_of.get(&m)) {
+            Some(n) => *n,
+            None => {
+                self.stats.unknown_machine_placements += 1;
+                if let Some(m) = machine
+                    && self.unknown.insert(m)
+                {
+                    self.stats.unknown_machines += 1;
+                }
+                NodeIdx::NONE
+            }
+        };
+        let generation = cell.tasks.generation()[t.index()];
+        ev.placements.push(Placement {
+            task: t,
+            generation,
+            node,
+        });
     }
 }
 
@@ -342,6 +363,50 @@ mod tests {
             let states = cell.tasks.state();
             let pending = states.iter().filter(|&&s| s == TaskState::Pending);
             assert_eq!(pending.count(), 2, "the replay places nothing itself");
+        }
+    }
+
+    /// A policy taking over the initial state (`set_initial_placements`, MASB's `warm_start`):
+    /// in workload mode the SCHEDULE events at time 0 (tasks 13/0 on machine 1 and 15/0 on
+    /// machine 4, which the trace never adds) are read as placements, a later one (14/0 on
+    /// machine 1 at 5 s) is not; every task is still submitted to the policy, and the replay
+    /// places nothing itself. The same when the run holds tasks until the trace's SCHEDULE
+    /// (`release = "trace-schedule"`): 14/0, held, is submitted at its SCHEDULE without a
+    /// placement.
+    #[test]
+    fn the_initial_states_placements_are_read_for_a_policy_taking_it_over() {
+        // time,missing,job,index,machine,event,user,class,priority,cpu,mem,disk,different-machines
+        let tasks = "\
+0,,13,0,,0,u,0,0,0.1,0.1,0,0
+0,,14,0,,0,u,0,0,0.1,0.1,0,0
+0,,15,0,,0,u,0,0,0.1,0.1,0,0
+0,,13,0,1,1,u,0,0,0.1,0.1,0,0
+0,,15,0,4,1,u,0,0,0.1,0.1,0,0
+5000000,,14,0,1,1,u,0,0,0.1,0.1,0,0
+";
+        let dir =
+            super::super::ingested(&[("machine_events", "0,1,0,p,1,1\n"), ("task_events", tasks)]);
+        let parquet = dir.path().join("parquet");
+        for hold in [false, true] {
+            let mut replay = Replay::open(&parquet).unwrap();
+            replay.set_workload_mode(true);
+            replay.set_initial_placements(true);
+            let mut cell = Cell::default();
+            cell.set_hold_for_trace_schedule(hold);
+            let ev = replay.advance(&mut cell, 60_000_000).unwrap();
+            let placed: Vec<(u64, NodeIdx)> = (ev.placements.iter())
+                .map(|p| (cell.tasks.job_id()[p.task.index()], p.node))
+                .collect();
+            assert_eq!(
+                placed,
+                [(13, NodeIdx(0)), (15, NodeIdx::NONE)],
+                "hold {hold}"
+            );
+            assert_eq!(replay.stats().unknown_machine_placements, 1);
+            assert_eq!(ev.submitted.len(), 3, "hold {hold}");
+            let states = cell.tasks.state();
+            let pending = states.iter().filter(|&&s| s == TaskState::Pending);
+            assert_eq!(pending.count(), 3, "the replay places nothing itself");
         }
     }
 

@@ -136,6 +136,29 @@ pub struct TickEvents {
 }
 
 impl TickEvents {
+    /// Places the tick's recorded placements on `cell` at `now_us`, in trace order, as the
+    /// trace made them: a task that ended or was placed since, or whose slot serves another
+    /// task by now, is left alone; one recorded on a machine that is offline (or that the trace
+    /// never adds) stays where it is and is counted. Returns that count.
+    pub fn follow_placements(&self, cell: &mut Cell, now_us: i64) -> u64 {
+        let mut skipped = 0;
+        for p in &self.placements {
+            let i = p.task.index();
+            // The task may have ended (and its slot been reused) later in the same tick.
+            if cell.tasks.generation()[i] != p.generation
+                || cell.tasks.state()[i] != crate::cell::TaskState::Pending
+            {
+                continue;
+            }
+            if !cell.nodes.is_online(p.node) {
+                skipped += 1;
+                continue;
+            }
+            cell.place(p.task, p.node, now_us);
+        }
+        skipped
+    }
+
     /// Tasks submitted and ended this tick per job: (job ID, arrivals, departures), by job ID.
     pub fn by_job(&self, cell: &Cell) -> Vec<(u64, u32, u32)> {
         let mut jobs: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
@@ -212,6 +235,9 @@ pub struct Replay {
     pub(crate) rows: [u64; 6],
     pub(crate) stats: ReplayStats,
     pub(crate) workload_mode: bool,
+    /// In workload mode, the trace's initial state (its SCHEDULE events at time 0) is still
+    /// read as recorded placements ([`Replay::set_initial_placements`]).
+    pub(crate) initial_placements: bool,
     /// Runs measured from the trace's exact SCHEDULE times (`deferred.rs`,
     /// [`Replay::set_exact_schedule`]).
     pub(crate) exact_schedule: bool,
@@ -284,6 +310,7 @@ impl Replay {
             rows: consumed,
             stats,
             workload_mode: false,
+            initial_placements: false,
             exact_schedule: false,
             window_end_us: i64::MIN,
             deferred: DeferredQueue::default(),
