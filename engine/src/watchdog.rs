@@ -187,6 +187,7 @@ mod tests {
     use crate::cell::Cell;
     use crate::greedy::{FirstFit, Greedy, fitting_waiting_tasks};
     use crate::queue_outputs::QueueOutputs;
+    use crate::units::to_units;
 
     /// A stall from tick 10 of one-minute ticks, 7 of 9 waiting tasks fitting: ended at tick 40
     /// (30 minutes), lasting to the end of a 100-tick run (90), and 25 ticks in (15, a warning).
@@ -219,7 +220,6 @@ mod tests {
             )
         );
     }
-    use crate::units::to_units;
 
     fn cell_with_waiting(cpu: f32) -> Cell {
         let mut cell = Cell::default();

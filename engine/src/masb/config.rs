@@ -64,7 +64,7 @@ pub enum SiasNodeLoad {
 /// on the same nodes: "the pool of candidate nodes is randomly shuffled each time BA receives a
 /// request" (here: the scan starts at a random place of the cache). Measured on the real
 /// trace's 8 h (MASB held, windows, booked; `bench-results/masb-da-2026-12-01.md`),
-/// asking in score order moves DA by under a point (seeds 1-3: 28.89, 28.41, 29.04 -> 27.85,
+/// asking in score order lowers DA by about a point (seeds 1-3: 28.89, 28.41, 29.04 -> 27.85,
 /// 27.35, 28.17 %).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

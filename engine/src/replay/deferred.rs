@@ -121,8 +121,9 @@ impl Replay {
     }
 
     /// For a policy that takes over the trace's initial state ([`crate::policy::Policy::
-    /// takes_initial_placements`]): in workload mode the SCHEDULE events at time 0 (the tasks
-    /// running when the trace begins) are read as recorded placements too, as for borg-replay.
+    /// takes_initial_placements`]): in workload mode the SCHEDULE events before the window
+    /// (GCD's at t = 0: the tasks running when the trace begins) are read as recorded
+    /// placements too, as for borg-replay.
     pub fn set_initial_placements(&mut self, on: bool) {
         self.initial_placements = on;
     }

@@ -4,7 +4,7 @@
 //! task instance the trace has submitted and not yet ended, in trace time (in workload mode a
 //! run the policy started late outlives its entry; its end comes from the deferred queue).
 
-use ingest::codes::{machine_event, task_event};
+use ingest::codes::{TRACE_START_US, machine_event, task_event};
 use rayon::prelude::*;
 
 use super::MachineChange;
@@ -235,27 +235,28 @@ impl Replay {
                     ev.submitted.push(t);
                 }
             }
-            // Held until now (`release.rs`): the policy hears of it (and, taking over the
-            // initial state, of where the trace put it).
-            task_event::SCHEDULE
-                if was_held && cell.tasks.state()[t.index()] == TaskState::Pending =>
-            {
-                ev.submitted.push(t);
-                if self.initial_placements && now == 0 {
+            // A task held until now (`release.rs`): the policy hears of it. The recorded
+            // placement is read for borg-replay, and for the initial state of a policy that
+            // takes it over; otherwise in workload mode the policy places the task: the machine
+            // is not looked up (nor counted when unknown).
+            task_event::SCHEDULE if cell.tasks.state()[t.index()] == TaskState::Pending => {
+                if was_held {
+                    ev.submitted.push(t);
+                }
+                if self.reads_placement(now) {
                     self.recorded_placement(cell, row, k, t, ev);
                 }
             }
-            // The recorded placement, for borg-replay (and the initial state's for a policy
-            // that takes it over). Otherwise in workload mode the policy places the task: the
-            // machine is not looked up (nor counted when unknown).
-            task_event::SCHEDULE
-                if (!self.workload_mode || (self.initial_placements && now == 0))
-                    && cell.tasks.state()[t.index()] == TaskState::Pending =>
-            {
-                self.recorded_placement(cell, row, k, t, ev);
-            }
             _ => {}
         }
+    }
+
+    /// Whether a SCHEDULE at `now_us` is read as a recorded placement: always for borg-replay;
+    /// in workload mode only for the trace's initial state (before its window opens at
+    /// [`TRACE_START_US`]: GCD's tasks running at t = 0) of a policy that takes it over.
+    #[inline(always)]
+    fn reads_placement(&self, now_us: i64) -> bool {
+        !self.workload_mode || (self.initial_placements && now_us < TRACE_START_US)
     }
 
     /// The machine a SCHEDULE row names, as a recorded placement of task `t` (`NodeIdx::NONE`
@@ -367,9 +368,10 @@ mod tests {
     }
 
     /// A policy taking over the initial state (`set_initial_placements`, MASB's `warm_start`):
-    /// in workload mode the SCHEDULE events at time 0 (tasks 13/0 on machine 1 and 15/0 on
-    /// machine 4, which the trace never adds) are read as placements, a later one (14/0 on
-    /// machine 1 at 5 s) is not; every task is still submitted to the policy, and the replay
+    /// in workload mode the SCHEDULE events at time 0, before the trace's window opens at 600 s
+    /// (tasks 13/0 on machine 1 and 15/0 on machine 4, which the trace never adds), are read as
+    /// placements, a later one (14/0 on machine 1 at 650 s) is not; every task is still
+    /// submitted to the policy, and the replay
     /// places nothing itself. The same when the run holds tasks until the trace's SCHEDULE
     /// (`release = "trace-schedule"`): 14/0, held, is submitted at its SCHEDULE without a
     /// placement.
@@ -382,7 +384,7 @@ mod tests {
 0,,15,0,,0,u,0,0,0.1,0.1,0,0
 0,,13,0,1,1,u,0,0,0.1,0.1,0,0
 0,,15,0,4,1,u,0,0,0.1,0.1,0,0
-5000000,,14,0,1,1,u,0,0,0.1,0.1,0,0
+650000000,,14,0,1,1,u,0,0,0.1,0.1,0,0
 ";
         let dir =
             super::super::ingested(&[("machine_events", "0,1,0,p,1,1\n"), ("task_events", tasks)]);
@@ -393,7 +395,7 @@ mod tests {
             replay.set_initial_placements(true);
             let mut cell = Cell::default();
             cell.set_hold_for_trace_schedule(hold);
-            let ev = replay.advance(&mut cell, 60_000_000).unwrap();
+            let ev = replay.advance(&mut cell, 660_000_000).unwrap();
             let placed: Vec<(u64, NodeIdx)> = (ev.placements.iter())
                 .map(|p| (cell.tasks.job_id()[p.task.index()], p.node))
                 .collect();

@@ -235,8 +235,8 @@ pub struct Replay {
     pub(crate) rows: [u64; 6],
     pub(crate) stats: ReplayStats,
     pub(crate) workload_mode: bool,
-    /// In workload mode, the trace's initial state (its SCHEDULE events at time 0) is still
-    /// read as recorded placements ([`Replay::set_initial_placements`]).
+    /// In workload mode, the trace's initial state (its SCHEDULE events before the window,
+    /// GCD's at t = 0) is still read as recorded placements ([`Replay::set_initial_placements`]).
     pub(crate) initial_placements: bool,
     /// Runs measured from the trace's exact SCHEDULE times (`deferred.rs`,
     /// [`Replay::set_exact_schedule`]).
