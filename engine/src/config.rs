@@ -169,6 +169,7 @@ impl RunConfig {
             rounds_per_tick: self.rounds_per_tick,
             scale: self.scale,
             deadlines: self.deadlines,
+            classify: self.classify,
         }
     }
 

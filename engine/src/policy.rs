@@ -44,6 +44,8 @@ pub struct RunSettings {
     pub scale: crate::scale::Scale,
     /// Deadlines and priorities for a trace without a scenario's side tables (`deadlines.rs`).
     pub deadlines: crate::deadlines::DeadlineModel,
+    /// The run's node classification thresholds.
+    pub classify: crate::classify::Thresholds,
 }
 
 /// A policy's own settings (its `[policy]` table), and how to build the policy from them. The

@@ -432,3 +432,45 @@ fn masb_taking_over_the_initial_state_is_deterministic_across_threads_and_resume
     run_policy(&short, &parquet, &cold);
     assert_eq!(running_at_tick_0(&cold), 0);
 }
+
+/// MASB with stable DA nodes offloading (`offload_every_s`, both goals; the better-score goal
+/// with SRAS read as fractions, where it moves tasks) gives the same bytes for 1 and 2 threads
+/// and across a resume, and migrates more than twice as often as MASB moving tasks only off
+/// overloaded nodes.
+#[test]
+fn masb_offloading_stable_nodes_is_deterministic_across_threads_and_resume() {
+    use engine::masb::{MasbConfig, OffloadGoal, ScoreUnits};
+    let root = tempfile::tempdir().unwrap();
+    let parquet = generated_cell(root.path(), 200, 2.0, 5);
+    let plain = RunConfig {
+        hours: Some(1.0),
+        check_invariants: true,
+        policy: engine::policies::PolicyConfig::Masb(MasbConfig::default()),
+        ..RunConfig::default()
+    };
+    let migrations = |s: &engine::summary::RunSummary| s.totals.counters["migrations_completed"];
+    let plain_run = root.path().join("run-plain");
+    let without = migrations(&run_policy(&plain, &parquet, &plain_run));
+    for (name, offload_goal) in [
+        ("not-da", OffloadGoal::NotDa),
+        ("better-score", OffloadGoal::BetterScore),
+    ] {
+        let mut masb = MasbConfig {
+            offload_every_s: 300,
+            offload_goal,
+            ..MasbConfig::default()
+        };
+        if offload_goal == OffloadGoal::BetterScore {
+            masb.sras.units = Some(ScoreUnits::Fraction);
+        }
+        let mut config = RunConfig {
+            policy: engine::policies::PolicyConfig::Masb(masb),
+            ..plain.clone()
+        };
+        config.snapshot.every_sim_minutes = 30;
+        for summary in threads_and_resume_agree(root.path(), &parquet, (name, &config), 30) {
+            assert!(summary.averages.tasks_running > 100.0);
+            assert!(migrations(&summary) > 2.0 * without, "{name}");
+        }
+    }
+}

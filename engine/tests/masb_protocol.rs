@@ -4,7 +4,7 @@
 //! one full node can host; recommendations expiring, then SCS restarting; constraint changes
 //! between ticks noticed by a node agent that had seen its tasks meet them; the tasks one SCS
 //! selects negotiated in parallel; how many nodes a new task asks before it waits; the
-//! trace's initial placements taken over.
+//! trace's initial placements taken over; a stable node's offload.
 //!
 //! Agent 0 is the broker; agent 1 + n is the node agent of node n. Rounds are numbered globally
 //! (6 per one-minute tick).
@@ -12,6 +12,7 @@
 mod common;
 
 use engine::cell::{Cell, Constraint, TaskState};
+use engine::classify::Thresholds;
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
 use engine::masb::agents::MasbAgent;
@@ -19,6 +20,7 @@ use engine::masb::migrations::MigrationOutcome;
 use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
 use engine::masb::{InitialOrder, MasbConfig, SiasNodeLoad};
+use engine::metrics::Classifier;
 use engine::policy::{Policy, PolicyCounters};
 use engine::replay::{Placement, TickEvents};
 use engine::units::to_units;
@@ -766,4 +768,65 @@ fn warm_start_takes_over_the_recorded_initial_placements() {
         let asks = h.log.iter().filter(|e| e.3 == "allocation_request").count();
         assert_eq!(asks, if warm_start { 1 } else { 2 });
     }
+}
+
+/// `offload_every_s` (not in seed 000, off by default), with the default goal (leave a node
+/// that is not DA) and SRAS as seed 000's logs read it (trace units): node 0 (0.5 / 0.5) runs A
+/// (0.3 / 0.02) and B (0.05 / 0.02), 70 % / 8 % used: DA and stable. A and B cost the same
+/// (same memory). Moving B leaves 60 % / 4 % (PA), SRAS 500^((0.2-0.6)(0.48-0.6)) - 0.8 =
+/// 0.548 a migration; moving A leaves 10 % / 4 %, 500^((0.45-0.6)(0.48-0.6)) - 0.8 = 0.318;
+/// both 500^0.01 - 0.8 = 0.264 for two: B alone moves. Nodes 1 and 2 each run a task of
+/// `target` (CPU, memory). Period 120 s = 2 ticks: node 0's turn is every even tick's first
+/// round. Classes are taken at each tick's start, as a run's classification leaves them.
+fn offload_harness(every_s: u32, target: (f32, f32)) -> (Harness, TaskIdx, TaskIdx) {
+    let config = MasbConfig {
+        offload_every_s: every_s,
+        ..MasbConfig::default()
+    };
+    let mut h = Harness::with_config(3, config);
+    let (a, b) = (h.task(0, 0.3, 0.02), h.task(0, 0.05, 0.02));
+    h.task(1, target.0, target.1);
+    h.task(2, target.0, target.1);
+    (h, a, b)
+}
+
+fn ticks_classified(h: &mut Harness, ticks: usize) {
+    for _ in 0..ticks {
+        Classifier::default().prime(&mut h.cell, &Thresholds::default());
+        h.rounds(6);
+    }
+}
+
+#[test]
+fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
+    // Nodes 1 and 2 at 20 % / 40 % (PA); B on either leaves it PA (30 % / 44 %), SRAS
+    // 500^((0.35-0.6)(0.28-0.6)) - 0.8 = 0.844: a candidate with room.
+    let room = (0.1, 0.2);
+    // Off: a stable node never moves anything.
+    let (mut h, _, b) = offload_harness(0, room);
+    ticks_classified(&mut h, 4);
+    assert!(h.log.is_empty(), "{:?}", h.log);
+    assert_eq!(h.cell.tasks.node()[b.index()], NodeIdx(0));
+
+    // On: B moves in node 0's first turn; A stays, and the node, PA now, moves nothing more;
+    // nor does the target, PA too.
+    let (mut h, a, b) = offload_harness(120, room);
+    ticks_classified(&mut h, 4);
+    assert_eq!(h.messages_in(0), vec![(1, 0, GET)]);
+    assert_ne!(h.cell.tasks.node()[b.index()], NodeIdx(0));
+    assert_eq!(h.cell.tasks.node()[a.index()], NodeIdx(0));
+    assert_eq!(h.counters.get(counter::COMPLETED) as u64, 1);
+    let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
+    assert_eq!(gets, vec![0]);
+
+    // Nodes 1 and 2 96 % used (STA): only forced candidates could take B, and an offload asks
+    // none of them. Node 0 asks its broker again at each of its turns (rounds 0, 12, 24), never
+    // in between, and B stays.
+    let (mut h, _, b) = offload_harness(120, (0.48, 0.48));
+    ticks_classified(&mut h, 5);
+    let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
+    assert_eq!(gets, vec![0, 12, 24]);
+    assert!(h.log.iter().all(|e| e.3 != REQUEST), "{:?}", h.log);
+    assert_eq!(h.cell.tasks.node()[b.index()], NodeIdx(0));
+    assert_eq!(h.counters.get(counter::FORCED) as u64, 0);
 }

@@ -60,8 +60,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// `cell/usage_slot.rs`; 23: a Sparrow peer holds the one scheduler's draws under
 /// `draws = "radlab-*"`, `ingest::pyrandom::RadlabDraws`; 24: a MASB broker holds the
 /// bookings of the new tasks it sent, `masb/agents/booking.rs`; 25: the run's sums hold the
-/// usage rises per threshold, `summary.rs`).
-pub const VERSION: u32 = 25;
+/// usage rises per threshold, `summary.rs`; 26: a MASB node agent's SAN process says whether
+/// a stable node's offload started it, `masb/agents/node.rs`).
+pub const VERSION: u32 = 26;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -20,12 +20,13 @@ pub use node::{NodeAgent, Phase, San};
 
 use ingest::rng::Rng;
 
+use super::OffloadGoal;
 use super::fit::FitIndex;
 use super::policy::{Assigned, Masb};
 use super::protocol::{Action, CACHE_SHARE_KIND, CandidateList, Msg, NODE_REPORT_KIND};
 use super::reports;
 use super::score::NodeState;
-use super::scs::{Candidate, tabu_search};
+use super::scs::{self, Candidate, Goal};
 use super::select::{
     CacheEntry, CacheView, Demand, MigrationScratch, Recommendation, ScoreScratch, accepts,
     draw_to_front, drawn_order, final_check, initial_asks, migration_candidates, target_order,
@@ -33,6 +34,7 @@ use super::select::{
 };
 use super::{InitialOrder, MasbConfig};
 use crate::cell::{Cell, TaskState};
+use crate::classify::NodeClass;
 use crate::ids::{AgentIdx, NodeIdx, TaskIdx, Tick};
 use crate::match_memo::MatchMemo;
 use crate::policy::{Envelope, Outbox, StepCtx};

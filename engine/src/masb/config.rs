@@ -76,6 +76,21 @@ pub enum InitialOrder {
     Score,
 }
 
+/// What a stable DA node's offload must leave behind (`MasbConfig::offload_goal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum OffloadGoal {
+    /// A node that is no longer DA (default): the trigger's own class, which seed 000 section
+    /// 6 says "should be avoided".
+    #[default]
+    NotDa,
+    /// A node scoring more under SRAS than now: seed 001's words ("to improve its AS") read as
+    /// the score. SRAS peaks at a full node and at an empty one, so a large machine's best
+    /// remainder is often empty: measured, it empties machines of 1.0 / 1.0 and raises DA
+    /// (`bench-results/masb-da-2026-12-01.md`).
+    BetterScore,
+}
+
 /// How a migration's targets are weighted when drawn (the broker's candidates and the source's
 /// order of trying acceptors). Not in the paper, which weights by SRAS: an ablation, to measure
 /// how much the re-allocation score decides (`bench-results/fidelity-2026-11-26.md` section 12).
@@ -166,6 +181,21 @@ pub struct MasbConfig {
     /// 000's month-long runs dilute that burst, an 8-hour run does not
     /// (`bench-results/masb-da-2026-12-01.md`).
     pub warm_start: bool,
+    /// Not in seed 000 (0: off): every this many seconds a node agent whose node is DA (its
+    /// class at the last tick's end) and stable runs SCS to move tasks out, "even if the node
+    /// is stable", until what stays meets `offload_goal`. Seed 000 triggers SCS "only when the
+    /// NA detects that its node is overloaded"; its thesis (seed 001, 9.2) names this proactive
+    /// offload as a future direction ("periodically try to offload its tasks in order to
+    /// improve its AS"), warning of "additional pressure on BAs". An option to measure what a
+    /// continually migrating MASB does to the shares (seed 000's MASB migrates ~4,400 times a
+    /// minute, ours ~10): `bench-results/masb-da-2026-12-01.md` (a5). Each node takes its turn
+    /// at its own tick of the period (its index modulo the period's ticks), in a tick's first
+    /// round. Such a process asks only the targets that have room (no forced candidates: moving
+    /// a task off a stable node must not overload another).
+    pub offload_every_s: u32,
+    /// What an offload must leave behind ([`OffloadGoal`]): a node no longer DA (default) or
+    /// one scoring more under SRAS.
+    pub offload_goal: OffloadGoal,
     /// Free or used reading of r.
     pub score_reading: ScoreReading,
     /// Fraction, absolute (r_max = capacity) or trace units (r_max = 1, what seed 000's logged
@@ -280,6 +310,8 @@ impl Default for MasbConfig {
             accept_max_use: false,
             book_asks: false,
             warm_start: false,
+            offload_every_s: 0,
+            offload_goal: OffloadGoal::NotDa,
             score_reading: ScoreReading::Free,
             score_units: ScoreUnits::Trace,
             sias_node_load: SiasNodeLoad::Used,
@@ -513,7 +545,9 @@ impl crate::policy::PolicySpec for MasbConfig {
     ) -> crate::Result<super::policy::Masb> {
         // Whole seconds (`validate`).
         let tick_s = (run.tick.us() / 1_000_000) as u32;
-        let masb = super::policy::Masb::new(self.clone(), run.rounds_per_tick, tick_s, run.seed);
+        let mut masb =
+            super::policy::Masb::new(self.clone(), run.rounds_per_tick, tick_s, run.seed);
+        masb.thresholds = run.classify;
         Ok(masb)
     }
 }

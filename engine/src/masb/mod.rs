@@ -20,6 +20,6 @@ pub mod scs;
 pub mod select;
 
 pub use config::{
-    GainReading, InitialOrder, MasbConfig, ScoreReading, ScoreShape, ScoreUnits, SiasNodeLoad,
-    TargetWeighting,
+    GainReading, InitialOrder, MasbConfig, OffloadGoal, ScoreReading, ScoreShape, ScoreUnits,
+    SiasNodeLoad, TargetWeighting,
 };

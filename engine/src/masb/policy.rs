@@ -109,6 +109,8 @@ pub struct Masb {
     pub brokers: u32,
     /// Rounds per tick.
     pub rounds_per_tick: u32,
+    /// The run's classification thresholds (what an offload's "not DA" goal reads).
+    pub thresholds: crate::classify::Thresholds,
     /// Simulated seconds per round.
     pub round_s: f64,
     seed: u64,
@@ -165,6 +167,7 @@ impl Masb {
             config,
             brokers: 0,
             rounds_per_tick: rounds_per_tick.max(1),
+            thresholds: crate::classify::Thresholds::default(),
             round_s: tick_s as f64 / rounds_per_tick.max(1) as f64,
             seed,
             node_task_offsets: Vec::new(),

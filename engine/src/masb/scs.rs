@@ -9,6 +9,12 @@
 //! to the best unvisited neighbour, stopping after `tabu_patience` steps without improving the
 //! best. Selecting every task always leaves the node stable, so it seeds the best and the search
 //! always returns a stable selection. [`exhaustive`] checks all 2^n selections (tests, tiny nodes).
+//!
+//! The `_for` forms serve a stable node's offload (`MasbConfig::offload_every_s`, not in seed
+//! 000) with a [`Goal`] besides stability: what stays must score strictly more under SRAS than
+//! the node does now, or must not be DA. Moving nothing never meets the first, nor, on a DA
+//! node, the second; moving everything may meet neither, so their search can return an
+//! unstable selection, which moves nothing.
 
 use ingest::rng::Rng;
 use rustc_hash::FxHashSet;
@@ -58,6 +64,39 @@ impl Selection {
     }
 }
 
+/// What a selection must leave behind besides a stable node (module doc).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    /// Only stability: an overloaded node's SCS (seed 000 section 5.1).
+    Stable,
+    /// An SRAS score above this: the node's score now, [`score_staying`].
+    BetterScore(f64),
+    /// A node that is not DA under these limits (shares of capacity: TA from `ta`, STA from
+    /// `sta`; DA when the larger share is within `ta..sta` and the smaller under `ta`).
+    NotDa {
+        /// The TA (and PA) threshold.
+        ta: f64,
+        /// The STA threshold.
+        sta: f64,
+    },
+}
+
+impl Goal {
+    /// Whether a stable remainder using `cpu` / `mem` of `cpu_cap` / `mem_cap`, scoring
+    /// `score` (SRAS), meets the goal.
+    fn met(self, (cpu, cpu_cap): (f64, f64), (mem, mem_cap): (f64, f64), score: f64) -> bool {
+        match self {
+            Goal::Stable => true,
+            Goal::BetterScore(above) => score > above,
+            Goal::NotDa { ta, sta } => {
+                let (u, v) = (cpu / cpu_cap, mem / mem_cap);
+                let (high, low) = (u.max(v), u.min(v));
+                !(high >= ta && high < sta && low < ta)
+            }
+        }
+    }
+}
+
 /// Evaluates a selection on a node of capacity `cpu_cap` / `mem_cap`.
 pub fn evaluate(
     cpu_cap: f64,
@@ -66,7 +105,19 @@ pub fn evaluate(
     chosen: &[bool],
     c: &MasbConfig,
 ) -> Selection {
-    let (fitness, cost_mb) = measure(cpu_cap, mem_cap, tasks, chosen, c);
+    evaluate_for(cpu_cap, mem_cap, tasks, chosen, Goal::Stable, c)
+}
+
+/// [`evaluate`], stable only if what stays meets `goal` too (module doc).
+pub fn evaluate_for(
+    cpu_cap: f64,
+    mem_cap: f64,
+    tasks: &[Candidate],
+    chosen: &[bool],
+    goal: Goal,
+    c: &MasbConfig,
+) -> Selection {
+    let (fitness, cost_mb) = measure(cpu_cap, mem_cap, tasks, chosen, goal, c);
     Selection {
         chosen: chosen.to_vec(),
         fitness,
@@ -74,12 +125,32 @@ pub fn evaluate(
     }
 }
 
-/// A selection's (fitness, cost in MB), as [`evaluate`] gives them, without copying it.
+/// The SRAS score of the node with every task staying: what [`Goal::BetterScore`] must beat.
+pub fn score_staying(cpu_cap: f64, mem_cap: f64, tasks: &[Candidate], c: &MasbConfig) -> f64 {
+    let (cpu, mem) = tasks.iter().fold((0.0, 0.0), |(cpu, mem), t| {
+        (cpu + t.cpu_use, mem + t.mem_use)
+    });
+    sras_of(cpu_cap, mem_cap, cpu, mem, c)
+}
+
+/// SRAS of a node of the given capacity and usage.
+fn sras_of(cpu_cap: f64, mem_cap: f64, cpu: f64, mem: f64, c: &MasbConfig) -> f64 {
+    let state = NodeState {
+        cpu_cap,
+        mem_cap,
+        cpu,
+        mem,
+    };
+    score(&c.sras, &state, c)
+}
+
+/// A selection's (fitness, cost in MB), as [`evaluate_for`] gives them, without copying it.
 fn measure(
     cpu_cap: f64,
     mem_cap: f64,
     tasks: &[Candidate],
     chosen: &[bool],
+    goal: Goal,
     c: &MasbConfig,
 ) -> (f64, f64) {
     let (mut cpu, mut mem, mut prod_cpu, mut prod_mem, mut cost) = (0.0, 0.0, 0.0, 0.0, 0.0);
@@ -102,21 +173,16 @@ fn measure(
         && mem <= mem_cap
         && prod_cpu <= c.scs_rus_limit * cpu_cap
         && prod_mem <= c.scs_rus_limit * mem_cap;
-    let fitness = match (stable, cost > 0.0) {
-        (false, _) => -1.0,
-        (true, false) => f64::INFINITY,
-        (true, true) => {
-            score(
-                &c.sras,
-                &NodeState {
-                    cpu_cap,
-                    mem_cap,
-                    cpu,
-                    mem,
-                },
-                c,
-            ) / cost
-        }
+    if !stable {
+        return (-1.0, cost);
+    }
+    let staying = sras_of(cpu_cap, mem_cap, cpu, mem, c);
+    let fitness = if !goal.met((cpu, cpu_cap), (mem, mem_cap), staying) {
+        -1.0
+    } else if cost > 0.0 {
+        staying / cost
+    } else {
+        f64::INFINITY
     };
     (fitness, cost)
 }
@@ -134,9 +200,22 @@ pub fn tabu_search(
     c: &MasbConfig,
     rng: &mut Rng,
 ) -> Selection {
+    tabu_search_for(cpu_cap, mem_cap, tasks, Goal::Stable, c, rng)
+}
+
+/// [`tabu_search`] for selections that meet `goal` too (module doc).
+pub fn tabu_search_for(
+    cpu_cap: f64,
+    mem_cap: f64,
+    tasks: &[Candidate],
+    goal: Goal,
+    c: &MasbConfig,
+    rng: &mut Rng,
+) -> Selection {
     let n = tasks.len();
     let optional: Vec<usize> = (0..n).filter(|&i| !tasks[i].compulsory).collect();
-    let mut best = evaluate(cpu_cap, mem_cap, tasks, &vec![true; n], c);
+    let evaluate = |chosen: &[bool]| evaluate_for(cpu_cap, mem_cap, tasks, chosen, goal, c);
+    let mut best = evaluate(&vec![true; n]);
     let mut visited: FxHashSet<Vec<bool>> = FxHashSet::default();
     let mut without_improvement = 0;
     'restarts: for _ in 0..c.tabu_restarts {
@@ -144,7 +223,7 @@ pub fn tabu_search(
             .iter()
             .map(|t| t.compulsory || rng.chance(0.25))
             .collect();
-        let start = evaluate(cpu_cap, mem_cap, tasks, &current, c);
+        let start = evaluate(&current);
         if start.beats(&best) {
             best = start;
         }
@@ -155,7 +234,7 @@ pub fn tabu_search(
             for &i in &optional {
                 current[i] = !current[i];
                 if !visited.contains(&current) {
-                    let m = measure(cpu_cap, mem_cap, tasks, &current, c);
+                    let m = measure(cpu_cap, mem_cap, tasks, &current, goal, c);
                     if next.is_none_or(|(_, b)| beats(m, b)) {
                         next = Some((i, m));
                     }
@@ -188,12 +267,24 @@ pub fn tabu_search(
 
 /// The best selection over all 2^n subsets (n <= 20).
 pub fn exhaustive(cpu_cap: f64, mem_cap: f64, tasks: &[Candidate], c: &MasbConfig) -> Selection {
+    exhaustive_for(cpu_cap, mem_cap, tasks, Goal::Stable, c)
+}
+
+/// [`exhaustive`] for selections that meet `goal` too.
+pub fn exhaustive_for(
+    cpu_cap: f64,
+    mem_cap: f64,
+    tasks: &[Candidate],
+    goal: Goal,
+    c: &MasbConfig,
+) -> Selection {
     let n = tasks.len();
     assert!(n <= 20, "exhaustive search is for small nodes");
-    let mut best = evaluate(cpu_cap, mem_cap, tasks, &vec![true; n], c);
+    let evaluate = |chosen: &[bool]| evaluate_for(cpu_cap, mem_cap, tasks, chosen, goal, c);
+    let mut best = evaluate(&vec![true; n]);
     for mask in 0u32..(1 << n) {
         let chosen: Vec<bool> = (0..n).map(|i| mask & (1 << i) != 0).collect();
-        let s = evaluate(cpu_cap, mem_cap, tasks, &chosen, c);
+        let s = evaluate(&chosen);
         if s.beats(&best) {
             best = s;
         }
@@ -261,6 +352,151 @@ mod tests {
             tabu_search(0.5, 0.5, &tasks, &c, &mut rng).chosen,
             best.chosen
         );
+    }
+
+    /// A stable node's offload (`offload_every_s`): a 0.5/0.5 node using 0.4/0.04 (DA) of
+    /// tasks A (0.3/0.02, 100 MB) and B (0.1/0.02, 400 MB).
+    ///
+    /// Goal "better score", SRAS read as fractions: the node scores 500^((0.2-0.6)(0.92-0.6)) -
+    /// 0.8 < 0, so 0. Moving B leaves 0.4/0.96 free, 500^(-0.072) - 0.8 < 0: no better, not a
+    /// selection. Moving A leaves 0.8/0.96 free, 500^0.072 - 0.8 = 0.764, fitness 0.764 / 100;
+    /// moving both 500^0.16 - 0.8 = 1.903 / 500 = 0.0038 < 0.0076. So A moves, and moving
+    /// nothing never counts. In trace units (the default) the node scores 500^((0.1-0.6)(0.46-0.6))
+    /// - 0.8 = 0.745 and every remainder less (a fuller node scores higher there): nothing moves.
+    ///
+    /// Goal "not DA", trace units: moving A leaves 20 % / 4 % (PA), scoring 500^((0.4-0.6)(0.48-
+    /// 0.6)) - 0.8 = 0.361, fitness 0.361 / 100; moving B leaves 60 % / 4 % (PA), 500^((0.2-0.6)
+    /// (0.48-0.6)) - 0.8 = 0.548 / 400; both 500^0.01 - 0.8 = 0.264 / 500. A moves.
+    #[test]
+    fn an_offload_moves_only_to_meet_its_goal() {
+        let t = |cpu_use, mem_use, cost_mb| Candidate {
+            cpu_use,
+            mem_use,
+            cpu_req: cpu_use,
+            mem_req: mem_use,
+            production: false,
+            cost_mb,
+            compulsory: false,
+        };
+        let tasks = [t(0.3, 0.02, 100.0), t(0.1, 0.02, 400.0)];
+        let fraction = MasbConfig {
+            sras: crate::masb::ScoreShape {
+                units: Some(crate::masb::ScoreUnits::Fraction),
+                ..MasbConfig::default().sras
+            },
+            ..MasbConfig::default()
+        };
+        let above = score_staying(0.5, 0.5, &tasks, &fraction);
+        assert_eq!(above, 0.0);
+        let better = Goal::BetterScore(above);
+        let best = exhaustive_for(0.5, 0.5, &tasks, better, &fraction);
+        assert_eq!(best.chosen, vec![true, false]);
+        let want = (500f64.powf(0.2 * 0.36) - 0.8) / 100.0;
+        assert!((best.fitness - want).abs() < 1e-12, "{}", best.fitness);
+        let nothing = evaluate_for(0.5, 0.5, &tasks, &[false, false], better, &fraction);
+        assert!(!nothing.stable());
+        let mut rng = Rng::new(1, 1);
+        let found = tabu_search_for(0.5, 0.5, &tasks, better, &fraction, &mut rng);
+        assert_eq!(found.chosen, best.chosen);
+
+        let trace = MasbConfig::default();
+        let above = score_staying(0.5, 0.5, &tasks, &trace);
+        assert!(
+            (above - (500f64.powf(0.5 * 0.14) - 0.8)).abs() < 1e-12,
+            "{above}"
+        );
+        let better = Goal::BetterScore(above);
+        assert!(!exhaustive_for(0.5, 0.5, &tasks, better, &trace).stable());
+        assert!(!tabu_search_for(0.5, 0.5, &tasks, better, &trace, &mut rng).stable());
+
+        let not_da = Goal::NotDa { ta: 0.7, sta: 0.9 };
+        let nothing = evaluate_for(0.5, 0.5, &tasks, &[false, false], not_da, &trace);
+        assert!(!nothing.stable());
+        let best = exhaustive_for(0.5, 0.5, &tasks, not_da, &trace);
+        assert_eq!(best.chosen, vec![true, false]);
+        let want = (500f64.powf(0.2 * 0.12) - 0.8) / 100.0;
+        assert!((best.fitness - want).abs() < 1e-12, "{}", best.fitness);
+        let found = tabu_search_for(0.5, 0.5, &tasks, not_da, &trace, &mut rng);
+        assert_eq!(found.chosen, best.chosen);
+    }
+
+    /// On 300 random stable nodes per goal (SRAS as fractions for "better score", where such
+    /// offloads happen; trace units for "not DA"), Tabu Search's offload is never worse than the
+    /// exhaustive optimum, leaves a node meeting the goal whenever it moves anything, and moves
+    /// nothing exactly when no subset would do.
+    #[test]
+    fn offload_selections_meet_their_goal_and_match_exhaustive_search_on_whether_to_move() {
+        let fraction = MasbConfig {
+            sras: crate::masb::ScoreShape {
+                units: Some(crate::masb::ScoreUnits::Fraction),
+                ..MasbConfig::default().sras
+            },
+            ..MasbConfig::default()
+        };
+        let trace = MasbConfig::default();
+        for (goal_name, c) in [("better score", &fraction), ("not DA", &trace)] {
+            let mut rng = Rng::new(43, 0);
+            let (mut moved, mut trials) = (0, 0);
+            while trials < 300 {
+                let n = 2 + trials % 9;
+                let mut tasks = random_tasks(&mut rng, n, c);
+                // Stable nodes from near idle to tight (a tight node may score more than any of
+                // its remainders; an emptier one less than the empty node): nothing compulsory.
+                let (cpu, mem) = tasks
+                    .iter()
+                    .fold((0.0, 0.0), |(c, m), t| (c + t.cpu_use, m + t.mem_use));
+                // Every other node used within 75-90 % of both (tight), the rest 5-95 %.
+                let (low, span) = if trials % 2 == 0 {
+                    (0.75, 0.15)
+                } else {
+                    (0.05, 0.9)
+                };
+                let (kc, km) = (
+                    0.5 * (low + span * rng.f64()) / cpu,
+                    0.5 * (low + span * rng.f64()) / mem,
+                );
+                for t in &mut tasks {
+                    (t.cpu_use, t.mem_use, t.compulsory) = (t.cpu_use * kc, t.mem_use * km, false);
+                }
+                if !evaluate(0.5, 0.5, &tasks, &vec![false; n], c).stable() {
+                    continue;
+                }
+                let goal = if goal_name == "not DA" {
+                    Goal::NotDa { ta: 0.7, sta: 0.9 }
+                } else {
+                    Goal::BetterScore(score_staying(0.5, 0.5, &tasks, c))
+                };
+                let optimum = exhaustive_for(0.5, 0.5, &tasks, goal, c);
+                let mut search_rng = Rng::new(7, trials as u64);
+                let found = tabu_search_for(0.5, 0.5, &tasks, goal, c, &mut search_rng);
+                assert_eq!(
+                    found.stable(),
+                    optimum.stable(),
+                    "{goal_name}, trial {trials}"
+                );
+                assert!(found.fitness <= optimum.fitness + 1e-12);
+                if found.stable() && found.chosen.iter().any(|&out| out) {
+                    let staying: Vec<Candidate> = tasks
+                        .iter()
+                        .zip(&found.chosen)
+                        .filter(|(_, out)| !**out)
+                        .map(|(t, _)| *t)
+                        .collect();
+                    let (cpu, mem) = staying
+                        .iter()
+                        .fold((0.0, 0.0), |(c, m), t| (c + t.cpu_use, m + t.mem_use));
+                    let score = score_staying(0.5, 0.5, &staying, c);
+                    assert!(goal.met((cpu, 0.5), (mem, 0.5), score), "{goal_name}");
+                    moved += 1;
+                }
+                trials += 1;
+            }
+            // Both outcomes occur (the test can fail either way).
+            assert!(
+                moved > 30 && moved < 270,
+                "{goal_name}: moved on {moved} of 300 nodes"
+            );
+        }
     }
 
     /// Seed 000 section 5.1's sample: node 2274790707 (capacity 0.5 CPU, 0.2493 memory) runs 13

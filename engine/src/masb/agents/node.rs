@@ -85,6 +85,9 @@ pub struct San {
     pub deadline: u64,
     /// Global round at which the recommendations expire (3 minutes).
     pub expires: u64,
+    /// Started by a stable node's offload (`MasbConfig::offload_every_s`): forced candidates
+    /// are not asked.
+    pub offload: bool,
 }
 
 /// A node agent's state.
@@ -252,6 +255,9 @@ impl Masb {
                         continue;
                     };
                     p.candidates = candidates.to_vec();
+                    if p.offload {
+                        p.candidates.retain(|r| !r.forced);
+                    }
                     p.answers.clear();
                     p.answered = 0;
                     for r in &p.candidates {
@@ -392,14 +398,18 @@ impl Masb {
                 && ctx.cell.tasks.state()[t.index()] == TaskState::Running
         };
         let on_node = || self.tasks_on(n).iter().filter(running);
+        // A stable node moves tasks only on its offload turn (`offload_every_s`, off by default).
+        let mut offload = false;
         if !nodes.load_wanted(i).overloaded() {
             let stamp = ctx.cell.constraint_stamp(n);
-            if na.constraints_ok_stamp == Some(stamp) {
-                return;
-            }
-            if on_node().all(|&t| ctx.cell.satisfies(n, t)) {
+            let constraints_ok = na.constraints_ok_stamp == Some(stamp)
+                || on_node().all(|&t| ctx.cell.satisfies(n, t));
+            if constraints_ok {
                 na.constraints_ok_stamp = Some(stamp);
-                return;
+                if !self.offload_turn(ctx, n) {
+                    return;
+                }
+                offload = true;
             }
         }
         if on_node().any(|t| ctx.cell.tasks.migrating_to()[t.index()].is_some()) {
@@ -431,28 +441,35 @@ impl Masb {
                 }
             })
             .collect();
+        // What an offload must leave besides a stable node (`scs` module doc).
+        let goal = match (offload, self.config.offload_goal) {
+            (false, _) => Goal::Stable,
+            (true, OffloadGoal::NotDa) => Goal::NotDa {
+                ta: f64::from(self.thresholds.ta_ppm) / 1e6,
+                sta: f64::from(self.thresholds.sta_ppm) / 1e6,
+            },
+            (true, OffloadGoal::BetterScore) => Goal::BetterScore(scs::score_staying(
+                load.cpu_cap,
+                load.mem_cap,
+                &candidates,
+                &self.config,
+            )),
+        };
         // Overloaded only by migrations coming in (they count on both nodes): nothing of its own
-        // needs to move; wait for the transfers to end.
-        if crate::masb::scs::evaluate(
-            load.cpu_cap,
-            load.mem_cap,
-            &candidates,
-            &vec![false; candidates.len()],
-            &self.config,
-        )
-        .stable()
-        {
+        // needs to move; wait for the transfers to end. (An offload's node no longer DA, or no
+        // longer below its goal, likewise.)
+        let nothing = vec![false; candidates.len()];
+        let (cpu_cap, mem_cap) = (load.cpu_cap, load.mem_cap);
+        if scs::evaluate_for(cpu_cap, mem_cap, &candidates, &nothing, goal, &self.config).stable() {
             return;
         }
         let mut rng: Rng = ctx.rng(self.agent_of(n));
         let _ = rng.next_u64(); // a stream distinct from the one used for target ordering
-        let selection = tabu_search(
-            load.cpu_cap,
-            load.mem_cap,
-            &candidates,
-            &self.config,
-            &mut rng,
-        );
+        let selection =
+            scs::tabu_search_for(cpu_cap, mem_cap, &candidates, goal, &self.config, &mut rng);
+        if !selection.stable() {
+            return; // an offload that finds no selection meeting its goal moves nothing
+        }
         if sampled(ctx, 50, &[n.0 as u64, 4]) {
             let listed: Vec<serde_json::Value> = tasks
                 .iter()
@@ -480,9 +497,23 @@ impl Masb {
         let chosen = tasks.iter().zip(&selection.chosen).filter(|(_, c)| **c);
         for (&t, _) in chosen {
             let task = (t, ctx.cell.tasks.generation()[t.index()]);
-            na.processes
-                .push(self.request_candidates(ctx, n, out, g, task));
+            let process = self.request_candidates(ctx, n, out, g, task);
+            na.processes.push(San { offload, ..process });
         }
+    }
+
+    /// Whether node `n` offloads in this round: offloads are on, the node was DA at the last
+    /// tick's end, this is a tick's first round and the node's turn of the period (its index
+    /// modulo the period's ticks).
+    fn offload_turn(&self, ctx: &StepCtx<'_>, n: NodeIdx) -> bool {
+        let every_s = self.config.offload_every_s;
+        if every_s == 0 || ctx.round != 0 {
+            return false;
+        }
+        let tick_s = self.round_s * f64::from(self.rounds_per_tick);
+        let period_ticks = ((f64::from(every_s) / tick_s).round() as u64).max(1);
+        ctx.cell.nodes.class()[n.index()] == NodeClass::Da
+            && (u64::from(ctx.tick.0) + u64::from(n.0)) % period_ticks == 0
     }
 }
 
