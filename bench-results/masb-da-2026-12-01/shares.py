@@ -38,7 +38,8 @@ def show(name, r):
 das = {}
 for kind, runs in [
     ("borg", ["borg", "borg-flat"]),
-    ("masb", ["masb", "masb-score", "masb-asks1", "masb-asks3", "masb-flat"]),
+    ("masb", ["masb", "masb-score", "masb-asks1", "masb-asks3", "masb-flat", "masb-offload",
+              "masb-offload-score", "masb-frac", "masb-offload-frac", "masb-offload-score-frac"]),
 ]:
     show(f"Table 4 {kind.upper()}", paper[kind] + [62.05, 4409.0 if kind == "masb" else 0.0,
                                                   338.0 if kind == "masb" else 0.0, 0.0])
@@ -56,3 +57,20 @@ for masb, borg in [("masb", "borg"), ("masb-flat", "borg-flat")]:
     gaps = [b - m for m, b in zip(das[masb], das[borg])]
     print(f"DA {borg} - {masb}, seeds 1-3: " + " / ".join(f"{g:.2f}" for g in gaps)
           + f" (Table 4: {paper['borg'][5] - paper['masb'][5]:.2f})")
+
+print("\n(a5) the offload's period, seed 1 (300 s: the rows above)")
+for every_s in (60, 900, 3600):
+    show(f"offload {every_s} s", row(f"masb-offload{every_s}-seed1"))
+
+print("\nBy hour, seed 1: DA % / STA % of the online nodes (ticks/)")
+import pyarrow.parquet as pq  # noqa: E402
+
+for name in ("masb", "masb-offload", "masb-offload-score", "masb-offload-frac",
+             "masb-offload-score-frac"):
+    t = pq.read_table(f"{out}/{name}-seed1/ticks").to_pydict()
+    hours = {}
+    for tick, online, da, sta in zip(t["tick"], t["nodes_online"], t["da"], t["sta"]):
+        hours.setdefault(tick // 60, []).append((100 * da / online, 100 * sta / online))
+    cells = [f"{sum(d for d, _ in v) / len(v):5.1f}/{sum(s for _, s in v) / len(v):4.1f}"
+             for _, v in sorted(hours.items())]
+    print(f"{name:<22}" + " ".join(cells))
