@@ -355,6 +355,7 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         assert!(stdout.contains(unlike), "{unlike}: {stdout}");
     }
     assert!(pa.trim_end().ends_with('*'), "{pa}");
+    assert!(!stdout.contains("additions"), "{stdout}");
 
     // The wall-clock profile over the whole run and over a window of it (`scripts/ab.sh`).
     let median_row = |args: &[&str]| {
@@ -657,6 +658,34 @@ fn a_trace_without_machines_is_refused() {
 /// A relative trace in a config file is relative to the file: an experiment file next to its
 /// trace works from any working directory (a SLURM job starts in the submission directory), and
 /// `run.toml` records the trace's absolute place.
+/// `report --paper` names a MASB run's additions seed 000 does not describe (its options off by
+/// default) and a start held to the trace's scheduler, beside the comparison with Table 7.
+#[test]
+fn report_paper_names_the_masb_additions_a_run_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let out = cellsim(&["gen", &p("raw"), "--machines", "60", "--hours", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cellsim(&["ingest", &p("raw"), &p("parquet")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let config = "trace = \"parquet\"\nhours = 0.25\nrelease = \"trace-schedule\"\n\
+                  [policy]\nkind = \"masb\"\nbook_asks = true\noffload_every_s = 300\n";
+    std::fs::write(dir.path().join("c.toml"), config).unwrap();
+    let out = cellsim(&["run", "--config", &p("c.toml"), "--out", &p("run")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cellsim(&["report", &p("run"), "--paper"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for said in [
+        "against seed 000 Table 7, SIAS + SRAS",
+        "not the paper's experiment: its tasks start no earlier than the trace's scheduler",
+        "not the paper's experiment: its MASB runs additions seed 000 does not describe: \
+         book_asks = true, offload_every_s = 300 (offload_goal = \"not-da\")",
+    ] {
+        assert!(stdout.contains(said), "{said}: {stdout}");
+    }
+}
+
 #[test]
 fn a_config_files_relative_trace_is_relative_to_the_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -416,8 +416,10 @@ const PAPER_SPAN_H: f64 = 29.0 * 24.0;
 /// The real cell's machines (about 12.5k online: seed 000, section 7).
 const PAPER_CELL_NODES: f64 = 12_500.0;
 
-/// How `run` differs from seed 000's experiment in span, cell size and usage: each as text,
-/// none when it matches (a span within 10 % of the month, a cell within 10 % of the paper's).
+/// How `run` differs from seed 000's experiment in span, cell size and usage, and for MASB in
+/// the additions it runs ([`engine::masb::MasbConfig::additions`]) and a start held to the
+/// trace's scheduler: each as text, none when it matches (a span within 10 % of the month, a
+/// cell within 10 % of the paper's).
 pub fn differences(run: &RunSummary) -> Vec<String> {
     let mut out = Vec::new();
     let span_h = run.simulated_s / 3600.0;
@@ -437,6 +439,18 @@ pub fn differences(run: &RunSummary) -> Vec<String> {
         out.push("its usage is modelled (no task_usage rows), the paper's recorded".into());
     } else if run.replay.usage_model {
         out.push("part of its usage is modelled (tasks without task_usage rows)".into());
+    }
+    if let PolicyConfig::Masb(masb) = &run.config.policy {
+        if run.config.release == engine::release::Release::TraceSchedule {
+            out.push("its tasks start no earlier than the trace's scheduler started them (release = \"trace-schedule\"), not in the paper".into());
+        }
+        let additions = masb.additions();
+        if !additions.is_empty() {
+            out.push(format!(
+                "its MASB runs additions seed 000 does not describe: {}",
+                additions.join(", ")
+            ));
+        }
     }
     out
 }

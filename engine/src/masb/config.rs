@@ -405,6 +405,39 @@ impl MasbConfig {
         shape.units.unwrap_or(self.score_units)
     }
 
+    /// The additions seed 000 does not describe that this configuration turns on, as their
+    /// config lines (empty for the paper's MASB; readings of what the paper leaves open are
+    /// not additions): what `report --paper` names beside a comparison with its tables.
+    pub fn additions(&self) -> Vec<String> {
+        let mut on: Vec<String> = [
+            ("accept_max_use", self.accept_max_use),
+            ("book_asks", self.book_asks),
+            ("warm_start", self.warm_start),
+            ("gain_fallback", self.gain_fallback),
+        ]
+        .into_iter()
+        .filter(|(_, set)| *set)
+        .map(|(name, _)| format!("{name} = true"))
+        .collect();
+        if self.offload_every_s > 0 {
+            let goal = match self.offload_goal {
+                OffloadGoal::NotDa => "not-da",
+                OffloadGoal::BetterScore => "better-score",
+            };
+            on.push(format!(
+                "offload_every_s = {} (offload_goal = \"{goal}\")",
+                self.offload_every_s
+            ));
+        }
+        let weighting = match self.target_weighting {
+            TargetWeighting::Score => None,
+            TargetWeighting::Uniform => Some("uniform"),
+            TargetWeighting::Inverse => Some("inverse"),
+        };
+        on.extend(weighting.map(|w| format!("target_weighting = \"{w}\"")));
+        on
+    }
+
     /// The first parameter out of its range, named as in the config file (`policy.` prefix left
     /// to the caller): counts a broker needs at least one of, fractions within 0..=1, the
     /// migration cost model's rates and sizes positive or non-negative as its formula needs
@@ -561,6 +594,34 @@ mod tests {
 
     fn config(toml_text: &str) -> Result<MasbConfig, String> {
         toml::from_str::<MasbConfig>(toml_text).map_err(|e| e.to_string())
+    }
+
+    /// The paper's MASB has no additions; each one a config turns on is named by its line,
+    /// in the order the config documents them.
+    #[test]
+    fn additions_name_every_option_the_paper_does_not_describe() {
+        assert!(MasbConfig::default().additions().is_empty());
+        let readings = config(
+            "score_reading = \"used\"\ninitial_order = \"score\"\ninitial_asks = 1\nsias_gain = true",
+        )
+        .unwrap();
+        assert!(readings.additions().is_empty());
+        let all = config(
+            "accept_max_use = true\nbook_asks = true\nwarm_start = true\ngain_fallback = true\n\
+             offload_every_s = 300\noffload_goal = \"better-score\"\ntarget_weighting = \"uniform\"",
+        )
+        .unwrap();
+        assert_eq!(
+            all.additions(),
+            [
+                "accept_max_use = true",
+                "book_asks = true",
+                "warm_start = true",
+                "gain_fallback = true",
+                "offload_every_s = 300 (offload_goal = \"better-score\")",
+                "target_weighting = \"uniform\"",
+            ]
+        );
     }
 
     /// A shape's table may set one constant: the others stay that score's own defaults (SIAS
