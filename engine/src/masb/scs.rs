@@ -1,4 +1,5 @@
-//! Select Candidate Services (seed 000 section 5.1): which tasks an overloaded node moves out.
+//! Select Candidate Services (seed 000 section 5.1): which tasks an overloaded node moves out
+//! (and, under the offload option below, a stable DA node).
 //!
 //! A selection is **stable** when the tasks left behind fit the node (usage within capacity) and
 //! their production requests fit within `scs_rus_limit` of it (the RUS rule, with headroom), and it includes every **compulsory** task

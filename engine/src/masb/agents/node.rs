@@ -456,8 +456,8 @@ impl Masb {
             )),
         };
         // Overloaded only by migrations coming in (they count on both nodes): nothing of its own
-        // needs to move; wait for the transfers to end. (An offload's node no longer DA, or no
-        // longer below its goal, likewise.)
+        // needs to move; wait for the transfers to end. An offload whose node meets its goal as
+        // it is (no longer DA by its current usage, say) moves nothing either.
         let nothing = vec![false; candidates.len()];
         let (cpu_cap, mem_cap) = (load.cpu_cap, load.mem_cap);
         if scs::evaluate_for(cpu_cap, mem_cap, &candidates, &nothing, goal, &self.config).stable() {
