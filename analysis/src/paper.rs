@@ -442,7 +442,7 @@ pub fn differences(run: &RunSummary) -> Vec<String> {
     }
     if let PolicyConfig::Masb(masb) = &run.config.policy {
         if run.config.release == engine::release::Release::TraceSchedule {
-            out.push("its tasks start no earlier than the trace's scheduler started them (release = \"trace-schedule\"), not in the paper".into());
+            out.push("its tasks start no earlier than the trace's scheduler started them (release = \"trace-schedule\")".into());
         }
         let additions = masb.additions();
         if !additions.is_empty() {

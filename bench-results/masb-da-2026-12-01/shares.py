@@ -35,7 +35,7 @@ def show(name, r):
           + f"{r[9]:>9.0f}")
 
 
-das = {}
+das, pa_da = {}, {}
 for kind, runs in [
     ("borg", ["borg", "borg-flat"]),
     ("masb", ["masb", "masb-score", "masb-asks1", "masb-asks3", "masb-flat", "masb-offload",
@@ -53,10 +53,17 @@ for kind, runs in [
               f" seeds; DA {min(r[5] for r in rows) - paper[kind][5]:+.2f}"
               f" .. {max(r[5] for r in rows) - paper[kind][5]:+.2f}")
         das[name] = [r[5] for r in rows]
-for masb, borg in [("masb", "borg"), ("masb-flat", "borg-flat")]:
+        pa_da[name] = [r[4] / r[5] for r in rows]
+for masb, borg in [("masb", "borg"), ("masb-flat", "borg-flat"), ("masb-offload", "borg"),
+                   ("masb-offload-score", "borg")]:
     gaps = [b - m for m, b in zip(das[masb], das[borg])]
     print(f"DA {borg} - {masb}, seeds 1-3: " + " / ".join(f"{g:.2f}" for g in gaps)
           + f" (Table 4: {paper['borg'][5] - paper['masb'][5]:.2f})")
+    higher = sum(m > b for m, b in zip(pa_da[masb], pa_da[borg]))
+    print(f"  PA:DA {masb} above {borg} in {higher} of 3 seeds: "
+          + " / ".join(f"{m:.2f}:{b:.2f}" for m, b in zip(pa_da[masb], pa_da[borg]))
+          + f" (Table 4: {paper['masb'][4] / paper['masb'][5]:.2f}:"
+          + f"{paper['borg'][4] / paper['borg'][5]:.2f})")
 
 print("\n(a5) the offload's period, seed 1 (300 s: the rows above)")
 for every_s in (60, 900, 3600):
