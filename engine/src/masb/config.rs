@@ -409,33 +409,29 @@ impl MasbConfig {
     /// config lines (empty for the paper's MASB; readings of what the paper leaves open are
     /// not additions): what `report --paper` names beside a comparison with its tables.
     pub fn additions(&self) -> Vec<String> {
-        let mut on: Vec<String> = [
-            ("accept_max_use", self.accept_max_use),
-            ("book_asks", self.book_asks),
-            ("warm_start", self.warm_start),
-            ("gain_fallback", self.gain_fallback),
+        // A setting's value as its config file spells it (`"not-da"`, quoted).
+        fn spelt(value: &impl Serialize) -> String {
+            serde_json::to_string(value).expect("a unit variant encodes as a string")
+        }
+        let flag = |name: &str, set: bool| set.then(|| format!("{name} = true"));
+        [
+            flag("accept_max_use", self.accept_max_use),
+            flag("book_asks", self.book_asks),
+            flag("warm_start", self.warm_start),
+            (self.offload_every_s > 0).then(|| {
+                format!(
+                    "offload_every_s = {} (offload_goal = {})",
+                    self.offload_every_s,
+                    spelt(&self.offload_goal)
+                )
+            }),
+            flag("gain_fallback", self.gain_fallback),
+            (self.target_weighting != TargetWeighting::Score)
+                .then(|| format!("target_weighting = {}", spelt(&self.target_weighting))),
         ]
         .into_iter()
-        .filter(|(_, set)| *set)
-        .map(|(name, _)| format!("{name} = true"))
-        .collect();
-        if self.offload_every_s > 0 {
-            let goal = match self.offload_goal {
-                OffloadGoal::NotDa => "not-da",
-                OffloadGoal::BetterScore => "better-score",
-            };
-            on.push(format!(
-                "offload_every_s = {} (offload_goal = \"{goal}\")",
-                self.offload_every_s
-            ));
-        }
-        let weighting = match self.target_weighting {
-            TargetWeighting::Score => None,
-            TargetWeighting::Uniform => Some("uniform"),
-            TargetWeighting::Inverse => Some("inverse"),
-        };
-        on.extend(weighting.map(|w| format!("target_weighting = \"{w}\"")));
-        on
+        .flatten()
+        .collect()
     }
 
     /// The first parameter out of its range, named as in the config file (`policy.` prefix left
@@ -617,8 +613,8 @@ mod tests {
                 "accept_max_use = true",
                 "book_asks = true",
                 "warm_start = true",
-                "gain_fallback = true",
                 "offload_every_s = 300 (offload_goal = \"better-score\")",
+                "gain_fallback = true",
                 "target_weighting = \"uniform\"",
             ]
         );
