@@ -436,7 +436,7 @@ fn masb_taking_over_the_initial_state_is_deterministic_across_threads_and_resume
 /// MASB with stable DA nodes offloading (`offload_every_s`, both goals; the better-score goal
 /// with SRAS read as fractions, where it moves tasks) gives the same bytes for 1 and 2 threads
 /// and across a resume, and migrates more than twice as often as MASB moving tasks only off
-/// overloaded nodes.
+/// overloaded nodes; its sampled offload selections are marked in `samples.jsonl`.
 #[test]
 fn masb_offloading_stable_nodes_is_deterministic_across_threads_and_resume() {
     use engine::masb::{MasbConfig, OffloadGoal, ScoreUnits};
@@ -473,4 +473,15 @@ fn masb_offloading_stable_nodes_is_deterministic_across_threads_and_resume() {
             assert!(migrations(&summary) > 2.0 * without, "{name}");
         }
     }
+    // Sampled SCS selections of an offload say so; no other run's do.
+    let offloads = |run: &str| {
+        let samples = std::fs::read_to_string(root.path().join(run).join("samples.jsonl"));
+        samples
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(r#""kind":"scs""#) && l.contains(r#""offload":true"#))
+            .count()
+    };
+    assert!(offloads("run-not-da-1") > 0);
+    assert_eq!(offloads("run-plain"), 0);
 }

@@ -486,12 +486,16 @@ impl Masb {
                     })
                 })
                 .collect();
-            let line = serde_json::json!({
+            let mut line = serde_json::json!({
                 "kind": "scs", "tick": ctx.tick.0, "round": ctx.round,
                 "machine": ctx.cell.nodes.machine_id()[n.index()],
                 "cpu_cap": load.cpu_cap, "mem_cap": load.mem_cap,
                 "tasks": listed, "fitness": selection.fitness, "cost_mb": selection.cost_mb,
             });
+            if offload {
+                // Only an offload's line says so: other runs' samples stay byte-identical.
+                line["offload"] = serde_json::Value::Bool(true);
+            }
             samples.push(line.to_string());
         }
         let chosen = tasks.iter().zip(&selection.chosen).filter(|(_, c)| **c);
