@@ -412,8 +412,8 @@ fn usage_rises_under_windows_are_table_2s_and_match_the_node_samples() {
 /// windows): node agents that also move tasks off stable DA nodes every 300 s until they are no
 /// longer DA (`offload_every_s`, not in seed 000, off by default; seed 001 9.2's "proactive"
 /// offload) take DA far below the overload-only MASB's and migrate tens of times as often,
-/// while STA stays near Table 4's (measured: DA 28.25 -> 10.34 %, STA 0.90 -> 2.95 %, 15.3 ->
-/// 532 migrations a minute; the 8 h over seeds 1-3: `bench-results/masb-da-2026-12-01.md`
+/// while STA stays near Table 4's (measured: DA 28.25 -> 10.38 %, STA 0.90 -> 2.96 %, 15.3 ->
+/// 533 migrations a minute; the 8 h over seeds 1-3: `bench-results/masb-da-2026-12-01.md`
 /// (a5)).
 #[test]
 fn offloading_stable_da_nodes_takes_masb_da_below_table_4_on_the_real_trace() {

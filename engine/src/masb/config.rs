@@ -193,8 +193,8 @@ pub struct MasbConfig {
     /// round. Such a process asks only the targets that have room (no forced candidates: moving
     /// a task off a stable node must not overload another). 300 s is the period the bench runs,
     /// chosen before any run as the trace's usage window. Measured on the real 8 h (MASB held,
-    /// booked, windows; seeds 1-3): DA 28.78 % -> 9.92 % (`not-da`) or 36.46 % (`better-score`),
-    /// 9.4 -> 493 or 42 migrations a minute.
+    /// booked, windows; seeds 1-3): DA 28.78 % -> 9.87 % (`not-da`) or 36.46 % (`better-score`),
+    /// 9.4 -> 490 or 42 migrations a minute.
     pub offload_every_s: u32,
     /// What an offload must leave behind ([`OffloadGoal`]): a node no longer DA (default) or
     /// one scoring more under SRAS.

@@ -444,10 +444,7 @@ impl Masb {
         // What an offload must leave besides a stable node (`scs` module doc).
         let goal = match (offload, self.config.offload_goal) {
             (false, _) => Goal::Stable,
-            (true, OffloadGoal::NotDa) => Goal::NotDa {
-                ta: f64::from(self.thresholds.ta_ppm) / 1e6,
-                sta: f64::from(self.thresholds.sta_ppm) / 1e6,
-            },
+            (true, OffloadGoal::NotDa) => Goal::NotDa(self.thresholds),
             (true, OffloadGoal::BetterScore) => Goal::BetterScore(scs::score_staying(
                 load.cpu_cap,
                 load.mem_cap,
