@@ -518,7 +518,7 @@ mod tests {
                                 .fold((0.0, 0.0), |(c, m), t| (c + t.cpu_use, m + t.mem_use));
                             let (u, v) = (cpu / 0.5, mem / 0.5);
                             let (high, low) = (u.max(v), u.min(v));
-                            assert!(!(high >= 0.7 && high < 0.9 && low < 0.7), "{goal_name}");
+                            assert!(!((0.7..0.9).contains(&high) && low < 0.7), "{goal_name}");
                         }
                     }
                     moved += 1;
