@@ -194,7 +194,10 @@ pub struct MasbConfig {
     /// a task off a stable node must not overload another). 300 s is the period the bench runs,
     /// chosen before any run as the trace's usage window. Measured on the real 8 h (MASB held,
     /// booked, windows; seeds 1-3): DA 28.78 % -> 9.87 % (`not-da`) or 36.46 % (`better-score`),
-    /// 9.4 -> 490 or 42 migrations a minute.
+    /// 9.4 -> 490 or 42 migrations a minute. **Calibrated** on one figure, seed 000's cost per
+    /// task migration (Table 7, SIAS / SRAS, 338.09 MB; longer periods move dearer tasks), the
+    /// period is 3464 s (`not-da`; ibid. (a6)): there every Table 4 MASB share but PA is within
+    /// 5 points (PA 73.4-73.5 % against 68.28) at 85 migrations a minute.
     pub offload_every_s: u32,
     /// What an offload must leave behind ([`OffloadGoal`]): a node no longer DA (default) or
     /// one scoring more under SRAS.

@@ -1,0 +1,72 @@
+"""Section (a6): per period of the grid, each seed's Table 4 shares, migrations a minute and MB
+per migration, and their means; the period at which the mean MB per migration equals seed 000's
+cost per task migration (Table 7, SIAS / SRAS: 338.09 MB), interpolated linearly between the
+two grid periods around it; and how many seeds put every share within 5 points of Table 4's
+MASB column.
+
+    period.py OUT P1 P2 ...            the calibrated period alone, in whole seconds
+    period.py OUT P1 P2 ... --at P     the table: the grid's rows, then the runs at P
+"""
+import json
+import sys
+
+args = sys.argv[1:]
+at = None
+if "--at" in args:
+    at = int(args[args.index("--at") + 1])
+    args = args[: args.index("--at")]
+out, grid = args[0], sorted(int(p) for p in args[1:])
+classes = ["idle", "overloaded", "sta", "ta", "pa", "da"]
+paper = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB
+paper_mb = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the period
+
+
+def row(every_s, seed):
+    s = json.load(open(f"{out}/masb-offload{every_s}-seed{seed}/summary.json"))
+    c = s["averages"]["classes"]
+    online = sum(v for k, v in c.items() if k != "offline")
+    done = s["totals"].get("migrations_completed", 0.0)
+    cost = s["totals"].get("migration_cost_mb", 0.0)
+    return [100 * c[k] / online for k in classes] + [done / (s["simulated_s"] / 60),
+                                                      cost / max(done, 1)]
+
+
+def mean_mb(every_s):
+    return sum(row(every_s, seed)[7] for seed in (1, 2, 3)) / 3
+
+
+def calibrated():
+    """(period, (lo, mb), (hi, mb)) where the grid's mean MB per migration crosses paper_mb."""
+    mbs = [mean_mb(s) for s in grid]
+    for (lo, a), (hi, b) in zip(zip(grid, mbs), zip(grid[1:], mbs[1:])):
+        if min(a, b) <= paper_mb <= max(a, b):
+            return lo + (hi - lo) * (paper_mb - a) / (b - a), (lo, a), (hi, b)
+    sys.exit(f"the mean MB per migration does not cross {paper_mb} MB in the grid")
+
+
+found, (lo, a), (hi, b) = calibrated()
+if at is None:
+    print(round(found))
+    sys.exit(0)
+
+
+def show(label, r, tail):
+    print(f"{label:<18}" + "".join(f"{v:>8.2f}" for v in r[:6]) + f"{r[6]:>10.1f}{r[7]:>9.1f}  "
+          + tail)
+
+
+head = "".join(f"{k:>8}" for k in classes)
+print(f"{'period s':<18}{head}{'migr/min':>10}{'MB/migr':>9}  outside 5 points")
+show("Table 4 MASB", paper + [4409.0, paper_mb], "(Table 7's cost per task migration)")
+for every_s in grid + [at]:
+    if every_s == at:
+        print(f"\nThe grid's mean MB per migration reaches {paper_mb} MB between {lo} s ({a:.1f})"
+              f" and {hi} s ({b:.1f}): calibrated period {found:.0f} s (linear); run at {at} s")
+    rows = [row(every_s, seed) for seed in (1, 2, 3)]
+    for seed, r in zip((1, 2, 3), rows):
+        outside = [f"{k} {r[i] - p:+.2f}" for i, (k, p) in enumerate(zip(classes, paper))
+                   if abs(r[i] - p) > 5]
+        show(f"{every_s:>6} seed {seed}", r, ", ".join(outside) or "-")
+    within = sum(all(abs(r[i] - p) <= 5 for i, p in enumerate(paper)) for r in rows)
+    show(f"{every_s:>6} mean", [sum(col) / 3 for col in zip(*rows)],
+         f"every share within 5 points in {within} of 3 seeds")
