@@ -414,7 +414,9 @@ fn usage_rises_under_windows_are_table_2s_and_match_the_node_samples() {
 /// offload) take DA far below the overload-only MASB's and migrate tens of times as often,
 /// while STA stays near Table 4's (measured: DA 28.25 -> 10.38 %, STA 0.90 -> 2.96 %, 15.3 ->
 /// 533 migrations a minute; the 8 h over seeds 1-3: `bench-results/masb-da-2026-12-01.md`
-/// (a5)).
+/// (a5)). What section (a6) calibrates the period on, a migration's mean cost, rises with the
+/// period, offloads moving cheaper tasks than overloads do, and DA with it (measured: 302.2 MB
+/// every 300 s, 370.0 every 3464 s, 477.6 overload only; DA 10.38, 21.95, 28.25 %).
 #[test]
 fn offloading_stable_da_nodes_takes_masb_da_below_table_4_on_the_real_trace() {
     let (root, parquet) = ingested_8h();
@@ -424,7 +426,7 @@ fn offloading_stable_da_nodes_takes_masb_da_below_table_4_on_the_real_trace() {
         ..RunConfig::default()
     };
     config.usage.window = Some(engine::usage_model::WindowModel::default());
-    // (DA %, STA %, migrations completed a minute)
+    // (DA %, STA %, migrations completed a minute, MB a migration)
     let run = |name: &str, offload_every_s: u32| {
         let mut config = config.clone();
         config.policy = engine::policies::PolicyConfig::Masb(engine::masb::MasbConfig {
@@ -436,11 +438,21 @@ fn offloading_stable_da_nodes_takes_masb_da_below_table_4_on_the_real_trace() {
         let s = run_masb(&config, &parquet, &root.path().join(name));
         let a = &s.averages;
         let share = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-        let per_minute = s.totals.counters["migrations_completed"] / (s.simulated_s / 60.0);
-        (share("da"), share("sta"), per_minute)
+        let done = s.totals.counters["migrations_completed"];
+        let mb = s.totals.counters["migration_cost_mb"] / done.max(1.0);
+        (share("da"), share("sta"), done / (s.simulated_s / 60.0), mb)
     };
-    let (da, sta, rate) = run("overload-only", 0);
-    let (da_offload, sta_offload, rate_offload) = run("offload", 300);
+    let (da, sta, rate, mb) = run("overload-only", 0);
+    let (da_offload, sta_offload, rate_offload, mb_offload) = run("offload", 300);
+    let (da_calibrated, _, _, mb_calibrated) = run("offload-calibrated", 3464);
+    assert!(
+        mb_offload < mb_calibrated && mb_calibrated < mb,
+        "MB a migration: {mb_offload} (300 s) {mb_calibrated} (3464 s) {mb} (overload only)"
+    );
+    assert!(
+        da_offload < da_calibrated && da_calibrated < da,
+        "DA: {da_offload} (300 s) {da_calibrated} (3464 s) {da} (overload only)"
+    );
     assert!(
         da > 22.56 + 5.0 && da_offload < 22.56 - 5.0,
         "DA {da} -> {da_offload}"
