@@ -1,8 +1,9 @@
 """Section (a6): per period of the grid, each seed's Table 4 shares, migrations a minute and MB
 per migration, and their means; the period at which the mean MB per migration equals seed 000's
 cost per task migration (Table 7, SIAS / SRAS: 338.09 MB), interpolated linearly between the
-two grid periods around it; and how many seeds put every share within 5 points of Table 4's
-MASB column.
+two grid periods around it; how many seeds put every share within 5 points of Table 4's MASB
+column; and, from the offload's own counters, what share of the migrations offloads started and
+what one costs against a migration off an overloaded node (means of the seeds).
 
     period.py OUT P1 P2 ...            the calibrated period alone, in whole seconds
     period.py OUT P1 P2 ... --at P     the table: the grid's rows, then the runs at P
@@ -29,6 +30,15 @@ def row(every_s, seed):
     cost = s["totals"].get("migration_cost_mb", 0.0)
     return [100 * c[k] / online for k in classes] + [done / (s["simulated_s"] / 60),
                                                       cost / max(done, 1)]
+
+
+def split(every_s, seed):
+    """(share of the started migrations an offload started %, MB an offload's, MB another's)."""
+    t = json.load(open(f"{out}/masb-offload{every_s}-seed{seed}/summary.json"))["totals"]
+    started, cost = t["migrations_started"], t["migration_cost_mb"]
+    offloads, offload_cost = t["offload_migrations"], t["offload_cost_mb"]
+    return (100 * offloads / max(started, 1), offload_cost / max(offloads, 1),
+            (cost - offload_cost) / max(started - offloads, 1))
 
 
 def mean_mb(every_s):
@@ -70,3 +80,9 @@ for every_s in grid + [at]:
     within = sum(all(abs(r[i] - p) <= 5 for i, p in enumerate(paper)) for r in rows)
     show(f"{every_s:>6} mean", [sum(col) / 3 for col in zip(*rows)],
          f"every share within 5 points in {within} of 3 seeds")
+
+print("\nThe migrations' mix (counters offload_migrations, offload_cost_mb; means of seeds 1-3)")
+print(f"{'period s':<10}{'offloads %':>12}{'MB an offload':>15}{'MB another':>12}")
+for every_s in grid + [at]:
+    s = [sum(col) / 3 for col in zip(*(split(every_s, seed) for seed in (1, 2, 3)))]
+    print(f"{every_s:>8}  {s[0]:>12.1f}{s[1]:>15.1f}{s[2]:>12.1f}")

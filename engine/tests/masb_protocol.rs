@@ -200,6 +200,8 @@ fn successful_migration() {
     let target = NodeIdx(target_agent - 1);
     assert_eq!(h.cell.tasks.migrating_to()[moving.index()], target);
     assert_eq!((h.counters.get(counter::STARTED) as u64), 1);
+    // An overloaded node's migration: no offload's.
+    assert_eq!(h.counters.get(counter::OFFLOAD), 0.0);
     h.rounds(12);
     assert_eq!(h.cell.tasks.node()[moving.index()], target);
     assert_eq!(
@@ -816,6 +818,10 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     assert_ne!(h.cell.tasks.node()[b.index()], NodeIdx(0));
     assert_eq!(h.cell.tasks.node()[a.index()], NodeIdx(0));
     assert_eq!(h.counters.get(counter::COMPLETED) as u64, 1);
+    // Counted apart as an offload's, with all of its cost: B's 0.02 of memory moved.
+    assert_eq!(h.counters.get(counter::OFFLOAD) as u64, 1);
+    let cost_mb = h.counters.get(counter::COST_MB);
+    assert!(cost_mb > 0.0 && h.counters.get(counter::OFFLOAD_COST_MB) == cost_mb);
     let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
     assert_eq!(gets, vec![0]);
 

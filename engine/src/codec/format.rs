@@ -61,8 +61,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// `draws = "radlab-*"`, `ingest::pyrandom::RadlabDraws`; 24: a MASB broker holds the
 /// bookings of the new tasks it sent, `masb/agents/booking.rs`; 25: the run's sums hold the
 /// usage rises per threshold, `summary.rs`; 26: a MASB node agent's SAN process says whether
-/// a stable node's offload started it, `masb/agents/node.rs`).
-pub const VERSION: u32 = 26;
+/// a stable node's offload started it, `masb/agents/node.rs`; 27: a MASB migration's process
+/// request and start say whether an offload asked, `masb/protocol.rs`).
+pub const VERSION: u32 = 27;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

@@ -48,11 +48,17 @@ pub mod counter {
     pub const FORCED: usize = 4;
     /// Colliding migration requests on one target.
     pub const COLLISIONS: usize = 5;
+    /// Migrations started by a stable node's offload (`MasbConfig::offload_every_s`; 0
+    /// without it), counted in `migrations_started` too.
+    pub const OFFLOAD: usize = 7;
+    /// Their migration cost, MB (counted in `migration_cost_mb` too).
+    pub const OFFLOAD_COST_MB: usize = 8;
 
-    /// The kinds, in `counters/` column order. The last, `placements_skipped` (borg-replay's
-    /// counter, always 0 here), keeps MASB's `ticks/` parts byte-identical with those of runs
-    /// from before counters were the policy's (`engine/tests/masb_reference.rs`).
-    pub const KINDS: [CounterKind; 7] = [
+    /// The kinds, in `counters/` column order. `placements_skipped` (borg-replay's counter,
+    /// always 0 here) kept MASB's `ticks/` parts byte-identical with those of runs from before
+    /// counters were the policy's (`engine/tests/masb_reference.rs`); the offload's two came
+    /// after it.
+    pub const KINDS: [CounterKind; 9] = [
         CounterKind::count("migrations_started"),
         CounterKind::count("migrations_completed"),
         CounterKind::count("migrations_failed"),
@@ -60,6 +66,8 @@ pub mod counter {
         CounterKind::count("forced_migrations"),
         CounterKind::count("collisions"),
         CounterKind::count("placements_skipped"),
+        CounterKind::count("offload_migrations"),
+        CounterKind::amount("offload_cost_mb"),
     ];
 }
 
@@ -208,6 +216,7 @@ impl Masb {
                 source,
                 target,
                 forced,
+                offload,
             } => {
                 let i = task.index();
                 let ok = cell.tasks.generation()[i] == generation
@@ -237,6 +246,10 @@ impl Masb {
                     counters.add(counter::STARTED, 1.0);
                     counters.add(counter::COST_MB, cost.cost_mb);
                     counters.add(counter::FORCED, f64::from(u8::from(forced)));
+                    if offload {
+                        counters.add(counter::OFFLOAD, 1.0);
+                        counters.add(counter::OFFLOAD_COST_MB, cost.cost_mb);
+                    }
                 }
             }
             Action::Collision { task, target } => {

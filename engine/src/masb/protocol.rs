@@ -136,6 +136,8 @@ pub enum Msg {
         demand: Demand,
         /// Forced migration.
         forced: bool,
+        /// A stable node's offload (`MasbConfig::offload_every_s`) asks: counted apart.
+        offload: bool,
     },
     /// Target -> source: the migration has started.
     TaskMigrationProcessConfirmationResponse {
@@ -217,6 +219,8 @@ pub enum Action {
         target: NodeIdx,
         /// Forced migration.
         forced: bool,
+        /// Started by a stable node's offload (`MasbConfig::offload_every_s`).
+        offload: bool,
     },
     /// A process request failed its final check at the target.
     Collision {

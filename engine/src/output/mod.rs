@@ -122,9 +122,13 @@ pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String
 
 /// What builds before issue 61 wrote as a `ticks/` part, from a run's `ticks/` part and the
 /// `counters/` part of the same ticks: one table, the counters after the engine's columns,
-/// without the usage rises (added later), encoded as [`without_file_metadata`] does. For
-/// references recorded by such builds.
-pub fn joined_ticks(ticks: &Path, counters: &Path) -> std::result::Result<Vec<u8>, String> {
+/// without the usage rises and the counters named in `counters_since` (added later), encoded as
+/// [`without_file_metadata`] does. For references recorded by such builds.
+pub fn joined_ticks(
+    ticks: &Path,
+    counters: &Path,
+    counters_since: &[&str],
+) -> std::result::Result<Vec<u8>, String> {
     let (schema, ticks) = read_without_metadata(ticks)?;
     let (_, counters) = read_without_metadata(counters)?;
     let ([ticks], [counters]) = (ticks.as_slice(), counters.as_slice()) else {
@@ -135,7 +139,7 @@ pub fn joined_ticks(ticks: &Path, counters: &Path) -> std::result::Result<Vec<u8
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let joined = tables::joined_batch(ticks, counters, metadata)?;
+    let joined = tables::joined_batch(ticks, counters, counters_since, metadata)?;
     encode(joined.schema(), &[joined])
 }
 

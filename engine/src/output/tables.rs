@@ -100,10 +100,12 @@ pub fn counters_schema(counter_kinds: &[CounterKind], message_kinds: &[&str]) ->
 
 /// `ticks` and `counters`, batches of the same ticks, as one batch: the `ticks/` schema builds
 /// before issue 61 wrote (the counters after the engine's columns; `counters`' tick columns
-/// dropped), with `metadata` on its schema.
+/// dropped, and the counters named in `counters_since`, which those builds did not have), with
+/// `metadata` on its schema.
 pub(super) fn joined_batch(
     ticks: &RecordBatch,
     counters: &RecordBatch,
+    counters_since: &[&str],
     metadata: std::collections::HashMap<String, String>,
 ) -> Result<RecordBatch, String> {
     let skip = tick_fields().len();
@@ -121,6 +123,7 @@ pub(super) fn joined_batch(
         .iter()
         .zip(counters.columns())
         .skip(skip)
+        .filter(|(f, _)| !counters_since.contains(&f.name().as_str()))
     {
         fields.push(field.as_ref().clone());
         columns.push(column.clone());

@@ -217,6 +217,7 @@ impl Masb {
                     generation,
                     demand,
                     forced,
+                    offload,
                 } => {
                     let prod = production(task);
                     let ok = Self::live(ctx, task, generation, TaskState::Running)
@@ -233,6 +234,7 @@ impl Masb {
                             source,
                             target: n,
                             forced,
+                            offload,
                         });
                         out.send(
                             e.from,
@@ -342,6 +344,7 @@ impl Masb {
                         generation,
                         demand: p.demand,
                         forced: r.forced,
+                        offload: p.offload,
                     },
                 );
             }
