@@ -236,6 +236,10 @@ fn successful_migration() {
             && records[0].cost_mb == records[1].cost_mb
             && !records[0].forced
     );
+    assert!(
+        records.iter().all(|r| !r.offload),
+        "an overload's, not an offload's"
+    );
 }
 
 #[test]
@@ -320,6 +324,7 @@ fn collision_on_one_target_one_wins_one_retries() {
             (MigrationOutcome::Started, 101, Some(100), true),
         ]
     );
+    assert!(records.iter().all(|r| !r.offload));
 }
 
 #[test]
@@ -824,6 +829,12 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     assert!(cost_mb > 0.0 && h.counters.get(counter::OFFLOAD_COST_MB) == cost_mb);
     let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
     assert_eq!(gets, vec![0]);
+    // Its `migrations/` rows say so: B's start and completion, both an offload's.
+    let mut records = Vec::new();
+    h.masb.take_migrations(&mut records);
+    let rows: Vec<_> = records.iter().map(|r| (r.outcome, r.offload)).collect();
+    let done = [MigrationOutcome::Started, MigrationOutcome::Completed];
+    assert_eq!(rows, done.map(|o| (o, true)).to_vec());
 
     // Nodes 1 and 2 96 % used (STA): only forced candidates could take B, and an offload asks
     // none of them. Node 0 asks its broker again at each of its turns (rounds 0, 12, 24), never
@@ -835,4 +846,9 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     assert!(h.log.iter().all(|e| e.3 != REQUEST), "{:?}", h.log);
     assert_eq!(h.cell.tasks.node()[b.index()], NodeIdx(0));
     assert_eq!(h.counters.get(counter::FORCED) as u64, 0);
+    // Each turn's SAN ends with no candidate: a failed row, flagged as an offload's.
+    let mut records = Vec::new();
+    h.masb.take_migrations(&mut records);
+    let rows: Vec<_> = records.iter().map(|r| (r.outcome, r.offload)).collect();
+    assert_eq!(rows, vec![(MigrationOutcome::Failed, true); 3]);
 }

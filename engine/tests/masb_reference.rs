@@ -24,7 +24,8 @@
 //! that means to alter MASB's behaviour under them updates it, and says so in its commit. The
 //! Parquet writer was held below parquet 60 (its float column order, which polars 1.x cannot
 //! read): every table's rows compared equal under both writers, the bytes differ in the footer,
-//! so the hash was recomputed.
+//! so the hash was recomputed. What issue 57's offload added (two counters, `migrations/`'s
+//! `offload` column; 0 and false here, the run has no offload) is left out of what is hashed.
 
 mod common;
 
@@ -89,6 +90,12 @@ fn masb_outputs_are_the_reference_builds() {
                     )
                     .unwrap(),
                 )
+            }
+            // Nor did it have `migrations/`'s `offload` column (issue 57; false here).
+            None if name.starts_with("migrations/") => {
+                let part = run.join(&name);
+                let bytes = engine::output::without_columns(&part, &["offload"]).unwrap();
+                (name, bytes)
             }
             None => (name, bytes),
         })

@@ -458,6 +458,25 @@ fn offloading_stable_da_nodes_takes_masb_da_below_table_4_on_the_real_trace() {
             c["migration_cost_mb"],
         );
         let (offloads, offload_mb) = (c["offload_migrations"], c["offload_cost_mb"]);
+        // `migrations/` flags the same starts, with the same cost, as the counters count.
+        let rows = read_parquet(&root.path().join(name).join("migrations"));
+        let column = |name: &str| rows.column(rows.schema().index_of(name).unwrap()).clone();
+        let (outcome, cost, flag) = (column("outcome"), column("cost_mb"), column("offload"));
+        let (outcome, cost) = (
+            outcome.as_string::<i32>(),
+            cost.as_primitive::<Float64Type>(),
+        );
+        let (mut n, mut mb) = (0.0, 0.0);
+        for row in (0..rows.num_rows()).filter(|&r| flag.as_boolean().value(r)) {
+            if outcome.value(row) == "started" {
+                (n, mb) = (n + 1.0, mb + cost.value(row));
+            }
+        }
+        assert_eq!(n, offloads);
+        assert!(
+            (mb - offload_mb).abs() <= 1e-6 * offload_mb.max(1.0),
+            "{mb} {offload_mb}"
+        );
         Measured {
             da: share("da"),
             sta: share("sta"),

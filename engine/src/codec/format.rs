@@ -62,7 +62,8 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// bookings of the new tasks it sent, `masb/agents/booking.rs`; 25: the run's sums hold the
 /// usage rises per threshold, `summary.rs`; 26: a MASB node agent's SAN process says whether
 /// a stable node's offload started it, `masb/agents/node.rs`; 27: a MASB migration's process
-/// request and start say whether an offload asked, `masb/protocol.rs`).
+/// request, start, transfer in flight and `migrations/` rows say whether an offload asked,
+/// `masb/protocol.rs`, `masb/migrations.rs`).
 pub const VERSION: u32 = 27;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;

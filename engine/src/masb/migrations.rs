@@ -58,12 +58,15 @@ pub struct MigrationRecord {
     pub forced: bool,
     /// What happened.
     pub outcome: MigrationOutcome,
+    /// Asked by a stable node's offload (`MasbConfig::offload_every_s`), not an overload.
+    pub offload: bool,
 }
 
 /// The outcome names, in code order.
 pub const OUTCOMES: [&str; 5] = ["started", "completed", "aborted", "collision", "failed"];
 
-const COLUMNS: [ColumnSpec; 8] = [
+/// The columns; `offload` came last, after the others.
+const COLUMNS: [ColumnSpec; 9] = [
     ColumnSpec::new("time_us", ColumnType::I64),
     ColumnSpec::new("job_id", ColumnType::U64),
     ColumnSpec::new("task_index", ColumnType::U32),
@@ -72,6 +75,7 @@ const COLUMNS: [ColumnSpec; 8] = [
     ColumnSpec::new("cost_mb", ColumnType::F64),
     ColumnSpec::new("forced", ColumnType::Bool),
     ColumnSpec::new("outcome", ColumnType::Name(&OUTCOMES)),
+    ColumnSpec::new("offload", ColumnType::Bool),
 ];
 
 /// The table.
@@ -92,6 +96,7 @@ impl MigrationRecord {
             Value::F64(self.cost_mb),
             Value::Bool(self.forced),
             Value::Code(self.outcome as u8),
+            Value::Bool(self.offload),
         ]);
     }
 }

@@ -88,6 +88,8 @@ pub struct InFlight {
     pub cost_mb: f64,
     /// Forced migration.
     pub forced: bool,
+    /// Asked by a stable node's offload.
+    pub offload: bool,
     /// The task's trace identity, kept in case its slot is reused before the record is written.
     pub job_id: u64,
     /// Task index.
@@ -238,11 +240,12 @@ impl Masb {
                         end_us,
                         cost_mb: cost.cost_mb,
                         forced,
+                        offload,
                         job_id,
                         task_index,
                     });
                     let r = self.record(cell, task, target, MigrationOutcome::Started);
-                    (r.cost_mb, r.forced) = (cost.cost_mb, forced);
+                    (r.cost_mb, r.forced, r.offload) = (cost.cost_mb, forced, offload);
                     counters.add(counter::STARTED, 1.0);
                     counters.add(counter::COST_MB, cost.cost_mb);
                     counters.add(counter::FORCED, f64::from(u8::from(forced)));
@@ -252,20 +255,26 @@ impl Masb {
                     }
                 }
             }
-            Action::Collision { task, target } => {
+            Action::Collision {
+                task,
+                target,
+                offload,
+            } => {
                 counters.add(counter::COLLISIONS, 1.0);
-                self.record(cell, task, target, MigrationOutcome::Collision);
+                self.record(cell, task, target, MigrationOutcome::Collision)
+                    .offload = offload;
             }
-            Action::MigrationFailed { task } => {
+            Action::MigrationFailed { task, offload } => {
                 counters.add(counter::FAILED, 1.0);
-                self.record(cell, task, NodeIdx::NONE, MigrationOutcome::Failed);
+                self.record(cell, task, NodeIdx::NONE, MigrationOutcome::Failed)
+                    .offload = offload;
             }
         }
     }
 
     /// Appends a migration record, at the current round's time, for `task` leaving its current
-    /// node towards `target` (NONE when none was chosen), with no cost and not forced; returns it
-    /// to complete.
+    /// node towards `target` (NONE when none was chosen), with no cost, not forced and not an
+    /// offload's; returns it to complete.
     fn record(
         &mut self,
         cell: &Cell,
@@ -283,6 +292,7 @@ impl Masb {
             cost_mb: 0.0,
             forced: false,
             outcome,
+            offload: false,
         });
         self.records.last_mut().expect("just pushed")
     }
@@ -399,6 +409,7 @@ impl Masb {
                 cost_mb: m.cost_mb,
                 forced: m.forced,
                 outcome,
+                offload: m.offload,
             });
             false
         });

@@ -228,11 +228,15 @@ pub enum Action {
         task: TaskIdx,
         /// The refusing target.
         target: NodeIdx,
+        /// An offload asked (`Msg::TaskMigrationProcessRequest`'s).
+        offload: bool,
     },
     /// A SAN attempt ran out of candidates for a task.
     MigrationFailed {
         /// The task.
         task: TaskIdx,
+        /// The SAN process was an offload's.
+        offload: bool,
     },
 }
 

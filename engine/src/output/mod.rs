@@ -120,6 +120,20 @@ pub fn without_file_metadata(part: &Path) -> std::result::Result<Vec<u8>, String
     encode(schema, &batches)
 }
 
+/// What [`without_file_metadata`] gives, without the columns named in `since` (added later):
+/// the bytes a build before them wrote. For references recorded by such builds.
+pub fn without_columns(part: &Path, since: &[&str]) -> std::result::Result<Vec<u8>, String> {
+    let (schema, batches) = read_without_metadata(part)?;
+    let kept: Vec<usize> = (0..schema.fields().len())
+        .filter(|&i| !since.contains(&schema.field(i).name().as_str()))
+        .collect();
+    let schema = std::sync::Arc::new(schema.project(&kept).map_err(|e| e.to_string())?);
+    let batches = (batches.iter())
+        .map(|b| b.project(&kept).map_err(|e| e.to_string()))
+        .collect::<std::result::Result<Vec<RecordBatch>, String>>()?;
+    encode(schema, &batches)
+}
+
 /// What builds before issue 61 wrote as a `ticks/` part, from a run's `ticks/` part and the
 /// `counters/` part of the same ticks: one table, the counters after the engine's columns,
 /// without the usage rises and the counters named in `counters_since` (added later), encoded as

@@ -241,7 +241,11 @@ impl Masb {
                             Msg::TaskMigrationProcessConfirmationResponse { task, generation },
                         );
                     } else {
-                        out.act(Action::Collision { task, target: n });
+                        out.act(Action::Collision {
+                            task,
+                            target: n,
+                            offload,
+                        });
                         out.send(
                             e.from,
                             Msg::TaskMigrationProcessErrorResponse { task, generation },
@@ -349,7 +353,10 @@ impl Masb {
                 );
             }
             None => {
-                out.act(Action::MigrationFailed { task });
+                out.act(Action::MigrationFailed {
+                    task,
+                    offload: p.offload,
+                });
                 p.phase = Phase::Ended;
             }
         }
