@@ -3,7 +3,8 @@ per migration, and their means; the period at which the mean MB per migration eq
 cost per task migration (Table 7, SIAS / SRAS: 338.09 MB), interpolated linearly between the
 two grid periods around it; how many seeds put every share within 5 points of Table 4's MASB
 column; and, from the offload's own counters, what share of the migrations offloads started and
-what one costs against a migration off an overloaded node (means of the seeds).
+what one costs against a migration off an overloaded node (means of the seeds); and seed 1's
+shares at the calibrated period hour by hour (`ticks/`).
 
     period.py OUT P1 P2 ...            the calibrated period alone, in whole seconds
     period.py OUT P1 P2 ... --at P     the table: the grid's rows, then the runs at P
@@ -86,3 +87,15 @@ print(f"{'period s':<10}{'offloads %':>12}{'MB an offload':>15}{'MB another':>12
 for every_s in grid + [at]:
     s = [sum(col) / 3 for col in zip(*(split(every_s, seed) for seed in (1, 2, 3)))]
     print(f"{every_s:>8}  {s[0]:>12.1f}{s[1]:>15.1f}{s[2]:>12.1f}")
+
+print(f"\nBy hour at {at} s, seed 1 (ticks/): % of the online nodes")
+import pyarrow.parquet as pq  # noqa: E402
+
+t = pq.read_table(f"{out}/masb-offload{at}-seed1/ticks").to_pydict()
+hours = {}
+for i, tick in enumerate(t["tick"]):
+    online = t["nodes_online"][i]
+    hours.setdefault(tick // 60, []).append([100 * t[k][i] / online for k in classes])
+print(f"{'hour':<6}" + "".join(f"{k:>11}" for k in classes))
+for hour, shares in sorted(hours.items()):
+    print(f"{hour:<6}" + "".join(f"{sum(col) / len(col):>11.2f}" for col in zip(*shares)))
