@@ -5,7 +5,7 @@
 # period that figure sets. MASB as run.sh runs it (held, booked asks, `accept_max_use`, usage
 # windows) with offloads of stable DA nodes (default goal, not DA) every 1800 .. 7200 s, seeds
 # 1-3 (seeds in the outer loop), then every seed at the period where the grid's mean cost per
-# migration crosses the paper's; 8 simulated hours of ../shared/gcd-8h, 2 threads, about 6
+# migration crosses the paper's; 8 simulated hours of ../shared/gcd-8h, 2 threads, about 7
 # minutes on the 2-core machine. `period.py` makes the table (`period.txt`).
 # Usage: period.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
