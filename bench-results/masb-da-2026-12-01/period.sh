@@ -10,11 +10,7 @@
 # Usage: period.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
-. "$here/../../scripts/lib.sh"
-cellsim=$(realpath "$1") trace=$2 out=$3
-mkdir -p "$out"
-[ -d "$out/real" ] || "$cellsim" ingest "$trace" "$out/real" --threads 2 >/dev/null 2>&1
-held=$'release = "trace-schedule"\n[policy]\nkind = "masb"\naccept_max_use = true\nbook_asks = true'
+. "$here/setup.sh" "$@"
 periods="1800 2400 3000 3600 4200 4800 6000 7200"
 for seed in 1 2 3; do
   for every_s in $periods; do

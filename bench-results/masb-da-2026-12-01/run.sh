@@ -13,11 +13,7 @@
 # Usage: run.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
-. "$here/../../scripts/lib.sh"
-cellsim=$(realpath "$1") trace=$2 out=$3
-mkdir -p "$out"
-[ -d "$out/real" ] || "$cellsim" ingest "$trace" "$out/real" --threads 2 >/dev/null 2>&1
-held=$'release = "trace-schedule"\n[policy]\nkind = "masb"\naccept_max_use = true\nbook_asks = true'
+. "$here/setup.sh" "$@"
 borg=$'[policy]\nkind = "borg-replay"'
 flat=$'[usage]\nmem_ratio = [0.66, 0.66, 0.66]'
 offload300='offload_every_s = 300'
