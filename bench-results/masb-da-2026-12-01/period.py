@@ -97,5 +97,6 @@ for i, tick in enumerate(t["tick"]):
     online = t["nodes_online"][i]
     hours.setdefault(tick // 60, []).append([100 * t[k][i] / online for k in classes])
 print(f"{'hour':<6}" + "".join(f"{k:>11}" for k in classes))
+print(f"{'T4':<6}" + "".join(f"{p:>11.2f}" for p in paper) + "  (Table 4 MASB, the month)")
 for hour, shares in sorted(hours.items()):
     print(f"{hour:<6}" + "".join(f"{sum(col) / len(col):>11.2f}" for col in zip(*shares)))
