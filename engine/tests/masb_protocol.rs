@@ -15,7 +15,7 @@ use engine::cell::{Cell, Constraint, TaskState};
 use engine::classify::Thresholds;
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
-use engine::masb::agents::MasbAgent;
+use engine::masb::agents::{MasbAgent, offload_phase};
 use engine::masb::migrations::MigrationOutcome;
 use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
@@ -783,8 +783,9 @@ fn warm_start_takes_over_the_recorded_initial_placements() {
 /// (same memory). Moving B leaves 60 % / 4 % (PA), SRAS 500^((0.2-0.6)(0.48-0.6)) - 0.8 =
 /// 0.548 a migration; moving A leaves 10 % / 4 %, 500^((0.45-0.6)(0.48-0.6)) - 0.8 = 0.318;
 /// both 500^0.01 - 0.8 = 0.264 for two: B alone moves. Nodes 1 and 2 each run a task of
-/// `target` (CPU, memory). Period 120 s = 2 ticks: node 0's turn is every even tick's first
-/// round. Classes are taken at each tick's start, as a run's classification leaves them.
+/// `target` (CPU, memory). Period 120 s = 2 ticks: node 0's turn is the first round of every
+/// tick `t` with `t % 2` its machine's phase ([`node_0_turns`]). Classes are taken at each
+/// tick's start, as a run's classification leaves them.
 fn offload_harness(every_s: u32, target: (f32, f32)) -> (Harness, TaskIdx, TaskIdx) {
     let config = MasbConfig {
         offload_every_s: every_s,
@@ -795,6 +796,16 @@ fn offload_harness(every_s: u32, target: (f32, f32)) -> (Harness, TaskIdx, TaskI
     h.task(1, target.0, target.1);
     h.task(2, target.0, target.1);
     (h, a, b)
+}
+
+/// The global rounds of node 0's offload turns (period 2 ticks) in the harness's first `ticks`
+/// ticks: its machine (100) drew its phase from the harness's seed (1).
+fn node_0_turns(ticks: u64) -> Vec<u64> {
+    let phase = offload_phase(1, 100, 2);
+    (0..ticks)
+        .filter(|t| t % 2 == phase)
+        .map(|t| t * 6)
+        .collect()
 }
 
 fn ticks_classified(h: &mut Harness, ticks: usize) {
@@ -819,7 +830,8 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     // nor does the target, PA too.
     let (mut h, a, b) = offload_harness(120, room);
     ticks_classified(&mut h, 4);
-    assert_eq!(h.messages_in(0), vec![(1, 0, GET)]);
+    let first_turn = node_0_turns(4)[0];
+    assert_eq!(h.messages_in(first_turn), vec![(1, 0, GET)]);
     assert_ne!(h.cell.tasks.node()[b.index()], NodeIdx(0));
     assert_eq!(h.cell.tasks.node()[a.index()], NodeIdx(0));
     assert_eq!(h.counters.get(counter::COMPLETED) as u64, 1);
@@ -828,7 +840,7 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     let cost_mb = h.counters.get(counter::COST_MB);
     assert!(cost_mb > 0.0 && h.counters.get(counter::OFFLOAD_COST_MB) == cost_mb);
     let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
-    assert_eq!(gets, vec![0]);
+    assert_eq!(gets, vec![first_turn]);
     // Its `migrations/` rows say so: B's start and completion, both an offload's.
     let mut records = Vec::new();
     h.masb.take_migrations(&mut records);
@@ -837,12 +849,14 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     assert_eq!(rows, done.map(|o| (o, true)).to_vec());
 
     // Nodes 1 and 2 96 % used (STA): only forced candidates could take B, and an offload asks
-    // none of them. Node 0 asks its broker again at each of its turns (rounds 0, 12, 24), never
+    // none of them. Node 0 asks its broker again at each of its turns (every 12 rounds), never
     // in between, and B stays.
     let (mut h, _, b) = offload_harness(120, (0.48, 0.48));
     ticks_classified(&mut h, 5);
     let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
-    assert_eq!(gets, vec![0, 12, 24]);
+    let turns = node_0_turns(5);
+    assert!(turns.len() >= 2 && turns.windows(2).all(|w| w[1] == w[0] + 12));
+    assert_eq!(gets, turns);
     assert!(h.log.iter().all(|e| e.3 != REQUEST), "{:?}", h.log);
     assert_eq!(h.cell.tasks.node()[b.index()], NodeIdx(0));
     assert_eq!(h.counters.get(counter::FORCED) as u64, 0);
@@ -850,5 +864,5 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     let mut records = Vec::new();
     h.masb.take_migrations(&mut records);
     let rows: Vec<_> = records.iter().map(|r| (r.outcome, r.offload)).collect();
-    assert_eq!(rows, vec![(MigrationOutcome::Failed, true); 3]);
+    assert_eq!(rows, vec![(MigrationOutcome::Failed, true); turns.len()]);
 }

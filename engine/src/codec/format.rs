@@ -63,8 +63,9 @@ pub const MAGIC: [u8; 8] = *b"CELLSNAP";
 /// usage rises per threshold, `summary.rs`; 26: a MASB node agent's SAN process says whether
 /// a stable node's offload started it, `masb/agents/node.rs`; 27: a MASB migration's process
 /// request, start, transfer in flight and `migrations/` rows say whether an offload asked,
-/// `masb/protocol.rs`, `masb/migrations.rs`).
-pub const VERSION: u32 = 27;
+/// `masb/protocol.rs`, `masb/migrations.rs`; 28: a MASB request for migration candidates says
+/// whether an offload asked, its broker then drawing no forced ones, `masb/protocol.rs`).
+pub const VERSION: u32 = 28;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 32;
 

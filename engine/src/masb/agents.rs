@@ -16,7 +16,7 @@ mod node;
 
 pub use booking::Booking;
 pub use broker::{Allocation, Broker, BrokerCache};
-pub use node::{NodeAgent, Phase, San};
+pub use node::{NodeAgent, Phase, San, offload_phase};
 
 use ingest::rng::Rng;
 

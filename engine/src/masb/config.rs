@@ -189,15 +189,17 @@ pub struct MasbConfig {
     /// improve its AS"), warning of "additional pressure on BAs". An option to measure what a
     /// continually migrating MASB does to the shares (seed 000's MASB migrates ~4,400 times a
     /// minute, ours ~10): `bench-results/masb-da-2026-12-01.md` (a5). Each node takes its turn
-    /// at its own tick of the period (its index modulo the period's ticks), in a tick's first
-    /// round. Such a process asks only the targets that have room (no forced candidates: moving
-    /// a task off a stable node must not overload another). 300 s is the period the bench runs,
+    /// at its own tick of the period (drawn from the seed and its machine ID,
+    /// `masb::agents::offload_phase`), in a tick's first round. Such a process asks only the
+    /// targets that have room (its broker sends no forced candidates: moving a task off a
+    /// stable node must not overload another). 300 s is the period the bench runs,
     /// chosen before any run as the trace's usage window. Measured on the real 8 h (MASB held,
-    /// booked, windows; seeds 1-3): DA 28.78 % -> 9.87 % (`not-da`) or 36.46 % (`better-score`),
-    /// 9.4 -> 490 or 42 migrations a minute. **Calibrated** on one figure, seed 000's cost per
-    /// task migration (Table 7, SIAS / SRAS, 338.09 MB; longer periods move dearer tasks), the
-    /// period is 3464 s (`not-da`; ibid. (a6)): there every Table 4 MASB share but PA is within
-    /// 5 points (PA 73.4-73.5 % against 68.28) at 85 migrations a minute.
+    /// booked, windows; seeds 1-3; turns then stepped by node index): DA 28.78 % -> 9.87 %
+    /// (`not-da`) or 36.46 % (`better-score`), 9.4 -> 490 or 42 migrations a minute.
+    /// **Calibrated** on one figure, seed 000's cost per task migration (Table 7, SIAS / SRAS,
+    /// 338.09 MB; longer periods move dearer tasks), the period is 3420 s (`not-da`; ibid.
+    /// (a6), turns drawn from the seed): there every Table 4 MASB share but PA is within 5
+    /// points (PA 73.5-73.8 % against 68.28) at 86 migrations a minute.
     pub offload_every_s: u32,
     /// What an offload must leave behind ([`OffloadGoal`]): a node no longer DA (default) or
     /// one scoring more under SRAS.

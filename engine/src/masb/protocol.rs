@@ -89,6 +89,8 @@ pub enum Msg {
         generation: u32,
         /// Its demand.
         demand: Demand,
+        /// A stable node's offload (`MasbConfig::offload_every_s`) asks: no forced candidates.
+        offload: bool,
     },
     /// BA -> NA: up to 15 recommendations, forced ones last.
     GetCandidateNodesResponse {

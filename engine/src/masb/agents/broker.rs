@@ -387,12 +387,13 @@ impl Masb {
                 task,
                 generation,
                 demand,
+                offload,
             } => {
                 let source = self.node_of(e.from);
                 let matches = |n: NodeIdx| Self::can_host(ctx, n, task);
                 let recs = migration_candidates(
                     b.cache.view_for(ctx, shared, &self.memo, task),
-                    (source, &demand),
+                    (source, &demand, !offload),
                     (now_s, &self.config),
                     rng,
                     &matches,

@@ -85,8 +85,8 @@ pub struct San {
     pub deadline: u64,
     /// Global round at which the recommendations expire (3 minutes).
     pub expires: u64,
-    /// Started by a stable node's offload (`MasbConfig::offload_every_s`): forced candidates
-    /// are not asked.
+    /// Started by a stable node's offload (`MasbConfig::offload_every_s`): its broker sends
+    /// no forced candidates.
     pub offload: bool,
 }
 
@@ -261,9 +261,6 @@ impl Masb {
                         continue;
                     };
                     p.candidates = candidates.to_vec();
-                    if p.offload {
-                        p.candidates.retain(|r| !r.forced);
-                    }
                     p.answers.clear();
                     p.answered = 0;
                     for r in &p.candidates {
@@ -363,14 +360,15 @@ impl Masb {
     }
 
     /// SAN step 2 for `task`: a process that asks the node's broker for candidate targets and
-    /// waits for them (the recommendations expire after `recommendation_ttl_s`).
+    /// waits for them (the recommendations expire after `recommendation_ttl_s`); an `offload`'s
+    /// asks for no forced candidates.
     fn request_candidates(
         &self,
         ctx: &StepCtx<'_>,
         n: NodeIdx,
         out: &mut Outbox<'_, Msg, Action>,
         g: u64,
-        task: (TaskIdx, u32),
+        (task, offload): ((TaskIdx, u32), bool),
     ) -> San {
         let demand = Self::demand(ctx.cell, task.0);
         out.send(
@@ -379,12 +377,14 @@ impl Masb {
                 task: task.0,
                 generation: task.1,
                 demand,
+                offload,
             },
         );
         San {
             task,
             demand,
             expires: g + self.rounds_for(self.config.recommendation_ttl_s),
+            offload,
             ..San::default()
         }
     }
@@ -508,14 +508,14 @@ impl Masb {
         let chosen = tasks.iter().zip(&selection.chosen).filter(|(_, c)| **c);
         for (&t, _) in chosen {
             let task = (t, ctx.cell.tasks.generation()[t.index()]);
-            let process = self.request_candidates(ctx, n, out, g, task);
-            na.processes.push(San { offload, ..process });
+            let process = self.request_candidates(ctx, n, out, g, (task, offload));
+            na.processes.push(process);
         }
     }
 
     /// Whether node `n` offloads in this round: offloads are on, the node was DA at the last
-    /// tick's end, this is a tick's first round and the node's turn of the period (its index
-    /// modulo the period's ticks).
+    /// tick's end, this is a tick's first round and the node's turn of the period
+    /// ([`offload_phase`]).
     fn offload_turn(&self, ctx: &StepCtx<'_>, n: NodeIdx) -> bool {
         let every_s = self.config.offload_every_s;
         if every_s == 0 || ctx.round != 0 {
@@ -523,10 +523,23 @@ impl Masb {
         }
         let tick_s = self.round_s * f64::from(self.rounds_per_tick);
         let period_ticks = ((f64::from(every_s) / tick_s).round() as u64).max(1);
+        let machine = ctx.cell.nodes.machine_id()[n.index()];
         ctx.cell.nodes.class()[n.index()] == NodeClass::Da
-            && (u64::from(ctx.tick.0) + u64::from(n.0)) % period_ticks == 0
+            && u64::from(ctx.tick.0) % period_ticks
+                == offload_phase(ctx.seed, machine, period_ticks)
     }
 }
+
+/// The tick of each offload period (`MasbConfig::offload_every_s`, in ticks) at which a machine
+/// takes its turn: drawn from the run's seed and the machine's trace ID, so the turns are spread
+/// over the period alike for every node index order, and a machine keeps its turn across
+/// removals and snapshots. Not a tie-break: each machine takes exactly one turn a period.
+pub fn offload_phase(seed: u64, machine_id: u64, period_ticks: u64) -> u64 {
+    ingest::rng::hash_keys(seed ^ OFFLOAD_PHASE_SALT, &[machine_id]) % period_ticks.max(1)
+}
+
+/// Keeps [`offload_phase`]'s draws apart from the run's other hashes of the seed.
+const OFFLOAD_PHASE_SALT: u64 = 0x00ff_10ad;
 
 /// A sampled target selection (seed 000 section 5.4) as a JSON line.
 fn target_selection_json(ctx: &StepCtx<'_>, n: NodeIdx, p: &San) -> String {
@@ -549,4 +562,48 @@ fn target_selection_json(ctx: &StepCtx<'_>, n: NodeIdx, p: &San) -> String {
         "acceptors": acceptors, "order": recs_json(ctx, &p.order),
     });
     line.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offload_phase;
+
+    /// 12,500 machines (IDs spaced as the trace's are not: consecutive) over a 57-tick period
+    /// (3420 s of 60 s ticks, the calibrated one).
+    const MACHINES: u64 = 12_500;
+    const PERIOD: u64 = 57;
+
+    #[test]
+    fn offload_phases_spread_over_the_period_whatever_the_machine_order() {
+        let phases: Vec<u64> = (0..MACHINES).map(|m| offload_phase(7, m, PERIOD)).collect();
+        let mut counts = [0u64; PERIOD as usize];
+        for &p in &phases {
+            counts[p as usize] += 1;
+        }
+        // Chi-square over 57 equally likely phases: 56 degrees of freedom, mean 56, sd 10.6;
+        // 110 is about five sd above.
+        let expected = MACHINES as f64 / PERIOD as f64;
+        let chi2: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum();
+        assert!(chi2 < 110.0, "chi-square {chi2:.1}: {counts:?}");
+        // Not a stagger by ID (or index) order: consecutive machines take consecutive ticks
+        // about 1 time in 57, not every time.
+        let stepping = phases
+            .windows(2)
+            .filter(|w| w[1] == (w[0] + 1) % PERIOD)
+            .count();
+        assert!(
+            stepping < 2 * MACHINES as usize / PERIOD as usize,
+            "{stepping}"
+        );
+        // The seed draws them: another seed keeps about 1 machine in 57 at its tick.
+        let same = (0..MACHINES)
+            .filter(|&m| offload_phase(8, m, PERIOD) == phases[m as usize])
+            .count();
+        assert!(same < 2 * MACHINES as usize / PERIOD as usize, "{same}");
+        // A one-tick period: every machine every tick.
+        assert!((0..100).all(|m| offload_phase(7, m, 1) == 0));
+    }
 }

@@ -23,11 +23,12 @@ pub struct MigrationScratch {
 }
 
 /// Candidates for migrating a task off `source`: up to `migration_candidates` drawn by SRAS
-/// weight from at most `migration_scan` matching nodes, then forced candidates if short. They
-/// live in `scratch` until its next use.
+/// weight from at most `migration_scan` matching nodes, then, if short and `with_forced`,
+/// forced candidates (a stable node's offload asks none: moving a task off a stable node must
+/// not overload another). They live in `scratch` until its next use.
 pub fn migration_candidates<'s>(
     cache: CacheView<'_>,
-    (source, task): (NodeIdx, &Demand),
+    (source, task, with_forced): (NodeIdx, &Demand, bool),
     (now_s, config): (f64, &MasbConfig),
     rng: &mut Rng,
     matches: &dyn Fn(NodeIdx) -> bool,
@@ -81,7 +82,7 @@ pub fn migration_candidates<'s>(
     }
     chosen.clear();
     weighted_order_into(pool, wanted, rng, draw, chosen);
-    if chosen.len() < wanted {
+    if with_forced && chosen.len() < wanted {
         // Forced candidates all carry the paper's minimal fitness (seed 000 section 5.2's
         // `fitnessValue=0.00000000001`): equal weights, so a uniform draw among them, never the
         // lowest node indices (issue 55: those few nodes took every forced migration).
@@ -153,15 +154,17 @@ mod tests {
     #[test]
     fn migration_candidates_draw_fifteen_and_add_forced_when_short() {
         let c = MasbConfig::default();
-        // A 0.05 task leaving node 0, drawn from `cache` with random stream `seed`.
-        let candidates = |cache: &[CacheEntry], seed: u64| {
+        // A 0.05 task leaving node 0, drawn from `cache` with random stream `seed`, forced
+        // candidates asked for or not.
+        let candidates_or_not = |cache: &[CacheEntry], seed: u64, with_forced: bool| {
             let all = CacheView::all(cache);
             let mut rng = Rng::new(seed, seed);
             let mut scratch = MigrationScratch::default();
-            let leaving = (NodeIdx(0), &task(0.05));
+            let leaving = (NodeIdx(0), &task(0.05), with_forced);
             migration_candidates(all, leaving, (0.0, &c), &mut rng, &|_| true, &mut scratch)
                 .to_vec()
         };
+        let candidates = |cache: &[CacheEntry], seed: u64| candidates_or_not(cache, seed, true);
         // 40 nodes at 60 % use: taking a 0.05 task leaves 70 % used (SRAS > 0). The source (0)
         // is never a candidate.
         let cache: Vec<CacheEntry> = (0..40).map(|n| entry(n, 0.3, 0.0)).collect();
@@ -183,6 +186,11 @@ mod tests {
         let mut forced: Vec<(u32, bool)> = got[2..].iter().map(|r| (r.node.0, r.forced)).collect();
         forced.sort_unstable();
         assert_eq!(forced, vec![(3, true), (4, true), (5, true)]);
+        // An offload's request (no forced candidates): the two with room, nothing more.
+        let got = candidates_or_not(&cache, 4, false);
+        let mut nodes: Vec<(u32, bool)> = got.iter().map(|r| (r.node.0, r.forced)).collect();
+        nodes.sort_unstable();
+        assert_eq!(nodes, vec![(1, false), (2, false)]);
     }
 
     #[test]
@@ -200,7 +208,7 @@ mod tests {
         for seed in 0..seeds {
             let mut rng = Rng::new(seed, 11);
             let mut scratch = MigrationScratch::default();
-            let leaving = (NodeIdx(0), &task(0.05));
+            let leaving = (NodeIdx(0), &task(0.05), true);
             let all = CacheView::all(&cache);
             let got =
                 migration_candidates(all, leaving, (0.0, &c), &mut rng, &|_| true, &mut scratch);
