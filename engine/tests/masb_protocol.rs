@@ -866,3 +866,70 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     let rows: Vec<_> = records.iter().map(|r| (r.outcome, r.offload)).collect();
     assert_eq!(rows, vec![(MigrationOutcome::Failed, true); turns.len()]);
 }
+
+/// Two stable DA nodes offloading in the same round onto the one node with room for only one
+/// of their tasks. SRAS as in `offload_harness` (free resources, trace units). Nodes 0 and 1
+/// (0.5 / 0.5) each run A (0.26 / 0.02) and B (0.1 / 0.02): 72 % / 8 %, DA. Moving B leaves
+/// 52 % / 4 % (PA), SRAS 500^((0.24-0.6)(0.48-0.6)) - 0.8 = 0.51, above moving A (0.16) or
+/// both (0.26): B moves. Node 2 runs 0.34 / 0.34 (68 %: PA, so it never offloads); a B there
+/// leaves 88 % / 72 % (TA), SRAS 500^((0.06-0.6)(0.14-0.6)) - 0.8 = 3.9; two Bs would need
+/// 0.54 CPU of its 0.5. Node 0 or 1 taking the other's B would reach 92 % CPU, above SRAS's
+/// `max_use`: node 2 is each offload's only candidate. Period 60 s = 1 tick: every node's turn
+/// is every tick's first round.
+#[test]
+fn two_offloads_onto_one_target_one_moves_and_the_other_fails_without_overloading_it() {
+    let config = MasbConfig {
+        offload_every_s: 60,
+        ..MasbConfig::default()
+    };
+    let mut h = Harness::with_config(3, config);
+    let (a0, b0) = (h.task(0, 0.26, 0.02), h.task(0, 0.1, 0.02));
+    let (a1, b1) = (h.task(1, 0.26, 0.02), h.task(1, 0.1, 0.02));
+    h.task(2, 0.34, 0.34);
+    let cap = h.cell.nodes.cpu_cap()[2];
+    let mut peak = 0;
+    for _ in 0..6 {
+        if h.round % 6 == 0 {
+            Classifier::default().prime(&mut h.cell, &Thresholds::default());
+        }
+        h.rounds(1);
+        peak = peak.max(h.cell.nodes.cpu_used()[2]);
+    }
+    // Agents: broker 0, NA(node n) = n + 1. Both ask in the first round, both are offered
+    // node 2 alone, both ask it, both are accepted (nothing incoming yet) ...
+    assert_eq!(h.messages_in(0), vec![(1, 0, GET), (2, 0, GET)]);
+    assert_eq!(h.messages_in(2), vec![(1, 3, REQUEST), (2, 3, REQUEST)]);
+    assert_eq!(h.messages_in(3), vec![(3, 1, ACCEPT), (3, 2, ACCEPT)]);
+    assert_eq!(h.messages_in(4), vec![(1, 3, PROCESS), (2, 3, PROCESS)]);
+    // ... the first to arrive (sender order) wins, the other gets an error ...
+    assert_eq!(h.messages_in(5), vec![(3, 1, CONFIRM), (3, 2, ERROR)]);
+    // ... and, with no forced candidate to fall back on, gives up at the next round (its
+    // next turn of the period begins there too).
+    Classifier::default().prime(&mut h.cell, &Thresholds::default());
+    h.rounds(1);
+    peak = peak.max(h.cell.nodes.cpu_used()[2]);
+    assert_eq!(h.messages_in(6), vec![(2, 0, GET)]);
+    assert!(peak <= cap, "node 2 used {peak} of {cap}");
+    assert_eq!(h.cell.tasks.node()[b0.index()], NodeIdx(2));
+    for (t, n) in [(a0, 0), (a1, 1), (b1, 1)] {
+        assert_eq!(h.cell.tasks.node()[t.index()], NodeIdx(n));
+    }
+    assert_eq!(h.counters.get(counter::COLLISIONS) as u64, 1);
+    assert_eq!(h.counters.get(counter::FORCED) as u64, 0);
+    let mut records = Vec::new();
+    h.masb.take_migrations(&mut records);
+    let rows: Vec<_> = records
+        .iter()
+        .map(|r| (r.outcome, r.source_machine, r.offload))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (MigrationOutcome::Started, 100, true),
+            (MigrationOutcome::Collision, 101, true),
+            // B's transfer (its 0.02 of memory) ends before round 6.
+            (MigrationOutcome::Completed, 100, true),
+            (MigrationOutcome::Failed, 101, true),
+        ]
+    );
+}
