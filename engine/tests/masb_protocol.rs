@@ -888,10 +888,8 @@ fn two_offloads_onto_one_target_one_moves_and_the_other_fails_without_overloadin
     h.task(2, 0.34, 0.34);
     let cap = h.cell.nodes.cpu_cap()[2];
     let mut peak = 0;
+    Classifier::default().prime(&mut h.cell, &Thresholds::default());
     for _ in 0..6 {
-        if h.round % 6 == 0 {
-            Classifier::default().prime(&mut h.cell, &Thresholds::default());
-        }
         h.rounds(1);
         peak = peak.max(h.cell.nodes.cpu_used()[2]);
     }
