@@ -194,8 +194,8 @@ pub struct MasbConfig {
     /// targets that have room (its broker sends no forced candidates: moving a task off a
     /// stable node must not overload another). 300 s is the period the bench runs,
     /// chosen before any run as the trace's usage window. Measured on the real 8 h (MASB held,
-    /// booked, windows; seeds 1-3; turns then stepped by node index): DA 28.78 % -> 9.87 %
-    /// (`not-da`) or 36.46 % (`better-score`), 9.4 -> 490 or 42 migrations a minute.
+    /// booked, windows; seeds 1-3): DA 28.78 % -> 9.91 % (`not-da`) or 36.36 %
+    /// (`better-score`), 9.4 -> 493 or 42 migrations a minute.
     /// **Calibrated** on one figure, seed 000's cost per task migration (Table 7, SIAS / SRAS,
     /// 338.09 MB; longer periods move dearer tasks), the period is 3420 s (`not-da`; ibid.
     /// (a6), turns drawn from the seed): there every Table 4 MASB share but PA is within 5
