@@ -16,7 +16,7 @@ use engine::classify::Thresholds;
 use engine::executor::{Granularity, Mailbox, RoundScratch, run_round};
 use engine::ids::{NodeIdx, TaskIdx, Tick};
 use engine::masb::agents::{MasbAgent, offload_phase};
-use engine::masb::migrations::MigrationOutcome;
+use engine::masb::migrations::{MigrationOutcome, MigrationRecord};
 use engine::masb::policy::{Masb, counter};
 use engine::masb::protocol::{MESSAGE_KINDS, Msg};
 use engine::masb::{InitialOrder, MasbConfig, SiasNodeLoad};
@@ -158,6 +158,13 @@ impl Harness {
         }
     }
 
+    /// The `migrations/` rows MASB recorded since the last call, each read by `row`.
+    fn migration_rows<T>(&mut self, row: impl Fn(&MigrationRecord) -> T) -> Vec<T> {
+        let mut records = Vec::new();
+        self.masb.take_migrations(&mut records);
+        records.iter().map(row).collect()
+    }
+
     fn messages_in(&self, round: u64) -> Vec<(u32, u32, &'static str)> {
         common::messages_in(&self.log, round)
     }
@@ -217,8 +224,7 @@ fn successful_migration() {
         "node 0 is stable after the move: no new SAN"
     );
     // migrations.parquet rows: started, then completed, source machine 100 (node 0) to the target.
-    let mut records = Vec::new();
-    h.masb.take_migrations(&mut records);
+    let records = h.migration_rows(|r| *r);
     let outcomes: Vec<_> = records
         .iter()
         .map(|r| (r.outcome, r.source_machine, r.target_machine))
@@ -308,8 +314,7 @@ fn collision_on_one_target_one_wins_one_retries() {
         (2, 1)
     );
     assert_eq!(h.cell.tasks.migrating_to()[loser.index()], NodeIdx(0));
-    let mut records = Vec::new();
-    h.masb.take_migrations(&mut records);
+    let records = h.migration_rows(|r| *r);
     let outcomes: Vec<_> = records
         .iter()
         .map(|r| (r.outcome, r.source_machine, r.target_machine, r.forced))
@@ -842,9 +847,7 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     let gets: Vec<u64> = h.log.iter().filter(|e| e.3 == GET).map(|e| e.0).collect();
     assert_eq!(gets, vec![first_turn]);
     // Its `migrations/` rows say so: B's start and completion, both an offload's.
-    let mut records = Vec::new();
-    h.masb.take_migrations(&mut records);
-    let rows: Vec<_> = records.iter().map(|r| (r.outcome, r.offload)).collect();
+    let rows = h.migration_rows(|r| (r.outcome, r.offload));
     let done = [MigrationOutcome::Started, MigrationOutcome::Completed];
     assert_eq!(rows, done.map(|o| (o, true)).to_vec());
 
@@ -861,9 +864,7 @@ fn a_stable_da_node_offloads_only_when_asked_to_and_only_on_its_turn() {
     assert_eq!(h.cell.tasks.node()[b.index()], NodeIdx(0));
     assert_eq!(h.counters.get(counter::FORCED) as u64, 0);
     // Each turn's SAN ends with no candidate: a failed row, flagged as an offload's.
-    let mut records = Vec::new();
-    h.masb.take_migrations(&mut records);
-    let rows: Vec<_> = records.iter().map(|r| (r.outcome, r.offload)).collect();
+    let rows = h.migration_rows(|r| (r.outcome, r.offload));
     assert_eq!(rows, vec![(MigrationOutcome::Failed, true); turns.len()]);
 }
 
@@ -914,12 +915,7 @@ fn two_offloads_onto_one_target_one_moves_and_the_other_fails_without_overloadin
     }
     assert_eq!(h.counters.get(counter::COLLISIONS) as u64, 1);
     assert_eq!(h.counters.get(counter::FORCED) as u64, 0);
-    let mut records = Vec::new();
-    h.masb.take_migrations(&mut records);
-    let rows: Vec<_> = records
-        .iter()
-        .map(|r| (r.outcome, r.source_machine, r.offload))
-        .collect();
+    let rows = h.migration_rows(|r| (r.outcome, r.source_machine, r.offload));
     assert_eq!(
         rows,
         vec![
