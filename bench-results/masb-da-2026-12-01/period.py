@@ -12,25 +12,21 @@ shares at the calibrated period hour by hour (`ticks/`).
 import json
 import sys
 
+from runs import CLASSES as classes, by_hour, summary_row
+
 args = sys.argv[1:]
 at = None
 if "--at" in args:
     at = int(args[args.index("--at") + 1])
     args = args[: args.index("--at")]
 out, grid = args[0], sorted(int(p) for p in args[1:])
-classes = ["idle", "overloaded", "sta", "ta", "pa", "da"]
 paper = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB
 paper_mb = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the period
 
 
 def row(every_s, seed):
-    s = json.load(open(f"{out}/masb-offload{every_s}-seed{seed}/summary.json"))
-    c = s["averages"]["classes"]
-    online = sum(v for k, v in c.items() if k != "offline")
-    done = s["totals"].get("migrations_completed", 0.0)
-    cost = s["totals"].get("migration_cost_mb", 0.0)
-    return [100 * c[k] / online for k in classes] + [done / (s["simulated_s"] / 60),
-                                                      cost / max(done, 1)]
+    r = summary_row(f"{out}/masb-offload{every_s}-seed{seed}")
+    return r[:6] + r[7:9]
 
 
 def split(every_s, seed):
@@ -89,14 +85,7 @@ for every_s in grid + [at]:
     print(f"{every_s:>8}  {s[0]:>12.1f}{s[1]:>15.1f}{s[2]:>12.1f}")
 
 print(f"\nBy hour at {at} s, seed 1 (ticks/): % of the online nodes")
-import pyarrow.parquet as pq  # noqa: E402
-
-t = pq.read_table(f"{out}/masb-offload{at}-seed1/ticks").to_pydict()
-hours = {}
-for i, tick in enumerate(t["tick"]):
-    online = t["nodes_online"][i]
-    hours.setdefault(tick // 60, []).append([100 * t[k][i] / online for k in classes])
 print(f"{'hour':<6}" + "".join(f"{k:>11}" for k in classes))
 print(f"{'T4':<6}" + "".join(f"{p:>11.2f}" for p in paper) + "  (Table 4 MASB, the month)")
-for hour, shares in sorted(hours.items()):
-    print(f"{hour:<6}" + "".join(f"{sum(col) / len(col):>11.2f}" for col in zip(*shares)))
+for hour, shares in by_hour(f"{out}/masb-offload{at}-seed1", classes).items():
+    print(f"{hour:<6}" + "".join(f"{v:>11.2f}" for v in shares))

@@ -1,11 +1,11 @@
 """Table 4's shares, memory used and migrations of each run beside seed 000's, per seed and the
 mean of seeds 1-3; how many seeds put every share within 5 points of the paper's column; and
 how far MASB's DA lies below Borg's under the same usage model, per seed."""
-import json
 import sys
 
+from runs import CLASSES as classes, by_hour, summary_row
+
 out = sys.argv[1]
-classes = ["idle", "overloaded", "sta", "ta", "pa", "da"]
 paper = {
     "masb": [0.63, 0.10, 3.91, 4.53, 68.28, 22.56],  # Table 4, MASB
     "borg": [0.01, 0.03, 6.58, 3.69, 52.94, 36.74],  # Table 4, Borg
@@ -15,19 +15,7 @@ print(f"{'run':<22}{head}{'mem %':>8}{'migr/min':>10}{'MB/migr':>9}{'pending':>9
 
 
 def row(run):
-    s = json.load(open(f"{out}/{run}/summary.json"))
-    a = s["averages"]
-    c = a["classes"]
-    online = sum(v for k, v in c.items() if k != "offline")
-    done = s["totals"].get("migrations_completed", 0.0)
-    cost = s["totals"].get("migration_cost_mb", 0.0)
-    shares = [100 * c[k] / online for k in classes]
-    return shares + [
-        100 * a["mem_used_ratio"],
-        done / (s["simulated_s"] / 60),
-        cost / max(done, 1),
-        a["tasks_pending"],
-    ]
+    return summary_row(f"{out}/{run}")
 
 
 def show(name, r):
@@ -70,14 +58,8 @@ for every_s in (60, 900, 3600):
     show(f"offload {every_s} s", row(f"masb-offload{every_s}-seed1"))
 
 print("\nBy hour, seed 1: DA % / STA % of the online nodes (ticks/)")
-import pyarrow.parquet as pq  # noqa: E402
-
 for name in ("masb", "masb-offload", "masb-offload-score", "masb-offload-frac",
              "masb-offload-score-frac"):
-    t = pq.read_table(f"{out}/{name}-seed1/ticks").to_pydict()
-    hours = {}
-    for tick, online, da, sta in zip(t["tick"], t["nodes_online"], t["da"], t["sta"]):
-        hours.setdefault(tick // 60, []).append((100 * da / online, 100 * sta / online))
-    cells = [f"{sum(d for d, _ in v) / len(v):5.1f}/{sum(s for _, s in v) / len(v):4.1f}"
-             for _, v in sorted(hours.items())]
+    hours = by_hour(f"{out}/{name}-seed1", ["da", "sta"])
+    cells = [f"{da:5.1f}/{sta:4.1f}" for da, sta in hours.values()]
     print(f"{name:<22}" + " ".join(cells))
