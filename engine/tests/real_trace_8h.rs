@@ -180,6 +180,26 @@ fn masb_booking_its_asks_spreads_the_real_t0_burst_as_table_4() {
     assert!(overloaded < 0.5);
 }
 
+/// The configuration of record users get (`slurm/masb-real-trace.toml`, which the README
+/// points to and the tests below run) is the one the bench files measured
+/// (`bench-results/masb-da-2026-12-01/setup.sh`'s, with `[usage.window]`): MASB held to the
+/// trace's start times, `accept_max_use`, booked asks, usage windows at their Table 2 spreads,
+/// and nothing else off its default (no offloads: seed 000 has none).
+#[test]
+fn the_shipped_masb_real_trace_config_is_the_configuration_of_record() {
+    let mut expected = RunConfig {
+        release: engine::release::Release::TraceSchedule,
+        policy: engine::policies::PolicyConfig::Masb(engine::masb::MasbConfig {
+            accept_max_use: true,
+            book_asks: true,
+            ..Default::default()
+        }),
+        ..RunConfig::default()
+    };
+    expected.usage.window = Some(engine::usage_model::WindowModel::default());
+    assert_eq!(masb_of_record(), expected);
+}
+
 /// Issue 57 item 3, what sets MASB's DA on the real trace's first 2 hours (MASB held, booked,
 /// under the usage windows; Borg's replay under the same usage): the usage model's memory split.
 /// SIAS scores a new task by its requests (seed 000 section 6.2), so MASB levels the nodes'
@@ -194,17 +214,11 @@ fn masb_booking_its_asks_spreads_the_real_t0_burst_as_table_4() {
 #[test]
 fn the_memory_split_sets_masb_da_on_the_real_trace_and_no_one_share_fits_borg_too() {
     let (root, parquet) = ingested_8h();
-    let mut base = RunConfig {
+    let base = RunConfig {
         hours: Some(2.0),
-        release: engine::release::Release::TraceSchedule,
-        ..RunConfig::default()
+        ..masb_of_record()
     };
-    base.usage.window = Some(engine::usage_model::WindowModel::default());
-    let masb = engine::policies::PolicyConfig::Masb(engine::masb::MasbConfig {
-        accept_max_use: true,
-        book_asks: true,
-        ..Default::default()
-    });
+    let masb = base.policy.clone();
     // (shares of Table 4's order: idle, STA, TA, PA, DA, overloaded; memory used %)
     let run = |name: &str, is_masb: bool, flat: bool| {
         let mut config = base.clone();
@@ -435,20 +449,16 @@ struct Measured {
 #[test]
 fn offloading_stable_da_nodes_takes_masb_da_below_table_4_on_the_real_trace() {
     let (root, parquet) = ingested_8h();
-    let mut config = RunConfig {
+    let config = RunConfig {
         hours: Some(2.0),
-        release: engine::release::Release::TraceSchedule,
-        ..RunConfig::default()
+        ..masb_of_record()
     };
-    config.usage.window = Some(engine::usage_model::WindowModel::default());
     let run = |name: &str, offload_every_s: u32| {
         let mut config = config.clone();
-        config.policy = engine::policies::PolicyConfig::Masb(engine::masb::MasbConfig {
-            accept_max_use: true,
-            book_asks: true,
-            offload_every_s,
-            ..Default::default()
-        });
+        let engine::policies::PolicyConfig::Masb(masb) = &mut config.policy else {
+            unreachable!("the configuration of record runs MASB")
+        };
+        masb.offload_every_s = offload_every_s;
         let s = run_masb(&config, &parquet, &root.path().join(name));
         let a = &s.averages;
         let share = |class: &str| 100.0 * a.classes[class] / a.nodes_online;

@@ -106,6 +106,13 @@ pub fn assert_usage_as_in_the_paper(summary: &RunSummary) {
     assert!((0.60..0.70).contains(&mem), "memory used {mem}");
 }
 
+/// MASB's configuration of record on the real trace, as shipped to users in
+/// `slurm/masb-real-trace.toml` (read through `cellsim run --config`'s loader).
+pub fn masb_of_record() -> RunConfig {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../slurm/masb-real-trace.toml");
+    RunConfig::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// The default config with MASB.
 pub fn masb_config() -> RunConfig {
     RunConfig {
