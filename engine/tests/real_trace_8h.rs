@@ -218,7 +218,6 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_no_one_share_fits_borg_to
         hours: Some(2.0),
         ..masb_of_record()
     };
-    let masb = base.policy.clone();
     // (shares of Table 4's order: idle, STA, TA, PA, DA, overloaded; memory used %)
     let run = |name: &str, is_masb: bool, flat: bool| {
         let mut config = base.clone();
@@ -227,7 +226,6 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_no_one_share_fits_borg_to
         }
         let out = root.path().join(name);
         let a = if is_masb {
-            config.policy = masb.clone();
             run_masb(&config, &parquet, &out).averages
         } else {
             config.release = engine::release::Release::default();
