@@ -198,6 +198,18 @@ fn the_shipped_masb_real_trace_config_is_the_configuration_of_record() {
     };
     expected.usage.window = Some(engine::usage_model::WindowModel::default());
     assert_eq!(masb_of_record(), expected);
+
+    // The benches spell it out in their set-up (`held=$'...'`, each run adding
+    // `[usage.window]`): the same settings, so a change to one is caught against the other.
+    let setup =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench-results/masb-da-2026-12-01/setup.sh");
+    let text = std::fs::read_to_string(&setup).unwrap();
+    let held = text
+        .lines()
+        .find_map(|line| line.strip_prefix("held=$'")?.strip_suffix('\''))
+        .expect("setup.sh sets held=$'...'");
+    let bench = held.replace("\\n", "\n") + "\n[usage.window]";
+    assert_eq!(RunConfig::from_toml(&bench, &setup).unwrap(), expected);
 }
 
 /// Issue 57 item 3, what sets MASB's DA on the real trace's first 2 hours (MASB held, booked,
