@@ -47,6 +47,8 @@ for name in ("masb-offload", "masb-offload-score"):
         counts = whole.setdefault((s["cpu_cap"], s["mem_cap"]), [0, 0])
         counts[0] += 1
         counts[1] += chosen[-1] == len(s["tasks"])
+    if not chosen:
+        sys.exit(f"{out}/{name}-seed1/samples.jsonl: no sampled offload (kind scs, offload true)")
     chosen.sort()
     print(f"{name[5:]:<16}{lines} sampled, heavier in memory {heavy} ({100 * heavy / lines:.1f} %);"
           f" tasks chosen: median {chosen[len(chosen) // 2]}, middle half"
