@@ -12,7 +12,7 @@ shares at the calibrated period hour by hour (`ticks/`).
 import json
 import sys
 
-from runs import CLASSES as classes, by_hour, summary_row
+from runs import CLASSES as classes, by_hour, offload_head, offload_row, outside, show_offload
 
 args = sys.argv[1:]
 at = None
@@ -25,8 +25,7 @@ paper_mb = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the period
 
 
 def row(every_s, seed):
-    r = summary_row(f"{out}/masb-offload{every_s}-seed{seed}")
-    return r[:6] + r[7:9]
+    return offload_row(out, every_s, seed)
 
 
 def split(every_s, seed):
@@ -57,25 +56,17 @@ if at is None:
     sys.exit(0)
 
 
-def show(label, r, tail):
-    print(f"{label:<18}" + "".join(f"{v:>8.2f}" for v in r[:6]) + f"{r[6]:>10.1f}{r[7]:>9.1f}  "
-          + tail)
 
-
-head = "".join(f"{k:>8}" for k in classes)
-print(f"{'period s':<18}{head}{'migr/min':>10}{'MB/migr':>9}  outside 5 points")
-show("Table 4 MASB", paper + [4409.0, paper_mb], "(Table 7's cost per task migration)")
+offload_head(paper, paper_mb)
 for every_s in grid + [at]:
     if every_s == at:
         print(f"\nThe grid's mean MB per migration reaches {paper_mb} MB between {lo} s ({a:.1f})"
               f" and {hi} s ({b:.1f}): calibrated period {found:.0f} s (linear); run at {at} s")
     rows = [row(every_s, seed) for seed in (1, 2, 3)]
     for seed, r in zip((1, 2, 3), rows):
-        outside = [f"{k} {r[i] - p:+.2f}" for i, (k, p) in enumerate(zip(classes, paper))
-                   if abs(r[i] - p) > 5]
-        show(f"{every_s:>6} seed {seed}", r, ", ".join(outside) or "-")
+        show_offload(f"{every_s:>6} seed {seed}", r, ", ".join(outside(r, paper)) or "-")
     within = sum(all(abs(r[i] - p) <= 5 for i, p in enumerate(paper)) for r in rows)
-    show(f"{every_s:>6} mean", [sum(col) / 3 for col in zip(*rows)],
+    show_offload(f"{every_s:>6} mean", [sum(col) / 3 for col in zip(*rows)],
          f"every share within 5 points in {within} of 3 seeds")
 
 print("\nThe migrations' mix (counters offload_migrations, offload_cost_mb; means of seeds 1-3)")

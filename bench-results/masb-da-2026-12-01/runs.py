@@ -32,3 +32,29 @@ def by_hour(run_dir, classes):
         online = t["nodes_online"][i]
         hours.setdefault(tick // 60, []).append([100 * t[k][i] / online for k in classes])
     return {h: [sum(col) / len(col) for col in zip(*rows)] for h, rows in sorted(hours.items())}
+
+
+def offload_row(out, every_s, seed):
+    """Table 4's shares, migrations completed a minute, MB per migration of the run period.sh
+    names masb-offload{every_s}-seed{seed} in `out`."""
+    r = summary_row(f"{out}/masb-offload{every_s}-seed{seed}")
+    return r[:6] + r[7:9]
+
+
+def outside(r, paper):
+    """What of `r`'s shares lies more than 5 points from `paper`'s, as 'class +d.dd' strings."""
+    return [f"{k} {r[i] - p:+.2f}" for i, (k, p) in enumerate(zip(CLASSES, paper))
+            if abs(r[i] - p) > 5]
+
+
+def show_offload(label, r, tail):
+    """One line of an offload-period table: label, shares, migrations a minute, MB, `tail`."""
+    print(f"{label:<18}" + "".join(f"{v:>8.2f}" for v in r[:6]) + f"{r[6]:>10.1f}{r[7]:>9.1f}  "
+          + tail)
+
+
+def offload_head(paper, paper_mb):
+    """The head of an offload-period table and Table 4's MASB column as its first line."""
+    print(f"{'period s':<18}" + "".join(f"{k:>8}" for k in CLASSES)
+          + f"{'migr/min':>10}{'MB/migr':>9}  outside 5 points")
+    show_offload("Table 4 MASB", paper + [4409.0, paper_mb], "(Table 7's cost per task migration)")
