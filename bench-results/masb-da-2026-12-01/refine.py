@@ -51,7 +51,6 @@ if step is None:
     sys.exit(0)
 
 
-
 print(f"Regula falsi from {at} s (mean {a:.1f} MB, seeds 1-3) and {other} s ({b:.1f} MB):"
       f" {paper_mb} MB at {found:.0f} s, run at {step} s")
 offload_head(paper, paper_mb)
@@ -60,12 +59,12 @@ for seed, r in rows.items():
     show_offload(f"{step:>6} seed {seed}", r, ", ".join(outside(r, paper)) or "-")
 for seeds in (calibration_seeds, tuple(rows)):
     chosen = [rows[s] for s in seeds]
-    within = sum(all(abs(r[i] - p) <= 5 for i, p in enumerate(paper)) for r in chosen)
-    show_offload(f"{step:>6} mean {seeds[0]}-{seeds[-1]}", [statistics.mean(c) for c in zip(*chosen)],
-         f"every share within 5 points in {within} of {len(seeds)} seeds")
+    within = sum(not outside(r, paper) for r in chosen)
+    show_offload(f"{step:>6} mean {seeds[0]}-{seeds[-1]}",
+                 [statistics.mean(c) for c in zip(*chosen)],
+                 f"every share within 5 points in {within} of {len(seeds)} seeds")
 for seeds in (calibration_seeds, tuple(rows)):
     costs = [rows[s][7] for s in seeds]
-    se = statistics.stdev(costs) / len(costs) ** 0.5
-    print(f"MB per migration, seeds {seeds[0]}-{seeds[-1]} at {step} s: mean {statistics.mean(costs):.1f}"
-          f", standard error {se:.1f}; {paper_mb} is {abs(statistics.mean(costs) - paper_mb) / se:.1f}"
-          " standard errors away")
+    mean, se = statistics.mean(costs), statistics.stdev(costs) / len(costs) ** 0.5
+    print(f"MB per migration, seeds {seeds[0]}-{seeds[-1]} at {step} s: mean {mean:.1f}, standard"
+          f" error {se:.1f}; {paper_mb} is {abs(mean - paper_mb) / se:.1f} standard errors away")
