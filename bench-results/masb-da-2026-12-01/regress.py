@@ -4,11 +4,14 @@ run's MB per migration on its period (the periods given, seeds 1-20, one point a
 338.09 MB at the calibrated period, rounded to whole minutes; its standard error by the delta
 method (the residuals' variance, the line's slope). At that period: each of seeds 1-20's Table 4
 shares, migrations a minute and MB per migration, what lies more than 5 points from Table 4's
-MASB column, the seeds' mean and how many seeds put every share within 5 points.
+MASB column, the seeds' mean and how many seeds put every share within 5 points; Table 4's
+orderings seed by seed against Borg's replay (borg-seedN in OUT); and, when OUT holds them
+(section (a8), record.sh), the same MASB without offloads (masb-seedN), its mean over seeds 1-20.
 
     regress.py OUT P1 P2 ...            the calibrated period alone, in whole seconds
     regress.py OUT P1 P2 ... --at S     the table, S being the calibrated period
 """
+import os
 import statistics
 import sys
 
@@ -69,3 +72,14 @@ print(f"MASB's DA below Borg's in {sum(g > 0 for g in below)} of {len(rows)} see
       f"-{max(m for m, _ in ratios):.2f} against {min(b for _, b in ratios):.2f}"
       f"-{max(b for _, b in ratios):.2f} (Table 4: {68.28 / 22.56:.2f} against"
       f" {52.94 / 36.74:.2f})")
+
+# The same configuration without offloads (masb-seed1..20 in OUT, when there: record.sh's).
+if all(os.path.exists(f"{out}/masb-seed{seed}/summary.json") for seed in seeds):
+    bare = [summary_row(f"{out}/masb-seed{seed}") for seed in seeds]
+    bare = [r[:6] + r[7:9] for r in bare]
+    within = sum(not outside(r, paper) for r in bare)
+    print("\nWithout offloads (overload only), seeds 1-20:")
+    offload_head(paper, paper_mb)
+    show_offload("   off mean", [statistics.mean(c) for c in zip(*bare)],
+                 f"every share within 5 points in {within} of {len(bare)} seeds; DA"
+                 f" {min(r[5] for r in bare):.2f}-{max(r[5] for r in bare):.2f}")

@@ -197,12 +197,12 @@ pub struct MasbConfig {
     /// booked, windows; seeds 1-3): DA 28.78 % -> 9.91 % (`not-da`) or 36.36 %
     /// (`better-score`), 9.4 -> 493 or 42 migrations a minute.
     /// **Calibrated** on one figure, seed 000's cost per task migration (Table 7, SIAS / SRAS,
-    /// 338.09 MB; longer periods move dearer tasks), the period is 3540 s (`not-da`; ibid.
-    /// (a7): the line of MB per migration on the period over seeds 1-20 crosses 338.09 MB at
-    /// 3521 s, standard error 39 s, in whole minutes 3540; (a6)'s three seeds gave 3420 s):
-    /// there every Table 4 MASB share but PA is within 5 points in every one of seeds 1-20,
-    /// PA too in 8 of them (PA 72.7-74.1 %, mean 73.37 against 68.28) at 85 migrations a
-    /// minute.
+    /// 338.09 MB; longer periods move dearer tasks), the period is 3360 s under the
+    /// configuration of record (`slurm/masb-real-trace.toml`; `not-da`; ibid. (a8): the line of
+    /// MB per migration on the period over seeds 1-20 crosses 338.09 MB at 3368 s, standard
+    /// error 35 s, in whole minutes 3360; with `accept_max_use` as well, (a7), 3540 s): there
+    /// every Table 4 MASB share but PA is within 5 points in every one of seeds 1-20, PA too in
+    /// 13 of them (PA 72.5-74.2 %, mean 73.15 against 68.28) at 89 migrations a minute.
     pub offload_every_s: u32,
     /// What an offload must leave behind ([`OffloadGoal`]): a node no longer DA (default) or
     /// one scoring more under SRAS.
