@@ -12,16 +12,12 @@ shares at the calibrated period hour by hour (`ticks/`).
 import json
 import sys
 
-from runs import CLASSES as classes, by_hour, offload_head, offload_row, outside, show_offload
+from runs import (CLASSES as classes, PAPER_MASB, PAPER_MB, by_hour, offload_head, offload_row,
+                  outside, show_offload, split_at)
 
-args = sys.argv[1:]
-at = None
-if "--at" in args:
-    at = int(args[args.index("--at") + 1])
-    args = args[: args.index("--at")]
+args, at = split_at(sys.argv[1:])
 out, grid = args[0], sorted(int(p) for p in args[1:])
-paper = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB
-paper_mb = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the period
+paper, paper_mb = PAPER_MASB, PAPER_MB
 
 
 def row(every_s, seed):

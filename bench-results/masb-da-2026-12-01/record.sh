@@ -14,21 +14,9 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 . "$here/setup.sh" "$@"
-real=$out/real out=$out/record
-mkdir -p "$out"
-offload() { # PERIOD_S SEED
-  [ -f "$out/masb-offload$1-seed$2/summary.json" ] ||
-    bench_run "masb-offload$1-seed$2" "$real" \
-      "$record"$'\noffload_every_s = '"$1"$'\n[usage.window]' "$2"
-}
-wide="3000 3300 3600 3900 4200"
-for seed in $(seq 1 20); do for every_s in $wide; do offload "$every_s" "$seed"; done; done
-found=$(python3 "$here/regress.py" "$out" $wide)
+mkdir -p "$out/record"
 for seed in $(seq 1 20); do
-  offload "$found" "$seed"
-  [ -f "$out/borg-seed$seed/summary.json" ] ||
-    bench_run "borg-seed$seed" "$real" $'[policy]\nkind = "borg-replay"\n[usage.window]' "$seed"
-  [ -f "$out/masb-seed$seed/summary.json" ] ||
-    bench_run "masb-seed$seed" "$real" "$record"$'\n[usage.window]' "$seed"
+  [ -f "$out/record/masb-seed$seed/summary.json" ] ||
+    out=$out/record bench_run "masb-seed$seed" "$real" "$record"$'\n[usage.window]' "$seed"
 done
-python3 "$here/regress.py" "$out" $wide --at "$found"
+twenty_seeds "$record" "$out/record"

@@ -13,16 +13,11 @@ every share within 5 points.
 import statistics
 import sys
 
-from runs import offload_head, offload_row, outside, show_offload
+from runs import PAPER_MASB, PAPER_MB, offload_head, offload_row, outside, show_offload, split_at
 
-args = sys.argv[1:]
-step = None
-if "--at" in args:
-    step = int(args[args.index("--at") + 1])
-    args = args[: args.index("--at")]
+args, step = split_at(sys.argv[1:])
 out, at, grid = args[0], int(args[1]), sorted(int(p) for p in args[2:])
-paper = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB
-paper_mb = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the period
+paper, paper_mb = PAPER_MASB, PAPER_MB
 calibration_seeds = (1, 2, 3)
 
 

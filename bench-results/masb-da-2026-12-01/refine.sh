@@ -18,11 +18,7 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 . "$here/setup.sh" "$@"
-offload() { # PERIOD_S SEED: the run period.sh names masb-offloadPERIOD_S-seedSEED, if missing
-  [ -f "$out/masb-offload$1-seed$2/summary.json" ] ||
-    bench_run "masb-offload$1-seed$2" "$out/real" \
-      "$held"$'\noffload_every_s = '"$1"$'\n[usage.window]' "$2"
-}
+offload() { offload_run "$held" "$out" "$1" "$2"; } # PERIOD_S SEED
 grid="1800 2400 3000 3600 4200 4800 6000 7200"
 for seed in 1 2 3; do for every_s in $grid; do offload "$every_s" "$seed"; done; done
 at=$(python3 "$here/period.py" "$out" $grid)
@@ -30,13 +26,5 @@ for seed in 1 2 3; do offload "$at" "$seed"; done
 step=$(python3 "$here/refine.py" "$out" "$at" $grid)
 for seed in 1 2 3 4 5 6; do offload "$step" "$seed"; done
 python3 "$here/refine.py" "$out" "$at" $grid --at "$step"
-wide="3000 3300 3600 3900 4200"
-for seed in $(seq 1 20); do for every_s in $wide; do offload "$every_s" "$seed"; done; done
-found=$(python3 "$here/regress.py" "$out" $wide)
-for seed in $(seq 1 20); do
-  offload "$found" "$seed"
-  [ -f "$out/borg-seed$seed/summary.json" ] ||
-    bench_run "borg-seed$seed" "$out/real" $'[policy]\nkind = "borg-replay"\n[usage.window]' "$seed"
-done
 echo
-python3 "$here/regress.py" "$out" $wide --at "$found"
+twenty_seeds "$held" "$out"

@@ -15,16 +15,12 @@ import os
 import statistics
 import sys
 
-from runs import offload_head, offload_row, outside, show_offload, summary_row
+from runs import (PAPER_MASB, PAPER_MB, offload_head, offload_row, outside, show_offload,
+                  split_at, summary_row)
 
-args = sys.argv[1:]
-at = None
-if "--at" in args:
-    at = int(args[args.index("--at") + 1])
-    args = args[: args.index("--at")]
+args, at = split_at(sys.argv[1:])
 out, periods = args[0], sorted(int(p) for p in args[1:])
-paper = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB
-paper_mb = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the period
+paper, paper_mb = PAPER_MASB, PAPER_MB
 seeds = range(1, 21)
 
 

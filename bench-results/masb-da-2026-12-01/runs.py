@@ -5,6 +5,15 @@ import json
 import pyarrow.parquet as pq
 
 CLASSES = ["idle", "overloaded", "sta", "ta", "pa", "da"]
+PAPER_MASB = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB (CLASSES order)
+PAPER_MB = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the offload's period
+
+
+def split_at(argv):
+    """(the arguments before `--at S`, S as an int; None when there is no `--at`)."""
+    if "--at" not in argv:
+        return argv, None
+    return argv[: argv.index("--at")], int(argv[argv.index("--at") + 1])
 
 
 def summary_row(run_dir):
