@@ -15,8 +15,8 @@ import os
 import statistics
 import sys
 
-from runs import (PAPER_MASB, PAPER_MB, offload_head, offload_row, outside, show_offload,
-                  split_at, summary_row)
+from runs import (PAPER_BORG, PAPER_MASB, PAPER_MB, migration_row, offload_head, offload_row,
+                  outside, show_offload, split_at, summary_row)
 
 args, at = split_at(sys.argv[1:])
 out, periods = args[0], sorted(int(p) for p in args[1:])
@@ -63,16 +63,16 @@ borg = [summary_row(f"{out}/borg-seed{seed}") for seed in seeds]
 below = [b[5] - m[5] for m, b in zip(rows, borg)]
 ratios = [(m[4] / m[5], b[4] / b[5]) for m, b in zip(rows, borg)]
 print(f"MASB's DA below Borg's in {sum(g > 0 for g in below)} of {len(rows)} seeds, by"
-      f" {min(below):.2f}-{max(below):.2f} points (Table 4: {36.74 - 22.56:.2f}); its PA:DA above"
+      f" {min(below):.2f}-{max(below):.2f} points (Table 4: {PAPER_BORG[5] - paper[5]:.2f}); its"
+      f" PA:DA above"
       f" Borg's in {sum(m > b for m, b in ratios)} of {len(rows)}: {min(m for m, _ in ratios):.2f}"
       f"-{max(m for m, _ in ratios):.2f} against {min(b for _, b in ratios):.2f}"
-      f"-{max(b for _, b in ratios):.2f} (Table 4: {68.28 / 22.56:.2f} against"
-      f" {52.94 / 36.74:.2f})")
+      f"-{max(b for _, b in ratios):.2f} (Table 4: {paper[4] / paper[5]:.2f} against"
+      f" {PAPER_BORG[4] / PAPER_BORG[5]:.2f})")
 
 # The same configuration without offloads (masb-seed1..20 in OUT, when there: record.sh's).
 if all(os.path.exists(f"{out}/masb-seed{seed}/summary.json") for seed in seeds):
-    bare = [summary_row(f"{out}/masb-seed{seed}") for seed in seeds]
-    bare = [r[:6] + r[7:9] for r in bare]
+    bare = [migration_row(f"{out}/masb-seed{seed}") for seed in seeds]
     within = sum(not outside(r, paper) for r in bare)
     print("\nWithout offloads (overload only), seeds 1-20:")
     offload_head(paper, paper_mb)

@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 
 CLASSES = ["idle", "overloaded", "sta", "ta", "pa", "da"]
 PAPER_MASB = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB (CLASSES order)
+PAPER_BORG = [0.01, 0.03, 6.58, 3.69, 52.94, 36.74]  # Table 4, Borg (CLASSES order)
 PAPER_MB = 338.09  # Table 7, SIAS / SRAS: the one figure that sets the offload's period
 
 
@@ -43,11 +44,16 @@ def by_hour(run_dir, classes):
     return {h: [sum(col) / len(col) for col in zip(*rows)] for h, rows in sorted(hours.items())}
 
 
-def offload_row(out, every_s, seed):
-    """Table 4's shares, migrations completed a minute, MB per migration of the run period.sh
-    names masb-offload{every_s}-seed{seed} in `out`."""
-    r = summary_row(f"{out}/masb-offload{every_s}-seed{seed}")
+def migration_row(run_dir):
+    """Table 4's shares, migrations completed a minute, MB per migration of the run in
+    `run_dir` (`summary_row` less memory used and tasks waiting)."""
+    r = summary_row(run_dir)
     return r[:6] + r[7:9]
+
+
+def offload_row(out, every_s, seed):
+    """`migration_row` of the run period.sh names masb-offload{every_s}-seed{seed} in `out`."""
+    return migration_row(f"{out}/masb-offload{every_s}-seed{seed}")
 
 
 def outside(r, paper):

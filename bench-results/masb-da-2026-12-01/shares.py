@@ -3,13 +3,10 @@ mean of seeds 1-3; how many seeds put every share within 5 points of the paper's
 how far MASB's DA lies below Borg's under the same usage model, per seed."""
 import sys
 
-from runs import CLASSES as classes, by_hour, summary_row
+from runs import CLASSES as classes, PAPER_BORG, PAPER_MASB, by_hour, summary_row
 
 out = sys.argv[1]
-paper = {
-    "masb": [0.63, 0.10, 3.91, 4.53, 68.28, 22.56],  # Table 4, MASB
-    "borg": [0.01, 0.03, 6.58, 3.69, 52.94, 36.74],  # Table 4, Borg
-}
+paper = {"masb": PAPER_MASB, "borg": PAPER_BORG}
 head = "".join(f"{k:>8}" for k in classes)
 print(f"{'run':<22}{head}{'mem %':>8}{'migr/min':>10}{'MB/migr':>9}{'pending':>9}")
 

@@ -6,10 +6,10 @@ without offloads every 300 s; and, from seed 1's sampled offloads (`samples.json
 import json
 import sys
 
-from runs import CLASSES, by_hour, summary_row
+from runs import CLASSES, PAPER_MASB, by_hour, summary_row
 
 out = sys.argv[1]
-paper = [0.63, 0.10, 3.91, 4.53, 68.28, 22.56]  # Table 4, MASB
+paper = PAPER_MASB
 head = "".join(f"{k:>8}" for k in CLASSES)
 print(f"{'run':<26}{head}{'mem %':>8}{'migr/min':>10}{'MB/migr':>9}")
 

@@ -222,7 +222,8 @@ fn the_shipped_masb_real_trace_config_is_the_configuration_of_record() {
 /// (measured: idle 0.84, STA 1.42, TA 3.61, PA 72.19, DA 21.93, overloaded 0.01 %; the split:
 /// DA 27.61 %) but takes Borg's replay off Table 4's Borg column (overloaded 2.47 % against
 /// 0.03, DA 29.26 against 36.74; the split: 0.26 and 37.11): neither fits both columns
-/// (`bench-results/masb-da-2026-12-01.md`, the 8 h over seeds 1-3).
+/// (`bench-results/masb-da-2026-12-01.md` section (b), the 8 h over seeds 1-3, measured with
+/// the record before (a8), `accept_max_use` on).
 #[test]
 fn the_memory_split_sets_masb_da_on_the_real_trace_and_no_one_share_fits_borg_too() {
     let (root, parquet) = ingested_8h();
@@ -452,9 +453,10 @@ struct Measured {
 /// longer DA (`offload_every_s`, not in seed 000, off by default; seed 001 9.2's "proactive"
 /// offload) take DA far below the overload-only MASB's and migrate tens of times as often,
 /// while STA stays near Table 4's (measured: DA 27.61 -> 10.64 %, STA 1.20 -> 3.16 %, 17.1 ->
-/// 552 migrations a minute; the 8 h over seeds 1-3: `bench-results/masb-da-2026-12-01.md`
-/// (a5)). What section (a6) calibrates the period on, a migration's mean cost, rises with the
-/// period, offloads moving cheaper tasks than overloads do, and DA with it (measured, each
+/// 552 migrations a minute; the 8 h over seeds 1-3 with `accept_max_use` on:
+/// `bench-results/masb-da-2026-12-01.md` (a5)). What section (a6) calibrates the period on, a
+/// migration's mean cost, rises with the period, offloads moving cheaper tasks than overloads
+/// do, and DA with it (measured, each
 /// machine's turn drawn from the seed: 303.7 MB every 300 s, 377.4 every 3360 s (the period
 /// calibrated over 8 h and twenty seeds, (a8)), 487.8 overload only; DA 10.64, 22.12, 27.61 %;
 /// by the offload's counters, an offload 296.1 and 349.4 MB, another migration 442.5 and 501.3).
