@@ -356,6 +356,11 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
     }
     assert!(pa.trim_end().ends_with('*'), "{pa}");
     assert!(!stdout.contains("additions"), "{stdout}");
+    let paper = &stdout[stdout.find("against seed 000").unwrap()..];
+    assert!(
+        !paper.contains("migrations / min"),
+        "Table 4's Borg column has none: {paper}"
+    );
 
     // The wall-clock profile over the whole run and over a window of it (`scripts/ab.sh`).
     let median_row = |args: &[&str]| {
@@ -684,6 +689,24 @@ fn report_paper_names_the_masb_additions_a_run_used() {
     ] {
         assert!(stdout.contains(said), "{said}: {stdout}");
     }
+    // Table 7's migrations a minute read both ways: as its header says (1,490.65 GB / 338.09 MB
+    // a minute) and as the month's total (the same over 29 days' 41,760 minutes), the run's
+    // own rate beside each, and the second reading explained under the table.
+    let paper = &stdout[stdout.find("against seed 000").unwrap()..];
+    let row = |label: &str| -> Vec<String> {
+        let line = paper.lines().find(|l| l.starts_with(label)).unwrap();
+        line[label.len()..]
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let (minute, total) = (row("migrations / minute"), row("migrations / min (total)"));
+    assert_eq!((minute[0].as_str(), total[0].as_str()), ("4409.03", "0.11"));
+    assert_eq!(minute[1], total[1], "the run's own rate in both rows");
+    assert!(
+        stdout.contains("(total): Table 7's GB column read as the month's total"),
+        "{stdout}"
+    );
 }
 
 #[test]
