@@ -6,9 +6,11 @@ cell's memory used, MASB's migrations, and seed by seed whether each meets its i
 Borg every share within 3 points and at most 1 % overloaded (item 2), MASB every share within 5
 points and at most 0.5 % overloaded (item 3); and Table 4's ordering, MASB's DA below Borg's.
 The mix set on Table 4's Borg column alone: the one whose Borg replay (mean of seeds 1-3) is
-nearest it, least squares over its six shares; there the same over seeds 1-20.
+nearest it, least squares over its six shares; there the same over seeds 1-20, and at the rest of
+the band where seeds 1-3 fit both (0.375, 0.5).
 
-    split.py --mixes           the mixes run, one per line
+    split.py --mixes           the mixes run on seeds 1-3, one per line
+    split.py --robustness      the mixes besides the calibrated one run on seeds 1-20
     split.py --shares MIX      the `mem_ratio` array at MIX (gratis, middle, production)
     split.py --calibrate OUT   the mix set on Table 4's Borg column
     split.py OUT --at MIX      the tables over OUT's runs (split.sh), MIX the calibrated mix
@@ -20,6 +22,7 @@ from runs import CLASSES, PAPER_BORG, PAPER_MASB, summary_row
 
 MIXES = ["0", "0.125", "0.25", "0.375", "0.5", "0.75", "1"]
 SPLIT, ONE_SHARE = (0.35, 0.85), (0.66, 0.66)
+ROBUSTNESS = ["0.375", "0.5"]  # also over seeds 1-20 (split.sh)
 
 
 def shares(mix):
@@ -42,8 +45,8 @@ def borg_distance(out, mix):
     return sum((r[i] - p) ** 2 for i, p in enumerate(PAPER_BORG))
 
 
-if sys.argv[1] == "--mixes":
-    print("\n".join(MIXES))
+if sys.argv[1] in ("--mixes", "--robustness"):
+    print("\n".join(MIXES if sys.argv[1] == "--mixes" else ROBUSTNESS))
     sys.exit(0)
 if sys.argv[1] == "--shares":
     other, production = shares(sys.argv[2])
@@ -107,3 +110,6 @@ for mix in MIXES:
     mix_rows(mix, [1, 2, 3])
 print(f"\nThe mix set on Table 4's Borg column (least squares, seeds 1-3): {at}")
 mix_rows(at, list(range(1, 21)))
+print("\nThe rest of the band where seeds 1-3 fit both columns:")
+for mix in ROBUSTNESS:
+    mix_rows(mix, list(range(1, 21)))
