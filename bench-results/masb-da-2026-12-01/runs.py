@@ -56,10 +56,10 @@ def offload_row(out, every_s, seed):
     return migration_row(f"{out}/masb-offload{every_s}-seed{seed}")
 
 
-def outside(r, paper):
-    """What of `r`'s shares lies more than 5 points from `paper`'s, as 'class +d.dd' strings."""
+def outside(r, paper, points=5):
+    """What of `r`'s shares lies more than `points` from `paper`'s, as 'class +d.dd' strings."""
     return [f"{k} {r[i] - p:+.2f}" for i, (k, p) in enumerate(zip(CLASSES, paper))
-            if abs(r[i] - p) > 5]
+            if abs(r[i] - p) > points]
 
 
 def show_offload(label, r, tail):

@@ -18,7 +18,7 @@ the band where seeds 1-3 fit both (0.375, 0.5).
 import statistics
 import sys
 
-from runs import CLASSES, PAPER_BORG, PAPER_MASB, summary_row
+from runs import CLASSES, PAPER_BORG, PAPER_MASB, outside, summary_row
 
 MIXES = ["0", "0.125", "0.25", "0.375", "0.5", "0.75", "1"]
 SPLIT, ONE_SHARE = (0.35, 0.85), (0.66, 0.66)
@@ -60,8 +60,7 @@ out, at = sys.argv[1], sys.argv[sys.argv.index("--at") + 1]
 
 
 def within(r, paper, points, overloaded_at_most):
-    return (all(abs(r[i] - p) <= points for i, p in enumerate(paper))
-            and r[OVERLOADED] <= overloaded_at_most)
+    return not outside(r, paper, points) and r[OVERLOADED] <= overloaded_at_most
 
 
 def line(label, r, paper):
@@ -99,8 +98,7 @@ def mix_rows(mix, seeds):
           f"{min(gaps):.2f} .. {max(gaps):.2f}; Table 4: 14.18)")
     if n > 3:
         for s, m in zip(seeds, masb):
-            far = [f"{k} {m[i] - p:+.2f}" for i, (k, p) in enumerate(zip(CLASSES, PAPER_MASB))
-                   if abs(m[i] - p) > 4]
+            far = outside(m, PAPER_MASB, 4)
             print(f"    seed {s:>2}: MASB DA {m[DA]:.2f}, PA {m[CLASSES.index('pa')]:.2f}, STA "
                   f"{m[CLASSES.index('sta')]:.2f}" + (f"; beyond 4 points: {', '.join(far)}"
                                                       if far else ""))

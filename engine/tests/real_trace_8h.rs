@@ -276,10 +276,15 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_no_one_share_fits_borg_to
             "memory used {split} against {other}"
         );
     }
+    // Every share of `ours` within `points` of Table 4's column `paper`.
+    let assert_within = |ours: &[f64; 6], paper: [f64; 6], points: f64, what: &str| {
+        for (o, p) in ours.iter().zip(paper) {
+            assert!((o - p).abs() < points, "{what}: {ours:?}");
+        }
+    };
     let table_4_masb = [0.63, 3.91, 4.53, 68.28, 22.56, 0.10];
-    for (ours, paper) in masb_flat.iter().zip(table_4_masb) {
-        assert!((ours - paper).abs() < 5.0, "MASB, one share: {masb_flat:?}");
-    }
+    let table_4_borg = [0.01, 6.58, 3.69, 52.94, 36.74, 0.03];
+    assert_within(&masb_flat, table_4_masb, 5.0, "MASB, one share");
     assert!(
         masb_split[4] > masb_flat[4] + 4.0,
         "{masb_split:?} against {masb_flat:?}"
@@ -288,31 +293,15 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_no_one_share_fits_borg_to
         masb_split[4] > 22.56 + 5.0,
         "MASB, the split: {masb_split:?}"
     );
-    let table_4_borg = [0.01, 6.58, 3.69, 52.94, 36.74, 0.03];
-    for (ours, paper) in borg_split.iter().zip(table_4_borg) {
-        assert!(
-            (ours - paper).abs() < 3.0,
-            "Borg, the split: {borg_split:?}"
-        );
-    }
+    assert_within(&borg_split, table_4_borg, 3.0, "Borg, the split");
     assert!(borg_flat[5] > 1.0, "Borg, one share: {borg_flat:?}");
     assert!(borg_flat[4] < 36.74 - 5.0, "Borg, one share: {borg_flat:?}");
     // Between them, the shares set on Borg's column fit both: Borg within 3 points of every
     // Table 4 Borg share and at most 1 % overloaded (item 2), MASB within 5 of every Table 4
     // MASB share and at most 0.5 % overloaded (item 3).
-    for (ours, paper) in borg_between.iter().zip(table_4_borg) {
-        assert!(
-            (ours - paper).abs() < 3.0,
-            "Borg, between: {borg_between:?}"
-        );
-    }
+    assert_within(&borg_between, table_4_borg, 3.0, "Borg, between");
     assert!(borg_between[5] <= 1.0, "Borg, between: {borg_between:?}");
-    for (ours, paper) in masb_between.iter().zip(table_4_masb) {
-        assert!(
-            (ours - paper).abs() < 5.0,
-            "MASB, between: {masb_between:?}"
-        );
-    }
+    assert_within(&masb_between, table_4_masb, 5.0, "MASB, between");
     assert!(masb_between[5] <= 0.5, "MASB, between: {masb_between:?}");
 }
 
