@@ -15,6 +15,20 @@ held=$'release = "trace-schedule"\n[policy]\nkind = "masb"\naccept_max_use = tru
 # 000 does not describe (slurm/masb-real-trace.toml; each run adds `[usage.window]`).
 record=$'release = "trace-schedule"\n[policy]\nkind = "masb"\nbook_asks = true'
 
+# Sections (a)-(b) and (a7)-(a8) ran under the usage model's memory split before 2026-12-03
+# (other work 0.35 of its memory request, production 0.85; the default since is section (c)'s
+# 0.4275 / 0.8025, default-split-2026-12-03.md): every run whose config sets no `mem_ratio` of
+# its own gets that split spelled out, so the scripts make the runs their outputs show. Every
+# config here ends in `[usage.window]`; split.sh's all set their own.
+bench_run_default=$(declare -f bench_run)
+eval "${bench_run_default/bench_run/bench_run_as_made}"
+bench_run() {
+  local config=$3
+  [[ $config == *mem_ratio* ]] ||
+    config=${config/'[usage.window]'/$'[usage]\nmem_ratio = [0.35, 0.35, 0.85]\n[usage.window]'}
+  bench_run_as_made "$1" "$2" "$config" "${4:-1}"
+}
+
 # The run DIR/masb-offloadPERIOD_S-seedSEED of MASB config CONFIG (TOML) offloading every
 # PERIOD_S seconds, under `[usage.window]`, unless DIR holds it already.
 # Usage: offload_run CONFIG DIR PERIOD_S SEED

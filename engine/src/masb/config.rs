@@ -194,7 +194,7 @@ pub struct MasbConfig {
     /// targets that have room (its broker sends no forced candidates: moving a task off a
     /// stable node must not overload another). 300 s is the period the bench runs,
     /// chosen before any run as the trace's usage window. Measured on the real 8 h (MASB held,
-    /// booked, windows; seeds 1-3): DA 28.78 % -> 9.91 % (`not-da`) or 36.36 %
+    /// booked, windows, the memory split before 2026-12-03; seeds 1-3): DA 28.78 % -> 9.91 % (`not-da`) or 36.36 %
     /// (`better-score`), 9.4 -> 493 or 42 migrations a minute.
     /// **Calibrated** on one figure, seed 000's cost per task migration (Table 7, SIAS / SRAS,
     /// 338.09 MB; longer periods move dearer tasks), the period is 3360 s under the
@@ -202,7 +202,14 @@ pub struct MasbConfig {
     /// MB per migration on the period over seeds 1-20 crosses 338.09 MB at 3368 s, standard
     /// error 35 s, in whole minutes 3360; with `accept_max_use` as well, (a7), 3540 s): there
     /// every Table 4 MASB share but PA is within 5 points in every one of seeds 1-20, PA too in
-    /// 13 of them (PA 72.5-74.2 %, mean 73.15 against 68.28) at 89 migrations a minute.
+    /// 13 of them (PA 72.5-74.2 %, mean 73.15 against 68.28) at 89 migrations a minute. All of
+    /// that under the usage model's memory split before 2026-12-03 (0.35 / 0.85,
+    /// `UsageModel::overload_split`), under which MASB without offloads has DA 28.9 %. Under
+    /// the default split since (0.4275 / 0.8025) MASB without offloads is within 5 points of
+    /// every Table 4 MASB share (DA 26.4 %, masb-da (c)), and the offload is not needed for
+    /// that: at 3360 s PA leaves the band (73.18 %, DA 18.77, 329 MB a migration; 300 s: PA
+    /// 78.75, DA 10.44; seed 1, `bench-results/default-split-2026-12-03.md`). The period is
+    /// not calibrated again: the option stays a measurement of seed 001's future direction.
     pub offload_every_s: u32,
     /// What an offload must leave behind ([`OffloadGoal`]): a node no longer DA (default) or
     /// one scoring more under SRAS.
@@ -243,8 +250,8 @@ pub struct MasbConfig {
     /// migration (5.2); SPEC 6 "picks among the top". Chosen, not calibrated: 10, the order of
     /// a migration's fifteen, few enough that a refused task is scored again on the next
     /// tick's reports rather than sent far down its ranking. Measured on the real trace's 8 h
-    /// (MASB held, windows, booked; `bench-results/masb-da-2026-12-01.md`, seeds 1-3): DA
-    /// 28.78 % with 10, 28.07 with 3, 27.07 with 1, half of it from tasks that wait instead
+    /// (MASB held, windows, booked, the memory split before 2026-12-03;
+    /// `bench-results/masb-da-2026-12-01.md`, seeds 1-3): DA 28.78 % with 10, 28.07 with 3, 27.07 with 1, half of it from tasks that wait instead
     /// (memory used 61.53 -> 61.11 %).
     pub initial_asks: u32,
     /// The share of a node's capacity the production tasks' requests SCS leaves behind may
