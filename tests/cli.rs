@@ -709,6 +709,46 @@ fn report_paper_names_the_masb_additions_a_run_used() {
     );
 }
 
+/// On a trace without task_usage (the real sample), `report --paper` says the run's usage is
+/// modelled and, unless `[usage.window]` draws it again in time, constant while a task runs,
+/// naming the setting; with the table it says the first only.
+#[test]
+fn report_paper_says_when_modelled_usage_stands_still() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gcd-sample");
+    let out = cellsim(&["ingest", &sample.display().to_string(), &p("parquet")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let still = "not the paper's experiment: its modelled usage is constant while a task runs";
+    for (name, window) in [("still", ""), ("moving", "[usage.window]\n")] {
+        let config =
+            format!("trace = \"parquet\"\nhours = 0.1\n{window}[policy]\nkind = \"masb\"\n");
+        std::fs::write(dir.path().join(format!("{name}.toml")), config).unwrap();
+        let toml = p(&format!("{name}.toml"));
+        let out = cellsim(&["run", "--config", &toml, "--out", &p(name)]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = cellsim(&["report", &p(name), "--paper"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout
+                .contains("not the paper's experiment: its usage is modelled (no task_usage rows)"),
+            "{stdout}"
+        );
+        assert_eq!(
+            stdout.contains(still),
+            window.is_empty(),
+            "{name}: {stdout}"
+        );
+        if window.is_empty() {
+            assert!(
+                stdout.contains("`[usage.window]` draws it again every 300 s"),
+                "{stdout}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_config_files_relative_trace_is_relative_to_the_file() {
     let dir = tempfile::tempdir().unwrap();

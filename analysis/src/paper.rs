@@ -439,6 +439,11 @@ const PAPER_SPAN_H: f64 = 29.0 * 24.0;
 /// The real cell's machines (about 12.5k online: seed 000, section 7).
 const PAPER_CELL_NODES: f64 = 12_500.0;
 
+/// The setting that lets modelled usage move, and what constant usage means for a run: with no
+/// node's use moving, no node whose tasks fitted when placed ever goes over, so MASB's node
+/// agents never migrate (`engine::usage_model`, "Usage in time").
+const STILL_USAGE: &str = "`[usage.window]` draws it again every 300 s; without it no node's use moves and MASB's node agents find no overload to relieve (slurm/masb-real-trace.toml runs MASB with it)";
+
 /// How `run` differs from seed 000's experiment in span, cell size and usage, and for MASB in
 /// the additions it runs ([`engine::masb::MasbConfig::additions`]) and a start held to the
 /// trace's scheduler: each as text, none when it matches (a span within 10 % of the month, a
@@ -460,6 +465,9 @@ pub fn differences(run: &RunSummary) -> Vec<String> {
     }
     if !run.replay.usage_from_trace {
         out.push("its usage is modelled (no task_usage rows), the paper's recorded".into());
+        if run.config.usage.window.is_none() {
+            out.push(format!("its modelled usage is constant while a task runs, the paper's moved (its Table 2); {STILL_USAGE}"));
+        }
     } else if run.replay.usage_model {
         out.push("part of its usage is modelled (tasks without task_usage rows)".into());
     }
