@@ -87,7 +87,8 @@
 //! was under the memory split before (0.35 / 0.85); under the default the 10 % row reads 218,
 //! 219 and 222 in seeds 1-3 (the paper 212; 5 / 15 / 20 / 25 %: 699 / 83 / 35 / 15), and the
 //! sigmas are kept: 3 % over, less than one step of the scale swept (0.231 to 0.24 adds 16;
-//! `bench-results/default-split-2026-12-03.md`). The cell enters a window at the first tick that starts in it (`Cell::enter_usage_window`).
+//! `bench-results/default-split-2026-12-03.md`). The cell enters a window at the first tick that
+//! starts in it (`Cell::enter_usage_window`).
 //!
 //! **Compressible CPU** (`cpu_compressible`, on by default): Borg treats CPU as compressible
 //! (Verma et al., "Large-scale cluster management at Google with Borg", EuroSys 2015, section

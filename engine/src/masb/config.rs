@@ -192,10 +192,10 @@ pub struct MasbConfig {
     /// at its own tick of the period (drawn from the seed and its machine ID,
     /// `masb::agents::offload_phase`), in a tick's first round. Such a process asks only the
     /// targets that have room (its broker sends no forced candidates: moving a task off a
-    /// stable node must not overload another). 300 s is the period the bench runs,
-    /// chosen before any run as the trace's usage window. Measured on the real 8 h (MASB held,
-    /// booked, windows, the memory split before 2026-12-03; seeds 1-3): DA 28.78 % -> 9.91 % (`not-da`) or 36.36 %
-    /// (`better-score`), 9.4 -> 493 or 42 migrations a minute.
+    /// stable node must not overload another). 300 s is the period the bench runs, chosen
+    /// before any run as the trace's usage window. Measured on the real 8 h (MASB held, booked,
+    /// windows, the memory split before 2026-12-03; seeds 1-3): DA 28.78 % -> 9.91 %
+    /// (`not-da`) or 36.36 % (`better-score`), 9.4 -> 493 or 42 migrations a minute.
     /// **Calibrated** on one figure, seed 000's cost per task migration (Table 7, SIAS / SRAS,
     /// 338.09 MB; longer periods move dearer tasks), the period is 3360 s under the
     /// configuration of record (`slurm/masb-real-trace.toml`; `not-da`; ibid. (a8): the line of
@@ -251,8 +251,8 @@ pub struct MasbConfig {
     /// a migration's fifteen, few enough that a refused task is scored again on the next
     /// tick's reports rather than sent far down its ranking. Measured on the real trace's 8 h
     /// (MASB held, windows, booked, the memory split before 2026-12-03;
-    /// `bench-results/masb-da-2026-12-01.md`, seeds 1-3): DA 28.78 % with 10, 28.07 with 3, 27.07 with 1, half of it from tasks that wait instead
-    /// (memory used 61.53 -> 61.11 %).
+    /// `bench-results/masb-da-2026-12-01.md`, seeds 1-3): DA 28.78 % with 10, 28.07 with 3,
+    /// 27.07 with 1, half of it from tasks that wait instead (memory used 61.53 -> 61.11 %).
     pub initial_asks: u32,
     /// The share of a node's capacity the production tasks' requests SCS leaves behind may
     /// reach (0.9). A node accepts production tasks up to its full capacity (the RUS rule of
