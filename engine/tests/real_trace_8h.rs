@@ -15,6 +15,22 @@ use arrow_array::types::{Float64Type, UInt32Type};
 use common::*;
 use engine::RunConfig;
 
+/// Table 4's classes in the order the tests list shares, and seed 000's Table 4 in it (% of the
+/// nodes): MASB's column and Borg's.
+const CLASSES: [&str; 6] = ["idle", "sta", "ta", "pa", "da", "overloaded"];
+const TABLE_4_MASB: [f64; 6] = [0.63, 3.91, 4.53, 68.28, 22.56, 0.10];
+const TABLE_4_BORG: [f64; 6] = [0.01, 6.58, 3.69, 52.94, 36.74, 0.03];
+
+/// Every share of `ours` (CLASSES order) within `points` of Table 4's column `paper`.
+fn assert_within(ours: &[f64; 6], paper: [f64; 6], points: f64, what: &str) {
+    for ((class, o), p) in CLASSES.iter().zip(ours).zip(paper) {
+        assert!(
+            (o - p).abs() < points,
+            "{what}: {class} {o:.2} against {p}: {ours:?}"
+        );
+    }
+}
+
 /// `../shared/gcd-8h` ingested into a temporary directory: (the directory, the Parquet).
 fn ingested_8h() -> (tempfile::TempDir, std::path::PathBuf) {
     let root = tempfile::tempdir().unwrap();
@@ -168,23 +184,14 @@ fn masb_booking_its_asks_spreads_the_real_t0_burst_as_table_4() {
         let out = root.path().join(format!("masb-booked-{book_asks}"));
         let a = run_masb(&config, &parquet, &out).averages;
         let share = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-        ["idle", "sta", "ta", "pa", "da", "overloaded"].map(share)
+        CLASSES.map(share)
     };
     let before = shares(false);
     let booked = shares(true);
     eprintln!("unbooked {before:?}\nbooked {booked:?}");
     let [_, _, _, pa_before, da_before, _] = before;
-    let [idle, sta, ta, pa, da, overloaded] = booked;
-    let table_4 = [
-        (idle, 0.63),
-        (sta, 3.91),
-        (ta, 4.53),
-        (pa, 68.28),
-        (da, 22.56),
-    ];
-    for (ours, paper) in table_4 {
-        assert!((ours - paper).abs() < 5.0, "{ours} against {paper}");
-    }
+    let [_, _, _, pa, da, overloaded] = booked;
+    assert_within(&booked, TABLE_4_MASB, 5.0, "MASB, booked");
     assert!(pa > pa_before + 15.0, "PA {pa} against {pa_before}");
     assert!(da < da_before - 10.0, "DA {da} against {da_before}");
     assert!(overloaded < 0.5);
@@ -266,10 +273,7 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_the_default_fits_both_col
             run_borg(&config, &parquet, &out).averages
         };
         let share = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-        (
-            ["idle", "sta", "ta", "pa", "da", "overloaded"].map(share),
-            100.0 * a.mem_used_ratio,
-        )
+        (CLASSES.map(share), 100.0 * a.mem_used_ratio)
     };
     let (masb_split, masb_split_mem) = run("masb-split", true, Some(split));
     let (masb_flat, masb_flat_mem) = run("masb-flat", true, Some([0.66; 3]));
@@ -290,15 +294,7 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_the_default_fits_both_col
             "memory used {split} against {other}"
         );
     }
-    // Every share of `ours` within `points` of Table 4's column `paper`.
-    let assert_within = |ours: &[f64; 6], paper: [f64; 6], points: f64, what: &str| {
-        for (o, p) in ours.iter().zip(paper) {
-            assert!((o - p).abs() < points, "{what}: {ours:?}");
-        }
-    };
-    let table_4_masb = [0.63, 3.91, 4.53, 68.28, 22.56, 0.10];
-    let table_4_borg = [0.01, 6.58, 3.69, 52.94, 36.74, 0.03];
-    assert_within(&masb_flat, table_4_masb, 5.0, "MASB, one share");
+    assert_within(&masb_flat, TABLE_4_MASB, 5.0, "MASB, one share");
     assert!(
         masb_split[4] > masb_flat[4] + 4.0,
         "{masb_split:?} against {masb_flat:?}"
@@ -307,18 +303,18 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_the_default_fits_both_col
         masb_split[4] > 22.56 + 5.0,
         "MASB, the split: {masb_split:?}"
     );
-    assert_within(&borg_split, table_4_borg, 3.0, "Borg, the split");
+    assert_within(&borg_split, TABLE_4_BORG, 3.0, "Borg, the split");
     assert!(borg_flat[5] > 1.0, "Borg, one share: {borg_flat:?}");
     assert!(borg_flat[4] < 36.74 - 5.0, "Borg, one share: {borg_flat:?}");
     // Between them, the default, set on Borg's column, fits both: Borg within 3 points of
     // every Table 4 Borg share and at most 1 % overloaded (item 2), MASB within 5 of every
     // Table 4 MASB share and at most 0.5 % overloaded (item 3).
-    assert_within(&borg_default, table_4_borg, 3.0, "Borg, the default");
+    assert_within(&borg_default, TABLE_4_BORG, 3.0, "Borg, the default");
     assert!(
         borg_default[5] <= 1.0,
         "Borg, the default: {borg_default:?}"
     );
-    assert_within(&masb_default, table_4_masb, 5.0, "MASB, the default");
+    assert_within(&masb_default, TABLE_4_MASB, 5.0, "MASB, the default");
     assert!(
         masb_default[5] <= 0.5,
         "MASB, the default: {masb_default:?}"
@@ -345,21 +341,7 @@ fn borg_replay_under_the_default_usage_is_within_three_points_of_table_4() {
     let summary = run_borg(&config, &parquet, &root.path().join("compressible"));
     let a = &summary.averages;
     let pct = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-    // Seed 000's Table 4, Borg.
-    for (class, paper) in [
-        ("idle", 0.01),
-        ("sta", 6.58),
-        ("ta", 3.69),
-        ("pa", 52.94),
-        ("da", 36.74),
-        ("overloaded", 0.03),
-    ] {
-        assert!(
-            (pct(class) - paper).abs() <= 3.0,
-            "{class}: {:.2} % against Table 4's {paper} %",
-            pct(class)
-        );
-    }
+    assert_within(&CLASSES.map(pct), TABLE_4_BORG, 3.0, "Borg, the default");
     assert!(pct("overloaded") <= 1.0, "{}", pct("overloaded"));
     // Table 5's global usage under Borg.
     assert!(
