@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Issue 57: what makes MASB's DA rise in the real 8.5 h's last hours (default-split-2026-12-03
+# section (6)). MASB's configuration of record (slurm/masb-real-trace.toml: held to the trace's
+# start times, booked asks, usage windows) against the same without windows, Borg's replay with
+# and without windows, seeds 1-3, the usage model's default split; then blocks.py's shares hour
+# by hour and each MASB run's DA less Borg's under the same usage; then targets.py: the classes
+# at the run's last node sample of the nodes that received migrated tasks and of the rest.
+# Usage: real.sh CELLSIM GCD_8H OUT_DIR
+set -euo pipefail
+here=$(dirname "$(realpath "$0")")
+. "$here/../../scripts/lib.sh"
+cellsim=$(realpath "$1") trace=$2 out=$3
+mkdir -p "$out"
+[ -d "$out/real" ] || "$cellsim" ingest "$trace" "$out/real" --threads 2 >/dev/null 2>&1
+record=$(cat "$here/../../slurm/masb-real-trace.toml")
+borg=$'[policy]\nkind = "borg-replay"'
+once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
+for seed in 1 2 3; do
+  once "record-seed$seed" "$out/real" "$record" "$seed"
+  once "still-seed$seed" "$out/real" "${record/\[usage.window\]/}" "$seed"
+  once "borg-window-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
+  once "borg-still-seed$seed" "$out/real" "$borg" "$seed"
+done
+(cd "$out" && "$cellsim" report record-seed1 still-seed1 borg-window-seed1 borg-still-seed1)
+python3 "$here/blocks.py" "$out" 1 3 1 borg-window:borg record:masb
+python3 "$here/blocks.py" "$out" 1 3 1 borg-still:borg still:masb
+python3 "$here/targets.py" "$out" 1 3 record
