@@ -714,7 +714,16 @@ pub fn report(args: ReportArgs) -> Result<()> {
     );
     out!("{}", analysis::settings::render_settings(&names, &settings));
     if args.paper {
-        out!("{}", analysis::paper::render(&names, &summaries));
+        // Each run's classes hour by hour, from its ticks (a month's averages hide a trend).
+        let mut hours = Vec::new();
+        for (dir, summary) in dirs.iter().zip(&summaries) {
+            let tick_us = u64::try_from(summary.config.tick.us()).unwrap_or(0);
+            hours.push(
+                analysis::hourly::class_shares_by_hour(dir, tick_us)
+                    .with_context(|| format!("reading run {}", dir.display()))?,
+            );
+        }
+        out!("{}", analysis::paper::render(&names, &summaries, &hours));
     }
     if args.timing {
         // A run without timing to show gets "-" and a note saying why.

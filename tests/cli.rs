@@ -4,6 +4,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt32Type;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
 fn cellsim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cellsim"))
         .args(args)
@@ -361,6 +365,21 @@ fn run_with_no_arguments_replays_the_embedded_default_and_report_reads_it() {
         !paper.contains("migrations / min"),
         "Table 4's Borg column has none: {paper}"
     );
+    // Shorter than the month, the run's first and last whole hours beside Table 4: DA's, as
+    // counted apart from its `ticks/` (360 one-minute ticks: hours 0 and 5).
+    assert!(
+        paper.contains("hour by hour: its 6 whole simulated hours"),
+        "{paper}"
+    );
+    let hours = &paper[paper.find("hour by hour").unwrap()..];
+    let da = hours.lines().find(|l| l.starts_with("DA %")).unwrap();
+    let da: Vec<&str> = da.split_whitespace().skip(2).collect();
+    let counted = da_by_hour(&runs[0].join("ticks/part-00000000.parquet"));
+    assert_eq!(counted.len(), 6);
+    let least = counted.iter().copied().fold(f64::INFINITY, f64::min);
+    let most = counted.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let expected = [36.74, counted[0], counted[5], least, most].map(|v| format!("{v:.2}"));
+    assert_eq!(da, expected, "{hours}");
 
     // The wall-clock profile over the whole run and over a window of it (`scripts/ab.sh`).
     let median_row = |args: &[&str]| {
@@ -1192,4 +1211,34 @@ fn a_scenario_run_cut_short_says_so_and_strict_exits_3() {
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     let log = std::fs::read_to_string(dir.path().join("done/cellsim.log")).unwrap();
     assert!(log.contains("complete:"), "{log}");
+}
+
+/// The mean DA share (% of the online nodes) of each hour of 60 one-minute ticks in the ticks
+/// part `part`, counted from its rows in order.
+fn da_by_hour(part: &Path) -> Vec<f64> {
+    let file = std::fs::File::open(part).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let (mut da, mut online) = (Vec::new(), Vec::new());
+    for batch in reader {
+        let batch = batch.unwrap();
+        let column = |name: &str| {
+            let c = batch.column_by_name(name).unwrap();
+            c.as_primitive::<UInt32Type>().values().to_vec()
+        };
+        da.extend(column("da"));
+        online.extend(column("nodes_online"));
+    }
+    let shares: Vec<f64> = da
+        .iter()
+        .zip(&online)
+        .map(|(&d, &n)| 100.0 * f64::from(d) / f64::from(n))
+        .collect();
+    shares
+        .chunks(60)
+        .filter(|hour| hour.len() == 60)
+        .map(|hour| hour.iter().sum::<f64>() / 60.0)
+        .collect()
 }

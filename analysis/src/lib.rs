@@ -1,6 +1,6 @@
 //! Reading what cellsim writes: statistics of ingested traces ([`stats`], `cellsim stats`) and
 //! run reports ([`report`], `cellsim report`) with the settings that tell runs apart
-//! ([`settings`]), their wall-clock profile ([`timing`]) and the allocation-class figure
+//! ([`settings`]) and their allocation classes hour by hour ([`hourly`]), their wall-clock profile ([`timing`]) and the allocation-class figure
 //! ([`figure`], `cellsim report --plot`); the seeds' experiments as grids of runs
 //! ([`experiment`], `cellsim experiment`).
 #![deny(missing_docs)]
@@ -9,6 +9,7 @@ pub mod deadlines;
 pub mod error;
 pub mod experiment;
 pub mod figure;
+pub mod hourly;
 pub mod paper;
 mod parts;
 pub mod percentile;

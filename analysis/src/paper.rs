@@ -304,16 +304,18 @@ impl Measured {
     }
 }
 
+/// The labels of the class rows, in [`Measured::classes_pct`]'s order.
+const CLASS_ROWS: [&str; 6] = ["idle %", "STA %", "TA %", "PA %", "DA %", "overloaded %"];
+
 /// One comparison row: label, paper, ours (each `None` when not published or not measured).
 type Row = (&'static str, Option<f64>, Option<f64>);
 
 /// The rows comparing `ours` with `paper`: the classes, PA:DA, and the migration figures.
 pub fn rows(paper: &PaperColumn, ours: &Measured) -> Vec<Row> {
-    const CLASSES: [&str; 6] = ["idle %", "STA %", "TA %", "PA %", "DA %", "overloaded %"];
     let mut rows: Vec<Row> = (0..6)
         .map(|i| {
             (
-                CLASSES[i],
+                CLASS_ROWS[i],
                 Some(paper.classes_pct[i]),
                 Some(ours.classes_pct[i]),
             )
@@ -379,11 +381,14 @@ not a minute's (its header says a minute; bench-results/fidelity-2026-11-25.md s
 for the total); the seed does not settle which";
 
 /// The side-by-side text for runs labelled `names`: per run, its published column (or a line
-/// saying there is none) with paper, ours and ours minus paper.
-pub fn render(names: &[String], runs: &[RunSummary]) -> String {
+/// saying there is none) with paper, ours and ours minus paper; and for a run shorter than the
+/// paper's month with at least two whole hours in `hours` (its class shares hour by hour,
+/// [`crate::hourly::class_shares_by_hour`], one entry per run) the paper's class shares beside
+/// its first and last whole hour's and the least and most of any hour's.
+pub fn render(names: &[String], runs: &[RunSummary], hours: &[Vec<[f64; 6]>]) -> String {
     let mut o = String::new();
     let number = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-    for (name, run) in names.iter().zip(runs) {
+    for (i, (name, run)) in names.iter().zip(runs).enumerate() {
         let Some(paper) = column_of(run) else {
             let _ = writeln!(
                 o,
@@ -428,9 +433,40 @@ pub fn render(names: &[String], runs: &[RunSummary]) -> String {
                 "* the run differs from the paper's experiment (above): read these differences as that, not as cellsim's error"
             );
         }
+        let hours = hours.get(i).map_or(&[][..], Vec::as_slice);
+        if run.simulated_s / 3600.0 < 0.9 * PAPER_SPAN_H && hours.len() >= 2 {
+            render_hours(&mut o, name, &paper, hours);
+        }
         o.push('\n');
     }
     o
+}
+
+/// The rows of [`render`]'s hour-by-hour block for the run `name` of class shares `hours`
+/// (at least one) against `paper`.
+fn render_hours(o: &mut String, name: &str, paper: &PaperColumn, hours: &[[f64; 6]]) {
+    let _ = writeln!(
+        o,
+        "{name} hour by hour: its {} whole simulated hours; the paper's figures are the month's averages",
+        hours.len()
+    );
+    let _ = writeln!(
+        o,
+        "{:<24} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "% of nodes", "paper", "first hour", "last hour", "least", "most"
+    );
+    for (k, label) in CLASS_ROWS.iter().enumerate() {
+        let each = hours.iter().map(|h| h[k]);
+        let (least, most) = each.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, m), v| {
+            (l.min(v), m.max(v))
+        });
+        let (first, last) = (hours[0][k], hours[hours.len() - 1][k]);
+        let _ = writeln!(
+            o,
+            "{label:<24} {:>12.2} {first:>12.2} {last:>12.2} {least:>12.2} {most:>12.2}",
+            paper.classes_pct[k]
+        );
+    }
 }
 
 /// Seed 000's experiments ran over the GCD month (29 days) on its cell of about 12.5k machines
