@@ -714,14 +714,16 @@ pub fn report(args: ReportArgs) -> Result<()> {
     );
     out!("{}", analysis::settings::render_settings(&names, &settings));
     if args.paper {
-        // Each run's classes hour by hour, from its ticks (a month's averages hide a trend).
+        // The classes hour by hour, from the ticks, of each run shorter than the paper's month
+        // (its average can hide a trend); none read for the others.
         let mut hours = Vec::new();
         for (dir, summary) in dirs.iter().zip(&summaries) {
             let tick_us = u64::try_from(summary.config.tick.us()).unwrap_or(0);
-            hours.push(
-                analysis::hourly::class_shares_by_hour(dir, tick_us)
+            hours.push(match analysis::paper::shows_hours(summary) {
+                true => analysis::hourly::class_shares_by_hour(dir, tick_us)
                     .with_context(|| format!("reading run {}", dir.display()))?,
-            );
+                false => Vec::new(),
+            });
         }
         out!("{}", analysis::paper::render(&names, &summaries, &hours));
     }

@@ -434,12 +434,18 @@ pub fn render(names: &[String], runs: &[RunSummary], hours: &[Vec<[f64; 6]>]) ->
             );
         }
         let hours = hours.get(i).map_or(&[][..], Vec::as_slice);
-        if run.simulated_s / 3600.0 < 0.9 * PAPER_SPAN_H && hours.len() >= 2 {
+        if shows_hours(run) && hours.len() >= 2 {
             render_hours(&mut o, name, &paper, hours);
         }
         o.push('\n');
     }
     o
+}
+
+/// Whether [`render`] shows `run`'s classes hour by hour: when seed 000 publishes a column for
+/// its setup and it spans less than the paper's month (within 10 %).
+pub fn shows_hours(run: &RunSummary) -> bool {
+    column_of(run).is_some() && run.simulated_s / 3600.0 < 0.9 * PAPER_SPAN_H
 }
 
 /// The rows of [`render`]'s hour-by-hour block for the run `name` of class shares `hours`
