@@ -4,7 +4,8 @@
 # start times, booked asks, usage windows) against the same without windows, Borg's replay with
 # and without windows, seeds 1-3, the usage model's default split; then blocks.py's shares hour
 # by hour and each MASB run's DA less Borg's under the same usage; then targets.py: the classes
-# at the run's last node sample of the nodes that received migrated tasks and of the rest.
+# before and after, of the nodes that received migrated tasks and of the rest; the same for SRAS
+# read in seed 000's other units (seed 1).
 # Usage: real.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -21,7 +22,14 @@ for seed in 1 2 3; do
   once "borg-window-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
   once "borg-still-seed$seed" "$out/real" "$borg" "$seed"
 done
+# SRAS in seed 000's two other readings of r (the record reads trace units, as its logs pin
+# them): does the units' order of TA, PA and DA decide where migrations land? Seed 1.
+for units in absolute fraction; do
+  once "sras-$units-seed1" "$out/real" "$record"$'\n[policy.sras]\nunits = "'"$units"'"' 1
+done
 (cd "$out" && "$cellsim" report record-seed1 still-seed1 borg-window-seed1 borg-still-seed1)
 python3 "$here/blocks.py" "$out" 1 3 1 borg-window:borg record:masb
 python3 "$here/blocks.py" "$out" 1 3 1 borg-still:borg still:masb
 python3 "$here/targets.py" "$out" 1 3 record
+python3 "$here/blocks.py" "$out" 1 1 1 sras-absolute:masb sras-fraction:masb
+for units in absolute fraction; do python3 "$here/targets.py" "$out" 1 1 "sras-$units"; done
