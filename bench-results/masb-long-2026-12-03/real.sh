@@ -5,7 +5,7 @@
 # and without windows, seeds 1-3, the usage model's default split; then blocks.py's shares hour
 # by hour and each MASB run's DA less Borg's under the same usage; then targets.py: the classes
 # before and after, of the nodes that received migrated tasks and of the rest; the same for SRAS
-# read in seed 000's other units (seed 1).
+# read in seed 000's other units (seed 1); and the record's options one by one (seed 1).
 # Usage: real.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -27,6 +27,19 @@ done
 for units in absolute fraction; do
   once "sras-$units-seed1" "$out/real" "$record"$'\n[policy.sras]\nunits = "'"$units"'"' 1
 done
+# The record's three options seed 000 does not describe, each combination (seed 1): r = release
+# "trace-schedule", b = book_asks, w = [usage.window]; "none" is MASB by default, rb "still",
+# rbw the record.
+for combo in none r b w rw rb bw; do
+  config=""
+  [[ $combo == *r* ]] && config=$'release = "trace-schedule"\n'
+  config+=$'[policy]\nkind = "masb"'
+  [[ $combo == *b* ]] && config+=$'\nbook_asks = true'
+  [[ $combo == *w* ]] && config+=$'\n[usage.window]'
+  once "options-$combo-seed1" "$out/real" "$config" 1
+done
+(cd "$out" && "$cellsim" report options-none-seed1 options-r-seed1 options-b-seed1 \
+  options-w-seed1 options-rw-seed1 options-rb-seed1 options-bw-seed1 record-seed1)
 (cd "$out" && "$cellsim" report record-seed1 still-seed1 borg-window-seed1 borg-still-seed1)
 python3 "$here/blocks.py" "$out" 1 3 1 borg-window:borg record:masb
 python3 "$here/blocks.py" "$out" 1 3 1 borg-still:borg still:masb
