@@ -643,8 +643,8 @@ fn da_of_migration_targets(run: &Path) -> [(usize, f64, f64); 2] {
 }
 
 /// Issue 57 item 3 hour by hour on the real trace's 8 h (`bench-results/masb-long-2026-12-03.md`,
-/// seeds 1-3): MASB's DA leaves Table 4's band in the last hours under the configuration of
-/// record because it migrates. Without the usage windows (every task's modelled usage constant)
+/// seeds 1-3): the configuration of record is within 5 points of every Table 4 MASB share over
+/// the 8 h, but its DA leaves the band in the last hours because it migrates. Without the usage windows (every task's modelled usage constant)
 /// no node goes over, MASB never migrates, and every share is within 5 points of Table 4's MASB
 /// column in every hour (measured, seed 1: DA 23.06 % in hour 0, 23.77 in hour 7). With them it
 /// migrates (~11 a minute) and seed 000's SRAS, as its logged values pin it, ranks a node with
@@ -663,9 +663,17 @@ fn masb_migrations_turn_their_targets_da_and_raise_its_da_hour_by_hour() {
     still.usage.window = None;
     let migrations = |s: &engine::RunSummary| s.totals.counters["migrations_completed"];
     let (record_run, still_run) = (root.path().join("record"), root.path().join("still"));
-    let moved = migrations(&run_masb(&record, &parquet, &record_run));
+    let summary = run_masb(&record, &parquet, &record_run);
     assert_eq!(migrations(&run_masb(&still, &parquet, &still_run)), 0.0);
+    let moved = migrations(&summary);
     assert!(moved > 8.0 * 60.0, "{moved} migrations in 8 h");
+    // Item 3's target over the 8 h, as Table 4 averages: every share within 5 points, at most
+    // 0.5 % overloaded (measured: idle 0.21, STA 1.24, TA 4.13, PA 67.94, DA 26.47, overloaded
+    // 0.01 %; 11.5 migrations a minute at 451 MB).
+    let a = &summary.averages;
+    let average = CLASSES.map(|class| 100.0 * a.classes[class] / a.nodes_online);
+    assert_within(&average, TABLE_4_MASB, 5.0, "the record over 8 h");
+    assert!(average[5] < 0.5, "{average:?}");
 
     let (with, without) = (hourly_shares(&record_run), hourly_shares(&still_run));
     assert_eq!((with.len(), without.len()), (8, 8));
