@@ -293,7 +293,7 @@ impl Measured {
         let minutes = run.simulated_s.max(1.0) / 60.0;
         let (mb, started) = (counter("migration_cost_mb"), counter("migrations_started"));
         Measured {
-            classes_pct: ["idle", "sta", "ta", "pa", "da", "overloaded"].map(pct),
+            classes_pct: crate::hourly::CLASSES.map(pct),
             mb_per_migration: mb.zip(started.filter(|s| *s > 0.0)).map(|(mb, s)| mb / s),
             gb_per_minute: mb.map(|mb| mb / 1_000.0 / minutes),
             used_pct: [a.cpu_used_ratio, a.mem_used_ratio].map(|r| 100.0 * r),
