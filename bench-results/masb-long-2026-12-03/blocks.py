@@ -2,8 +2,9 @@
 mean over seeds FIRST-LAST of each class's share of the online nodes in every block of HOURS
 simulated hours (masb-da's `runs.by_hour`, then the hours' mean), Table 4's column beside, the
 seeds' least and most in the last block and how many seeds' last block is within issue 57's
-band of Table 4 (MASB 5 points, Borg 3); then, for each MASB pattern, its DA less the Borg
-pattern's in the same block and seed (mean over seeds), beside Table 4's (22.56 - 36.74).
+band of Table 4 (MASB 5 points, Borg 3) and how many have every share in it in every block;
+then, for each MASB pattern, its DA less the Borg pattern's in the same block and seed (mean
+over seeds), beside Table 4's (22.56 - 36.74), and in how many seeds it is below in every block.
 Usage: blocks.py DIR FIRST LAST HOURS NAME:POLICY ...  (POLICY masb or borg)"""
 import json
 import os
@@ -44,6 +45,9 @@ for spec in sys.argv[5:]:
         f"{c} {sum(abs(r[end][i] - paper[i]) <= points for r in runs)}"
         for i, c in enumerate(CLASSES))
     print(f"last block within {points:g} points of Table 4, seeds of {len(runs)}: {inside}")
+    every = [all(abs(r[b][i] - paper[i]) <= points for b in r for i in range(len(CLASSES)))
+             for r in runs]
+    print(f"every share within {points:g} points in every block: {sum(every)} of {len(runs)} seeds")
     print()
 
 if "borg" in da and "masb" in da:
@@ -56,3 +60,5 @@ if "borg" in da and "masb" in da:
     for b in sorted(borg[0]):
         diffs = [sum(m[b] - g[b] for m, g in zip(da["masb"][n], borg)) / len(borg) for n in names]
         print(f"{f'{b * block}-{(b + 1) * block}':<16}" + "".join(f"{d:>13.2f}" for d in diffs))
+    below = [sum(all(m[b] < g[b] for b in g) for m, g in zip(da["masb"][n], borg)) for n in names]
+    print(f"{'below in every block, seeds':<16}" + "".join(f"{f'{k} of {len(borg)}':>13}" for k in below))

@@ -2,7 +2,7 @@
 # Issue 57: what makes MASB's DA rise in the real 8.5 h's last hours (default-split-2026-12-03
 # section (6)). MASB's configuration of record (slurm/masb-real-trace.toml: held to the trace's
 # start times, booked asks, usage windows) against the same without windows, Borg's replay with
-# and without windows, seeds 1-3, the usage model's default split; then blocks.py's shares hour
+# and without windows, seeds 1-20, the usage model's default split; then blocks.py's shares hour
 # by hour and each MASB run's DA less Borg's under the same usage; then targets.py: the classes
 # before and after, of the nodes that received migrated tasks and of the rest; the same for SRAS
 # read in seed 000's other units (seed 1); and the record's options one by one (seed 1).
@@ -16,7 +16,7 @@ mkdir -p "$out"
 record=$(cat "$here/../../slurm/masb-real-trace.toml")
 borg=$'[policy]\nkind = "borg-replay"'
 once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
-for seed in 1 2 3; do
+for seed in $(seq 1 20); do
   once "record-seed$seed" "$out/real" "$record" "$seed"
   once "still-seed$seed" "$out/real" "${record/\[usage.window\]/}" "$seed"
   once "borg-window-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
@@ -41,8 +41,8 @@ done
 (cd "$out" && "$cellsim" report options-none-seed1 options-r-seed1 options-b-seed1 \
   options-w-seed1 options-rw-seed1 options-rb-seed1 options-bw-seed1 record-seed1)
 (cd "$out" && "$cellsim" report record-seed1 still-seed1 borg-window-seed1 borg-still-seed1)
-python3 "$here/blocks.py" "$out" 1 3 1 borg-window:borg record:masb
-python3 "$here/blocks.py" "$out" 1 3 1 borg-still:borg still:masb
+python3 "$here/blocks.py" "$out" 1 20 1 borg-window:borg record:masb
+python3 "$here/blocks.py" "$out" 1 20 1 borg-still:borg still:masb
 python3 "$here/targets.py" "$out" 1 3 record
 python3 "$here/blocks.py" "$out" 1 1 1 sras-absolute:masb sras-fraction:masb
 for units in absolute fraction; do python3 "$here/targets.py" "$out" 1 1 "sras-$units"; done
