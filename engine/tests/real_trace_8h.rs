@@ -643,13 +643,13 @@ fn da_of_migration_targets(run: &Path) -> [(usize, f64, f64); 2] {
 }
 
 /// Issue 57 item 3 hour by hour on the real trace's 8 h (`bench-results/masb-long-2026-12-03.md`,
-/// seeds 1-3): the configuration of record is within 5 points of every Table 4 MASB share over
+/// seeds 1-20): the configuration of record is within 5 points of every Table 4 MASB share over
 /// the 8 h, but its DA leaves the band in the last hours because it migrates. Without the usage
 /// windows (every task's modelled usage constant) no node goes over, MASB never migrates, and
-/// every share is within 5 points of Table 4's MASB column in every hour (measured, seed 1: DA
-/// 23.06 % in hour 0, 23.77 in hour 7). With them it migrates (~11 a minute), and seed 000's
-/// SRAS aims at tight targets, which on this cell, where memory runs out first, are tight in
-/// memory: the nodes that receive migrated tasks turn DA (27.9 -> 45.0 % between the last two
+/// every share is within 5 points of Table 4's MASB column in every hour (in 19 of 20 seeds;
+/// measured, seed 1: DA 23.06 % in hour 0, 23.77 in hour 7). With them it migrates (~11 a
+/// minute), and seed 000's SRAS aims at tight targets, which on this cell, where memory runs
+/// out first, are tight in memory: the nodes that receive migrated tasks turn DA (27.9 -> 45.0 % between the last two
 /// node samples, the others 25.2 -> 27.2; in seed 000's other units of SRAS too), so MASB's DA
 /// rises over the no-migration run's hour by hour (+2.3 points in hour 0, +5.7 in hour 7:
 /// 29.46 %).
