@@ -4,7 +4,9 @@
 //! run's average can hide a trend its hours show (`cellsim report --paper` prints them).
 //!
 //! Invariant: an hour is whole when it holds every tick that starts in it (`3,600 s / tick`,
-//! rounded down); the run's last hour, cut short, is left out, and so is a tick-less hour.
+//! rounded down); the run's last hour, cut short, is left out, and so is a tick-less hour. A
+//! tick with no node online has no shares: an hour's mean is over its other ticks (an hour of
+//! none is left out).
 
 use std::path::Path;
 
@@ -43,20 +45,22 @@ pub fn class_shares_by_hour(run: &Path, tick_us: u64) -> Result<Vec<[f64; 6]>> {
     let per_hour = (HOUR_US / tick_us).max(1);
     let hour_of = |tick: u32| u64::from(tick - first) * tick_us / HOUR_US;
     let hours = ticks.iter().map(|&t| hour_of(t)).max().unwrap_or(0) as usize + 1;
-    let mut sums = vec![([0.0; 6], 0u64); hours];
+    // Per hour: the shares summed over its ticks with nodes online, those ticks, all its ticks.
+    let mut sums = vec![([0.0; 6], 0u64, 0u64); hours];
     for (i, &tick) in ticks.iter().enumerate() {
-        let (shares, n) = &mut sums[hour_of(tick) as usize];
+        let (shares, online_ticks, n) = &mut sums[hour_of(tick) as usize];
         if online[i] > 0 {
             for (share, column) in shares.iter_mut().zip(&counts) {
                 *share += 100.0 * f64::from(column[i]) / f64::from(online[i]);
             }
+            *online_ticks += 1;
         }
         *n += 1;
     }
     Ok(sums
         .into_iter()
-        .filter(|(_, n)| *n >= per_hour)
-        .map(|(shares, n)| shares.map(|s| s / n as f64))
+        .filter(|(_, online_ticks, n)| *n >= per_hour && *online_ticks > 0)
+        .map(|(shares, online_ticks, _)| shares.map(|s| s / online_ticks as f64))
         .collect())
 }
 
@@ -94,15 +98,15 @@ mod tests {
 
     /// 20-minute ticks, hand-worked: hour 0 (ticks 0-2) has DA on 1, 2 and 3 of 10 nodes (20 %
     /// on average), PA on the rest; hour 1 (ticks 3-5, in a part of its own, with 20 nodes
-    /// online in its last tick) DA on 5, 5 and 10 (50 %, 50 %, 50 %); tick 6 starts an hour it
-    /// does not fill, which is left out.
+    /// online in its last tick and none in its first) DA on 5 and 10 (50 %, 50 %); tick 6
+    /// starts an hour it does not fill, which is left out.
     #[test]
     fn whole_hours_are_averaged_and_the_last_partial_hour_left_out() {
         let run = tempfile::tempdir().unwrap();
         let da = |tick: u32, online: u32, da: u32| (tick, online, [0, 0, 0, online - da, da, 0]);
         write_ticks(
             run.path(),
-            &[da(3, 10, 5), da(4, 10, 5), da(5, 20, 10), da(6, 10, 9)],
+            &[(3, 0, [0; 6]), da(4, 10, 5), da(5, 20, 10), da(6, 10, 9)],
         );
         write_ticks(run.path(), &[da(0, 10, 1), da(1, 10, 2), da(2, 10, 3)]);
         let hours = class_shares_by_hour(run.path(), 20 * 60 * 1_000_000).unwrap();
