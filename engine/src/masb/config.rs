@@ -160,7 +160,8 @@ pub struct MasbConfig {
     /// reports a tick old, so in a burst (a trace's t = 0 state placed on an empty cell) they
     /// send many tasks to the same well-scored nodes, which accept up to their full capacity:
     /// on the real trace's 8 h MASB ends its first five minutes with 46 % of the nodes STA, and
-    /// with usage modelled as constant nothing moves them (`bench-results/real-trace-2026-11-27.md`).
+    /// with usage modelled as constant nothing moves them
+    /// (`bench-results/real-trace-2026-11-27.md`).
     pub accept_max_use: bool,
     /// Not in the paper (false): a broker places its new tasks one after another, each scored
     /// on its cache with the first asks of the tasks before it booked there (the node reads as
