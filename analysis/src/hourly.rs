@@ -43,12 +43,13 @@ pub fn class_shares_by_hour(run: &Path, tick_us: u64) -> Result<Vec<[f64; 6]>> {
     };
     let tick_us = tick_us.max(1);
     let per_hour = (HOUR_US / tick_us).max(1);
-    let hour_of = |tick: u32| u64::from(tick - first) * tick_us / HOUR_US;
-    let hours = ticks.iter().map(|&t| hour_of(t)).max().unwrap_or(0) as usize + 1;
+    let hour_of =
+        |tick: u32| (u128::from(tick - first) * u128::from(tick_us) / u128::from(HOUR_US)) as usize;
+    let hours = ticks.iter().map(|&t| hour_of(t)).max().unwrap_or(0) + 1;
     // Per hour: the shares summed over its ticks with nodes online, those ticks, all its ticks.
     let mut sums = vec![([0.0; 6], 0u64, 0u64); hours];
     for (i, &tick) in ticks.iter().enumerate() {
-        let (shares, online_ticks, n) = &mut sums[hour_of(tick) as usize];
+        let (shares, online_ticks, n) = &mut sums[hour_of(tick)];
         if online[i] > 0 {
             for (share, column) in shares.iter_mut().zip(&counts) {
                 *share += 100.0 * f64::from(column[i]) / f64::from(online[i]);
