@@ -43,6 +43,7 @@ done
 (cd "$out" && "$cellsim" report record-seed1 still-seed1 borg-window-seed1 borg-still-seed1)
 python3 "$here/blocks.py" "$out" 1 20 1 borg-window:borg record:masb
 python3 "$here/blocks.py" "$out" 1 20 1 borg-still:borg still:masb
+python3 "$here/pa_da.py" "$out" 1 20 record:borg-window still:borg-still
 python3 "$here/targets.py" "$out" 1 3 record
 python3 "$here/blocks.py" "$out" 1 1 1 sras-absolute:masb sras-fraction:masb
 for units in absolute fraction; do python3 "$here/targets.py" "$out" 1 1 "sras-$units"; done
