@@ -443,9 +443,14 @@ pub fn render(names: &[String], runs: &[RunSummary], hours: &[Vec<[f64; 6]>]) ->
 }
 
 /// Whether [`render`] shows `run`'s classes hour by hour: when seed 000 publishes a column for
-/// its setup and it spans less than the paper's month (within 10 %).
+/// its setup and it spans less than the paper's month.
 pub fn shows_hours(run: &RunSummary) -> bool {
-    column_of(run).is_some() && run.simulated_s / 3600.0 < 0.9 * PAPER_SPAN_H
+    column_of(run).is_some() && shorter_than_the_month(run)
+}
+
+/// Whether `run` spans less than the paper's month (within 10 %).
+fn shorter_than_the_month(run: &RunSummary) -> bool {
+    run.simulated_s / 3600.0 < 0.9 * PAPER_SPAN_H
 }
 
 /// The rows of [`render`]'s hour-by-hour block for the run `name` of class shares `hours`
@@ -492,8 +497,8 @@ const STILL_USAGE: &str = "`[usage.window]` draws it again every 300 s; without 
 /// cell within 10 % of the paper's).
 pub fn differences(run: &RunSummary) -> Vec<String> {
     let mut out = Vec::new();
-    let span_h = run.simulated_s / 3600.0;
-    if span_h < 0.9 * PAPER_SPAN_H {
+    if shorter_than_the_month(run) {
+        let span_h = run.simulated_s / 3600.0;
         out.push(format!(
             "it spans {span_h:.1} simulated hours, the paper's month {PAPER_SPAN_H:.0}"
         ));
