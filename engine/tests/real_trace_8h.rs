@@ -33,6 +33,11 @@ fn assert_within(ours: &[f64; 6], paper: [f64; 6], points: f64, what: &str) {
     }
 }
 
+/// A run's Table 4 shares: the % of the online nodes in each class, CLASSES order.
+fn table_4_shares(a: &engine::summary::Averages) -> [f64; 6] {
+    CLASSES.map(|class| 100.0 * a.classes[class] / a.nodes_online)
+}
+
 /// `../shared/gcd-8h` ingested into a temporary directory: (the directory, the Parquet).
 fn ingested_8h() -> (tempfile::TempDir, std::path::PathBuf) {
     let root = tempfile::tempdir().unwrap();
@@ -184,9 +189,7 @@ fn masb_booking_its_asks_spreads_the_real_t0_burst_as_table_4() {
             ..held.clone()
         };
         let out = root.path().join(format!("masb-booked-{book_asks}"));
-        let a = run_masb(&config, &parquet, &out).averages;
-        let share = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-        CLASSES.map(share)
+        table_4_shares(&run_masb(&config, &parquet, &out).averages)
     };
     let before = shares(false);
     let booked = shares(true);
@@ -274,8 +277,7 @@ fn the_memory_split_sets_masb_da_on_the_real_trace_and_the_default_fits_both_col
             config.release = engine::release::Release::default();
             run_borg(&config, &parquet, &out).averages
         };
-        let share = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-        (CLASSES.map(share), 100.0 * a.mem_used_ratio)
+        (table_4_shares(&a), 100.0 * a.mem_used_ratio)
     };
     let (masb_split, masb_split_mem) = run("masb-split", true, Some(split));
     let (masb_flat, masb_flat_mem) = run("masb-flat", true, Some([0.66; 3]));
@@ -342,9 +344,9 @@ fn borg_replay_under_the_default_usage_is_within_three_points_of_table_4() {
     };
     let summary = run_borg(&config, &parquet, &root.path().join("compressible"));
     let a = &summary.averages;
-    let pct = |class: &str| 100.0 * a.classes[class] / a.nodes_online;
-    assert_within(&CLASSES.map(pct), TABLE_4_BORG, 3.0, "Borg, the default");
-    assert!(pct("overloaded") <= 1.0, "{}", pct("overloaded"));
+    let shares = table_4_shares(a);
+    assert_within(&shares, TABLE_4_BORG, 3.0, "Borg, the default");
+    assert!(shares[5] <= 1.0, "overloaded {}", shares[5]);
     // Table 5's global usage under Borg.
     assert!(
         (100.0 * a.cpu_used_ratio - 43.64).abs() < 1.0,
@@ -671,8 +673,7 @@ fn masb_migrations_turn_their_targets_da_and_raise_its_da_hour_by_hour() {
     // Item 3's target over the 8 h, as Table 4 averages: every share within 5 points, at most
     // 0.5 % overloaded (measured: idle 0.21, STA 1.24, TA 4.13, PA 67.94, DA 26.47, overloaded
     // 0.01 %; 11.5 migrations a minute at 451 MB).
-    let a = &summary.averages;
-    let average = CLASSES.map(|class| 100.0 * a.classes[class] / a.nodes_online);
+    let average = table_4_shares(&summary.averages);
     assert_within(&average, TABLE_4_MASB, 5.0, "the record over 8 h");
     assert!(average[5] < 0.5, "{average:?}");
 
