@@ -10,8 +10,8 @@
 # seeds 1-3: the sigmas were set under the old split; (4) the offload option (not in seed 000)
 # under the default at 300 s and at its period 3360 s, set under the old split, seed 1;
 # (5) a generated 12.5k cell (its own task_usage) under both: predictions; (6) the shares hour by
-# hour (hourly.py), with seeds 1-20 of masb-da's split.sh at the default's point when its runs
-# are in OUT/split.
+# hour (masb-long's blocks.py), with seeds 1-20 of masb-da's split.sh at the default's point
+# when its runs are in OUT/split.
 # Usage: run.sh CELLSIM GCD_8H OUT_DIR
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -66,10 +66,11 @@ r --paper masb-record-default | sed -n '/against seed 000/,$p'
 echo "## (5) a generated 12.5k cell, 8 h (seed 1; its own task_usage): predictions"
 r gen-borg-default gen-borg-old gen-masb-default gen-masb-old
 echo "## (6) hour by hour: the shares in each simulated hour (Table 4's are the month's)"
-python3 "$here/hourly.py" "$out" 1 1 'masb-record-default:masb'
-python3 "$here/hourly.py" "$out" 1 3 'borg-window-seed{}:borg'
+# (MASB's record, seed 1: the hour-by-hour block of (4)'s `report --paper`.)
+blocks=$here/../masb-long-2026-12-03/blocks.py
+python3 "$blocks" "$out" 1 3 1 borg-window:borg
 # Twenty seeds from masb-da's split.sh, when its runs are in OUT/split (split.sh CELLSIM GCD_8H
 # OUT): mix 0.25 is the default's point, (1).
 if [ -d "$out/split" ]; then
-  python3 "$here/hourly.py" "$out/split" 1 20 'masb-mix0.25-seed{}:masb' 'borg-mix0.25-seed{}:borg'
+  python3 "$blocks" "$out/split" 1 20 1 masb-mix0.25:masb borg-mix0.25:borg
 fi
