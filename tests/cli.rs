@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::UInt32Type;
+use arrow_array::types::{UInt32Type, UInt64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 fn cellsim(args: &[&str]) -> Output {
@@ -719,6 +719,13 @@ fn report_paper_names_the_masb_additions_a_run_used() {
             .map(String::from)
             .collect()
     };
+    // Table 7 prints no tasks count: Table 5's at 100 % (132,061.15 a minute), labelled so,
+    // beside the mean of the run's ticks' running tasks, counted here from its ticks part.
+    let tasks = row("tasks running (Table 5)");
+    let part = dir.path().join("run/ticks/part-00000000.parquet");
+    let running = ticks_column(&part, "tasks_running");
+    let mean = running.iter().sum::<f64>() / running.len() as f64;
+    assert_eq!(tasks[..2], ["132061.15".to_string(), format!("{mean:.2}")]);
     let (minute, total) = (row("migrations / minute"), row("migrations / min (total)"));
     assert_eq!((minute[0].as_str(), total[0].as_str()), ("4409.03", "0.11"));
     assert_eq!(minute[1], total[1], "the run's own rate in both rows");
@@ -1213,29 +1220,33 @@ fn a_scenario_run_cut_short_says_so_and_strict_exits_3() {
     assert!(log.contains("complete:"), "{log}");
 }
 
-/// The mean DA share (% of the online nodes) of each hour of 60 one-minute ticks in the ticks
-/// part `part`, counted from its rows in order.
-fn da_by_hour(part: &Path) -> Vec<f64> {
+/// The column `name` of the ticks part `part`, its rows in order, as f64.
+fn ticks_column(part: &Path, name: &str) -> Vec<f64> {
     let file = std::fs::File::open(part).unwrap();
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .unwrap()
         .build()
         .unwrap();
-    let (mut da, mut online) = (Vec::new(), Vec::new());
+    let mut values = Vec::new();
     for batch in reader {
         let batch = batch.unwrap();
-        let column = |name: &str| {
-            let c = batch.column_by_name(name).unwrap();
-            c.as_primitive::<UInt32Type>().values().to_vec()
-        };
-        da.extend(column("da"));
-        online.extend(column("nodes_online"));
+        let c = batch.column_by_name(name).unwrap();
+        if let Some(v) = c.as_primitive_opt::<UInt32Type>() {
+            values.extend(v.values().iter().map(|&x| f64::from(x)));
+        } else {
+            let v = c.as_primitive_opt::<UInt64Type>();
+            let v = v.unwrap_or_else(|| panic!("{name}: {}", c.data_type()));
+            values.extend(v.values().iter().map(|&x| x as f64));
+        }
     }
-    let shares: Vec<f64> = da
-        .iter()
-        .zip(&online)
-        .map(|(&d, &n)| 100.0 * f64::from(d) / f64::from(n))
-        .collect();
+    values
+}
+
+/// The mean DA share (% of the online nodes) of each hour of 60 one-minute ticks in the ticks
+/// part `part`, counted from its rows in order.
+fn da_by_hour(part: &Path) -> Vec<f64> {
+    let (da, online) = (ticks_column(part, "da"), ticks_column(part, "nodes_online"));
+    let shares: Vec<f64> = da.iter().zip(&online).map(|(d, n)| 100.0 * d / n).collect();
     shares
         .chunks(60)
         .filter(|hour| hour.len() == 60)

@@ -3,11 +3,12 @@
 //! and the difference per row.
 //!
 //! Tables 5 (workload 102-106 %) and 6 (cell compacted to 99-97 %) print the global CPU and
-//! memory usage too. Their 100 % column repeats Table 7's first (within 0.3 points); Table 7
-//! prints no usage, so its columns carry Table 5's 100 % usage (43.64 % CPU, 62.05 % memory:
-//! the cell's load under MASB at the original workload), labelled as Table 5's, which shows
-//! whether a run carried the paper's load (MASB's defaults on the real trace run the work
-//! Borg left waiting: memory used 68 %). The seed's text of Table 6 is
+//! memory usage too, and with Table 8 the nodes and tasks counts (averages per minute). Their
+//! 100 % column repeats Table 7's first (within 0.3 points); Table 7 prints neither, so its
+//! columns carry Table 5's 100 % figures (43.64 % CPU, 62.05 % memory, 12,460.39 nodes and
+//! 132,061.15 tasks: the cell's load under MASB at the original workload), labelled as Table
+//! 5's, which show whether a run carried the paper's load (MASB's defaults on the real trace
+//! run the work Borg left waiting: memory used 68 %). The seed's text of Table 6 is
 //! scattered: its numbers are assigned to columns here by the shares they must give (each class
 //! count over the column's node count, checked in the tests).
 //!
@@ -37,8 +38,12 @@ pub struct PaperColumn {
     pub gb_per_minute: Option<f64>,
     /// Global CPU and memory usage, % of capacity (Tables 5 and 6; Table 7's from Table 5).
     pub used_pct: Option<[f64; 2]>,
-    /// True when `used_pct` is another table's: Table 5's 100 % column beside Table 7's.
-    pub used_from_table_5: bool,
+    /// Nodes and tasks, averages per minute ("Nodes Count", "Tasks Count": Tables 5, 6 and 8;
+    /// Table 7's from Table 5): how much work the paper's cell ran on how many machines.
+    pub counts: Option<[f64; 2]>,
+    /// True when `used_pct` and `counts` are another table's: Table 5's 100 % column beside
+    /// Table 7's.
+    pub from_table_5: bool,
     /// Table 2 (Borg's replay): the nodes per minute whose use rose by more than 5, 10, 15, 20
     /// and 25 % ("RUS count per minute", averages).
     pub usage_rises: Option<[f64; RISES]>,
@@ -61,15 +66,19 @@ const fn column(
         mb_per_migration,
         gb_per_minute,
         used_pct: None,
-        used_from_table_5: false,
+        counts: None,
+        from_table_5: false,
         usage_rises: None,
     }
 }
 
 /// Table 5's global CPU and memory usage at the original workload (its 100 % column).
 const TABLE_5_USED_AT_100: [f64; 2] = [43.64, 62.05];
+/// Table 5's nodes and tasks counts at the original workload (its 100 % column; Table 6's 100 %
+/// column prints the same, Table 8's 12,460.70 and 132,061.35).
+const TABLE_5_COUNTS_AT_100: [f64; 2] = [12_460.39, 132_061.15];
 
-/// A Table 7 column: its classes and migration cost, with Table 5's usage at 100 %.
+/// A Table 7 column: its classes and migration cost, with Table 5's usage and counts at 100 %.
 const fn migration_cost(
     source: &'static str,
     classes_pct: [f64; 6],
@@ -77,19 +86,31 @@ const fn migration_cost(
 ) -> PaperColumn {
     PaperColumn {
         used_pct: Some(TABLE_5_USED_AT_100),
-        used_from_table_5: true,
+        counts: Some(TABLE_5_COUNTS_AT_100),
+        from_table_5: true,
         ..column(source, classes_pct, Some(cost))
     }
 }
 
-/// A throughput column (Tables 5 and 6): its classes and the global CPU and memory usage.
+/// A throughput column (Tables 5 and 6): its classes, the global CPU and memory usage and the
+/// nodes and tasks counts.
 const fn throughput(
     source: &'static str,
     classes_pct: [f64; 6],
     used_pct: [f64; 2],
+    counts: [f64; 2],
 ) -> PaperColumn {
     PaperColumn {
         used_pct: Some(used_pct),
+        counts: Some(counts),
+        ..column(source, classes_pct, None)
+    }
+}
+
+/// A scalability column (Table 8): its classes and the nodes and tasks counts.
+const fn scalability(source: &'static str, classes_pct: [f64; 6], counts: [f64; 2]) -> PaperColumn {
+    PaperColumn {
+        counts: Some(counts),
         ..column(source, classes_pct, None)
     }
 }
@@ -148,26 +169,26 @@ pub const TABLE_7: [(bool, bool, PaperColumn); 4] = [
 pub const TABLE_8: [(u32, PaperColumn); 3] = [
     (
         2,
-        column(
+        scalability(
             "Table 8, 25k (2x)",
             [0.38, 3.23, 3.86, 72.71, 19.72, 0.10],
-            None,
+            [24_921.49, 264_155.80],
         ),
     ),
     (
         4,
-        column(
+        scalability(
             "Table 8, 50k (4x)",
             [0.45, 3.85, 4.48, 68.42, 22.72, 0.07],
-            None,
+            [49_842.99, 528_336.38],
         ),
     ),
     (
         8,
-        column(
+        scalability(
             "Table 8, 100k (8x)",
             [0.41, 3.88, 4.31, 69.22, 22.10, 0.07],
-            None,
+            [99_685.97, 1_056_645.92],
         ),
     ),
 ];
@@ -180,6 +201,7 @@ pub const TABLE_5: [(u32, PaperColumn); 3] = [
             "Table 5, workload 102 %",
             [0.59, 3.85, 4.38, 69.97, 20.95, 0.26],
             [44.54, 63.33],
+            [12_460.36, 134_738.92],
         ),
     ),
     (
@@ -188,6 +210,7 @@ pub const TABLE_5: [(u32, PaperColumn); 3] = [
             "Table 5, workload 104 %",
             [0.58, 3.40, 3.59, 74.77, 16.73, 0.93],
             [45.42, 64.58],
+            [12_460.68, 137_399.93],
         ),
     ),
     (
@@ -196,6 +219,7 @@ pub const TABLE_5: [(u32, PaperColumn); 3] = [
             "Table 5, workload 106 %",
             [0.42, 3.59, 2.86, 76.86, 13.79, 2.49],
             [46.89, 66.57],
+            [12_460.35, 142_936.05],
         ),
     ),
 ];
@@ -208,6 +232,7 @@ pub const TABLE_6: [(u32, PaperColumn); 3] = [
             "Table 6, cell at 99 %",
             [0.43, 3.89, 4.64, 68.21, 22.71, 0.11],
             [44.09, 62.72],
+            [12_332.92, 132_057.96],
         ),
     ),
     (
@@ -216,6 +241,7 @@ pub const TABLE_6: [(u32, PaperColumn); 3] = [
             "Table 6, cell at 98 %",
             [0.48, 3.31, 3.97, 72.56, 19.33, 0.35],
             [44.52, 63.39],
+            [12_218.61, 132_057.54],
         ),
     ),
     (
@@ -224,6 +250,7 @@ pub const TABLE_6: [(u32, PaperColumn); 3] = [
             "Table 6, cell at 97 %",
             [0.63, 3.71, 4.14, 71.66, 19.35, 0.51],
             [45.05, 64.08],
+            [12_081.30, 132_055.86],
         ),
     ),
 ];
@@ -272,6 +299,8 @@ pub struct Measured {
     pub gb_per_minute: Option<f64>,
     /// Global CPU and memory usage, % of capacity.
     pub used_pct: [f64; 2],
+    /// Nodes online and tasks running, averages per tick.
+    pub counts: [f64; 2],
     /// Nodes per minute whose use rose by more than each of Table 2's thresholds, when the run
     /// counted them over one-minute ticks.
     pub usage_rises: Option<[f64; RISES]>,
@@ -297,6 +326,7 @@ impl Measured {
             mb_per_migration: mb.zip(started.filter(|s| *s > 0.0)).map(|(mb, s)| mb / s),
             gb_per_minute: mb.map(|mb| mb / 1_000.0 / minutes),
             used_pct: [a.cpu_used_ratio, a.mem_used_ratio].map(|r| 100.0 * r),
+            counts: [a.nodes_online, a.tasks_running],
             usage_rises: a
                 .rises_by_threshold()
                 .filter(|_| run.config.tick == engine::sim_time::SimDuration::from_secs(60)),
@@ -310,7 +340,8 @@ const CLASS_ROWS: [&str; 6] = ["idle %", "STA %", "TA %", "PA %", "DA %", "overl
 /// One comparison row: label, paper, ours (each `None` when not published or not measured).
 type Row = (&'static str, Option<f64>, Option<f64>);
 
-/// The rows comparing `ours` with `paper`: the classes, PA:DA, and the migration figures.
+/// The rows comparing `ours` with `paper`: the classes, PA:DA, the nodes and tasks counts and
+/// the global usage where the paper prints them, and the migration figures.
 pub fn rows(paper: &PaperColumn, ours: &Measured) -> Vec<Row> {
     let mut rows: Vec<Row> = (0..6)
         .map(|i| {
@@ -323,8 +354,16 @@ pub fn rows(paper: &PaperColumn, ours: &Measured) -> Vec<Row> {
         .collect();
     let pa_da = |c: &[f64; 6]| (c[4] > 0.0).then(|| c[3] / c[4]);
     rows.push(("PA:DA", pa_da(&paper.classes_pct), pa_da(&ours.classes_pct)));
+    if let Some([nodes, tasks]) = paper.counts {
+        let (nodes_label, tasks_label) = match paper.from_table_5 {
+            true => ("nodes online (Table 5)", "tasks running (Table 5)"),
+            false => ("nodes online", "tasks running"),
+        };
+        rows.push((nodes_label, Some(nodes), Some(ours.counts[0])));
+        rows.push((tasks_label, Some(tasks), Some(ours.counts[1])));
+    }
     if let Some([cpu, mem]) = paper.used_pct {
-        let (cpu_label, mem_label) = match paper.used_from_table_5 {
+        let (cpu_label, mem_label) = match paper.from_table_5 {
             true => ("CPU used % (Table 5)", "memory used % (Table 5)"),
             false => ("CPU used %", "memory used %"),
         };
@@ -614,6 +653,7 @@ mod tests {
             mb_per_migration: Some(275.0),
             gb_per_minute: Some(9.0),
             used_pct: [45.0, 70.0],
+            counts: [12_000.0, 140_000.0],
             usage_rises: Some([700.0, 200.0, 80.0, 30.0, 10.0]),
         };
         // Table 2's rises sit beside Borg's replay (Table 4's Borg column) only.
@@ -649,8 +689,59 @@ mod tests {
         let memory = get("memory used % (Table 5)");
         assert_eq!((memory.1, memory.2), (Some(62.05), Some(70.0)));
         assert_eq!(get("CPU used % (Table 5)").1, Some(43.64));
+        let tasks = get("tasks running (Table 5)");
+        assert_eq!((tasks.1, tasks.2), (Some(132_061.15), Some(140_000.0)));
+        assert_eq!(get("nodes online (Table 5)").1, Some(12_460.39));
         let rows = super::rows(&TABLE_6[2].1, &ours);
         let cpu = rows.iter().find(|r| r.0 == "CPU used %").unwrap();
         assert_eq!((cpu.1, cpu.2), (Some(45.05), Some(45.0)));
+        let tasks = rows.iter().find(|r| r.0 == "tasks running").unwrap();
+        assert_eq!((tasks.1, tasks.2), (Some(132_055.86), Some(140_000.0)));
+        // Table 4 prints no counts: Borg's column has no such rows.
+        assert!(
+            borg.iter()
+                .all(|r| !r.0.starts_with("tasks") && !r.0.starts_with("nodes"))
+        );
+    }
+
+    /// The nodes and tasks counts of Tables 5, 6 and 8, as transcribed, are what each column's
+    /// setting makes of the original cell (Table 5's 100 %: 12,460.39 nodes, 132,061.15 tasks):
+    /// Table 8 multiplies both, Table 6 keeps the tasks on its share of the machines, Table 5
+    /// keeps the machines and adds 2 and 4 % of tasks. Its 106 % column prints 142,936.05 tasks,
+    /// 8.2 % over the original, not 6 %: transcribed as printed.
+    #[test]
+    fn published_counts_follow_each_columns_setting() {
+        let [nodes, tasks] = TABLE_5_COUNTS_AT_100;
+        let near = |a: f64, b: f64, rel: f64| (a / b - 1.0).abs() < rel;
+        for (multiple, c) in &TABLE_8 {
+            let [n, t] = c.counts.unwrap();
+            let m = f64::from(*multiple);
+            assert!(
+                near(n, m * nodes, 5e-4) && near(t, m * tasks, 5e-4),
+                "{}",
+                c.source
+            );
+        }
+        for (kept_pct, c) in &TABLE_6 {
+            let [n, t] = c.counts.unwrap();
+            assert!(
+                (100.0 * n / nodes - f64::from(*kept_pct)).abs() < 0.1,
+                "{}",
+                c.source
+            );
+            assert!(near(t, tasks, 1e-4), "{}", c.source);
+        }
+        for (workload_pct, c) in &TABLE_5 {
+            let [n, t] = c.counts.unwrap();
+            assert!(near(n, nodes, 1e-4), "{}", c.source);
+            let more = 100.0 * t / tasks;
+            match workload_pct {
+                106 => assert!((more - 108.23).abs() < 0.01, "{more}"),
+                w => assert!((more - f64::from(*w)).abs() < 0.1, "{}: {more}", c.source),
+            }
+        }
+        for (_, _, c) in &TABLE_7 {
+            assert_eq!((c.counts, c.from_table_5), (Some([nodes, tasks]), true));
+        }
     }
 }
