@@ -15,3 +15,11 @@ bench_run() {
   "$cellsim" run --trace "$2" --hours "${hours:-8}" --threads 2 --seed "${4:-1}" \
     --snapshot-every-wall-minutes 0 --config "$out/$1.toml" --out "$out/$1" >/dev/null 2>&1
 }
+
+# bench_run, unless $out/$1 holds a finished run (its summary.json): a script run again after a
+# stop makes only the runs it lacks.
+bench_run_once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
+
+# The trace directory $1 ingested into $out/$2 with 2 threads, unless $out/$2 exists (kept
+# across reruns). Needs $cellsim and $out.
+ingest_once() { [ -d "$out/$2" ] || "$cellsim" ingest "$1" "$out/$2" --threads 2 >/dev/null 2>&1; }

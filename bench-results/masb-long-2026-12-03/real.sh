@@ -12,20 +12,19 @@ here=$(dirname "$(realpath "$0")")
 . "$here/../../scripts/lib.sh"
 cellsim=$(realpath "$1") trace=$2 out=$3
 mkdir -p "$out"
-[ -d "$out/real" ] || "$cellsim" ingest "$trace" "$out/real" --threads 2 >/dev/null 2>&1
+ingest_once "$trace" real
 record=$(cat "$here/../../slurm/masb-real-trace.toml")
 borg=$'[policy]\nkind = "borg-replay"'
-once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
 for seed in $(seq 1 20); do
-  once "record-seed$seed" "$out/real" "$record" "$seed"
-  once "still-seed$seed" "$out/real" "${record/\[usage.window\]/}" "$seed"
-  once "borg-window-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
-  once "borg-still-seed$seed" "$out/real" "$borg" "$seed"
+  bench_run_once "record-seed$seed" "$out/real" "$record" "$seed"
+  bench_run_once "still-seed$seed" "$out/real" "${record/\[usage.window\]/}" "$seed"
+  bench_run_once "borg-window-seed$seed" "$out/real" "$borg"$'\n[usage.window]' "$seed"
+  bench_run_once "borg-still-seed$seed" "$out/real" "$borg" "$seed"
 done
 # SRAS in seed 000's two other readings of r (the record reads trace units, as its logs pin
 # them): does the units' order of TA, PA and DA decide where migrations land? Seed 1.
 for units in absolute fraction; do
-  once "sras-$units-seed1" "$out/real" "$record"$'\n[policy.sras]\nunits = "'"$units"'"' 1
+  bench_run_once "sras-$units-seed1" "$out/real" "$record"$'\n[policy.sras]\nunits = "'"$units"'"' 1
 done
 # The record's three options seed 000 does not describe, each combination (seed 1): r = release
 # "trace-schedule", b = book_asks, w = [usage.window]; "none" is MASB by default, rb "still",
@@ -36,7 +35,7 @@ for combo in none r b w rw rb bw; do
   config+=$'[policy]\nkind = "masb"'
   [[ $combo == *b* ]] && config+=$'\nbook_asks = true'
   [[ $combo == *w* ]] && config+=$'\n[usage.window]'
-  once "options-$combo-seed1" "$out/real" "$config" 1
+  bench_run_once "options-$combo-seed1" "$out/real" "$config" 1
 done
 (cd "$out" && "$cellsim" report options-none-seed1 options-r-seed1 options-b-seed1 \
   options-w-seed1 options-rw-seed1 options-rb-seed1 options-bw-seed1 record-seed1)

@@ -17,12 +17,11 @@ mkdir -p "$out"
 }
 export hours=72
 masb=$'[policy]\nkind = "masb"'
-once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
 for seed in 1 2 3; do
-  once "borg-seed$seed" "$out/gen" $'[policy]\nkind = "borg-replay"' "$seed"
-  once "masb-seed$seed" "$out/gen" "$masb" "$seed"
-  once "booked-seed$seed" "$out/gen" "$masb"$'\nbook_asks = true' "$seed"
-  once "record-seed$seed" "$out/gen" "$(cat "$here/../../slurm/masb-real-trace.toml")" "$seed"
+  bench_run_once "borg-seed$seed" "$out/gen" $'[policy]\nkind = "borg-replay"' "$seed"
+  bench_run_once "masb-seed$seed" "$out/gen" "$masb" "$seed"
+  bench_run_once "booked-seed$seed" "$out/gen" "$masb"$'\nbook_asks = true' "$seed"
+  bench_run_once "record-seed$seed" "$out/gen" "$(cat "$here/../../slurm/masb-real-trace.toml")" "$seed"
 done
 (cd "$out" && "$cellsim" report borg-seed1 masb-seed1 booked-seed1 record-seed1)
 python3 "$here/blocks.py" "$out" 1 3 6 borg:borg masb:masb booked:masb record:masb

@@ -11,8 +11,7 @@ here=$(dirname "$(realpath "$0")")
 . "$here/../../scripts/lib.sh"
 cellsim=$(realpath "$1") trace=$2 out=$3
 mkdir -p "$out"
-[ -d "$out/real" ] || "$cellsim" ingest "$trace" "$out/real" --threads 2 >/dev/null 2>&1
-once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
+ingest_once "$trace" real
 for seed in 1 2 3; do
   for combo in none r b rb rbw; do
     config=""
@@ -20,10 +19,10 @@ for seed in 1 2 3; do
     config+=$'[policy]\nkind = "masb"'
     [[ $combo == *b* ]] && config+=$'\nbook_asks = true'
     [[ $combo == *w* ]] && config+=$'\n[usage.window]'
-    once "masb-$combo-seed$seed" "$out/real" "$config" "$seed"
+    bench_run_once "masb-$combo-seed$seed" "$out/real" "$config" "$seed"
   done
-  once "borg-window-seed$seed" "$out/real" $'[policy]\nkind = "borg-replay"\n[usage.window]' "$seed"
-  once "borg-still-seed$seed" "$out/real" $'[policy]\nkind = "borg-replay"' "$seed"
+  bench_run_once "borg-window-seed$seed" "$out/real" $'[policy]\nkind = "borg-replay"\n[usage.window]' "$seed"
+  bench_run_once "borg-still-seed$seed" "$out/real" $'[policy]\nkind = "borg-replay"' "$seed"
 done
 # rbw is the shipped configuration of record (slurm/masb-real-trace.toml).
 (cd "$out" && "$cellsim" report masb-none-seed1 masb-rbw-seed1 --paper)
