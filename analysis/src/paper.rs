@@ -7,8 +7,9 @@
 //! 100 % column repeats Table 7's first (within 0.3 points); Table 7 prints neither, so its
 //! columns carry Table 5's 100 % figures (43.64 % CPU, 62.05 % memory, 12,460.39 nodes and
 //! 132,061.15 tasks: the cell's load under MASB at the original workload), labelled as Table
-//! 5's, which show whether a run carried the paper's load (MASB's defaults on the real trace
-//! run the work Borg left waiting: memory used 68 %). The seed's text of Table 6 is
+//! 5's, which show whether a run carried the paper's load (MASB's defaults on the real 8 h run
+//! the work Borg left waiting: memory used 69.8 %, 147k tasks running against Borg's replay's
+//! 136k, `bench-results/masb-tasks-2026-12-03.md`). The seed's text of Table 6 is
 //! scattered: its numbers are assigned to columns here by the shares they must give (each class
 //! count over the column's node count, checked in the tests).
 //!
