@@ -31,6 +31,7 @@ fn cell() -> &'static Path {
             hours: 4.0,
             seed: 1,
             part_hours: 4.0,
+            held_jobs: false,
         };
         generate(&trace, &gen_config, &GenProgress::default()).unwrap();
         ingest::ingest(

@@ -17,6 +17,7 @@ fn config(machines: u32, hours: f64, seed: u64) -> GenConfig {
         hours,
         seed,
         part_hours: 0.5,
+        held_jobs: false,
     }
 }
 
@@ -197,6 +198,7 @@ fn batches_from_a_row_position_continue_exactly() {
         hours: 2.0,
         seed: 2,
         part_hours: 1.0,
+        held_jobs: false,
     };
     generate(&trace, &config, &GenProgress::default()).unwrap();
     // Row groups of 70,000 rows: the reader's 65,536-row batches split them, so a skip can end
@@ -296,4 +298,128 @@ fn stopped_generation_and_ingest_keep_nothing_of_their_own() {
             "machine_events"
         ]
     );
+}
+
+/// One task event: time (µs), job ID, task index, event type, priority, CPU and memory request.
+type TaskRow = (i64, u64, u32, u8, u8, f32, f32);
+
+/// Every task event of the generated trace `trace`, ingested into `out`, in time order.
+fn task_rows(trace: &Path, out: &Path) -> Vec<TaskRow> {
+    let options = IngestOptions {
+        tables: vec![Table::MachineEvents, Table::TaskEvents],
+        ..IngestOptions::default()
+    };
+    ingest::ingest(trace, out, &options, &Progress::default()).unwrap();
+    let tasks = Dataset::open(out, Table::TaskEvents).unwrap().unwrap();
+    let columns = [
+        "time",
+        "job_id",
+        "task_index",
+        "event_type",
+        "priority",
+        "cpu_request",
+        "memory_request",
+    ];
+    let mut rows = Vec::new();
+    for b in tasks.batches(&columns).unwrap() {
+        let b = b.unwrap();
+        let time = b.column(0).as_primitive::<arrow_array::types::Int64Type>();
+        let job = b.column(1).as_primitive::<UInt64Type>();
+        let index = b.column(2).as_primitive::<arrow_array::types::UInt32Type>();
+        let kind = b.column(3).as_primitive::<UInt8Type>();
+        let priority = b.column(4).as_primitive::<UInt8Type>();
+        let cpu = b
+            .column(5)
+            .as_primitive::<arrow_array::types::Float32Type>();
+        let mem = b
+            .column(6)
+            .as_primitive::<arrow_array::types::Float32Type>();
+        for i in 0..b.num_rows() {
+            rows.push((
+                time.value(i),
+                job.value(i),
+                index.value(i),
+                kind.value(i),
+                priority.value(i),
+                cpu.value(i),
+                mem.value(i),
+            ));
+        }
+    }
+    rows
+}
+
+/// The tasks waiting at the trace's start: SUBMITted at time 0 and not SCHEDULEd then.
+fn waiting_at_start(rows: &[TaskRow]) -> Vec<TaskRow> {
+    let scheduled: HashSet<(u64, u32)> = rows
+        .iter()
+        .filter(|r| r.0 == 0 && r.3 == task_event::SCHEDULE)
+        .map(|r| (r.1, r.2))
+        .collect();
+    rows.iter()
+        .filter(|r| r.0 == 0 && r.3 == task_event::SUBMIT && !scheduled.contains(&(r.1, r.2)))
+        .copied()
+        .collect()
+}
+
+/// `--held-jobs` (issue 57 item 4): a 600-machine cell's t = 0 holds each of the real cell's
+/// six held shapes' tasks per machine times 600 (by hand: 4,998, 3,646, 1,176, 994, 317 and
+/// 188 over 12,477 machines give 240, 175, 57, 48, 15 and 9, in jobs of at most 95 tasks, this
+/// cell's largest job), on top of exactly the tasks the same trace without them leaves waiting;
+/// no held task is ever scheduled; each held job is killed within the trace's first 8 hours and
+/// 1 minute (it waited at most 8 h before the start, is killed after 8 h of waiting, at the
+/// next minute's retry), and at that moment a job of the same shape and size is submitted.
+#[test]
+fn held_jobs_wait_as_the_real_cells_and_come_back_when_killed() {
+    let root = tempfile::tempdir().unwrap();
+    let generated = |name: &str, held_jobs: bool| {
+        let trace = root.path().join(name);
+        let config = GenConfig {
+            part_hours: 8.5,
+            held_jobs,
+            ..config(600, 8.5, 2)
+        };
+        generate(&trace, &config, &GenProgress::default()).unwrap();
+        task_rows(&trace, &root.path().join(format!("{name}-parquet")))
+    };
+    let (plain, held) = (generated("plain", false), generated("held", true));
+    let shapes = ingest::synth::model::HELD_JOBS;
+    let expected_tasks = [240, 175, 57, 48, 15, 9];
+    let shape_of = |r: &TaskRow| {
+        shapes
+            .iter()
+            .position(|s| (r.4, r.5, r.6) == (s.priority, s.cpu as f32, s.mem as f32))
+    };
+    let (waiting_plain, waiting_held) = (waiting_at_start(&plain), waiting_at_start(&held));
+    let mut per_shape = [0; 6];
+    let mut held_jobs: BTreeMap<u64, (usize, u32)> = BTreeMap::new();
+    for r in &waiting_held {
+        if let Some(k) = shape_of(r) {
+            per_shape[k] += 1;
+            held_jobs.entry(r.1).or_insert((k, 0)).1 += 1;
+        }
+    }
+    assert_eq!(per_shape, expected_tasks);
+    assert_eq!(waiting_held.len(), waiting_plain.len() + 544);
+    assert!(held_jobs.values().all(|(_, tasks)| *tasks <= 95));
+    assert_eq!(held_jobs.len(), 3 + 2 + 1 + 1 + 1 + 1);
+    let hour_us = 3_600_000_000;
+    for (&job, &(shape, tasks)) in &held_jobs {
+        let events: Vec<&TaskRow> = held.iter().filter(|r| r.1 == job).collect();
+        assert!(events.iter().all(|r| r.3 != task_event::SCHEDULE), "{job}");
+        let kills: Vec<i64> = (events.iter())
+            .filter(|r| r.3 == task_event::KILL)
+            .map(|r| r.0)
+            .collect();
+        assert_eq!(kills.len() as u32, tasks, "job {job}: every task killed");
+        let killed_at = kills[0];
+        assert!(kills.iter().all(|&t| t == killed_at));
+        assert!(killed_at > 0 && killed_at <= 600_000_000 + 8 * hour_us + 60_000_000);
+        let again: Vec<&TaskRow> = (held.iter())
+            .filter(|r| r.0 == killed_at && r.3 == task_event::SUBMIT && r.1 != job)
+            .filter(|r| shape_of(r) == Some(shape))
+            .collect();
+        let jobs: HashSet<u64> = again.iter().map(|r| r.1).collect();
+        assert_eq!((jobs.len(), again.len() as u32), (1, tasks), "job {job}");
+    }
 }

@@ -36,6 +36,10 @@ pub struct GenConfig {
     pub seed: u64,
     /// Hours of trace per part file of the time-sharded tables.
     pub part_hours: f64,
+    /// Adds the jobs the real cell's scheduler holds waiting for hours ([`model::HELD_JOBS`]; off
+    /// by default, and left out of `gen-summary.json` when off).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub held_jobs: bool,
 }
 
 /// Largest cell: 8x the 2011 cell.
@@ -146,6 +150,7 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     let users = (config.machines as usize / 25).max(20);
     let out = writers::Writers::new(&partial, parts, part_len_us, users, config.seed)?;
     let mut sim = sim::Sim::new(&cell, config.seed, TRACE_START_US + hours_us, out);
+    sim.held_jobs = config.held_jobs;
     let report = |now_us: i64| {
         let done = (now_us - model::WARMUP_START_US).max(0) as u64;
         progress.simulated_us.store(done, Ordering::Relaxed);

@@ -193,6 +193,57 @@ pub const RETRY_INTERVAL_S: i64 = 60;
 /// ... and killed after waiting this long (s): the real 8.5 h kills 6,269 waiting tasks of 34
 /// jobs, all after 28,760 s of waiting (it was 7,200 s).
 pub const PENDING_KILL_S: i64 = 28_800;
+
+/// One shape of the jobs the real cell's scheduler holds waiting for hours
+/// ([`HELD_JOBS`]): its priority and scheduling class, each task's CPU and memory request, and
+/// its waiting tasks per machine at the trace's start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeldShape {
+    /// Priority (0-2 in the real cell).
+    pub priority: u8,
+    /// Scheduling class.
+    pub class: u8,
+    /// CPU request of each task (of the largest machine's).
+    pub cpu: f64,
+    /// Memory request of each task.
+    pub mem: f64,
+    /// Tasks waiting per machine.
+    pub tasks_per_machine: f64,
+}
+
+/// The work Borg held waiting in the real cell (issue 57 item 4), an option of the generator
+/// (`GenConfig::held_jobs`, `cellsim gen --held-jobs`), off by default: the real 8.5 h holds
+/// ~11.4k waiting tasks all along, requesting 18 % of the cell's memory and 13 % of its CPU,
+/// and the six largest waiting jobs hold 98.9-99.7 % of them in every hour; Borg starts some
+/// tasks of those jobs and holds the rest, so fit alone does not say which wait
+/// (`bench-results/waiting-jobs-2026-12-03.md`, `waiting.txt`). Each shape is one of those six
+/// jobs' waiting part at the trace's start (600 s), its tasks per machine counted over the
+/// 12,477 machines then: jobs 6250257820 (4,998 waiting), 6218406404 (3,646), 6250245734
+/// (1,176), 6250420492 (994), 6249153835 (317) and 5664371117 (188). Set on those counts, so the
+/// waiting tasks at t = 0 and their requests are the real ones per machine; compared, not set:
+/// the waiting tasks over the hours (the real 10.9k-11.6k). A held job's tasks are never placed
+/// by the generator's scheduler; like every waiting task they are killed after
+/// [`PENDING_KILL_S`] of waiting (the real 4,998 after ~8 h), and a held job of the same shape
+/// is submitted then (the real 6253487515, the same shape as 6250257820, ten minutes after).
+pub const HELD_JOBS: [HeldShape; 6] = [
+    held(2, 0, 0.0625, 0.1592, 4_998.0),
+    held(0, 2, 0.0406, 0.0207, 3_646.0),
+    held(2, 0, 0.0625, 0.1184, 1_176.0),
+    held(1, 0, 0.25, 0.0636, 994.0),
+    held(0, 0, 0.2505, 0.0016, 317.0),
+    held(0, 0, 0.0062, 0.0008, 188.0),
+];
+
+/// A [`HeldShape`] of `tasks` waiting on the real cell's 12,477 machines at the trace's start.
+const fn held(priority: u8, class: u8, cpu: f64, mem: f64, tasks: f64) -> HeldShape {
+    HeldShape {
+        priority,
+        class,
+        cpu,
+        mem,
+        tasks_per_machine: tasks / 12_477.0,
+    }
+}
 /// Share of placements that spread (the machine with the most headroom, `sim::headroom_key`) rather
 /// than pack (the least that fits). Calibrated on how evenly the real cell's machines are
 /// requested: at 4 h into the real 8.5 h the memory requested per machine has quartiles 0.83,

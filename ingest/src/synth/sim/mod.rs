@@ -1,6 +1,6 @@
 //! The generator's discrete-event simulation: job arrivals, hybrid best/worst-fit placement, run
-//! ends, resubmissions, pending retries, machine churn and 5-minute usage windows, emitting trace
-//! rows in time order.
+//! ends, resubmissions, pending retries, machine churn, 5-minute usage windows and (with
+//! `held_jobs`) the jobs the scheduler holds, emitting trace rows in time order.
 //!
 //! Invariants: events are processed in (time, sequence) order and every row is written at the
 //! current simulated time, so each table comes out time-sorted; a task slot's `generation`
@@ -95,17 +95,36 @@ pub struct Job {
     pub end_kind: u8,
     /// A task has been scheduled.
     pub scheduled: bool,
+    /// A job the cell's scheduler holds ([`HELD_JOBS`]): its shape's index and its tasks.
+    pub held: Option<(u8, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    RunEnd { slot: u32, generation: u32 },
-    Schedule { slot: u32, generation: u32 },
-    Resubmit { slot: u32, generation: u32 },
-    UpdateRunning { slot: u32, generation: u32 },
+    RunEnd {
+        slot: u32,
+        generation: u32,
+    },
+    Schedule {
+        slot: u32,
+        generation: u32,
+    },
+    Resubmit {
+        slot: u32,
+        generation: u32,
+    },
+    UpdateRunning {
+        slot: u32,
+        generation: u32,
+    },
     MachineRemove(u32),
     MachineAdd(u32),
     MachineUpdate(u32),
+    /// A held job of [`HELD_JOBS`]`[shape]` with `tasks` tasks arrives.
+    HeldArrive {
+        shape: u8,
+        tasks: u32,
+    },
 }
 
 /// The simulation state.
@@ -149,6 +168,11 @@ pub struct Sim<'a> {
     services_running: f64,
     /// The most tasks a job has in this cell ([`max_job_tasks`]).
     max_job_tasks: u32,
+    /// Whether the cell has the jobs its scheduler holds ([`HELD_JOBS`]; set before
+    /// [`Sim::run`]).
+    pub held_jobs: bool,
+    /// The held jobs' own draws, so that the rest of the trace draws as without them.
+    held_rng: Rng,
 }
 
 /// An index key for a share of a machine (0..1), to 1e-7.
@@ -194,6 +218,8 @@ impl<'a> Sim<'a> {
             service_bands: ServiceBands::default(),
             services_running: services,
             max_job_tasks: max_tasks,
+            held_jobs: false,
+            held_rng: Rng::new(seed, 0x4e1d),
         }
     }
 
@@ -229,6 +255,9 @@ impl<'a> Sim<'a> {
         let mut submitted = 0;
         while (submitted as f64) < services {
             submitted += self.arrive(JobKind::Service)?;
+        }
+        if self.held_jobs {
+            self.queue_held_jobs();
         }
         self.simulate_until(TRACE_START_US, progress)?;
         self.emit = true;
@@ -316,6 +345,7 @@ impl<'a> Sim<'a> {
             Event::MachineRemove(m) => self.remove_machine(m),
             Event::MachineAdd(m) => self.add_machine(m),
             Event::MachineUpdate(m) => self.update_machine(m),
+            Event::HeldArrive { shape, tasks } => self.arrive_held(shape, tasks),
             _ => Ok(()), // a stale event of an earlier run
         }
     }
@@ -358,20 +388,9 @@ impl<'a> Sim<'a> {
             remaining: count,
             end_kind: task_event::FINISH,
             scheduled: false,
+            held: None,
         };
-        let j = match self.free_jobs.pop() {
-            Some(j) => {
-                self.jobs[j as usize] = job;
-                j
-            }
-            None => {
-                self.jobs.push(job);
-                self.jobs.len() as u32 - 1
-            }
-        };
-        if self.emit {
-            self.emit_job(j, task_event::SUBMIT, self.now_us)?;
-        }
+        let j = self.add_job(job)?;
         for index in 0..count {
             let cpu_use = cpu
                 * self
@@ -395,20 +414,102 @@ impl<'a> Sim<'a> {
                 generation: 0,
                 updated: false,
             };
-            let slot = match self.free_tasks.pop() {
-                Some(s) => {
-                    let generation = self.tasks[s as usize].generation + 1;
-                    self.tasks[s as usize] = Task { generation, ..task };
-                    s
-                }
-                None => {
-                    self.tasks.push(task);
-                    self.tasks.len() as u32 - 1
-                }
-            };
-            self.submit(slot, true)?;
+            self.add_task(task)?;
         }
         Ok(count)
+    }
+
+    /// Takes a job slot for `job` and writes its SUBMIT; returns the slot.
+    fn add_job(&mut self, job: Job) -> Result<u32> {
+        let j = match self.free_jobs.pop() {
+            Some(j) => {
+                self.jobs[j as usize] = job;
+                j
+            }
+            None => {
+                self.jobs.push(job);
+                self.jobs.len() as u32 - 1
+            }
+        };
+        if self.emit {
+            self.emit_job(j, task_event::SUBMIT, self.now_us)?;
+        }
+        Ok(j)
+    }
+
+    /// Takes a task slot for `task` and submits it.
+    fn add_task(&mut self, task: Task) -> Result<()> {
+        let slot = match self.free_tasks.pop() {
+            Some(s) => {
+                let generation = self.tasks[s as usize].generation + 1;
+                self.tasks[s as usize] = Task { generation, ..task };
+                s
+            }
+            None => {
+                self.tasks.push(task);
+                self.tasks.len() as u32 - 1
+            }
+        };
+        self.submit(slot, true)
+    }
+
+    /// Queues the held jobs waiting at the trace's start ([`HELD_JOBS`]): each shape's tasks for
+    /// this cell (its tasks per machine times the machines), in jobs of at most
+    /// [`max_job_tasks`], each submitted a uniform draw of up to [`PENDING_KILL_S`] before the
+    /// trace's start, so that their kills (and the jobs submitted again then) spread over the
+    /// trace's first [`PENDING_KILL_S`].
+    fn queue_held_jobs(&mut self) {
+        let machines = self.cell.len() as f64;
+        for (shape, held) in HELD_JOBS.iter().enumerate() {
+            let total = (held.tasks_per_machine * machines).round() as u32;
+            let jobs = total.div_ceil(self.max_job_tasks);
+            for k in 0..jobs {
+                let tasks = total / jobs + u32::from(k < total % jobs);
+                let age_us = (self.held_rng.f64() * (PENDING_KILL_S * US) as f64) as i64;
+                let shape = shape as u8;
+                self.push(TRACE_START_US - age_us, Event::HeldArrive { shape, tasks });
+            }
+        }
+    }
+
+    /// A held job of [`HELD_JOBS`]`[shape]` with `tasks` tasks and their SUBMITs. Its tasks are
+    /// never placed ([`Sim::try_place`]); their usage is their requests (never measured).
+    fn arrive_held(&mut self, shape: u8, tasks: u32) -> Result<()> {
+        let held = HELD_JOBS[usize::from(shape)];
+        let users = (self.cell.len() as u64 / 25).max(20);
+        let user = self.held_rng.below(users) as u32;
+        self.next_job_id += 1 + self.held_rng.below(40);
+        let job = Job {
+            id: self.next_job_id,
+            user,
+            priority: held.priority,
+            class: held.class,
+            kind: JobKind::Long,
+            constraints: Vec::new(),
+            remaining: tasks,
+            end_kind: task_event::FINISH,
+            scheduled: false,
+            held: Some((shape, tasks)),
+        };
+        let j = self.add_job(job)?;
+        for index in 0..tasks {
+            self.add_task(Task {
+                job: j,
+                index,
+                machine: NO_MACHINE,
+                cpu_req: held.cpu,
+                mem_req: held.mem,
+                disk_req: 0.0004,
+                cpu_use: held.cpu,
+                mem_use: held.mem,
+                since_us: self.now_us,
+                end_us: 0,
+                end_kind: 0,
+                generation: 0,
+                updated: false,
+            })?;
+        }
+        Ok(())
     }
 
     /// SUBMIT (first time with its constraints) and queue the placement attempt.
@@ -420,8 +521,16 @@ impl<'a> Sim<'a> {
                 self.emit_constraints(slot, self.now_us)?;
             }
         }
-        let at = self.now_us + self.exp_us(SCHEDULE_DELAY_S);
         let generation = self.tasks[slot as usize].generation;
+        if self.jobs[self.tasks[slot as usize].job as usize]
+            .held
+            .is_some()
+        {
+            // Never placed: it waits to be killed, drawing nothing from the trace's stream.
+            self.pending.push_back((slot, generation));
+            return Ok(());
+        }
+        let at = self.now_us + self.exp_us(SCHEDULE_DELAY_S);
         self.push(at, Event::Schedule { slot, generation });
         Ok(())
     }
@@ -444,6 +553,9 @@ impl<'a> Sim<'a> {
     /// (best fit first); then every machine for constrained tasks. Starts the run on success.
     fn try_place(&mut self, slot: u32) -> Result<bool> {
         let t = &self.tasks[slot as usize];
+        if self.jobs[t.job as usize].held.is_some() {
+            return Ok(false);
+        }
         let production = self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
         // No machine with less headroom can take the task: the largest machine has 1.0 of each.
         let needed = share_key(
@@ -589,11 +701,15 @@ impl<'a> Sim<'a> {
             };
         }
         if job.remaining == 0 {
-            let end = job.end_kind;
+            let (end, held) = (job.end_kind, job.held);
             if self.emit {
                 self.emit_job(j, end, self.now_us)?;
             }
             self.free_jobs.push(j);
+            if let Some((shape, tasks)) = held {
+                // Held work comes back: a job of the same shape is submitted.
+                self.push(self.now_us, Event::HeldArrive { shape, tasks });
+            }
         }
         Ok(())
     }
@@ -612,7 +728,14 @@ impl<'a> Sim<'a> {
                 self.retire(slot, task_event::KILL)?;
                 continue;
             }
-            if waited > 600 * US && !self.tasks[slot as usize].updated && self.rng.chance(0.5) {
+            let held = self.jobs[self.tasks[slot as usize].job as usize]
+                .held
+                .is_some();
+            if waited > 600 * US
+                && !self.tasks[slot as usize].updated
+                && !held
+                && self.rng.chance(0.5)
+            {
                 let t = &mut self.tasks[slot as usize];
                 t.updated = true;
                 t.cpu_req = round_sig4(t.cpu_req * 0.8);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 57 item 4: a generated 12.5k cell with and without the jobs the real cell's scheduler
+# holds (`cellsim gen --held-jobs`, ingest::synth::model::HELD_JOBS), seed 1, 8.5 h: each
+# through `cellsim stats --against` the real 8.5 h, then Borg's replay, MASB by default and
+# MASB's configuration of record (slurm/masb-real-trace.toml) over 8 simulated hours, seeds 1-3,
+# beside the same on the real trace; report --paper of MASB by default on each.
+# Usage: run.sh CELLSIM GCD_8H OUT_DIR
+set -euo pipefail
+here=$(dirname "$(realpath "$0")")
+. "$here/../../scripts/lib.sh"
+cellsim=$(realpath "$1") trace=$2 out=$3
+mkdir -p "$out"
+ingest_once "$trace" real
+for cell in plain held; do
+  [ -d "$out/$cell" ] || {
+    flag=""
+    [ "$cell" = held ] && flag=--held-jobs
+    "$cellsim" gen "$out/$cell-csv" --machines 12583 --hours 8.5 --seed 1 --part-hours 8.5 \
+      $flag >/dev/null 2>&1
+    "$cellsim" ingest "$out/$cell-csv" "$out/$cell" --threads 2 >/dev/null 2>&1
+  }
+  echo "## $cell: cellsim stats --against the real 8.5 h"
+  "$cellsim" stats "$out/$cell" --against "$out/real" | sed -n '/== generated/,$p'
+done
+record=$(cat "$here/../../slurm/masb-real-trace.toml")
+for seed in 1 2 3; do
+  for cell in real plain held; do
+    bench_run_once "$cell-borg-seed$seed" "$out/$cell" $'[policy]\nkind = "borg-replay"' "$seed"
+    bench_run_once "$cell-masb-seed$seed" "$out/$cell" $'[policy]\nkind = "masb"' "$seed"
+    bench_run_once "$cell-record-seed$seed" "$out/$cell" "$record" "$seed"
+  done
+done
+(cd "$out" && "$cellsim" report real-borg-seed1 plain-borg-seed1 held-borg-seed1 \
+  real-masb-seed1 plain-masb-seed1 held-masb-seed1 real-record-seed1 plain-record-seed1 \
+  held-record-seed1)
+(cd "$out" && "$cellsim" report held-masb-seed1 --paper)
+python3 "$here/shares.py" "$out" 1 3
