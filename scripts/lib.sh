@@ -23,3 +23,11 @@ bench_run_once() { [ -f "$out/$1/summary.json" ] || bench_run "$@"; }
 # The trace directory $1 ingested into $out/$2 with 2 threads, unless $out/$2 exists (kept
 # across reruns). Needs $cellsim and $out.
 ingest_once() { [ -d "$out/$2" ] || "$cellsim" ingest "$1" "$out/$2" --threads 2 >/dev/null 2>&1; }
+
+# The start of a bench script run as SCRIPT CELLSIM GCD_8H OUT_DIR: sets $cellsim (absolute),
+# $trace and $out, makes $out and ingests the trace once into $out/real.
+real_trace_bench() {
+  cellsim=$(realpath "$1") trace=$2 out=$3
+  mkdir -p "$out"
+  ingest_once "$trace" real
+}

@@ -8,9 +8,7 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 . "$here/../../scripts/lib.sh"
-cellsim=$(realpath "$1") trace=$2 out=$3
-mkdir -p "$out"
-ingest_once "$trace" real
+real_trace_bench "$@"
 for cell in plain held; do
   [ -d "$out/$cell" ] || {
     flag=""

@@ -10,9 +10,7 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 . "$here/../../scripts/lib.sh"
-cellsim=$(realpath "$1") trace=$2 out=$3
-mkdir -p "$out"
-ingest_once "$trace" real
+real_trace_bench "$@"
 record=$(cat "$here/../../slurm/masb-real-trace.toml")
 borg=$'[policy]\nkind = "borg-replay"'
 for seed in $(seq 1 20); do

@@ -9,9 +9,7 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 . "$here/../../scripts/lib.sh"
-cellsim=$(realpath "$1") trace=$2 out=$3
-mkdir -p "$out"
-ingest_once "$trace" real
+real_trace_bench "$@"
 for seed in 1 2 3; do
   for combo in none r b rb rbw; do
     config=""
