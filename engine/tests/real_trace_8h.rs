@@ -659,10 +659,10 @@ fn da_of_migration_targets(run: &Path) -> [(usize, f64, f64); 2] {
 /// every share is within 5 points of Table 4's MASB column in every hour (in 19 of 20 seeds;
 /// measured, seed 1: DA 23.06 % in hour 0, 23.77 in hour 7). With them it migrates (~11 a
 /// minute), and seed 000's SRAS aims at tight targets, which on this cell, where memory runs
-/// out first, are tight in memory: the nodes that receive migrated tasks turn DA (27.9 -> 45.0 % between the last two
-/// node samples, the others 25.2 -> 27.2; in seed 000's other units of SRAS too), so MASB's DA
-/// rises over the no-migration run's hour by hour (+2.3 points in hour 0, +5.7 in hour 7:
-/// 29.46 %).
+/// out first, are tight in memory: the nodes that receive migrated tasks turn DA (27.9 -> 45.0 %
+/// between the last two node samples, the others 25.2 -> 27.2; in seed 000's other units of
+/// SRAS too), so MASB's DA rises over the no-migration run's hour by hour (+2.3 points in hour
+/// 0, +5.7 in hour 7: 29.46 %).
 #[test]
 fn masb_migrations_turn_their_targets_da_and_raise_its_da_hour_by_hour() {
     let (root, parquet) = ingested_8h();

@@ -473,7 +473,7 @@ impl<'a> Sim<'a> {
     }
 
     /// A held job of [`HELD_JOBS`]`[shape]` with `tasks` tasks and their SUBMITs. Its tasks are
-    /// never placed ([`Sim::try_place`]); their usage is their requests (never measured).
+    /// never placed (`submit`, `retry_pending`); their usage is their requests (never measured).
     fn arrive_held(&mut self, shape: u8, tasks: u32) -> Result<()> {
         let held = HELD_JOBS[usize::from(shape)];
         let users = (self.cell.len() as u64 / 25).max(20);
@@ -553,9 +553,6 @@ impl<'a> Sim<'a> {
     /// (best fit first); then every machine for constrained tasks. Starts the run on success.
     fn try_place(&mut self, slot: u32) -> Result<bool> {
         let t = &self.tasks[slot as usize];
-        if self.jobs[t.job as usize].held.is_some() {
-            return Ok(false);
-        }
         let production = self.jobs[t.job as usize].priority >= crate::codes::PRODUCTION_PRIORITY;
         // No machine with less headroom can take the task: the largest machine has 1.0 of each.
         let needed = share_key(
@@ -728,14 +725,15 @@ impl<'a> Sim<'a> {
                 self.retire(slot, task_event::KILL)?;
                 continue;
             }
-            let held = self.jobs[self.tasks[slot as usize].job as usize]
+            if self.jobs[self.tasks[slot as usize].job as usize]
                 .held
-                .is_some();
-            if waited > 600 * US
-                && !self.tasks[slot as usize].updated
-                && !held
-                && self.rng.chance(0.5)
+                .is_some()
             {
+                // Held: it waits to be killed (above), never updated nor placed.
+                self.pending.push_back((slot, generation));
+                continue;
+            }
+            if waited > 600 * US && !self.tasks[slot as usize].updated && self.rng.chance(0.5) {
                 let t = &mut self.tasks[slot as usize];
                 t.updated = true;
                 t.cpu_req = round_sig4(t.cpu_req * 0.8);
