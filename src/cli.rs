@@ -140,11 +140,12 @@ pub struct GenArgs {
     /// Simulated hours per part file of the time-sharded tables.
     #[arg(long, default_value_t = 1.0)]
     pub part_hours: f64,
-    /// Add the jobs the real cell's scheduler holds waiting for hours (~0.9 tasks a machine,
-    /// 18 % of its memory requested; never placed, killed after 8 h and submitted again:
-    /// bench-results/waiting-jobs-2026-12-03.md).
+    /// Leave out the jobs the real cell's scheduler holds waiting for hours (made by default:
+    /// ~0.9 tasks a machine, 18 % of its memory requested; never placed, killed after 8 h and
+    /// submitted again: bench-results/waiting-jobs-2026-12-03.md), as the generator did before
+    /// model `real-gcd-8.5h-held-2026-12-03`.
     #[arg(long, conflicts_with = "scenario")]
-    pub held_jobs: bool,
+    pub no_held_jobs: bool,
     /// Write one of the seeds' experiment workloads instead of a GCD-like cell (then ingest it
     /// like any trace); its side tables (task length, deadlines, weights, datacenters) go to
     /// OUT/scenario/.

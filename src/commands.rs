@@ -156,7 +156,7 @@ fn run_gen(args: GenArgs) -> Result<()> {
         hours: args.hours,
         seed: args.seed,
         part_hours: args.part_hours,
-        held_jobs: args.held_jobs,
+        held_jobs: !args.no_held_jobs,
     };
     let progress = Arc::new(GenProgress::default());
     stop_on(&progress.stop)?;

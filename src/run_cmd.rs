@@ -201,7 +201,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 hours: config.hours.unwrap_or(DEFAULT_SYNTHETIC_HOURS).ceil(),
                 seed: config.seed,
                 part_hours: 1.0,
-                held_jobs: false,
+                held_jobs: true,
             };
             gen_config
                 .validate()

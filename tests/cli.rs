@@ -66,6 +66,25 @@ fn gen_ingest_stats_pipeline() {
         text(&out.stderr).contains("gen: "),
         "plain progress lines off a TTY"
     );
+    // The held jobs by default, left out with --no-held-jobs (the trace's tables then those of
+    // the model before, `real-gcd-8.5h-2026-11-27`).
+    let held_jobs = |trace: &str| {
+        let summary = std::fs::read_to_string(Path::new(&p(trace)).join("gen-summary.json"));
+        let summary: serde_json::Value = serde_json::from_str(&summary.unwrap()).unwrap();
+        summary["config"]["held_jobs"].as_bool()
+    };
+    assert_eq!(held_jobs("trace"), Some(true));
+    let out = cellsim(&[
+        "gen",
+        &p("plain"),
+        "--machines",
+        "60",
+        "--hours",
+        "0.5",
+        "--no-held-jobs",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(held_jobs("plain"), Some(false));
 
     // `--threads 0`: one per core, as for `run` (ingest used to refuse it).
     let out = cellsim(&["ingest", &p("trace"), &p("parquet"), "--threads", "0"]);

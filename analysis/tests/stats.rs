@@ -96,7 +96,7 @@ fn generated_day_lands_inside_the_spec_ranges() {
         hours: 24.0,
         seed: 1,
         part_hours: 1.0,
-        held_jobs: false,
+        held_jobs: true,
     };
     generate(&trace, &config, &GenProgress::default()).unwrap();
     let out = root.path().join("parquet");

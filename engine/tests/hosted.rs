@@ -393,8 +393,10 @@ fn evicted_tasks_wait_again_and_restart_their_runs() {
     let both: Vec<(i64, i64)> = (named.iter())
         .filter_map(|task| Some((*before.get(task)?, *after.get(task)?)))
         .collect();
+    // Enough of them for the two checks below to say something: 47 on this cell (51 on the
+    // cell without the held jobs, whose ~91 tasks first-fit places too and evicts with the rest).
     assert!(
-        both.len() > 50,
+        both.len() > 40,
         "{} evicted tasks run once in both runs",
         both.len()
     );

@@ -17,7 +17,7 @@ fn config(machines: u32, hours: f64, seed: u64) -> GenConfig {
         hours,
         seed,
         part_hours: 0.5,
-        held_jobs: false,
+        held_jobs: true,
     }
 }
 
@@ -71,7 +71,7 @@ fn generated_trace_ingests_cleanly_with_placements_on_known_machines() {
     // The summary names the model's calibration, so a trace says which generator made it.
     let written: serde_json::Value =
         serde_json::from_slice(&std::fs::read(trace.join("gen-summary.json")).unwrap()).unwrap();
-    assert_eq!(written["model"], "real-gcd-8.5h-2026-11-27");
+    assert_eq!(written["model"], "real-gcd-8.5h-held-2026-12-03");
     assert_eq!(gen_summary.model, ingest::synth::model::MODEL);
     let out = root.path().join("parquet");
     let summary = ingest::ingest(
@@ -198,7 +198,7 @@ fn batches_from_a_row_position_continue_exactly() {
         hours: 2.0,
         seed: 2,
         part_hours: 1.0,
-        held_jobs: false,
+        held_jobs: true,
     };
     generate(&trace, &config, &GenProgress::default()).unwrap();
     // Row groups of 70,000 rows: the reader's 65,536-row batches split them, so a skip can end
@@ -368,7 +368,8 @@ fn waiting_at_start(rows: &[TaskRow]) -> Vec<TaskRow> {
 /// cell's largest job), on top of exactly the tasks the same trace without them leaves waiting;
 /// no held task is ever scheduled; each held job is killed within the trace's first 8 hours and
 /// 1 minute (it waited at most 8 h before the start, is killed after 8 h of waiting, at the
-/// next minute's retry), and at that moment a job of the same shape and size is submitted.
+/// next minute's retry), and at that moment a job of the same shape and size is submitted; the
+/// other rows are exactly the trace without them but for their job IDs.
 #[test]
 fn held_jobs_wait_as_the_real_cells_and_come_back_when_killed() {
     let root = tempfile::tempdir().unwrap();
@@ -422,4 +423,22 @@ fn held_jobs_wait_as_the_real_cells_and_come_back_when_killed() {
         let jobs: HashSet<u64> = again.iter().map(|r| r.1).collect();
         assert_eq!((jobs.len(), again.len() as u32), (1, tasks), "job {job}");
     }
+    // The rest of the trace is the one without them, row for row but for the job IDs (the held
+    // jobs take IDs in the same sequence): their draws and their tasks' slots are their own.
+    let held_ids: HashSet<u64> = held
+        .iter()
+        .filter(|r| shape_of(r).is_some())
+        .map(|r| r.1)
+        .collect();
+    let without_ids = |rows: &[TaskRow], skip: &HashSet<u64>| {
+        let mut rows: Vec<_> = (rows.iter())
+            .filter(|r| !skip.contains(&r.1))
+            .map(|r| (r.0, r.2, r.3, r.4, r.5.to_bits(), r.6.to_bits()))
+            .collect();
+        rows.sort_unstable();
+        rows
+    };
+    let rest = without_ids(&held, &held_ids);
+    assert!(rest.iter().any(|r| r.0 > 4 * hour_us));
+    assert!(rest == without_ids(&plain, &HashSet::new()));
 }

@@ -354,7 +354,7 @@ fn generated_events(root: &Path, machines: u32, hours: f64, seed: u64) -> PathBu
         hours,
         seed,
         part_hours: 1.0,
-        held_jobs: false,
+        held_jobs: true,
     };
     ingest::synth::generate(&trace, &config, &ingest::synth::GenProgress::default()).unwrap();
     let options = IngestOptions {

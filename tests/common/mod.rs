@@ -48,7 +48,7 @@ pub fn trace() -> &'static Path {
             hours: 2.0,
             seed: 5,
             part_hours: 1.0,
-            held_jobs: false,
+            held_jobs: true,
         };
         ingest::synth::generate(&csv, &gen_config, &Default::default()).unwrap();
         ingest::ingest(&csv, &parquet, &Default::default(), &Default::default()).unwrap();

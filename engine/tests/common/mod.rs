@@ -30,7 +30,7 @@ pub fn generated_trace(root: &Path, machines: u32, hours: f64, seed: u64) -> Pat
         hours,
         seed,
         part_hours: 1.0,
-        held_jobs: false,
+        held_jobs: true,
     };
     generate(&trace, &config, &GenProgress::default()).unwrap();
     trace

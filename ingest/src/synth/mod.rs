@@ -36,9 +36,8 @@ pub struct GenConfig {
     pub seed: u64,
     /// Hours of trace per part file of the time-sharded tables.
     pub part_hours: f64,
-    /// Adds the jobs the real cell's scheduler holds waiting for hours ([`model::HELD_JOBS`]; off
-    /// by default, and left out of `gen-summary.json` when off).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// Adds the jobs the real cell's scheduler holds waiting for hours ([`model::HELD_JOBS`]);
+    /// `cellsim gen` and `run`'s synthetic cell make them, `gen --no-held-jobs` leaves them out.
     pub held_jobs: bool,
 }
 

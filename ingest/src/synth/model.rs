@@ -33,16 +33,19 @@
 //! of its request, the rest ~0.35). The cell then uses 45 % of its CPU and 62 % of its memory,
 //! seed 000's Table 5 (43.64 % and 62.05 % under MASB on the real month).
 //!
-//! Not modelled: the real cell's ~11k waiting tasks, a handful of jobs of 300-5,000 tasks that
-//! wait for hours (the generator's wait minutes); constraints are as before (the real 8.5 h has
-//! no task_constraints).
+//! **Held jobs** ([`HELD_JOBS`]): the real cell's ~11k waiting tasks, a handful of jobs of
+//! 300-5,000 tasks that Borg holds for hours, never placed by the generator's scheduler and
+//! killed after [`PENDING_KILL_S`] like every waiting task (`cellsim gen --no-held-jobs` leaves
+//! them out, as the model `real-gcd-8.5h-2026-11-27` did). Constraints are as before (the real
+//! 8.5 h has no task_constraints); a held job draws them as any job does.
 
 use crate::rng::Rng;
 
-/// The calibration this model is, recorded in each generated trace's `gen-summary.json`: traces
-/// generated before it (without the field) came from the model calibrated on seed 000's
-/// Tables 4 and 7 (issue 33), and give other results.
-pub const MODEL: &str = "real-gcd-8.5h-2026-11-27";
+/// The calibration this model is, recorded in each generated trace's `gen-summary.json`:
+/// `real-gcd-8.5h-2026-11-27` was this model without the held jobs (the tables `--no-held-jobs` makes
+/// now); traces generated before it (without the field) came from
+/// the model calibrated on seed 000's Tables 4 and 7 (issue 33), and give other results.
+pub const MODEL: &str = "real-gcd-8.5h-held-2026-12-03";
 
 /// Running tasks per machine: the real 8.5 h's t = 0 (132,982 on 12,477 machines; 133k-144k
 /// over the 8.5 h).
@@ -211,8 +214,8 @@ pub struct HeldShape {
     pub tasks_per_machine: f64,
 }
 
-/// The work Borg held waiting in the real cell (issue 57 item 4), an option of the generator
-/// (`GenConfig::held_jobs`, `cellsim gen --held-jobs`), off by default: the real 8.5 h holds
+/// The work Borg held waiting in the real cell (issue 57 item 4), made by default
+/// (`GenConfig::held_jobs`; `cellsim gen --no-held-jobs` leaves it out): the real 8.5 h holds
 /// ~11.4k waiting tasks all along, requesting 18 % of the cell's memory and 13 % of its CPU,
 /// and the six largest waiting jobs hold 98.9-99.7 % of them in every hour; Borg starts some
 /// tasks of those jobs and holds the rest, so fit alone does not say which wait
@@ -225,6 +228,8 @@ pub struct HeldShape {
 /// by the generator's scheduler; like every waiting task they are killed after
 /// [`PENDING_KILL_S`] of waiting (the real 4,998 after ~8 h), and a held job of the same shape
 /// is submitted then (the real 6253487515, the same shape as 6250257820, ten minutes after).
+/// Their constraints are not in the real 8.5 h (no task_constraints): a held job is constrained
+/// with [`CONSTRAINED_JOB_SHARE`], as any job.
 pub const HELD_JOBS: [HeldShape; 6] = [
     held(2, 0, 0.0625, 0.1592, 4_998.0),
     held(0, 2, 0.0406, 0.0207, 3_646.0),

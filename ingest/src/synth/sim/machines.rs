@@ -106,7 +106,8 @@ impl Sim<'_> {
         }
         let mut active_jobs = vec![false; self.jobs.len()];
         let mut live: Vec<u32> = Vec::new();
-        let free: std::collections::HashSet<u32> = self.free_tasks.iter().copied().collect();
+        let free: std::collections::HashSet<u32> =
+            (self.free_tasks.iter().chain(&self.free_held_tasks).copied()).collect();
         for slot in 0..self.tasks.len() as u32 {
             if !free.contains(&slot) {
                 live.push(slot);

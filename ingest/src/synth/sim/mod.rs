@@ -151,6 +151,9 @@ pub struct Sim<'a> {
     free_index: BTreeSet<(u64, u32)>,
     pub(super) tasks: Vec<Task>,
     free_tasks: Vec<u32>,
+    /// Slots freed by held tasks, taken only by held tasks: the other tasks' slots, whose order
+    /// draws follow (`machines::evict_to_fit`), keep their order with or without held jobs.
+    free_held_tasks: Vec<u32>,
     pub(super) jobs: Vec<Job>,
     free_jobs: Vec<u32>,
     pending: VecDeque<(u32, u32)>,
@@ -171,7 +174,8 @@ pub struct Sim<'a> {
     /// Whether the cell has the jobs its scheduler holds ([`HELD_JOBS`]; set before
     /// [`Sim::run`]).
     pub held_jobs: bool,
-    /// The held jobs' own draws, so that the rest of the trace draws as without them.
+    /// The held jobs' own draws, so that the rest of the trace draws as without them (their
+    /// tasks' slots apart too, [`Sim::free_held_tasks`]).
     held_rng: Rng,
 }
 
@@ -205,6 +209,7 @@ impl<'a> Sim<'a> {
             free_index: (0..n as u32).map(|m| (share_key(1.0), m)).collect(),
             tasks: Vec::new(),
             free_tasks: Vec::new(),
+            free_held_tasks: Vec::new(),
             jobs: Vec::new(),
             free_jobs: Vec::new(),
             pending: VecDeque::new(),
@@ -439,7 +444,8 @@ impl<'a> Sim<'a> {
 
     /// Takes a task slot for `task` and submits it.
     fn add_task(&mut self, task: Task) -> Result<()> {
-        let slot = match self.free_tasks.pop() {
+        let free = self.free_slots(task.job);
+        let slot = match free.pop() {
             Some(s) => {
                 let generation = self.tasks[s as usize].generation + 1;
                 self.tasks[s as usize] = Task { generation, ..task };
@@ -451,6 +457,15 @@ impl<'a> Sim<'a> {
             }
         };
         self.submit(slot, true)
+    }
+
+    /// The free task slots a task of job `j` takes from and gives back to.
+    fn free_slots(&mut self, j: u32) -> &mut Vec<u32> {
+        if self.jobs[j as usize].held.is_some() {
+            &mut self.free_held_tasks
+        } else {
+            &mut self.free_tasks
+        }
     }
 
     /// Queues the held jobs waiting at the trace's start ([`HELD_JOBS`]): each shape's tasks for
@@ -472,20 +487,26 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A held job of [`HELD_JOBS`]`[shape]` with `tasks` tasks and their SUBMITs. Its tasks are
-    /// never placed (`submit`, `retry_pending`); their usage is their requests (never measured).
+    /// A held job of [`HELD_JOBS`]`[shape]` with `tasks` tasks and their SUBMITs, constrained as
+    /// any job is. Its tasks are never placed (`submit`, `retry_pending`); their usage is their
+    /// requests (never measured).
     fn arrive_held(&mut self, shape: u8, tasks: u32) -> Result<()> {
         let held = HELD_JOBS[usize::from(shape)];
         let users = (self.cell.len() as u64 / 25).max(20);
         let user = self.held_rng.below(users) as u32;
         self.next_job_id += 1 + self.held_rng.below(40);
+        let constraints = if self.held_rng.chance(CONSTRAINED_JOB_SHARE) {
+            self.cell.draw_constraints(&mut self.held_rng, false)
+        } else {
+            Vec::new()
+        };
         let job = Job {
             id: self.next_job_id,
             user,
             priority: held.priority,
             class: held.class,
             kind: JobKind::Long,
-            constraints: Vec::new(),
+            constraints,
             remaining: tasks,
             end_kind: task_event::FINISH,
             scheduled: false,
@@ -682,7 +703,7 @@ impl<'a> Sim<'a> {
         let t = &mut self.tasks[slot as usize];
         t.generation += 1;
         let j = t.job;
-        self.free_tasks.push(slot);
+        self.free_slots(j).push(slot);
         let job = &mut self.jobs[j as usize];
         job.remaining -= 1;
         let rank = |k: u8| match k {
