@@ -4,9 +4,10 @@
 //! reported at. The cell is the 2011 cell's 12,583 machines over 4 hours (under a minute), with
 //! the jobs Borg holds waiting (the generator's default since model
 //! `real-gcd-8.5h-held-2026-12-03`). Borg's replay: every Table 4 share within 8 points
-//! (measured over 4 h: PA -6.1, DA +5.8), its own placements overloading almost nothing under
-//! its own usage, at Table 5's usage. MASB by default: what it does on the real trace (it
-//! places the held work and packs the cell), not Table 7. MASB's configuration of record: every
+//! (measured over 4 h: PA -4.3, DA +4.5; the same as without the held jobs, which it leaves
+//! waiting), its own placements overloading almost nothing under its own usage, at Table 5's
+//! usage. MASB by default: what it does on the real trace (it places the held work and packs
+//! the cell), not Table 7. MASB's configuration of record: every
 //! Table 7 share within 5 points, the ordering seed 000 claims (section 7.7: MASB's PA:DA of
 //! ~3:1 against Borg's ~3:2), its overloaded share under the paper's 0.5 % bar, migrations at a
 //! cost per migration within 35 % of the paper's 338.09 MB. MASB's cost per migration does not
@@ -97,8 +98,8 @@ fn borg_replay_of_a_generated_cell_predicts_table_4() {
 /// as the real one does, the work Borg leaves waiting for hours (the generator's held jobs),
 /// and MASB by default places it, so it carries more work than Borg's replay and packs the cell
 /// (the real 8 h, seeds 1-3: memory requested 112.4 %, PA 36.9 %, 8.1 % more tasks running than
-/// Borg's replay; `bench-results/held-jobs-2026-12-03.md`). Measured here: 112.5 %, 38.7 %,
-/// +7.5 %. Without the held jobs this cell had put MASB by default within 15 points of every
+/// Borg's replay; `bench-results/held-jobs-2026-12-03.md`). Measured here: 111.4 %, 38.9 %,
+/// +7.6 %. Without the held jobs this cell had put MASB by default within 15 points of every
 /// Table 7 share (PA -13.8): a cell without Borg's waiting work hid the packing.
 #[test]
 fn masb_of_a_generated_cell_predicts_its_real_trace_run() {
@@ -120,7 +121,7 @@ fn masb_of_a_generated_cell_predicts_its_real_trace_run() {
 /// MASB's configuration of record (`slurm/masb-real-trace.toml`: a task starts no earlier than
 /// the trace's scheduler started it, booked asks, usage windows; none in seed 000) predicts
 /// Table 7 on the generated cell as it meets it on the real trace: every share within 5
-/// points (measured here: STA 2.4, TA 2.7, PA 68.1, DA 26.4 %, against 4.0, 4.5, 68.3, 22.4),
+/// points (measured here: STA 2.2, TA 2.4, PA 68.4, DA 26.6 %, against 4.0, 4.5, 68.3, 22.4),
 /// the ordering seed 000 claims (section 7.7: MASB's PA:DA of ~3:1 against Borg's ~3:2), its
 /// overloaded share under the paper's 0.5 % bar, and migrations at a cost per migration within
 /// 35 % of the paper's 338.09 MB.

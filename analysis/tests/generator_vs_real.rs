@@ -2,9 +2,10 @@
 //! size over the real sample's span, and the real 8.5 h (`../shared/gcd-8h`), both through
 //! `cellsim stats`, figure by figure within each figure's stated tolerance
 //! (`analysis::stats::compare`): the t = 0 state by priority band, requests over time, the new
-//! work's rate, bands and job sizes, run times, how runs end and the tasks waiting. The figures were computed
-//! independently from the real files with pandas (`bench-results/generator-2026-11-27/
-//! workload.py`); the real ones are pinned here against that count.
+//! work's rate, bands and job sizes, run times, how runs end and the tasks waiting. The figures
+//! were computed independently from the real files with pandas
+//! (`bench-results/generator-2026-11-27/workload.py`); the real ones are pinned here against
+//! that count.
 
 use std::path::Path;
 use std::sync::OnceLock;

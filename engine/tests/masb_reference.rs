@@ -27,8 +27,8 @@
 //! so the hash was recomputed. The generator's held jobs became its default (issue 57 item 4,
 //! model `real-gcd-8.5h-held-2026-12-03`: MASB's code unchanged, the hash before,
 //! 0x293d_4bcf_a375_08a2, still held on the cell without them; recomputed on the new one). What
-//! issue 57's offload added (two counters, `migrations/`'s
-//! `offload` column; 0 and false here, the run has no offload) is left out of what is hashed.
+//! issue 57's offload added (two counters, `migrations/`'s `offload` column; 0 and false here,
+//! the run has no offload) is left out of what is hashed.
 
 mod common;
 

@@ -423,8 +423,8 @@ fn held_jobs_wait_as_the_real_cells_and_come_back_when_killed() {
         let jobs: HashSet<u64> = again.iter().map(|r| r.1).collect();
         assert_eq!((jobs.len(), again.len() as u32), (1, tasks), "job {job}");
     }
-    // The rest of the trace is the one without them, row for row but for the job IDs (the held
-    // jobs take IDs in the same sequence): their draws and their tasks' slots are their own.
+    // The rest of the trace is the one without them, row for row but for the job IDs (a held
+    // job takes the next ID, which moves the later jobs'): their draws and slots are their own.
     let held_ids: HashSet<u64> = held
         .iter()
         .filter(|r| shape_of(r).is_some())

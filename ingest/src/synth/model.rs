@@ -42,9 +42,9 @@
 use crate::rng::Rng;
 
 /// The calibration this model is, recorded in each generated trace's `gen-summary.json`:
-/// `real-gcd-8.5h-2026-11-27` was this model without the held jobs (the tables `--no-held-jobs` makes
-/// now); traces generated before it (without the field) came from
-/// the model calibrated on seed 000's Tables 4 and 7 (issue 33), and give other results.
+/// `real-gcd-8.5h-2026-11-27` was this model without the held jobs (the tables
+/// `--no-held-jobs` makes now); traces generated before it (without the field) came from the
+/// model calibrated on seed 000's Tables 4 and 7 (issue 33), and give other results.
 pub const MODEL: &str = "real-gcd-8.5h-held-2026-12-03";
 
 /// Running tasks per machine: the real 8.5 h's t = 0 (132,982 on 12,477 machines; 133k-144k
