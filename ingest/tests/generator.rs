@@ -362,7 +362,7 @@ fn waiting_at_start(rows: &[TaskRow]) -> Vec<TaskRow> {
         .collect()
 }
 
-/// `--held-jobs` (issue 57 item 4): a 600-machine cell's t = 0 holds each of the real cell's
+/// The held jobs (issue 57 item 4): a 600-machine cell's t = 0 holds each of the real cell's
 /// six held shapes' tasks per machine times 600 (by hand: 4,998, 3,646, 1,176, 994, 317 and
 /// 188 over 12,477 machines give 240, 175, 57, 48, 15 and 9, in jobs of at most 95 tasks, this
 /// cell's largest job), on top of exactly the tasks the same trace without them leaves waiting;
