@@ -146,7 +146,7 @@ pub fn generate(out_dir: &Path, config: &GenConfig, progress: &GenProgress) -> R
     let hours_us = (config.hours * 3600e6) as i64;
     let part_len_us = (config.part_hours * 3600e6) as i64;
     let cell = cell::Cell::new(config.machines, config.seed);
-    let users = (config.machines as usize / 25).max(20);
+    let users = model::users(config.machines as usize);
     let out = writers::Writers::new(&partial, parts, part_len_us, users, config.seed)?;
     let mut sim = sim::Sim::new(&cell, config.seed, TRACE_START_US + hours_us, out);
     sim.held_jobs = config.held_jobs;

@@ -47,6 +47,11 @@ use crate::rng::Rng;
 /// model calibrated on seed 000's Tables 4 and 7 (issue 33), and give other results.
 pub const MODEL: &str = "real-gcd-8.5h-held-2026-12-03";
 
+/// Users submitting work in a cell of `machines` machines (a job draws one; `writers` names them).
+pub fn users(machines: usize) -> usize {
+    (machines / 25).max(20)
+}
+
 /// Running tasks per machine: the real 8.5 h's t = 0 (132,982 on 12,477 machines; 133k-144k
 /// over the 8.5 h).
 pub const RUNNING_PER_MACHINE: f64 = 132_982.0 / 12_477.0;

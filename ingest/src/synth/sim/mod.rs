@@ -380,7 +380,7 @@ impl<'a> Sim<'a> {
         };
         let (cpu, mem) = kind.requests(band, rng);
         let disk = rng.lognormal(0.0004, 1.0).min(0.05);
-        let users = (self.cell.len() as u64 / 25).max(20);
+        let users = users(self.cell.len()) as u64;
         let user = (rng.f64().powi(2) * users as f64) as u32;
         self.next_job_id += 1 + rng.below(40);
         let job = Job {
@@ -459,6 +459,13 @@ impl<'a> Sim<'a> {
         self.submit(slot, true)
     }
 
+    /// Whether the task in `slot` belongs to a held job ([`HELD_JOBS`]).
+    fn is_held(&self, slot: u32) -> bool {
+        self.jobs[self.tasks[slot as usize].job as usize]
+            .held
+            .is_some()
+    }
+
     /// The free task slots a task of job `j` takes from and gives back to.
     fn free_slots(&mut self, j: u32) -> &mut Vec<u32> {
         if self.jobs[j as usize].held.is_some() {
@@ -492,7 +499,7 @@ impl<'a> Sim<'a> {
     /// requests (never measured).
     fn arrive_held(&mut self, shape: u8, tasks: u32) -> Result<()> {
         let held = HELD_JOBS[usize::from(shape)];
-        let users = (self.cell.len() as u64 / 25).max(20);
+        let users = users(self.cell.len()) as u64;
         let user = self.held_rng.below(users) as u32;
         self.next_job_id += 1 + self.held_rng.below(40);
         let constraints = if self.held_rng.chance(CONSTRAINED_JOB_SHARE) {
@@ -543,10 +550,7 @@ impl<'a> Sim<'a> {
             }
         }
         let generation = self.tasks[slot as usize].generation;
-        if self.jobs[self.tasks[slot as usize].job as usize]
-            .held
-            .is_some()
-        {
+        if self.is_held(slot) {
             // Never placed: it waits to be killed, drawing nothing from the trace's stream.
             self.pending.push_back((slot, generation));
             return Ok(());
@@ -746,10 +750,7 @@ impl<'a> Sim<'a> {
                 self.retire(slot, task_event::KILL)?;
                 continue;
             }
-            if self.jobs[self.tasks[slot as usize].job as usize]
-                .held
-                .is_some()
-            {
+            if self.is_held(slot) {
                 // Held: it waits to be killed (above), never updated nor placed.
                 self.pending.push_back((slot, generation));
                 continue;
